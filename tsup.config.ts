@@ -1,0 +1,62 @@
+/**
+ * Build of the published package (see `exports` in package.json):
+ *
+ * - `.` and `./sql`: CommonJS (`.js` + `.d.ts`, the package being `"type": "commonjs"`) and
+ *   ES modules (`.mjs` + `.d.mts`); `exports` lists the `types` of each condition.
+ * - `./testing`: ES modules only, because it imports vitest, which cannot be `require()`d.
+ * - the `service-accounts` bin: one CommonJS program (`.cjs`) with a `#!/usr/bin/env node` line.
+ *
+ * These are tsup's extensions for a CommonJS package, kept on purpose: its declaration build ignores
+ * `outExtension`, so only they pair each `.js`/`.mjs` with its own `.d.ts`/`.d.mts` (publint, attw).
+ * `.` and `./sql` are built together and code-split, so within one format they share one copy of
+ * the core (errors, store types): `instanceof OAuthError` holds across the two entry points.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { defineConfig, type Options } from 'tsup';
+
+const shared: Options = {
+  target: 'node20',
+  platform: 'node',
+  outDir: 'dist',
+  sourcemap: true,
+  // Every dependency, peer dependency (express, better-sqlite3, pg) and dev-only import (vitest in
+  // ./testing) stays an import of the user's own copy: nothing from node_modules is bundled.
+  skipNodeModulesBundle: true,
+  removeNodeProtocol: false,
+  // The builds below run in parallel into one folder: none may wipe it (`npm run build` does, first).
+  clean: false,
+  esbuildOptions(options) {
+    // `import './express-augmentation.js'` carries only the global `req.serviceAccount` type, which the
+    // declaration build keeps; that esbuild drops the (empty) JavaScript import is what we want.
+    options.logOverride = { ...options.logOverride, 'ignored-bare-import': 'silent' };
+  },
+};
+
+// esbuild keeps a `#!` line of the source; add one only when the source has none (two would not parse).
+const cliEntry = 'src/cli/main.ts';
+const cliHasShebang = existsSync(cliEntry) && readFileSync(cliEntry, 'utf8').startsWith('#!');
+
+export default defineConfig([
+  {
+    ...shared,
+    entry: { index: 'src/index.ts', 'sql/index': 'src/sql/index.ts' },
+    format: ['cjs', 'esm'],
+    splitting: true,
+    dts: true,
+  },
+  {
+    ...shared,
+    entry: { 'testing/index': 'src/testing/index.ts' },
+    format: ['esm'],
+    dts: true,
+  },
+  {
+    // A program, not an import target: no declarations.
+    ...shared,
+    entry: { 'cli/main': cliEntry },
+    format: ['cjs'],
+    dts: false,
+    banner: cliHasShebang ? {} : { js: '#!/usr/bin/env node' },
+    outExtension: () => ({ js: '.cjs' }),
+  },
+]);

@@ -1,0 +1,79 @@
+/**
+ * @module main
+ * Entry point of the `service-accounts` bin: runs the command line and exits 0 on success, 1 on a
+ * failure (one line on stderr, never a stack trace) and 2 on a usage error (CONTRACT §4).
+ */
+import { CommanderError } from 'commander';
+import { AdminError } from '../admin/admin-errors.js';
+import { StoreUnavailableError } from '../errors.js';
+import { buildProgram, type CliIo } from './program.js';
+import { UsageError } from './usage-error.js';
+
+/** Exit codes of the CLI. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+function oneLine(text: string): string {
+  return text.split('\n')[0]!.trim();
+}
+
+/** The innermost useful message of an error, on one line (no stack). */
+function reason(error: unknown): string {
+  if (error instanceof AggregateError && error.message === '' && error.errors.length > 0) return reason(error.errors[0]);
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return oneLine(error.message) || (typeof code === 'string' ? code : error.name);
+  }
+  return oneLine(String(error));
+}
+
+/** The one-line message printed for a failure. Never echoes the store URL, which may hold a password. */
+function describeFailure(error: unknown): string {
+  if (error instanceof StoreUnavailableError) {
+    const cause = error.cause === undefined ? reason(error) : reason(error.cause);
+    return `the account store is unavailable: ${cause}`;
+  }
+  return reason(error);
+}
+
+/**
+ * Runs the CLI on `argv` (without the node and script paths) and returns its exit code.
+ *
+ * @example
+ * ```ts
+ * const code = await runCli(['list', '--json'], { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) })
+ * ```
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    return EXIT_OK;
+  } catch (error) {
+    // Commander has already printed its message (or the help) through io.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    const usage = error instanceof UsageError || (error instanceof AdminError && error.code === 'invalid_input');
+    io.stderr(`service-accounts: ${usage ? (error as Error).message : describeFailure(error)}\n`);
+    return usage ? EXIT_USAGE : EXIT_FAILURE;
+  }
+}
+
+if (require.main === module) {
+  const io: CliIo = {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+  };
+  // A driver may fail outside any awaited call (a pool's 'error' event): still one line, no stack.
+  const crash = (error: unknown): void => {
+    io.stderr(`service-accounts: ${describeFailure(error)}\n`);
+    process.exit(EXIT_FAILURE);
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
+  void runCli(process.argv.slice(2), io).then((code) => {
+    process.exitCode = code;
+    // The store is closed, so the process ends by itself; should a driver keep a handle open anyway,
+    // do not hang a shell script: exit once the output is flushed.
+    setTimeout(() => process.exit(code), 1000).unref();
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * @module output
+ * What each CLI command prints: the exact `--json` documents of CONTRACT §4 (dates as ISO strings,
+ * `null` when absent) and their human-readable counterparts. No function here prints a hash, and only
+ * the two that create a secret print its value.
+ */
+import type { AccountStatus, AccountSummary, CreatedAccount, CreatedSecret, RevokedSecret } from '../index.js';
+
+/** A JSON value, so a document can only hold what `JSON.stringify` renders as-is. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
+
+/** `create`: `{clientId, name, clientAccountId, scopes, secret: {id, value}}`. */
+export function createdAccountJson(account: CreatedAccount): Json {
+  return {
+    clientId: account.clientId,
+    name: account.name,
+    clientAccountId: account.clientAccountId,
+    scopes: [...account.scopes],
+    secret: createdSecretJson(account.secret),
+  };
+}
+
+/** `secret add`: `{id, value}`. */
+export function createdSecretJson(secret: CreatedSecret): { id: string; value: string } {
+  return { id: secret.id, value: secret.value };
+}
+
+/** `list`: accounts with their secrets' IDs and dates, never a value or a hash. */
+export function accountListJson(accounts: readonly AccountSummary[]): Json {
+  return accounts.map((account) => ({
+    clientId: account.clientId,
+    name: account.name,
+    clientAccountId: account.clientAccountId,
+    enabled: account.enabled,
+    scopes: [...account.scopes],
+    secrets: account.secrets.map((secret) => ({
+      id: secret.id,
+      createdAt: iso(secret.createdAt),
+      lastUsedAt: iso(secret.lastUsedAt),
+      revokedAt: iso(secret.revokedAt),
+    })),
+  }));
+}
+
+/** `secret revoke`: `{clientId, secretId, revokedAt}`. */
+export function revokedSecretJson(revoked: RevokedSecret): Json {
+  return { clientId: revoked.clientId, secretId: revoked.secretId, revokedAt: iso(revoked.revokedAt) };
+}
+
+/** `disable` / `enable`: `{clientId, enabled}`. */
+export function accountStatusJson(status: AccountStatus): Json {
+  return { clientId: status.clientId, enabled: status.enabled };
+}
+
+const SHOWN_ONCE =
+  'This secret is shown once and cannot be shown again: put it in your secrets store now, never in source control.';
+
+const scopesText = (scopes: readonly string[]): string => (scopes.length === 0 ? '(unrestricted)' : scopes.join(' '));
+
+/** Human-readable `create`. */
+export function createdAccountText(account: CreatedAccount): string {
+  return [
+    `Created service account "${account.name}".`,
+    `  client ID:       ${account.clientId}`,
+    `  client account:  ${account.clientAccountId ?? '(none)'}`,
+    `  scopes:          ${scopesText(account.scopes)}`,
+    `  secret ID:       ${account.secret.id}`,
+    `  client secret:   ${account.secret.value}`,
+    SHOWN_ONCE,
+  ].join('\n');
+}
+
+/** Human-readable `secret add`. */
+export function createdSecretText(clientId: string, secret: CreatedSecret): string {
+  return [
+    `Added a secret to ${clientId}.`,
+    `  secret ID:       ${secret.id}`,
+    `  client secret:   ${secret.value}`,
+    SHOWN_ONCE,
+    'The older secrets keep working until you revoke them: move traffic to this one, then revoke the old one.',
+  ].join('\n');
+}
+
+/** Human-readable `list`. */
+export function accountListText(accounts: readonly AccountSummary[]): string {
+  if (accounts.length === 0) return 'No service accounts.';
+  const lines: string[] = [];
+  for (const account of accounts) {
+    lines.push(`${account.clientId}  "${account.name}"  ${account.enabled ? 'enabled' : 'DISABLED'}`);
+    lines.push(`  client account:  ${account.clientAccountId ?? '(none)'}`);
+    lines.push(`  scopes:          ${scopesText(account.scopes)}`);
+    if (account.secrets.length === 0) lines.push('  secrets:         (none)');
+    for (const secret of account.secrets) {
+      const state = secret.revokedAt ? `revoked ${secret.revokedAt.toISOString()}` : 'live';
+      const used = secret.lastUsedAt ? secret.lastUsedAt.toISOString() : 'never';
+      lines.push(`  secret ${secret.id}  ${state}  created ${secret.createdAt.toISOString()}  last used ${used}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Human-readable `secret revoke`. */
+export function revokedSecretText(revoked: RevokedSecret): string {
+  return [
+    `Revoked secret ${revoked.secretId} of ${revoked.clientId} at ${revoked.revokedAt.toISOString()}.`,
+    'Tokens issued against it are refused within 1 second on every server sharing the store.',
+  ].join('\n');
+}
+
+/** Human-readable `disable` / `enable`. */
+export function accountStatusText(status: AccountStatus): string {
+  return status.enabled
+    ? `Enabled service account ${status.clientId}.`
+    : `Disabled service account ${status.clientId}: its tokens are refused within 1 second and it can get no new ones.`;
+}

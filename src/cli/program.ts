@@ -1,0 +1,186 @@
+/**
+ * @module program
+ * The `service-accounts` command line, defined with commander: one subcommand per admin API call.
+ * `--store` and `--json` belong to the program, so commander accepts them before and after the
+ * command words; every command reads them with `optsWithGlobals()`.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import type { AdminApi } from '../index.js';
+import { parseAccountStoreUrl } from '../sql/index.js';
+import { openAdminSession } from './admin-session.js';
+import {
+  accountListJson,
+  accountListText,
+  accountStatusJson,
+  accountStatusText,
+  createdAccountJson,
+  createdAccountText,
+  createdSecretJson,
+  createdSecretText,
+  revokedSecretJson,
+  revokedSecretText,
+  type Json,
+} from './output.js';
+import { UsageError } from './usage-error.js';
+
+/** The store used when neither `--store` nor `SERVICE_ACCOUNTS_STORE` names one (CONTRACT §4). */
+export const DEFAULT_STORE_URL = 'sqlite:./.data/service-accounts.db';
+
+/** Where the CLI writes. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+interface GlobalOptions {
+  store: string;
+  json?: boolean;
+}
+
+/** What a command hands back: its `--json` document and its human-readable text. */
+interface CommandResult {
+  readonly json: Json;
+  readonly text: string;
+}
+
+function packageVersion(): string {
+  // src/cli/program.ts and dist/cli/main.cjs both sit two folders below package.json.
+  try {
+    return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function collectScopes(value: string, previous: string | undefined): string {
+  return previous === undefined ? value : `${previous} ${value}`;
+}
+
+/**
+ * Builds the program. Commander's own errors (unknown command or option, missing argument) and its
+ * help output surface as a `CommanderError` thrown from `parseAsync`, because of `exitOverride()`.
+ *
+ * @example
+ * ```ts
+ * await buildProgram(io).parseAsync(['list', '--json'], { from: 'user' })
+ * ```
+ */
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('service-accounts');
+
+  // Settings set before .command() are inherited by every subcommand.
+  program
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })
+    .configureHelp({ showGlobalOptions: true })
+    .allowExcessArguments(false);
+
+  program
+    .description('Provision OAuth 2.0 service accounts and manage their client secrets.')
+    .version(packageVersion(), '-V, --version')
+    .addOption(
+      new Option('--store <url>', 'account store: sqlite:PATH or postgres://USER:PASSWORD@HOST/DB[?schema=NAME]')
+        .env('SERVICE_ACCOUNTS_STORE')
+        .default(DEFAULT_STORE_URL),
+    )
+    .option('--json', 'print exactly one JSON document on stdout')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 success, 1 failure (message on stderr), 2 usage error.\n' +
+        '--store and --json may also follow the command words.',
+    );
+
+  /** Runs one admin call against the store and prints its result. */
+  const run = async (command: Command, call: (admin: AdminApi) => Promise<CommandResult>): Promise<void> => {
+    const options = command.optsWithGlobals<GlobalOptions>();
+    try {
+      parseAccountStoreUrl(options.store);
+    } catch (error) {
+      throw new UsageError(`--store: ${(error as Error).message}`);
+    }
+    const session = openAdminSession(options.store);
+    let result: CommandResult;
+    try {
+      result = await call(session.admin);
+    } finally {
+      await session.close().catch(() => undefined);
+    }
+    io.stdout(options.json ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.text}\n`);
+  };
+
+  program
+    .command('create')
+    .description('provision a service account with its first client secret (shown once)')
+    .requiredOption('--name <name>', 'the name audit logs and activity history show for its actions')
+    .option('--client-account <id>', 'the client account it acts for')
+    .option('--scope <scopes>', 'allowed scopes, space-separated (repeatable); none means unrestricted', collectScopes)
+    .addHelpText('after', '\nExample:\n  service-accounts create --name procurement-portal --scope "jobs:read jobs:write" --json')
+    .action(async (options: { name: string; clientAccount?: string; scope?: string }, command: Command) => {
+      await run(command, async (admin) => {
+        const account = await admin.createAccount({
+          name: options.name,
+          clientAccountId: options.clientAccount ?? null,
+          ...(options.scope !== undefined && { scopes: options.scope }),
+        });
+        return { json: createdAccountJson(account), text: createdAccountText(account) };
+      });
+    });
+
+  program
+    .command('list')
+    .description('list service accounts and their secrets (IDs and dates only, never a secret or a hash)')
+    .action(async (_options: unknown, command: Command) => {
+      await run(command, async (admin) => {
+        const accounts = await admin.listAccounts();
+        return { json: accountListJson(accounts), text: accountListText(accounts) };
+      });
+    });
+
+  const secret = program
+    .command('secret')
+    .description('add or revoke client secrets (rotation, breach response)');
+
+  secret
+    .command('add')
+    .description('add a client secret to an account (shown once); the others keep working')
+    .argument('<clientId>', 'client ID of the account')
+    .action(async (clientId: string, _options: unknown, command: Command) => {
+      await run(command, async (admin) => {
+        const created = await admin.addSecret(clientId);
+        return { json: createdSecretJson(created), text: createdSecretText(clientId, created) };
+      });
+    });
+
+  secret
+    .command('revoke')
+    .description('revoke a client secret and every access token issued against it')
+    .argument('<clientId>', 'client ID of the account')
+    .argument('<secretId>', 'ID of the secret, as `list` shows it')
+    .action(async (clientId: string, secretId: string, _options: unknown, command: Command) => {
+      await run(command, async (admin) => {
+        const revoked = await admin.revokeSecret(clientId, secretId);
+        return { json: revokedSecretJson(revoked), text: revokedSecretText(revoked) };
+      });
+    });
+
+  for (const enabled of [false, true]) {
+    program
+      .command(enabled ? 'enable' : 'disable')
+      .description(
+        enabled
+          ? 're-enable a disabled service account'
+          : 'disable a service account: its tokens are refused and it can get no new ones',
+      )
+      .argument('<clientId>', 'client ID of the account')
+      .action(async (clientId: string, _options: unknown, command: Command) => {
+        await run(command, async (admin) => {
+          const status = enabled ? await admin.enableAccount(clientId) : await admin.disableAccount(clientId);
+          return { json: accountStatusJson(status), text: accountStatusText(status) };
+        });
+      });
+  }
+
+  return program;
+}

@@ -1,0 +1,204 @@
+/**
+ * @module config
+ * `ServiceAccountsOptions` → `resolveConfig()` → a frozen `ResolvedConfig` that everything else receives.
+ * Options are validated here once; a bad option throws a `TypeError` naming it.
+ */
+import type { AccountStore } from './store/account-store.js';
+import type { AuditEvent } from './audit/audit-events.js';
+import { createKeyring, type Keyring, type SigningKeyOptions } from './tokens/keyring.js';
+
+/** Options for the failed-authentication limiter of the token endpoint (429 `too_many_requests`). */
+export interface FailureLimitOptions {
+  /**
+   * Failed client authentications allowed per client ID and per client address within one window;
+   * every attempt after them, right or wrong, gets 429 until the window passes.
+   * @default 10
+   */
+  max?: number;
+  /** Window length in seconds. @default 60 */
+  windowSeconds?: number;
+  /**
+   * An ioredis client to share counts across instances (namespace it with ioredis' `keyPrefix`). Without it,
+   * counts are kept in this process's memory.
+   */
+  redis?: unknown;
+}
+
+/**
+ * Everything `createServiceAccounts()` needs. Only `store`, `issuer` and `signingKeys` are required.
+ *
+ * @example
+ * ```ts
+ * const options: ServiceAccountsOptions = {
+ *   store: new MemoryAccountStore(),
+ *   issuer: 'https://api.example.com',
+ *   signingKeys: [{ alg: 'HS256', key: process.env.TOKEN_SIGNING_KEY! }],
+ * }
+ * ```
+ */
+export interface ServiceAccountsOptions {
+  /** Where accounts and hashed secrets live. */
+  store: AccountStore;
+  /** The `iss` of issued tokens; checked on every bearer token. Usually the API's base URL. */
+  issuer: string;
+  /** The `aud` of issued tokens; checked on every bearer token. @default issuer */
+  audience?: string;
+  /**
+   * The keyring. The first key that can sign signs new tokens; every key verifies, so a key can be
+   * rotated by putting the new one first and keeping the old one until its tokens expire.
+   */
+  signingKeys: SigningKeyOptions | readonly SigningKeyOptions[];
+  /** Access token lifetime in seconds (`expires_in`). @default 3600 */
+  tokenLifetime?: number;
+  /** Leeway in seconds when checking `exp`, `nbf` and `iat`; at most 300. @default 5 */
+  clockTolerance?: number;
+  /** The `realm` of `WWW-Authenticate` challenges. @default "service-accounts" */
+  realm?: string;
+  /**
+   * Receives audit events (tokens issued and refused, failed authentications, account and secret
+   * changes). Never receives a secret. Called off the request path; a hook that throws or rejects is ignored.
+   */
+  onAudit?: (event: AuditEvent) => void | Promise<void>;
+  /** Live (unrevoked) secrets allowed per account; adding one more fails. @default 5 */
+  maxSecretsPerAccount?: number;
+  /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
+  secretHashRounds?: number;
+  /**
+   * Secret checks (bcrypt compares) allowed to wait while two run. bcrypt runs on libuv's thread pool,
+   * which file system, DNS and zlib calls share: at most two compares run at once, and past this queue
+   * a token request is answered 503 `temporarily_unavailable` with `Retry-After: 1` instead of piling up.
+   * Repeat clients skip bcrypt entirely (their secret was verified once) and never wait here.
+   * @default 256
+   */
+  maxQueuedSecretChecks?: number;
+  /** Largest token request body in bytes; larger bodies get 413 `invalid_request`. @default 8192 */
+  bodyLimit?: number;
+  /**
+   * Accept token requests that a browser marks (an `Origin` or `Sec-Fetch-Site` header). The client
+   * credentials flow is for backend clients only (SPEC §1, §5.7). No CORS headers are sent either way.
+   * @default false
+   */
+  allowBrowserRequests?: boolean;
+  /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60 } */
+  failureLimit?: FailureLimitOptions | false;
+  /** Milliseconds a store call may take before the request is answered 503. @default 2000 */
+  storeTimeout?: number;
+  /**
+   * Milliseconds an account's status may be cached when the store announces changes (`watch`).
+   * Without `watch`, the cache lifetime is capped at 500 ms so revocation takes effect within 1 s.
+   * @default 30000
+   */
+  statusCacheTtl?: number;
+  /** The clock, injectable for tests. @default () => new Date() */
+  now?: () => Date;
+}
+
+/** The validated, frozen configuration every module receives. */
+export interface ResolvedConfig {
+  readonly store: AccountStore;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly keyring: Keyring;
+  readonly tokenLifetime: number;
+  readonly clockTolerance: number;
+  readonly realm: string;
+  readonly onAudit: ((event: AuditEvent) => void | Promise<void>) | undefined;
+  readonly maxSecretsPerAccount: number;
+  readonly secretHashRounds: number;
+  readonly maxQueuedSecretChecks: number;
+  readonly bodyLimit: number;
+  readonly allowBrowserRequests: boolean;
+  readonly failureLimit: Readonly<Required<Omit<FailureLimitOptions, 'redis'>> & { redis: unknown }> | false;
+  readonly storeTimeout: number;
+  readonly statusCacheTtl: number;
+  readonly now: () => Date;
+}
+
+const KNOWN_OPTIONS = new Set<string>([
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'realm', 'onAudit',
+  'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'failureLimit',
+  'storeTimeout', 'statusCacheTtl', 'now',
+]);
+
+function fail(name: string, problem: string): never {
+  throw new TypeError(`express-service-accounts: option "${name}" ${problem}`);
+}
+
+function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(name, `must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function nonEmptyString(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') fail(name, 'must be a non-empty string');
+  return value;
+}
+
+function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
+  if (value === false) return false;
+  if (value !== undefined && (typeof value !== 'object' || value === null)) {
+    fail('failureLimit', 'must be an object or false');
+  }
+  const options = (value ?? {}) as FailureLimitOptions;
+  for (const key of Object.keys(options)) {
+    if (!['max', 'windowSeconds', 'redis'].includes(key)) fail(`failureLimit.${key}`, 'is not a known option');
+  }
+  return Object.freeze({
+    max: integer('failureLimit.max', options.max, 10, 1, 1_000_000),
+    windowSeconds: integer('failureLimit.windowSeconds', options.windowSeconds, 60, 1, 86_400),
+    redis: options.redis,
+  });
+}
+
+/**
+ * Validates options once, fills defaults and returns a frozen config. Throws a `TypeError` naming the
+ * first bad option (unknown key, too-short HS256 key, unknown algorithm, non-positive lifetime, ...).
+ *
+ * @example
+ * ```ts
+ * const config = resolveConfig({ store, issuer: 'https://api.example.com', signingKeys: [{ alg: 'HS256', key }] })
+ * ```
+ */
+export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('express-service-accounts: options must be an object');
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(key)) fail(key, 'is not a known option');
+  }
+  const store = options.store;
+  if (typeof store !== 'object' || store === null || typeof store.findAccount !== 'function') {
+    fail('store', 'must implement AccountStore');
+  }
+  const issuer = nonEmptyString('issuer', options.issuer);
+  const audience = options.audience === undefined ? issuer : nonEmptyString('audience', options.audience);
+  if (options.onAudit !== undefined && typeof options.onAudit !== 'function') fail('onAudit', 'must be a function');
+  if (options.now !== undefined && typeof options.now !== 'function') fail('now', 'must be a function');
+  if (options.allowBrowserRequests !== undefined && typeof options.allowBrowserRequests !== 'boolean') {
+    fail('allowBrowserRequests', 'must be a boolean');
+  }
+  const realm = options.realm === undefined ? 'service-accounts' : nonEmptyString('realm', options.realm);
+
+  return Object.freeze({
+    store,
+    issuer,
+    audience,
+    keyring: createKeyring(options.signingKeys, fail),
+    tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, 86_400),
+    clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, 300),
+    realm,
+    onAudit: options.onAudit,
+    maxSecretsPerAccount: integer('maxSecretsPerAccount', options.maxSecretsPerAccount, 5, 1, 100),
+    secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
+    maxQueuedSecretChecks: integer('maxQueuedSecretChecks', options.maxQueuedSecretChecks, 256, 0, 100_000),
+    bodyLimit: integer('bodyLimit', options.bodyLimit, 8192, 256, 1_048_576),
+    allowBrowserRequests: options.allowBrowserRequests ?? false,
+    failureLimit: resolveFailureLimit(options.failureLimit),
+    storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),
+    statusCacheTtl: integer('statusCacheTtl', options.statusCacheTtl, 30_000, 0, 3_600_000),
+    now: options.now ?? (() => new Date()),
+  });
+}

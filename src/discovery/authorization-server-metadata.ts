@@ -1,0 +1,42 @@
+/**
+ * @module authorization-server-metadata
+ * RFC 8414 authorization server metadata for the token endpoint, and the JWK Set of public keys.
+ */
+import type { Keyring } from '../tokens/keyring.js';
+
+/** Where the host serves the endpoints the metadata points to. */
+export interface MetadataOptions {
+  /** Absolute URL of the token endpoint, e.g. `https://api.example.com/oauth/token`. */
+  tokenEndpoint: string;
+  /** Absolute URL where the JWK Set is served; listed only when the keyring has public keys. */
+  jwksUri?: string;
+}
+
+/** RFC 8414 §2 metadata. */
+export interface AuthorizationServerMetadata {
+  readonly issuer: string;
+  readonly token_endpoint: string;
+  readonly grant_types_supported: readonly ['client_credentials'];
+  readonly token_endpoint_auth_methods_supported: readonly ['client_secret_basic', 'client_secret_post'];
+  readonly response_types_supported: readonly [];
+  readonly jwks_uri?: string;
+}
+
+/**
+ * Builds the metadata document (serve it at `/.well-known/oauth-authorization-server`).
+ * @example
+ * ```ts
+ * app.get('/.well-known/oauth-authorization-server', (req, res) =>
+ *   res.json(sa.authorizationServerMetadata({ tokenEndpoint: `${issuer}/oauth/token`, jwksUri: `${issuer}/.well-known/jwks.json` })))
+ * ```
+ */
+export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyring, options: MetadataOptions): AuthorizationServerMetadata {
+  return {
+    issuer,
+    token_endpoint: options.tokenEndpoint,
+    grant_types_supported: ['client_credentials'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    response_types_supported: [],
+    ...(keyring.jwks.keys.length > 0 && options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : {}),
+  };
+}

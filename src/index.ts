@@ -1,0 +1,61 @@
+/**
+ * @module express-service-accounts
+ * OAuth 2.0 client credentials for Express: service accounts, hashed rotating secrets, a token
+ * endpoint and a bearer check with revocation that reaches every instance within a second.
+ */
+import './express-augmentation.js';
+
+export { createServiceAccounts, type ServiceAccounts } from './service-accounts.js';
+export { resolveConfig, type ServiceAccountsOptions, type ResolvedConfig, type FailureLimitOptions } from './config.js';
+export type { SigningKeyOptions, SigningAlgorithm } from './tokens/keyring.js';
+export type { AccessTokenClaims } from './tokens/access-token.js';
+export type { RequireBearerOptions } from './bearer/require-bearer.js';
+export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
+export type {
+  AdminApi,
+  CreateAccountInput,
+  CreatedAccount,
+  CreatedSecret,
+  AccountSummary,
+  SecretSummary,
+  RevokedSecret,
+  AccountStatus,
+} from './admin/admin-api.js';
+export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
+export type {
+  AccountStore,
+  AccountRecord,
+  SecretRecord,
+  NewAccountRecord,
+  NewSecretRecord,
+  AccountChangeListener,
+} from './store/account-store.js';
+export { MemoryAccountStore } from './store/memory-account-store.js';
+export type {
+  AuditEvent,
+  TokenIssuedEvent,
+  TokenRefusedEvent,
+  ClientAuthenticationFailedEvent,
+  AccountEvent,
+  SecretEvent,
+} from './audit/audit-events.js';
+export type { AuthorizationServerMetadata, MetadataOptions } from './discovery/authorization-server-metadata.js';
+export {
+  OAuthError,
+  InvalidRequestError,
+  InvalidClientError,
+  InvalidGrantError,
+  InvalidScopeError,
+  InvalidTokenError,
+  MissingTokenError,
+  InsufficientScopeError,
+  MethodNotAllowedError,
+  TooManyRequestsError,
+  TemporarilyUnavailableError,
+  ServerError,
+  type OAuthErrorCode,
+  type AnyOAuthError,
+  type InvalidTokenReason,
+  type ClientAuthenticationFailure,
+} from './errors.js';
+export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX } from './secrets/generate-credentials.js';

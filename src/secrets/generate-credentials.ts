@@ -1,0 +1,101 @@
+/**
+ * @module generate-credentials
+ * Client IDs and client secrets: random, URL-safe, recognisable by prefix, and (secrets) checksummed
+ * so secret scanners and this library can tell a real one from a typo without any lookup.
+ *
+ * Formats (documented in docs/security.md):
+ *   client ID   esa_<24 base62>                                  e.g. esa_4fT0...  (~142 bits)
+ *   secret      esas_<secret id: 16 base62>_<44 base62><crc32: 6 base62>          (~261 random bits)
+ *   regex       \besas_[0-9A-Za-z]{16}_[0-9A-Za-z]{50}\b
+ */
+import { randomBytes } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Prefix of every client ID. */
+export const CLIENT_ID_PREFIX = 'esa_';
+/** Prefix of every client secret. */
+export const SECRET_PREFIX = 'esas_';
+/** Matches a client secret anywhere in text (for secret scanners). */
+export const SECRET_PATTERN = /\besas_[0-9A-Za-z]{16}_[0-9A-Za-z]{50}\b/;
+
+const SECRET_SHAPE = /^esas_([0-9A-Za-z]{16})_([0-9A-Za-z]{44})([0-9A-Za-z]{6})$/;
+const SECRET_ID_SHAPE = /^[0-9A-Za-z]{16}$/;
+
+/** Uniform random base62 string (rejection sampling: no modulo bias). */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < text.length; i++) crc = (CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] as number) ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+function checksum(text: string): string {
+  let value = crc32(text);
+  let out = '';
+  for (let i = 0; i < 6; i++) {
+    out = BASE62[value % 62] + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
+}
+
+/**
+ * A new client ID.
+ * @example
+ * ```ts
+ * generateClientId() // 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k'
+ * ```
+ */
+export function generateClientId(): string {
+  return CLIENT_ID_PREFIX + randomBase62(24);
+}
+
+/**
+ * A new client secret and its public ID. The value is returned to the caller once and never stored.
+ * @example
+ * ```ts
+ * const { id, value } = generateSecret()
+ * ```
+ */
+export function generateSecret(): { id: string; value: string } {
+  const id = randomBase62(16);
+  const body = `${SECRET_PREFIX}${id}_${randomBase62(44)}`;
+  return { id, value: body + checksum(body) };
+}
+
+/**
+ * Checks a presented secret's format and checksum. Returns its secret ID, or `undefined` for a value
+ * that cannot be one of ours (which is then refused before any store or bcrypt work).
+ * @example
+ * ```ts
+ * parseSecret(value)?.secretId
+ * ```
+ */
+export function parseSecret(value: string): { secretId: string } | undefined {
+  const match = SECRET_SHAPE.exec(value);
+  if (!match) return undefined;
+  if (checksum(value.slice(0, -6)) !== value.slice(-6)) return undefined;
+  return { secretId: match[1] as string };
+}
+
+/** Whether a string has the shape of a secret ID (for admin input validation). */
+export function isSecretId(value: string): boolean {
+  return SECRET_ID_SHAPE.test(value);
+}

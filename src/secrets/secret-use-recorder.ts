@@ -1,0 +1,29 @@
+/**
+ * @module secret-use-recorder
+ * Records the last use of each secret without a store write on every request: at most one write per
+ * secret per minute per process, off the request path. A failed write only loses a timestamp.
+ */
+import { LRUCache } from 'lru-cache';
+import type { AccountStore } from '../store/account-store.js';
+import { callStore } from '../store/call-store.js';
+
+/** How often, at most, one secret's `lastUsedAt` is written. */
+export const SECRET_USE_WRITE_INTERVAL_MS = 60_000;
+
+export class SecretUseRecorder {
+  readonly #written = new LRUCache<string, number>({ max: 50_000 });
+
+  constructor(
+    private readonly store: AccountStore,
+    private readonly timeout: number,
+  ) {}
+
+  record(clientId: string, secretId: string, at: Date): void {
+    const last = this.#written.get(secretId);
+    if (last !== undefined && at.getTime() - last < SECRET_USE_WRITE_INTERVAL_MS) return;
+    this.#written.set(secretId, at.getTime());
+    callStore(() => this.store.recordSecretUse(clientId, secretId, at), this.timeout, 'recordSecretUse').catch(() => {
+      this.#written.delete(secretId);
+    });
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * @module service-accounts
+ * `createServiceAccounts(options)`: resolves the options once and hands out the token router,
+ * `requireBearer()`, the admin API and the discovery documents, all sharing one configuration.
+ */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from './config.js';
+import { createRuntime } from './runtime.js';
+import { createTokenRouter } from './token/token-router.js';
+import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
+import { createAdminApi, type AdminApi } from './admin/admin-api.js';
+import {
+  buildAuthorizationServerMetadata,
+  type AuthorizationServerMetadata,
+  type MetadataOptions,
+} from './discovery/authorization-server-metadata.js';
+
+/** What `createServiceAccounts()` returns. */
+export interface ServiceAccounts {
+  /**
+   * The token endpoint: mount it where you like; it serves `POST {mount}/token`. It is a pair of
+   * middlewares (the second renders errors the host's own body parsers raise on that path).
+   */
+  readonly tokenRouter: [RequestHandler, ErrorRequestHandler];
+  /** Middleware for protected routes. */
+  requireBearer(options?: RequireBearerOptions): RequestHandler;
+  /** Provisioning: accounts and secrets. */
+  readonly admin: AdminApi;
+  /** RFC 8414 metadata for this token endpoint. */
+  authorizationServerMetadata(options: MetadataOptions): AuthorizationServerMetadata;
+  /** The public keys of the keyring as a JWK Set (empty with HS256 only). Never holds a private or shared key. */
+  readonly jwks: { readonly keys: readonly Record<string, unknown>[] };
+  /** The resolved, frozen configuration. */
+  readonly config: ResolvedConfig;
+  /** Initialises the store and starts watching for changes; called lazily by the first request otherwise. */
+  ready(): Promise<void>;
+  /** Stops watching, releases the limiter and closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the service-accounts instance of an app. Throws a `TypeError` naming a bad option.
+ *
+ * @example
+ * ```ts
+ * import express from 'express'
+ * import { createServiceAccounts, MemoryAccountStore } from 'express-service-accounts'
+ *
+ * const sa = createServiceAccounts({
+ *   store: new MemoryAccountStore(),
+ *   issuer: 'https://api.example.com',
+ *   signingKeys: [{ alg: 'HS256', key: process.env.TOKEN_SIGNING_KEY! }],
+ * })
+ * const app = express()
+ * app.use('/oauth', sa.tokenRouter)
+ * app.get('/api/whoami', sa.requireBearer(), (req, res) => res.json(req.serviceAccount))
+ * ```
+ */
+export function createServiceAccounts(options: ServiceAccountsOptions): ServiceAccounts {
+  const config = resolveConfig(options);
+  const runtime = createRuntime(config);
+  const requireBearer = createRequireBearer(runtime);
+  return Object.freeze({
+    tokenRouter: createTokenRouter(runtime) as unknown as [RequestHandler, ErrorRequestHandler],
+    requireBearer: (opts?: RequireBearerOptions) => requireBearer(opts) as unknown as RequestHandler,
+    admin: createAdminApi(runtime),
+    authorizationServerMetadata: (opts: MetadataOptions) => buildAuthorizationServerMetadata(config.issuer, config.keyring, opts),
+    jwks: config.keyring.jwks,
+    config,
+    ready: () => runtime.ready(),
+    close: () => runtime.close(),
+  });
+}

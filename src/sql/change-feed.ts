@@ -1,0 +1,264 @@
+/**
+ * @module change-feed
+ * Turns the `account_changes` table (polled) and an optional push channel (PostgreSQL `LISTEN`) into
+ * calls of `watch()` listeners, without ever throwing into the caller or the event loop.
+ */
+import type { AccountChangeListener } from '../store/account-store.js';
+
+/**
+ * The client ID passed to listeners when changes may have been missed (the feed or the push channel
+ * failed): "everything may have changed", drop every cached account.
+ *
+ * @example
+ * ```ts
+ * await store.watch((clientId) => (clientId === ALL_ACCOUNTS ? cache.clear() : cache.delete(clientId)))
+ * ```
+ */
+export const ALL_ACCOUNTS = '*';
+
+/**
+ * One row of the change feed.
+ *
+ * @example
+ * ```ts
+ * const entry: ChangeFeedEntry = { seq: 42, clientId: 'svc_3f9c1e2a' }
+ * ```
+ */
+export interface ChangeFeedEntry {
+  readonly seq: number;
+  readonly clientId: string;
+}
+
+/**
+ * A push channel for changes, such as PostgreSQL `LISTEN`. Payloads are `"<seq>:<clientId>"`.
+ *
+ * @example
+ * ```ts
+ * const stop = await notifications.listen((payload) => console.log(payload), (error) => console.error(error))
+ * ```
+ */
+export interface ChangeNotifications {
+  /**
+   * Starts listening. Rejects when it cannot start; afterwards reports a broken channel once through
+   * `onError` (it then delivers nothing more, and the caller starts a new one).
+   * @returns a function that stops listening and releases the connection.
+   */
+  listen(onPayload: (payload: string) => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
+}
+
+/**
+ * What a {@link ChangeFeed} reads and how often.
+ *
+ * @example
+ * ```ts
+ * const options: ChangeFeedOptions = { readLatestSeq, readSince, pollIntervalMs: 200, onError: console.error }
+ * ```
+ */
+export interface ChangeFeedOptions {
+  /** The highest sequence number in the feed (0 when empty). */
+  readLatestSeq(): Promise<number>;
+  /** Feed rows with `seq > after`, in `seq` order, at most `limit`. */
+  readSince(after: number, limit: number): Promise<ChangeFeedEntry[]>;
+  readonly pollIntervalMs: number;
+  readonly notifications?: ChangeNotifications | undefined;
+  /** Told about poll, push and listener failures; never throws. */
+  readonly onError: (error: unknown) => void;
+}
+
+const POLL_BATCH = 500;
+const MAX_BATCHES_PER_POLL = 20;
+const LISTEN_RETRY_MIN_MS = 500;
+const LISTEN_RETRY_MAX_MS = 30_000;
+
+/**
+ * Fans the change feed out to listeners. One poll loop (and one push connection) serves every
+ * listener of a store; it starts with the first listener and stops with the last.
+ *
+ * @example
+ * ```ts
+ * const feed = new ChangeFeed({ readLatestSeq, readSince, pollIntervalMs: 200, onError: () => {} })
+ * const stop = await feed.watch((clientId) => cache.delete(clientId))
+ * ```
+ */
+export class ChangeFeed {
+  readonly #options: ChangeFeedOptions;
+  readonly #listeners = new Set<{ readonly listener: AccountChangeListener }>();
+  #run: { readonly loop: FeedLoop; readonly started: Promise<void> } | undefined;
+  #closed = false;
+
+  constructor(options: ChangeFeedOptions) {
+    this.#options = options;
+  }
+
+  /** Adds a listener, starting the loop from the current end of the feed. */
+  async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {
+    if (this.#closed) throw new Error('The account store is closed');
+    const entry = { listener }; // its own identity, so one function can be added twice
+    this.#listeners.add(entry);
+    if (!this.#run) {
+      const loop = new FeedLoop(this.#options, (clientId) => this.#emit(clientId));
+      this.#run = { loop, started: loop.start() };
+    }
+    const run = this.#run;
+    try {
+      await run.started;
+    } catch (error) {
+      this.#listeners.delete(entry);
+      if (this.#run === run) {
+        this.#run = undefined; // the next watch() starts afresh
+        await run.loop.stop();
+      }
+      throw error;
+    }
+    return async () => {
+      this.#listeners.delete(entry);
+      await this.#stopIfIdle();
+    };
+  }
+
+  /** Stops the loop and forgets every listener. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#listeners.clear();
+    await this.#stopIfIdle();
+  }
+
+  async #stopIfIdle(): Promise<void> {
+    const run = this.#run;
+    if (!run || this.#listeners.size > 0) return;
+    this.#run = undefined;
+    await run.loop.stop();
+  }
+
+  #emit(clientId: string): void {
+    for (const { listener } of [...this.#listeners]) {
+      try {
+        listener(clientId);
+      } catch (error) {
+        this.#options.onError(error);
+      }
+    }
+  }
+}
+
+/** One poll loop plus push channel, from start() to stop(). */
+class FeedLoop {
+  readonly #options: ChangeFeedOptions;
+  readonly #emit: (clientId: string) => void;
+  /** Highest sequence number delivered by the poll. */
+  #last = 0;
+  /** Sequence numbers above #last already delivered by push, so the poll does not repeat them. */
+  readonly #pushed = new Set<number>();
+  #failing = false;
+  #stopped = false;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #listenTimer: NodeJS.Timeout | undefined;
+  #listenRetryMs = LISTEN_RETRY_MIN_MS;
+  #stopListening: (() => Promise<void>) | undefined;
+
+  constructor(options: ChangeFeedOptions, emit: (clientId: string) => void) {
+    this.#options = options;
+    this.#emit = emit;
+  }
+
+  async start(): Promise<void> {
+    this.#last = await this.#options.readLatestSeq();
+    if (this.#stopped) return;
+    this.#schedulePoll();
+    // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
+    // attempt is reported to onError and retried, and the poll covers the gap).
+    await this.#listen();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#pollTimer);
+    clearTimeout(this.#listenTimer);
+    const stopListening = this.#stopListening;
+    this.#stopListening = undefined;
+    await stopListening?.().catch(this.#options.onError);
+  }
+
+  #schedulePoll(): void {
+    if (this.#stopped) return;
+    // A chain of timeouts, not an interval: polls never overlap, and a slow database slows the loop.
+    this.#pollTimer = setTimeout(() => void this.#poll(), this.#options.pollIntervalMs);
+    this.#pollTimer.unref();
+  }
+
+  async #poll(): Promise<void> {
+    try {
+      for (let batch = 0; batch < MAX_BATCHES_PER_POLL; batch++) {
+        const rows = await this.#options.readSince(this.#last, POLL_BATCH);
+        if (this.#stopped) return;
+        for (const row of rows) {
+          if (row.seq <= this.#last) continue;
+          this.#last = row.seq;
+          if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);
+        }
+        if (rows.length < POLL_BATCH) break;
+      }
+      for (const seq of this.#pushed) if (seq <= this.#last) this.#pushed.delete(seq);
+      this.#failing = false;
+    } catch (error) {
+      this.#options.onError(error);
+      // Changes are delayed (not lost: the poll resumes from #last), but caches must not trust
+      // themselves meanwhile. Once per outage.
+      if (!this.#failing && !this.#stopped) this.#emit(ALL_ACCOUNTS);
+      this.#failing = true;
+    } finally {
+      this.#schedulePoll();
+    }
+  }
+
+  async #listen(): Promise<void> {
+    const notifications = this.#options.notifications;
+    if (!notifications || this.#stopped) return;
+    let broken = false;
+    const onError = (error: unknown): void => {
+      if (broken) return;
+      broken = true;
+      this.#options.onError(error);
+      const stopListening = this.#stopListening;
+      this.#stopListening = undefined;
+      void stopListening?.().catch(this.#options.onError);
+      // Pushes may have been lost: the poll still delivers them, but say so at once.
+      if (!this.#stopped) this.#emit(ALL_ACCOUNTS);
+      this.#scheduleListen();
+    };
+    try {
+      const stopListening = await notifications.listen((payload) => this.#onPush(payload), onError);
+      if (this.#stopped || broken) {
+        await stopListening().catch(this.#options.onError);
+        return;
+      }
+      this.#stopListening = stopListening;
+      this.#listenRetryMs = LISTEN_RETRY_MIN_MS;
+    } catch (error) {
+      this.#options.onError(error);
+      this.#scheduleListen();
+    }
+  }
+
+  #scheduleListen(): void {
+    if (this.#stopped) return;
+    this.#listenTimer = setTimeout(() => void this.#listen(), this.#listenRetryMs);
+    this.#listenTimer.unref();
+    this.#listenRetryMs = Math.min(this.#listenRetryMs * 2, LISTEN_RETRY_MAX_MS);
+  }
+
+  #onPush(payload: string): void {
+    if (this.#stopped) return;
+    const separator = payload.indexOf(':');
+    const seq = Number(payload.slice(0, separator));
+    const clientId = payload.slice(separator + 1);
+    if (separator < 0 || !Number.isSafeInteger(seq)) {
+      this.#emit(payload); // not ours to dedupe: deliver as is, the poll may repeat it
+      return;
+    }
+    if (seq <= this.#last || this.#pushed.has(seq)) return;
+    if (this.#pushed.size >= 10_000) this.#pushed.clear(); // bound memory; worst case a repeated call
+    this.#pushed.add(seq);
+    this.#emit(clientId);
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * @module postgres-client
+ * `createPostgresAccountStore()`: the SQL store on PostgreSQL through `pg`, loaded only when the store
+ * is first used, with `LISTEN`/`NOTIFY` for near-instant change delivery.
+ */
+import { createHash } from 'node:crypto';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import type { ChangeNotifications } from './change-feed.js';
+import type { Database } from './schema.js';
+import { SqlAccountStore } from './sql-account-store.js';
+
+/**
+ * A `NOTIFY` as `pg` delivers it.
+ *
+ * @example
+ * ```ts
+ * client.on('notification', (message: PgNotification) => console.log(message.payload))
+ * ```
+ */
+export interface PgNotification {
+  readonly channel: string;
+  readonly payload?: string | undefined;
+}
+
+/**
+ * The part of a `pg` pool client the store uses (a `pg.PoolClient` fits).
+ *
+ * @example
+ * ```ts
+ * const client: PgPoolClient = await new pg.Pool().connect()
+ * ```
+ */
+export interface PgPoolClient extends PostgresPoolClient {
+  release(error?: Error | boolean): void;
+  on(event: 'notification', listener: (message: PgNotification) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  removeListener(event: 'notification', listener: (message: PgNotification) => void): unknown;
+}
+
+/**
+ * The part of a `pg` pool the store uses (a `pg.Pool` fits).
+ *
+ * @example
+ * ```ts
+ * const pool: PgPool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const store = createPostgresAccountStore({ pool, schema: 'service_accounts' })
+ * ```
+ */
+export interface PgPool extends PostgresPool {
+  connect(): Promise<PgPoolClient>;
+}
+
+/**
+ * Options of {@link createPostgresAccountStore}.
+ *
+ * @example
+ * ```ts
+ * createPostgresAccountStore({ connectionString: process.env.DATABASE_URL, schema: 'service_accounts', listen: true })
+ * ```
+ */
+export interface PostgresAccountStoreOptions {
+  /** `postgres://user:password@host:5432/database`. Needed unless `pool` is given. */
+  readonly connectionString?: string;
+  /**
+   * Schema holding the tables, created by `init()` when missing. A dedicated schema keeps the generic
+   * table names (`accounts`, `secrets`, ...) away from the host's own.
+   * @default 'public'
+   */
+  readonly schema?: string;
+  /**
+   * An existing `pg.Pool` to use instead of creating one. The store never ends it (you do), and holds one
+   * of its clients while someone watches.
+   */
+  readonly pool?: PgPool;
+  /**
+   * How often `watch()` polls the change feed, in milliseconds (the safety net behind `LISTEN`).
+   * @default 200
+   */
+  readonly pollIntervalMs?: number;
+  /**
+   * Whether `watch()` also `LISTEN`s for changes. Mutations always `NOTIFY`, for other processes.
+   * @default true
+   */
+  readonly listen?: boolean;
+  /** Told about background failures of `watch()`. @default ignore */
+  readonly onWatchError?: (error: unknown) => void;
+}
+
+/**
+ * Creates an {@link SqlAccountStore} on PostgreSQL. No connection is opened until first use; `init()`
+ * then creates the schema and tables under an advisory lock. `close()` ends the pool it created.
+ *
+ * @example
+ * ```ts
+ * const store = createPostgresAccountStore({
+ *   connectionString: process.env.DATABASE_URL,
+ *   schema: 'service_accounts',
+ * })
+ * ```
+ */
+export function createPostgresAccountStore(options: PostgresAccountStoreOptions): SqlAccountStore {
+  const { pool: givenPool, connectionString } = options;
+  if (!givenPool && !connectionString) {
+    throw new TypeError('createPostgresAccountStore needs a connectionString or a pool');
+  }
+  const schema = options.schema ?? 'public';
+  if (schema === '') throw new TypeError('createPostgresAccountStore: schema must not be empty');
+  let poolPromise: Promise<PgPool> | undefined;
+  const getPool = (): Promise<PgPool> => {
+    poolPromise ??= givenPool ? Promise.resolve(givenPool) : createPool(connectionString ?? '');
+    poolPromise.catch(() => (poolPromise = undefined));
+    return poolPromise;
+  };
+  // A given pool belongs to the caller: Kysely's destroy() must not end it.
+  const dialectPool = async (): Promise<PostgresPool> => {
+    const pool = await getPool();
+    return givenPool ? { connect: () => pool.connect(), end: async () => undefined } : pool;
+  };
+  const channel = notificationChannel(schema);
+  return new SqlAccountStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: dialectPool }) }), {
+    dialect: 'postgres',
+    schema,
+    destroyOnClose: true,
+    notifyChannel: channel,
+    ...(options.listen !== false && { notifications: pgNotifications(getPool, channel) }),
+    ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
+    ...(options.onWatchError !== undefined && { onWatchError: options.onWatchError }),
+  });
+}
+
+/**
+ * The `NOTIFY` channel of a schema: `<schema>_account_changes`, or a hashed name when that would exceed
+ * PostgreSQL's 63-byte identifier limit (`pg_notify` rejects longer names, `LISTEN` truncates them).
+ *
+ * @example
+ * ```ts
+ * notificationChannel('public') // 'public_account_changes'
+ * ```
+ */
+export function notificationChannel(schema: string): string {
+  const channel = `${schema}_account_changes`;
+  if (Buffer.byteLength(channel) <= 63) return channel;
+  return `esa_account_changes_${createHash('sha256').update(schema).digest('hex').slice(0, 32)}`;
+}
+
+async function createPool(connectionString: string): Promise<PgPool> {
+  let Pool: typeof import('pg').Pool;
+  try {
+    ({ Pool } = (await import('pg')).default);
+  } catch (error) {
+    throw new Error('The PostgreSQL account store needs the optional peer dependency "pg": npm install pg', {
+      cause: error,
+    });
+  }
+  // allowExitOnIdle: a CLI run must not hang on idle connections. connectionTimeoutMillis: a server
+  // that drops packets fails a call within seconds (answered 503) instead of waiting for TCP to give up.
+  const pool = new Pool({ connectionString, allowExitOnIdle: true, connectionTimeoutMillis: 5000 });
+  // An idle client losing its connection emits 'error' on the pool; unhandled, it would crash the
+  // process. The next query reports the outage instead.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** `LISTEN` on a dedicated pool client, held until stopped or broken, then destroyed. */
+function pgNotifications(getPool: () => Promise<PgPool>, channel: string): ChangeNotifications {
+  return {
+    async listen(onPayload, onError) {
+      const client = await (await getPool()).connect();
+      let done = false;
+      const onNotification = (message: PgNotification): void => {
+        if (!done && message.channel === channel && message.payload !== undefined) onPayload(message.payload);
+      };
+      const fail = (error: Error): void => {
+        if (done) return;
+        done = true;
+        client.removeListener('notification', onNotification);
+        client.release(error); // destroys the broken connection
+        onError(error);
+      };
+      client.on('notification', onNotification);
+      // Stays attached for good: a late 'error' from this client must never be unhandled.
+      client.on('error', fail);
+      client.on('end', () => fail(new Error('The LISTEN connection ended')));
+      try {
+        await client.query(`LISTEN ${quoteIdentifier(channel)}`, []);
+      } catch (error) {
+        done = true;
+        client.removeListener('notification', onNotification);
+        client.release(error instanceof Error ? error : true);
+        throw error;
+      }
+      unrefSocket(client); // like the poll timers, an idle watch must not keep the process alive
+      return async () => {
+        if (done) return;
+        done = true;
+        client.removeListener('notification', onNotification);
+        // Destroyed, not returned to the pool: its socket is unref()ed and still LISTENing.
+        client.release(true);
+      };
+    },
+  };
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function unrefSocket(client: object): void {
+  const connection = 'connection' in client ? client.connection : undefined;
+  if (typeof connection !== 'object' || connection === null || !('stream' in connection)) return;
+  const stream = connection.stream;
+  if (typeof stream === 'object' && stream !== null && 'unref' in stream && typeof stream.unref === 'function') {
+    stream.unref();
+  }
+}

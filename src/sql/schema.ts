@@ -1,0 +1,288 @@
+/**
+ * @module schema
+ * The typed tables of the SQL store and its versioned, idempotent migrations, applied under a lock so
+ * that several processes can initialise the same empty database at once.
+ */
+import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
+
+/**
+ * The SQL dialects the store speaks.
+ *
+ * @example
+ * ```ts
+ * const store = new SqlAccountStore(db, { dialect: 'sqlite' satisfies SqlDialectName })
+ * ```
+ */
+export type SqlDialectName = 'sqlite' | 'postgres';
+
+/**
+ * Milliseconds since the epoch, stored as an integer (`BIGINT` on PostgreSQL). `pg` returns `BIGINT`
+ * as a string, so reads are typed `number | string` and go through `Number()`.
+ *
+ * @example
+ * ```ts
+ * const row = await db.selectFrom('accounts').select('created_at').executeTakeFirstOrThrow()
+ * const createdAt = new Date(Number(row.created_at))
+ * ```
+ */
+export type EpochMillis = ColumnType<number | string, number, number>;
+/**
+ * {@link EpochMillis} that may be `NULL`.
+ *
+ * @example
+ * ```ts
+ * await db.updateTable('secrets').set({ revoked_at: Date.now() }).where('id', '=', secretId).execute()
+ * ```
+ */
+export type NullableEpochMillis = ColumnType<number | string | null, number | null, number | null>;
+
+/**
+ * `accounts`: one row per service account.
+ *
+ * @example
+ * ```ts
+ * const accounts = await db.selectFrom('accounts').selectAll().where('enabled', '=', 1).execute()
+ * ```
+ */
+export interface AccountsTable {
+  client_id: string;
+  name: string;
+  client_account_id: string | null;
+  /** JSON array of scope strings, in the order they were given. */
+  scopes: string;
+  /** 1 = enabled, 0 = disabled (an integer on both dialects, so both behave the same). */
+  enabled: number;
+  created_at: EpochMillis;
+}
+
+/**
+ * `secrets`: every secret (hash only) of every account, live and revoked.
+ *
+ * @example
+ * ```ts
+ * const live = await db.selectFrom('secrets').select('id').where('revoked_at', 'is', null).execute()
+ * ```
+ */
+export interface SecretsTable {
+  id: string;
+  client_id: string;
+  hash: string;
+  created_at: EpochMillis;
+  last_used_at: NullableEpochMillis;
+  revoked_at: NullableEpochMillis;
+}
+
+/**
+ * `account_changes`: the change feed that `watch()` polls. One row per mutation, trimmed after an hour.
+ *
+ * @example
+ * ```ts
+ * const rows = await db.selectFrom('account_changes').select(['seq', 'client_id']).where('seq', '>', last).execute()
+ * ```
+ */
+export interface AccountChangesTable {
+  /** Autoincrement (SQLite) / `bigserial` (PostgreSQL); `pg` returns it as a string. */
+  seq: Generated<number | string>;
+  client_id: string;
+  changed_at: EpochMillis;
+}
+
+/**
+ * `account_store_migrations`: the schema versions applied so far.
+ *
+ * @example
+ * ```ts
+ * const applied = await db.selectFrom('account_store_migrations').select('version').execute()
+ * ```
+ */
+export interface MigrationsTable {
+  version: number;
+  name: string;
+  applied_at: EpochMillis;
+}
+
+/**
+ * The tables of the SQL account store, for `Kysely<Database>`.
+ *
+ * @example
+ * ```ts
+ * const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3('accounts.db') }) })
+ * const store = new SqlAccountStore(db, { dialect: 'sqlite' })
+ * ```
+ */
+export interface Database {
+  accounts: AccountsTable;
+  secrets: SecretsTable;
+  account_changes: AccountChangesTable;
+  account_store_migrations: MigrationsTable;
+}
+
+/**
+ * Where the tables live: the dialect and, on PostgreSQL, the schema.
+ *
+ * @example
+ * ```ts
+ * await migrateToLatest(db, { dialect: 'postgres', schema: 'service_accounts' } satisfies SchemaLocation)
+ * ```
+ */
+export interface SchemaLocation {
+  readonly dialect: SqlDialectName;
+  /** PostgreSQL schema; ignored on SQLite. */
+  readonly schema: string;
+}
+
+interface Migration {
+  readonly version: number;
+  readonly name: string;
+  /** DDL statements, run in order inside the migration transaction. */
+  statements(table: (name: keyof Database) => RawBuilder<unknown>, location: SchemaLocation): RawBuilder<unknown>[];
+}
+
+/**
+ * Key namespace of every advisory lock this library takes on PostgreSQL (first half of the two-int key).
+ *
+ * @example
+ * ```ts
+ * await sql`select pg_advisory_xact_lock(hashtext(${ADVISORY_LOCK_NAMESPACE}), hashtext(${'public:migrations'}))`.execute(trx)
+ * ```
+ */
+export const ADVISORY_LOCK_NAMESPACE = 'express-service-accounts';
+
+// Never edit a released migration: append a new one with the next version.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, secrets and change feed',
+    statements: (t, { dialect }) => [
+      sql`create table ${t('accounts')} (
+        client_id text primary key,
+        name text not null,
+        client_account_id text,
+        scopes text not null,
+        enabled integer not null default 1,
+        created_at bigint not null)`,
+      sql`create index accounts_created_at_idx on ${t('accounts')} (created_at)`,
+      sql`create table ${t('secrets')} (
+        id text primary key,
+        client_id text not null references ${t('accounts')} (client_id) on delete cascade,
+        hash text not null,
+        created_at bigint not null,
+        last_used_at bigint,
+        revoked_at bigint)`,
+      sql`create index secrets_client_id_idx on ${t('secrets')} (client_id, created_at)`,
+      // AUTOINCREMENT: SQLite must never reuse a sequence number, even after the feed was trimmed empty.
+      dialect === 'postgres'
+        ? sql`create table ${t('account_changes')} (seq bigserial primary key, client_id text not null, changed_at bigint not null)`
+        : sql`create table ${t('account_changes')} (seq integer primary key autoincrement, client_id text not null, changed_at bigint not null)`,
+      sql`create index account_changes_changed_at_idx on ${t('account_changes')} (changed_at)`,
+    ],
+  },
+];
+
+/**
+ * The schema version {@link migrateToLatest} brings a database to.
+ *
+ * @example
+ * ```ts
+ * const { version } = await db.selectFrom('account_store_migrations').select((eb) => eb.fn.max('version').as('version')).executeTakeFirstOrThrow()
+ * if (version !== LATEST_SCHEMA_VERSION) await migrateToLatest(db, location)
+ * ```
+ */
+export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Applies the migrations a database lacks, in one transaction, under a lock: a PostgreSQL transaction
+ * advisory lock keyed by the schema, or an SQLite `BEGIN IMMEDIATE` write lock. A second process that
+ * arrives meanwhile waits, then finds everything applied. Safe to call any number of times.
+ *
+ * @example
+ * ```ts
+ * await migrateToLatest(db, { dialect: 'postgres', schema: 'service_accounts' })
+ * ```
+ */
+export async function migrateToLatest(db: Kysely<Database>, location: SchemaLocation): Promise<void> {
+  await runWriteTransaction(db, location.dialect, async (trx) => {
+    const table = (name: keyof Database): RawBuilder<unknown> =>
+      location.dialect === 'postgres' ? sql.id(location.schema, name) : sql.id(name);
+    if (location.dialect === 'postgres') {
+      await sql`select pg_advisory_xact_lock(hashtext(${ADVISORY_LOCK_NAMESPACE}), hashtext(${`${location.schema}:migrations`}))`.execute(trx);
+      await createSchemaIfMissing(trx, location.schema);
+    }
+    await sql`create table if not exists ${table('account_store_migrations')} (
+      version integer primary key, name text not null, applied_at bigint not null)`.execute(trx);
+    const applied = await sql<{ version: number }>`select version from ${table('account_store_migrations')}`.execute(trx);
+    const done = new Set(applied.rows.map((row) => Number(row.version)));
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.version)) continue;
+      for (const statement of migration.statements(table, location)) await statement.execute(trx);
+      await sql`insert into ${table('account_store_migrations')} (version, name, applied_at)
+        values (${migration.version}, ${migration.name}, ${Date.now()})`.execute(trx);
+    }
+  });
+}
+
+async function createSchemaIfMissing(trx: Kysely<Database>, schema: string): Promise<void> {
+  // Checked first: `create schema if not exists` still needs the CREATE privilege on the database.
+  const found = await sql<{ one: number }>`select 1 as one from pg_namespace where nspname = ${schema}`.execute(trx);
+  if (found.rows.length === 0) await sql`create schema ${sql.id(schema)}`.execute(trx);
+}
+
+/**
+ * Runs `work` in a write transaction. SQLite: `BEGIN IMMEDIATE` takes the write lock up front (a deferred
+ * transaction that later writes can fail with `SQLITE_BUSY` without waiting), and a busy database is
+ * retried with backoff on top of `busy_timeout`. PostgreSQL: an ordinary transaction.
+ *
+ * @example
+ * ```ts
+ * await runWriteTransaction(db, 'sqlite', (trx) => trx.deleteFrom('account_changes').execute())
+ * ```
+ */
+export async function runWriteTransaction<T>(
+  db: Kysely<Database>,
+  dialect: SqlDialectName,
+  work: (trx: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  if (dialect === 'postgres') return db.transaction().execute(work);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.connection().execute(async (connection) => {
+        await sql`begin immediate`.execute(connection);
+        try {
+          const result = await work(connection);
+          await sql`commit`.execute(connection);
+          return result;
+        } catch (error) {
+          await sql`rollback`.execute(connection).catch(() => undefined);
+          throw error;
+        }
+      });
+    } catch (error) {
+      if (!isSqliteBusy(error) || attempt >= SQLITE_BUSY_ATTEMPTS) throw error;
+      await delay(25 * attempt);
+    }
+  }
+}
+
+const SQLITE_BUSY_ATTEMPTS = 8;
+
+/**
+ * Whether an error is SQLite's "database is locked" (`SQLITE_BUSY`, `SQLITE_BUSY_SNAPSHOT`, ...).
+ *
+ * @example
+ * ```ts
+ * if (isSqliteBusy(error)) await retry()
+ * ```
+ */
+export function isSqliteBusy(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    typeof error.code === 'string' &&
+    error.code.startsWith('SQLITE_BUSY')
+  );
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,102 @@
+/**
+ * @module sqlite-client
+ * `createSqliteAccountStore()`: the SQL store on a SQLite file through better-sqlite3, loaded only
+ * when the store is first used, so the core works without it installed.
+ */
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import type { Database } from './schema.js';
+import { isSqliteBusy } from './schema.js';
+import { SqlAccountStore } from './sql-account-store.js';
+
+/**
+ * Options of {@link createSqliteAccountStore}.
+ *
+ * @example
+ * ```ts
+ * createSqliteAccountStore({ filename: './.data/service-accounts.db', busyTimeoutMs: 10_000 })
+ * ```
+ */
+export interface SqliteAccountStoreOptions {
+  /** Path of the database file, relative to the working directory or absolute; `:memory:` for a private in-memory database. Missing folders are created. */
+  readonly filename: string;
+  /**
+   * How long a write waits for another process's lock before failing (`busy_timeout`), in milliseconds.
+   * @default 5000
+   */
+  readonly busyTimeoutMs?: number;
+  /**
+   * How often `watch()` polls the change feed, in milliseconds.
+   * @default 200
+   */
+  readonly pollIntervalMs?: number;
+  /** Told about background failures of `watch()`. @default ignore */
+  readonly onWatchError?: (error: unknown) => void;
+}
+
+/**
+ * Creates an {@link SqlAccountStore} on a SQLite file. Nothing is opened until first use; then the
+ * folder is created if missing, the file is opened in WAL mode (readers never block the writer, and
+ * several processes can share it) and migrations run. `close()` closes the file.
+ *
+ * @example
+ * ```ts
+ * const store = createSqliteAccountStore({ filename: './.data/service-accounts.db' })
+ * const sa = createServiceAccounts({ store, issuer, signingKeys })
+ * ```
+ */
+export function createSqliteAccountStore(options: SqliteAccountStoreOptions): SqlAccountStore {
+  const filename = options.filename === ':memory:' ? ':memory:' : resolve(options.filename);
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: () => openSqliteDatabase(filename, busyTimeoutMs) }),
+  });
+  return new SqlAccountStore(db, {
+    dialect: 'sqlite',
+    destroyOnClose: true,
+    ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
+    ...(options.onWatchError !== undefined && { onWatchError: options.onWatchError }),
+  });
+}
+
+async function openSqliteDatabase(filename: string, busyTimeoutMs: number): Promise<SqliteDatabase> {
+  const BetterSqlite3 = await loadBetterSqlite3();
+  if (filename !== ':memory:') await mkdir(dirname(filename), { recursive: true });
+  const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs });
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    // Switching to WAL takes an exclusive lock that a second process opening the same new file may
+    // hold for a moment: retry rather than fail.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        db.pragma('journal_mode = WAL');
+        break;
+      } catch (error) {
+        if (!isSqliteBusy(error) || attempt >= 20) throw error;
+        await new Promise((done) => setTimeout(done, 25 * attempt));
+      }
+    }
+    db.pragma('foreign_keys = ON');
+    db.pragma('synchronous = NORMAL'); // safe with WAL: a power loss may lose the last commits, never corrupt
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+type BetterSqlite3Constructor = typeof import('better-sqlite3');
+
+async function loadBetterSqlite3(): Promise<BetterSqlite3Constructor> {
+  // import(), not require(): the ESM build has no `require`; both builds keep the import lazy.
+  try {
+    const module = await import('better-sqlite3');
+    return module.default;
+  } catch (error) {
+    throw new Error(
+      'The SQLite account store needs the optional peer dependency "better-sqlite3": npm install better-sqlite3',
+      { cause: error },
+    );
+  }
+}

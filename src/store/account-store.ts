@@ -1,0 +1,126 @@
+/**
+ * @module account-store
+ * The persistence interface a host application implements, and the plain records it stores.
+ * Stores only persist data: hashing, ID generation, scope checks and clock reads stay in the core.
+ */
+
+/** One client secret of an account, as stored. The plaintext value is never stored. */
+export interface SecretRecord {
+  /** Public ID of the secret (shown by `list`, carried in tokens as `secret_id`). */
+  readonly id: string;
+  /** bcrypt hash of the secret. Never shown to anyone. */
+  readonly hash: string;
+  readonly createdAt: Date;
+  /** Last successful client authentication with this secret, recorded at most once a minute. */
+  readonly lastUsedAt: Date | null;
+  /** When the secret was revoked; `null` while it is live. Revocation is final. */
+  readonly revokedAt: Date | null;
+}
+
+/** A service account with all of its secrets. */
+export interface AccountRecord {
+  readonly clientId: string;
+  /** Shown in audit logs and activity history against every action of the account. */
+  readonly name: string;
+  /** The hiring platform's client account the service account acts for, if any. */
+  readonly clientAccountId: string | null;
+  /** Scopes the account may be granted; empty means unrestricted. */
+  readonly scopes: readonly string[];
+  readonly enabled: boolean;
+  readonly createdAt: Date;
+  /** Every secret, live and revoked, oldest first. */
+  readonly secrets: readonly SecretRecord[];
+}
+
+/** A secret to add: the core has already generated its ID and hashed its value. */
+export interface NewSecretRecord {
+  readonly id: string;
+  readonly hash: string;
+  readonly createdAt: Date;
+}
+
+/** An account to create, with its first secret. */
+export interface NewAccountRecord {
+  readonly clientId: string;
+  readonly name: string;
+  readonly clientAccountId: string | null;
+  readonly scopes: readonly string[];
+  readonly createdAt: Date;
+  readonly secret: NewSecretRecord;
+}
+
+/** Called with the client ID of an account that changed (secret added or revoked, enabled, disabled, created). */
+export type AccountChangeListener = (clientId: string) => void;
+
+/**
+ * Persistence for service accounts. Every method is async; "not found" resolves to `undefined`;
+ * throwing (or rejecting) means the infrastructure failed, which the HTTP layer answers with
+ * 503 `temporarily_unavailable` and never lets a request through.
+ *
+ * Inputs have already been validated by the core: a store trusts them.
+ *
+ * @example
+ * ```ts
+ * const sa = createServiceAccounts({ store: new MemoryAccountStore(), issuer, signingKeys })
+ * ```
+ */
+export interface AccountStore {
+  /**
+   * Called once before first use (lazily, on the first request or admin call). Creates the schema,
+   * opens pools. Must be idempotent and safe when several processes call it at once.
+   */
+  init?(): Promise<void>;
+
+  /** Releases connections and stops watching for changes. Called by `ServiceAccounts.close()`. */
+  close?(): Promise<void>;
+
+  /**
+   * Stores a new account and its first secret atomically.
+   * @returns the stored account, as {@link AccountStore.findAccount} would return it.
+   * @throws when the client ID already exists or the store failed.
+   */
+  createAccount(input: NewAccountRecord): Promise<AccountRecord>;
+
+  /**
+   * Called on every token request and, through a short-lived cache, by the bearer check.
+   * @returns the account with all its secrets (hashes included), or `undefined` when unknown.
+   */
+  findAccount(clientId: string): Promise<AccountRecord | undefined>;
+
+  /** Every account, oldest first, with its secrets. Used by the admin API and the CLI's `list`. */
+  listAccounts(): Promise<AccountRecord[]>;
+
+  /**
+   * Enables or disables an account.
+   * @returns the updated account, or `undefined` when the client ID is unknown.
+   */
+  setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined>;
+
+  /**
+   * Adds a secret (hash only) to an account.
+   * @returns the stored secret, or `undefined` when the client ID is unknown.
+   */
+  addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined>;
+
+  /**
+   * Marks a secret revoked at `at`. Revoking an already revoked secret keeps its first `revokedAt`.
+   * @returns the secret, or `undefined` when the account or the secret is unknown.
+   */
+  revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined>;
+
+  /**
+   * Records a successful use of a secret. Called at most once a minute per secret and per process,
+   * off the request path: its failure only loses the timestamp.
+   */
+  recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void>;
+
+  /**
+   * Optional: calls `listener` with the client ID of every account that changes, including changes made
+   * by other processes sharing the store. When present, the core caches account status for longer
+   * (`statusCacheTtl`) and relies on these calls to drop stale entries; without it, an account's status
+   * is cached for at most {@link ServiceAccountsOptions.statusCacheTtl}'s watchless bound (500 ms), so
+   * revocation still takes effect everywhere within 1 second.
+   * @returns a function that stops watching.
+   */
+  watch?(listener: AccountChangeListener): Promise<() => Promise<void>>;
+}

@@ -1,0 +1,108 @@
+/**
+ * @module memory-account-store
+ * An in-process {@link AccountStore}: for tests, demos and single-process apps that provision at start-up.
+ */
+import type {
+  AccountChangeListener,
+  AccountRecord,
+  AccountStore,
+  NewAccountRecord,
+  NewSecretRecord,
+  SecretRecord,
+} from './account-store.js';
+
+/**
+ * Keeps accounts in memory. Records are copied in and out, so callers can never mutate the store.
+ * Changes are announced to watchers in the same process.
+ *
+ * @example
+ * ```ts
+ * const sa = createServiceAccounts({ store: new MemoryAccountStore(), issuer, signingKeys })
+ * ```
+ */
+export class MemoryAccountStore implements AccountStore {
+  readonly #accounts = new Map<string, AccountRecord>();
+  readonly #listeners = new Set<AccountChangeListener>();
+
+  async createAccount(input: NewAccountRecord): Promise<AccountRecord> {
+    if (this.#accounts.has(input.clientId)) throw new Error(`Account ${input.clientId} already exists`);
+    const account: AccountRecord = {
+      clientId: input.clientId,
+      name: input.name,
+      clientAccountId: input.clientAccountId,
+      scopes: [...input.scopes],
+      enabled: true,
+      createdAt: input.createdAt,
+      secrets: [newSecret(input.secret)],
+    };
+    this.#accounts.set(account.clientId, account);
+    this.#changed(account.clientId);
+    return copyAccount(account);
+  }
+
+  async findAccount(clientId: string): Promise<AccountRecord | undefined> {
+    const account = this.#accounts.get(clientId);
+    return account && copyAccount(account);
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    return [...this.#accounts.values()].map(copyAccount);
+  }
+
+  async setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {
+    return this.#update(clientId, (account) => ({ ...account, enabled }));
+  }
+
+  async addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+    const stored = newSecret(secret);
+    const account = this.#update(clientId, (a) => ({ ...a, secrets: [...a.secrets, stored] }));
+    return account && { ...stored };
+  }
+
+  async revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
+    const secret = this.#accounts.get(clientId)?.secrets.find((s) => s.id === secretId);
+    if (!secret) return undefined;
+    if (secret.revokedAt) return { ...secret };
+    const revoked = { ...secret, revokedAt: at };
+    this.#update(clientId, (a) => ({ ...a, secrets: a.secrets.map((s) => (s.id === secretId ? revoked : s)) }));
+    return { ...revoked };
+  }
+
+  async recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
+    const account = this.#accounts.get(clientId);
+    if (!account) return;
+    // Last use is bookkeeping, not status: no change notification.
+    this.#accounts.set(clientId, {
+      ...account,
+      secrets: account.secrets.map((s) => (s.id === secretId ? { ...s, lastUsedAt: at } : s)),
+    });
+  }
+
+  async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {
+    this.#listeners.add(listener);
+    return async () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  #update(clientId: string, change: (account: AccountRecord) => AccountRecord): AccountRecord | undefined {
+    const account = this.#accounts.get(clientId);
+    if (!account) return undefined;
+    const updated = change(account);
+    this.#accounts.set(clientId, updated);
+    this.#changed(clientId);
+    return copyAccount(updated);
+  }
+
+  #changed(clientId: string): void {
+    for (const listener of this.#listeners) listener(clientId);
+  }
+}
+
+function newSecret(secret: NewSecretRecord): SecretRecord {
+  return { id: secret.id, hash: secret.hash, createdAt: secret.createdAt, lastUsedAt: null, revokedAt: null };
+}
+
+function copyAccount(account: AccountRecord): AccountRecord {
+  return { ...account, scopes: [...account.scopes], secrets: account.secrets.map((s) => ({ ...s })) };
+}

@@ -1,0 +1,68 @@
+/**
+ * @module contract-fixtures
+ * Test data and waiting for the AccountStore contract suite: unique realistic IDs, increasing
+ * timestamps, and a polling wait with a deadline instead of fixed sleeps.
+ */
+import { randomBytes } from 'node:crypto';
+import type { NewAccountRecord, NewSecretRecord } from '../store/account-store.js';
+
+/**
+ * Polls `condition` every 10 ms until it holds; fails after `timeoutMs` (2 s), naming what it waited for.
+ *
+ * @example
+ * ```ts
+ * await waitFor(() => calls.includes(clientId), 'createAccount')
+ * ```
+ */
+export async function waitFor(condition: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`watch listener not called within ${timeoutMs} ms after ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * Realistic, unique IDs and strictly increasing timestamps with milliseconds. The suite never depends
+ * on their format.
+ *
+ * @example
+ * ```ts
+ * const ids = new IdFactory()
+ * await store.createAccount(ids.account({ scopes: ['jobs:write'] }))
+ * ```
+ */
+export class IdFactory {
+  #clock = Date.parse('2025-01-15T09:30:00.123Z');
+
+  clientId(): string {
+    return `svc_${randomBytes(12).toString('hex')}`;
+  }
+
+  secretId(): string {
+    return `sec_${randomBytes(9).toString('base64url')}`;
+  }
+
+  time(): Date {
+    this.#clock += 61_007; // a minute and some milliseconds
+    return new Date(this.#clock);
+  }
+
+  secret(): NewSecretRecord {
+    const hash = `$2b$12$${randomBytes(40).toString('base64').replace(/[+=]/g, '.').slice(0, 53)}`;
+    return { id: this.secretId(), hash, createdAt: this.time() };
+  }
+
+  account(overrides: Partial<Omit<NewAccountRecord, 'secret'>> = {}): NewAccountRecord {
+    const createdAt = this.time();
+    return {
+      clientId: this.clientId(),
+      name: `Acme ATS sync ${randomBytes(3).toString('hex')}`,
+      clientAccountId: `ca_${randomBytes(6).toString('hex')}`,
+      scopes: ['jobs:write'],
+      createdAt,
+      ...overrides,
+      secret: { ...this.secret(), createdAt },
+    };
+  }
+}

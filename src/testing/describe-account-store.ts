@@ -1,0 +1,269 @@
+/**
+ * @module describe-account-store
+ * The contract suite every {@link AccountStore} must pass, written with vitest, checking only what the
+ * interface documents, through the interface.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AccountStore } from '../store/account-store.js';
+import { IdFactory, waitFor } from './contract-fixtures.js';
+
+/**
+ * A store to test, and how to dispose of what it left behind once it is closed.
+ *
+ * @example
+ * ```ts
+ * const fixture: AccountStoreFixture = { store: new MemoryAccountStore(), cleanup: async () => {} }
+ * ```
+ */
+export interface AccountStoreFixture {
+  readonly store: AccountStore;
+  /** Runs after `store.close?.()`: drop the database, delete the file... */
+  readonly cleanup: () => Promise<void>;
+}
+
+/**
+ * Registers the contract suite for a store. `makeStore` runs before each test and should return a
+ * fresh store; the suite calls `store.init?.()` itself, then `store.close?.()` and `cleanup()` after
+ * the test. Tests use their own random IDs and only look at the accounts they created, so a shared,
+ * non-empty database also works. `watch` tests run only when the store has `watch`.
+ *
+ * @example
+ * ```ts
+ * import { describeAccountStore } from 'express-service-accounts/testing'
+ *
+ * describeAccountStore('RedisAccountStore', async () => {
+ *   const store = new RedisAccountStore({ url: process.env.REDIS_URL, prefix: `test:${Date.now()}:` })
+ *   return { store, cleanup: () => flushPrefix(store) }
+ * })
+ * ```
+ */
+export function describeAccountStore(name: string, makeStore: () => Promise<AccountStoreFixture>): void {
+  describe(`${name} (AccountStore contract)`, () => {
+    let store: AccountStore;
+    let fixture: AccountStoreFixture | undefined;
+    const ids = new IdFactory();
+
+    beforeEach(async () => {
+      fixture = await makeStore();
+      store = fixture.store;
+      await store.init?.();
+    });
+
+    afterEach(async () => {
+      const current = fixture;
+      fixture = undefined; // a failed makeStore() must not close the previous store twice
+      if (!current) return;
+      try {
+        await current.store.close?.();
+      } finally {
+        await current.cleanup();
+      }
+    });
+
+    it('createAccount stores every field and returns the account as findAccount does', async () => {
+      const input = ids.account({ scopes: ['jobs:write', 'candidates:read', 'activity:read'] });
+      const created = await store.createAccount(input);
+      const expected = {
+        clientId: input.clientId,
+        name: input.name,
+        clientAccountId: input.clientAccountId,
+        scopes: ['jobs:write', 'candidates:read', 'activity:read'],
+        enabled: true,
+        createdAt: input.createdAt,
+        secrets: [{ ...input.secret, lastUsedAt: null, revokedAt: null }],
+      };
+      expect(created).toEqual(expected);
+      const found = await store.findAccount(input.clientId);
+      expect(found).toEqual(expected);
+      expect(found?.createdAt).toBeInstanceOf(Date);
+      expect(found?.createdAt.getTime()).toBe(input.createdAt.getTime());
+      expect(found?.secrets[0]?.createdAt).toBeInstanceOf(Date);
+      expect(found?.secrets[0]?.createdAt.getTime()).toBe(input.secret.createdAt.getTime());
+    });
+
+    it('createAccount keeps a null client account ID and empty scopes', async () => {
+      const input = ids.account({ clientAccountId: null, scopes: [] });
+      await store.createAccount(input);
+      const found = await store.findAccount(input.clientId);
+      expect(found?.clientAccountId).toBeNull();
+      expect(found?.scopes).toEqual([]);
+    });
+
+    it('createAccount rejects an existing client ID and keeps the first account', async () => {
+      const first = ids.account();
+      await store.createAccount(first);
+      const duplicate = { ...ids.account(), clientId: first.clientId };
+      await expect(store.createAccount(duplicate)).rejects.toBeDefined();
+      const found = await store.findAccount(first.clientId);
+      expect(found?.name).toBe(first.name);
+      expect(found?.secrets.map((s) => s.id)).toEqual([first.secret.id]);
+    });
+
+    it('findAccount resolves undefined for an unknown client ID', async () => {
+      expect(await store.findAccount(ids.clientId())).toBeUndefined();
+    });
+
+    it('listAccounts returns every account oldest first, each with its secrets oldest first', async () => {
+      const a = await store.createAccount(ids.account());
+      const b = await store.createAccount(ids.account());
+      const extra = ids.secret();
+      await store.addSecret(a.clientId, extra);
+      const c = await store.createAccount(ids.account());
+      const mine = (await store.listAccounts()).filter((x) => [a, b, c].some((y) => y.clientId === x.clientId));
+      expect(mine.map((x) => x.clientId)).toEqual([a.clientId, b.clientId, c.clientId]);
+      expect(mine[0]?.secrets.map((s) => s.id)).toEqual([a.secrets[0]?.id, extra.id]);
+      expect(mine[1]).toEqual(b);
+    });
+
+    it('setAccountEnabled disables and re-enables, returning the updated account', async () => {
+      const account = await store.createAccount(ids.account());
+      const disabled = await store.setAccountEnabled(account.clientId, false);
+      expect(disabled).toEqual({ ...account, enabled: false });
+      expect((await store.findAccount(account.clientId))?.enabled).toBe(false);
+      const enabled = await store.setAccountEnabled(account.clientId, true);
+      expect(enabled).toEqual(account);
+      expect((await store.findAccount(account.clientId))?.enabled).toBe(true);
+    });
+
+    it('setAccountEnabled resolves undefined for an unknown client ID', async () => {
+      const clientId = ids.clientId();
+      expect(await store.setAccountEnabled(clientId, false)).toBeUndefined();
+      expect(await store.findAccount(clientId)).toBeUndefined();
+    });
+
+    it('addSecret stores the secret after the existing ones and returns it', async () => {
+      const account = await store.createAccount(ids.account());
+      const secret = ids.secret();
+      const added = await store.addSecret(account.clientId, secret);
+      const expected = { ...secret, lastUsedAt: null, revokedAt: null };
+      expect(added).toEqual(expected);
+      const found = await store.findAccount(account.clientId);
+      expect(found?.secrets).toEqual([...account.secrets, expected]);
+    });
+
+    it('addSecret resolves undefined for an unknown client ID and creates nothing', async () => {
+      const clientId = ids.clientId();
+      expect(await store.addSecret(clientId, ids.secret())).toBeUndefined();
+      expect(await store.findAccount(clientId)).toBeUndefined();
+    });
+
+    it('revokeSecret sets revokedAt on that secret only', async () => {
+      const account = await store.createAccount(ids.account());
+      const other = ids.secret();
+      await store.addSecret(account.clientId, other);
+      const target = account.secrets[0];
+      const at = ids.time();
+      const revoked = await store.revokeSecret(account.clientId, target?.id ?? '', at);
+      expect(revoked).toEqual({ ...target, revokedAt: at });
+      const found = await store.findAccount(account.clientId);
+      expect(found?.secrets[0]?.revokedAt?.getTime()).toBe(at.getTime());
+      expect(found?.secrets[1]?.revokedAt).toBeNull();
+    });
+
+    it('revokeSecret on a revoked secret keeps the first revokedAt', async () => {
+      const account = await store.createAccount(ids.account());
+      const secretId = account.secrets[0]?.id ?? '';
+      const first = ids.time();
+      await store.revokeSecret(account.clientId, secretId, first);
+      const again = await store.revokeSecret(account.clientId, secretId, ids.time());
+      expect(again?.revokedAt?.getTime()).toBe(first.getTime());
+      const found = await store.findAccount(account.clientId);
+      expect(found?.secrets[0]?.revokedAt?.getTime()).toBe(first.getTime());
+    });
+
+    it('revokeSecret resolves undefined for an unknown account, an unknown secret, or a secret of another account', async () => {
+      const a = await store.createAccount(ids.account());
+      const b = await store.createAccount(ids.account());
+      const secretOfA = a.secrets[0]?.id ?? '';
+      expect(await store.revokeSecret(ids.clientId(), secretOfA, ids.time())).toBeUndefined();
+      expect(await store.revokeSecret(a.clientId, ids.secretId(), ids.time())).toBeUndefined();
+      expect(await store.revokeSecret(b.clientId, secretOfA, ids.time())).toBeUndefined();
+      expect((await store.findAccount(a.clientId))?.secrets[0]?.revokedAt).toBeNull();
+      expect(await store.findAccount(b.clientId)).toEqual(b);
+    });
+
+    it('recordSecretUse sets lastUsedAt of that secret only', async () => {
+      const account = await store.createAccount(ids.account());
+      const other = ids.secret();
+      await store.addSecret(account.clientId, other);
+      const bystander = await store.createAccount(ids.account());
+      const secretId = account.secrets[0]?.id ?? '';
+      const first = ids.time();
+      await store.recordSecretUse(account.clientId, secretId, first);
+      let found = await store.findAccount(account.clientId);
+      expect(found?.secrets[0]?.lastUsedAt).toBeInstanceOf(Date);
+      expect(found?.secrets[0]?.lastUsedAt?.getTime()).toBe(first.getTime());
+      expect(found?.secrets[0]?.revokedAt).toBeNull();
+      expect(found?.secrets[1]?.lastUsedAt).toBeNull();
+      expect(await store.findAccount(bystander.clientId)).toEqual(bystander);
+      const later = ids.time();
+      await store.recordSecretUse(account.clientId, secretId, later);
+      found = await store.findAccount(account.clientId);
+      expect(found?.secrets[0]?.lastUsedAt?.getTime()).toBe(later.getTime());
+    });
+
+    it('returns copies: mutating a returned record does not change the store', async () => {
+      const input = ids.account({ scopes: ['jobs:write'] });
+      const created = await store.createAccount(input);
+      mutable(created.scopes).push('admin');
+      mutable(created.secrets).pop();
+      const found = await store.findAccount(input.clientId);
+      if (!found) throw new Error('account not found');
+      mutable(found.scopes).length = 0;
+      mutable(found.secrets).push({ ...ids.secret(), lastUsedAt: null, revokedAt: null });
+      const listed = await store.listAccounts();
+      listed.length = 0;
+      const again = await store.findAccount(input.clientId);
+      expect(again?.scopes).toEqual(['jobs:write']);
+      expect(again?.secrets.map((s) => s.id)).toEqual([input.secret.id]);
+      expect((await store.listAccounts()).some((a) => a.clientId === input.clientId)).toBe(true);
+    });
+
+    describe('watch', () => {
+      it('calls the listener with the client ID after each change', async (context) => {
+        if (!store.watch) return context.skip();
+        const calls: string[] = [];
+        const stop = await store.watch((clientId) => calls.push(clientId));
+        try {
+          const input = ids.account();
+          const count = (): number => calls.filter((id) => id === input.clientId).length;
+          // A store may call more than once per change; each change must bring at least one call.
+          await store.createAccount(input);
+          await waitFor(() => count() >= 1, 'createAccount');
+          const secret = ids.secret();
+          await store.addSecret(input.clientId, secret);
+          await waitFor(() => count() >= 2, 'addSecret');
+          await store.revokeSecret(input.clientId, secret.id, ids.time());
+          await waitFor(() => count() >= 3, 'revokeSecret');
+          await store.setAccountEnabled(input.clientId, false);
+          await waitFor(() => count() >= 4, 'setAccountEnabled');
+        } finally {
+          await stop();
+        }
+      });
+
+      it('stops calling a listener once its unsubscribe function resolved', async (context) => {
+        if (!store.watch) return context.skip();
+        const stopped: string[] = [];
+        const live: string[] = [];
+        const stop = await store.watch((clientId) => stopped.push(clientId));
+        const stopLive = await store.watch((clientId) => live.push(clientId));
+        try {
+          await stop();
+          const a = await store.createAccount(ids.account());
+          await waitFor(() => live.includes(a.clientId), 'createAccount seen by the other listener');
+          const b = await store.createAccount(ids.account());
+          await waitFor(() => live.includes(b.clientId), 'second createAccount seen by the other listener');
+          expect(stopped.filter((id) => id === a.clientId || id === b.clientId)).toEqual([]);
+        } finally {
+          await stopLive();
+        }
+      });
+    });
+  });
+}
+
+/** Records are readonly by type; the copy test mutates them on purpose. */
+function mutable<T>(array: readonly T[]): T[] {
+  return array as T[];
+}

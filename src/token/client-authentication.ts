@@ -1,0 +1,133 @@
+/**
+ * @module client-authentication
+ * Authenticates the client of a token request with passport (an instance of our own, never the
+ * host's global one): passport-http for HTTP Basic, passport-oauth2-client-password for the body.
+ * Credentials come from the guards' {@link TokenRequest}, already decoded per RFC 6749 App. B.
+ *
+ * Unknown client, wrong secret, revoked secret and disabled account give one error, one message and
+ * one timing path: exactly one bcrypt compare each (against a dummy hash when nothing matches).
+ */
+import { Passport } from 'passport';
+import { BasicStrategy } from 'passport-http';
+import { Strategy as ClientPasswordStrategy } from 'passport-oauth2-client-password';
+import type { IncomingMessage } from 'node:http';
+import { formatChallenge } from '../challenge.js';
+import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure } from '../errors.js';
+import type { AccountRecord, SecretRecord } from '../store/account-store.js';
+import { parseSecret } from '../secrets/generate-credentials.js';
+import { redactSecrets } from '../secrets/redact-secrets.js';
+import type { Runtime } from '../runtime.js';
+import { getTokenRequest, type Middleware, type TokenHttpRequest } from './token-request.js';
+
+/** The authenticated client, handed to the exchange. */
+export interface AuthenticatedClient {
+  readonly account: AccountRecord;
+  readonly secret: SecretRecord;
+}
+
+/** Where the authenticated client is put for oauth2orize (`userProperty`); never the host's `req.user`. */
+export const CLIENT_PROPERTY = 'serviceAccountClient';
+
+const MAX_CLIENT_ID_LENGTH = 256;
+
+type Outcome = { ok: true; client: AuthenticatedClient } | { ok: false; reason: ClientAuthenticationFailure; account?: AccountRecord };
+
+/** Checks one client ID + secret pair against the store. Throws only on a store failure (→ 503). */
+export async function verifyClientCredentials(runtime: Runtime, clientId: string, secretValue: string): Promise<Outcome> {
+  // A value that fails its own format or checksum cannot be ours: refused before any store or bcrypt work.
+  const parsed = parseSecret(secretValue);
+  if (!parsed || clientId.length > MAX_CLIENT_ID_LENGTH) return { ok: false, reason: 'malformed_credentials' };
+  const account = await runtime.accounts.get(clientId);
+  const secret = account?.secrets.find((s) => s.id === parsed.secretId);
+  const live = account !== undefined && account.enabled && secret !== undefined && secret.revokedAt === null;
+  const matches = await runtime.secrets.verify(secretValue, secret?.hash, live);
+  if (!account) return { ok: false, reason: 'unknown_client' };
+  if (!secret || !matches) return { ok: false, reason: 'wrong_secret', account };
+  if (secret.revokedAt !== null) return { ok: false, reason: 'revoked_secret', account };
+  if (!account.enabled) return { ok: false, reason: 'disabled_account', account };
+  return { ok: true, client: { account, secret } };
+}
+
+function clientAddress(req: TokenHttpRequest): string | undefined {
+  return typeof req.ip === 'string' ? req.ip : req.socket?.remoteAddress;
+}
+
+/**
+ * Returns the client-authentication middleware: failure limiter check, passport, then
+ * `req[CLIENT_PROPERTY]` set on success or 401 `invalid_client` (with a Basic challenge when Basic was used).
+ */
+export function createClientAuthentication(runtime: Runtime): Middleware {
+  const { config, limiter } = runtime;
+  const passport = new Passport();
+  const outcomes = new WeakMap<IncomingMessage, Outcome>();
+
+  const verify = (req: IncomingMessage, done: (err: unknown, user?: AuthenticatedClient | false) => void): void => {
+    const { credentials } = getTokenRequest(req);
+    if (!('secret' in credentials)) {
+      done(null, false);
+      return;
+    }
+    verifyClientCredentials(runtime, credentials.clientId, credentials.secret).then((outcome) => {
+      outcomes.set(req, outcome);
+      done(null, outcome.ok ? outcome.client : false);
+    }, done);
+  };
+  passport.use('basic', new BasicStrategy({ passReqToCallback: true }, (req, _id, _secret, done) => verify(req, done)));
+  passport.use(
+    'oauth2-client-password',
+    new ClientPasswordStrategy({ passReqToCallback: true }, (req, _id, _secret, done) => verify(req, done)),
+  );
+
+  const basicChallenge = formatChallenge('Basic', { realm: config.realm });
+
+  return (req, res, next) => {
+    const { credentials } = getTokenRequest(req);
+    const keys = { clientId: 'clientId' in credentials ? credentials.clientId : undefined, address: clientAddress(req) };
+    // A client that put its secret in the client ID field must not find it in the audit log.
+    const auditedClientId = keys.clientId === undefined ? undefined : redactSecrets(keys.clientId);
+
+    const fail = (reason: ClientAuthenticationFailure, account?: AccountRecord): void => {
+      runtime.audit({
+        type: 'client.authentication_failed',
+        reason,
+        ...(auditedClientId !== undefined ? { clientId: auditedClientId } : {}),
+        ...(account ? { name: account.name } : {}),
+        ...(keys.address !== undefined ? { address: keys.address } : {}),
+      });
+      const error = new InvalidClientError(reason);
+      // RFC 6749 §5.2: a client that used Basic gets a Basic challenge back.
+      if (credentials.method === 'basic') error.headers['WWW-Authenticate'] = basicChallenge;
+      const recorded = limiter ? limiter.recordFailure(keys) : Promise.resolve(0);
+      // A failure that went past the limit (concurrent attempts that all passed the check) is a 429 too.
+      recorded.then((retryAfter) => next(retryAfter > 0 ? new TooManyRequestsError(retryAfter) : error), next);
+    };
+
+    const authenticate = (): void => {
+      if (credentials.method === 'none') return fail('missing_credentials');
+      if (!('secret' in credentials)) return fail('malformed_credentials');
+      const strategy = credentials.method === 'basic' ? 'basic' : 'oauth2-client-password';
+      passport.authenticate(strategy, { session: false }, (err: unknown, client: AuthenticatedClient | false) => {
+        if (err) return next(err);
+        if (!client) {
+          const outcome = outcomes.get(req);
+          return fail(outcome && !outcome.ok ? outcome.reason : 'malformed_credentials', outcome && !outcome.ok ? outcome.account : undefined);
+        }
+        runtime.secretUse.record(client.account.clientId, client.secret.id, config.now());
+        (req as Record<string, unknown>)[CLIENT_PROPERTY] = client;
+        next();
+      })(req, res, next);
+    };
+
+    if (!limiter) return authenticate();
+    limiter.check(keys).then((retryAfter) => {
+      if (retryAfter <= 0) return authenticate();
+      runtime.audit({
+        type: 'client.authentication_failed',
+        reason: 'rate_limited',
+        ...(auditedClientId !== undefined ? { clientId: auditedClientId } : {}),
+        ...(keys.address !== undefined ? { address: keys.address } : {}),
+      });
+      next(new TooManyRequestsError(retryAfter));
+    }, next);
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * @module client-credentials-exchange
+ * The RFC 6749 §4.4 exchange run by oauth2orize: checks `grant_type` and the requested scope, then
+ * issues an RFC 9068 access token. oauth2orize's own statuses (501 for an unknown grant type, 403 for
+ * `invalid_grant`) never reach the client: the grant type is checked here first (SPEC §4.1 rule 1).
+ */
+import oauth2orize from 'oauth2orize';
+import { InvalidGrantError, InvalidScopeError } from '../errors.js';
+import { signAccessToken } from '../tokens/access-token.js';
+import type { Runtime } from '../runtime.js';
+import { CLIENT_PROPERTY, type AuthenticatedClient } from './client-authentication.js';
+import { getTokenRequest, type Middleware } from './token-request.js';
+
+/** oauth2orize's issue callback: (err, accessToken, params). */
+type IssueDone = (err: Error | null, accessToken?: string, params?: Record<string, unknown>) => void;
+
+/** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/**
+ * The scopes to grant: an account without scopes is unrestricted and its tokens carry no `scope`
+ * (`undefined`); otherwise the requested scopes must all be allowed, and none requested means all allowed.
+ */
+export function grantScopes(allowed: readonly string[], requested: string | undefined): readonly string[] | undefined {
+  const asked = requested === undefined ? [] : requested.split(' ').filter((s) => s !== '');
+  if (requested !== undefined && (asked.length === 0 || !asked.every((s) => SCOPE_TOKEN.test(s)))) {
+    throw new InvalidScopeError('The scope parameter is malformed');
+  }
+  if (allowed.length === 0) return undefined;
+  if (asked.length === 0) return allowed;
+  const notAllowed = asked.filter((s) => !allowed.includes(s));
+  if (notAllowed.length > 0) throw new InvalidScopeError('A requested scope is not allowed for this client');
+  return [...new Set(asked)];
+}
+
+/** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
+export const requireClientCredentialsGrant: Middleware = (req, _res, next) => {
+  const { grantType } = getTokenRequest(req);
+  if (grantType === 'client_credentials') return next();
+  next(
+    new InvalidGrantError(
+      grantType === undefined ? 'The grant_type parameter is missing' : 'Only the client_credentials grant type is supported',
+    ),
+  );
+};
+
+/** Returns oauth2orize's token middleware with the client credentials exchange registered. */
+export function createClientCredentialsExchange(runtime: Runtime): Middleware {
+  const { config } = runtime;
+  const server = oauth2orize.createServer();
+  const requests = new WeakMap<AuthenticatedClient, string | undefined>();
+
+  server.exchange(
+    'client_credentials',
+    oauth2orize.exchange.clientCredentials({ userProperty: CLIENT_PROPERTY }, ((client: AuthenticatedClient, done: IssueDone) => {
+      try {
+        const { account, secret } = client;
+        const scopes = grantScopes(account.scopes, requests.get(client));
+        const now = config.now();
+        const { token, claims } = signAccessToken(config, {
+          clientId: account.clientId,
+          secretId: secret.id,
+          scopes,
+          now,
+          lifetime: config.tokenLifetime,
+        });
+        runtime.audit({
+          type: 'token.issued',
+          clientId: account.clientId,
+          name: account.name,
+          secretId: secret.id,
+          tokenId: claims.jti,
+          scopes: scopes ?? [],
+          expiresAt: new Date(claims.exp * 1000),
+        });
+        done(null, token, { expires_in: config.tokenLifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
+      } catch (err) {
+        done(err as Error);
+      }
+    }) as unknown as (client: unknown, issued: oauth2orize.ExchangeDoneFunction) => void),
+  );
+  const token = server.token() as unknown as Middleware;
+
+  return (req, res, next) => {
+    // The exchange reads the scope we validated, not oauth2orize's own split of req.body.scope.
+    requests.set((req as Record<string, unknown>)[CLIENT_PROPERTY] as AuthenticatedClient, getTokenRequest(req).scope);
+    token(req, res, next);
+  };
+}

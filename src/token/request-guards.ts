@@ -1,0 +1,87 @@
+/**
+ * @module request-guards
+ * Checks every token request before passport and oauth2orize see it: method, browser origin, the
+ * parameters' shape, and how credentials are presented. Parameters are validated here once.
+ */
+import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
+import { parseBasicAuthorization } from './basic-credentials.js';
+import { getRawJson, hasDuplicateTopLevelKeys } from './token-request-body.js';
+import { setTokenRequest, type Middleware, type PresentedCredentials } from './token-request.js';
+
+/** RFC 6749 §5.1: token responses, errors included, must not be cached. */
+export const noStore: Middleware = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Pragma', 'no-cache');
+  next();
+};
+
+/** Only POST reaches the token endpoint (RFC 6749 §3.2); anything else is 405 with `Allow: POST`. */
+export const requirePost: Middleware = (req, _res, next) => {
+  next(req.method === 'POST' ? undefined : new MethodNotAllowedError('POST'));
+};
+
+/**
+ * Refuses requests a browser marks as such (SPEC §1, §5.7: confidential backend clients only).
+ * `Sec-Fetch-Mode` is not used: Node's own fetch sends `Sec-Fetch-Mode: cors` on every request.
+ */
+export function createBrowserGuard(allowBrowserRequests: boolean): Middleware {
+  return (req, _res, next) => {
+    if (!allowBrowserRequests && (req.headers.origin !== undefined || req.headers['sec-fetch-site'] !== undefined)) {
+      next(new InvalidRequestError('The client credentials flow is for backend clients only; browser requests are refused'));
+      return;
+    }
+    next();
+  };
+}
+
+const FIELDS = ['grant_type', 'client_id', 'client_secret', 'scope'] as const;
+type Field = (typeof FIELDS)[number];
+
+function readFields(body: unknown): Record<Field, string | undefined> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InvalidRequestError('The request body must be a set of parameters');
+  }
+  const values = {} as Record<Field, string | undefined>;
+  for (const field of FIELDS) {
+    const value: unknown = Object.prototype.hasOwnProperty.call(body, field) ? (body as Record<string, unknown>)[field] : undefined;
+    if (Array.isArray(value)) throw new InvalidRequestError(`The parameter ${field} is repeated`);
+    if (value !== undefined && typeof value !== 'string') throw new InvalidRequestError(`The parameter ${field} must be a string`);
+    // RFC 6749 §3.2: parameters sent without a value are treated as omitted.
+    values[field] = value === '' ? undefined : value;
+  }
+  return values;
+}
+
+/**
+ * Validates the parameters and the presentation of credentials, then records the {@link TokenRequest}.
+ * RFC 6749 §2.3: a client must not use more than one authentication method in a request.
+ */
+export const validateTokenRequest: Middleware = (req, _res, next) => {
+  try {
+    const raw = getRawJson(req);
+    if (raw !== undefined && hasDuplicateTopLevelKeys(raw)) throw new InvalidRequestError('A parameter is repeated');
+    const fields = readFields(req.body);
+    const basic = parseBasicAuthorization(req.headers.authorization);
+    let credentials: PresentedCredentials;
+    if (basic.kind !== 'absent') {
+      const clashes =
+        fields.client_secret !== undefined ||
+        (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));
+      if (clashes) throw new InvalidRequestError('Send client credentials either in HTTP Basic or in the body, not both');
+      credentials =
+        basic.kind === 'present'
+          ? { method: 'basic', clientId: basic.clientId, secret: basic.secret }
+          : { method: 'basic', malformed: true };
+    } else if (fields.client_id !== undefined && fields.client_secret !== undefined) {
+      credentials = { method: 'body', clientId: fields.client_id, secret: fields.client_secret };
+    } else if (fields.client_id !== undefined || fields.client_secret !== undefined) {
+      credentials = { method: 'body', malformed: true, ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}) };
+    } else {
+      credentials = { method: 'none' };
+    }
+    setTokenRequest(req, { grantType: fields.grant_type, scope: fields.scope, credentials });
+    next();
+  } catch (err) {
+    next(err);
+  }
+};

@@ -1,0 +1,82 @@
+/**
+ * @module token-router
+ * `POST {mount}/token`: body parsers → guards → client authentication → grant check → oauth2orize
+ * exchange → the one error renderer. Framework-free middleware, so the same function mounts in
+ * Express 4 and Express 5 (`app.use('/oauth', tokenRouter)`).
+ */
+import type { ServerResponse } from 'node:http';
+import { sendOAuthError, toOAuthError } from '../errors.js';
+import type { Runtime } from '../runtime.js';
+import { createClientAuthentication } from './client-authentication.js';
+import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
+import { createBrowserGuard, noStore, requirePost, validateTokenRequest } from './request-guards.js';
+import { createTokenBodyParser, isBodyParserError, toBodyError } from './token-request-body.js';
+import type { Middleware, TokenHttpRequest } from './token-request.js';
+
+/** Runs middlewares in order; the first error skips to `onError`. */
+function chain(steps: readonly Middleware[], onError: (err: unknown, req: TokenHttpRequest, res: ServerResponse) => void): Middleware {
+  return (req, res, done) => {
+    let index = 0;
+    const next = (err?: unknown): void => {
+      if (err !== undefined && err !== null) return onError(err, req, res);
+      const step = steps[index++];
+      if (!step) return done();
+      try {
+        step(req, res, next);
+      } catch (e) {
+        onError(e, req, res);
+      }
+    };
+    next();
+  };
+}
+
+/** Only `{mount}/token` (and `{mount}/token/`) is ours; everything else passes to the host. */
+function isTokenPath(url: string | undefined): boolean {
+  const path = (url ?? '').split('?')[0];
+  return path === '/token' || path === '/token/';
+}
+
+/** An error-handling middleware (four arguments, so Express routes errors to it). */
+export type ErrorMiddleware = (err: unknown, req: TokenHttpRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/**
+ * Returns the token endpoint as a pair of middlewares to mount where the host likes. The second one
+ * catches errors raised before us on `{mount}/token`, such as a malformed body rejected by the host's
+ * own global `express.json()`, and renders them as RFC 6749 JSON instead of Express's HTML page.
+ *
+ * @example
+ * ```ts
+ * app.use('/oauth', serviceAccounts.tokenRouter) // serves POST /oauth/token
+ * ```
+ */
+export function createTokenRouter(runtime: Runtime): readonly [Middleware, ErrorMiddleware] {
+  const ready: Middleware = (_req, _res, next) => {
+    runtime.ready().then(() => next(), next);
+  };
+  const render = (err: unknown, _req: TokenHttpRequest, res: ServerResponse): void => sendOAuthError(res, toOAuthError(err));
+  const handle = chain(
+    [
+      noStore,
+      requirePost,
+      createBrowserGuard(runtime.config.allowBrowserRequests),
+      createTokenBodyParser(runtime.config.bodyLimit),
+      validateTokenRequest,
+      ready,
+      createClientAuthentication(runtime),
+      requireClientCredentialsGrant,
+      createClientCredentialsExchange(runtime),
+    ],
+    render,
+  );
+
+  const endpoint: Middleware = (req, res, next) => {
+    if (!isTokenPath(req.url)) return next();
+    handle(req, res, () => next());
+  };
+  const hostErrors: ErrorMiddleware = (err, req, res, next) => {
+    if (!isTokenPath(req.url)) return next(err);
+    noStore(req, res, () => render(isBodyParserError(err) ? toBodyError(err) : err, req, res));
+  };
+  return [endpoint, hostErrors];
+}

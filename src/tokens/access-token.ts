@@ -1,0 +1,118 @@
+/**
+ * @module access-token
+ * RFC 9068 JWT access tokens: signed with the keyring's signer, verified with the key its `kid`
+ * names and that key's own algorithm only. Framework-free.
+ */
+import { randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { InvalidTokenError } from '../errors.js';
+import type { Keyring } from './keyring.js';
+
+/** The claims of an access token. */
+export interface AccessTokenClaims {
+  readonly iss: string;
+  /** The client ID (RFC 9068 §2.2: for client credentials, `sub` is the client). */
+  readonly sub: string;
+  readonly client_id: string;
+  readonly aud: string;
+  readonly iat: number;
+  readonly exp: number;
+  readonly jti: string;
+  /** Granted scopes, space-separated; absent for an unrestricted account. */
+  readonly scope?: string;
+  /** ID of the secret the token was issued against: revoking that secret revokes the token. */
+  readonly secret_id: string;
+}
+
+/** What a token is verified against. */
+export interface TokenVerification {
+  readonly keyring: Keyring;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly clockTolerance: number;
+}
+
+/** Longest token accepted; anything longer is refused before it is parsed. */
+export const MAX_TOKEN_LENGTH = 4096;
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/**
+ * Signs an access token.
+ *
+ * @example
+ * ```ts
+ * const { token, claims } = signAccessToken(config, { clientId, secretId, scopes: ['jobs:write'], now: new Date(), lifetime: 3600 })
+ * ```
+ */
+export function signAccessToken(
+  settings: Pick<TokenVerification, 'keyring' | 'issuer' | 'audience'>,
+  input: { clientId: string; secretId: string; scopes: readonly string[] | undefined; now: Date; lifetime: number },
+): { token: string; claims: AccessTokenClaims } {
+  const iat = Math.floor(input.now.getTime() / 1000);
+  const claims: AccessTokenClaims = {
+    iss: settings.issuer,
+    sub: input.clientId,
+    client_id: input.clientId,
+    aud: settings.audience,
+    iat,
+    exp: iat + input.lifetime,
+    jti: randomUUID(),
+    ...(input.scopes && input.scopes.length > 0 ? { scope: input.scopes.join(' ') } : {}),
+    secret_id: input.secretId,
+  };
+  const { signer } = settings.keyring;
+  const token = jwt.sign(claims, signer.signKey, {
+    algorithm: signer.alg,
+    keyid: signer.kid,
+    header: { alg: signer.alg, typ: 'at+jwt', kid: signer.kid },
+  });
+  return { token, claims };
+}
+
+function isTokenType(typ: unknown): boolean {
+  // RFC 9068 §2.1: "at+jwt"; RFC 7515 §4.1.9 allows the full media type too.
+  return typeof typ === 'string' && /^(application\/)?at\+jwt$/i.test(typ);
+}
+
+/**
+ * Verifies a bearer token and returns its claims.
+ * @throws {InvalidTokenError} `expired` when `exp` has passed (beyond the tolerance), `invalid` for anything else.
+ */
+export function verifyAccessToken(settings: TokenVerification, token: string, now: Date): AccessTokenClaims {
+  if (token.length > MAX_TOKEN_LENGTH || !JWT_SHAPE.test(token)) throw new InvalidTokenError('invalid');
+  const decoded = jwt.decode(token, { complete: true });
+  const header = decoded?.header;
+  if (!header || !isTokenType(header.typ) || typeof header.kid !== 'string') throw new InvalidTokenError('invalid');
+  const key = settings.keyring.keys.get(header.kid);
+  if (!key || header.alg !== key.alg) throw new InvalidTokenError('invalid');
+
+  let payload: unknown;
+  try {
+    payload = jwt.verify(token, key.verifyKey, {
+      algorithms: [key.alg],
+      issuer: settings.issuer,
+      audience: settings.audience,
+      clockTolerance: settings.clockTolerance,
+      clockTimestamp: Math.floor(now.getTime() / 1000),
+    });
+  } catch (err) {
+    throw new InvalidTokenError(err instanceof jwt.TokenExpiredError ? 'expired' : 'invalid', { cause: err });
+  }
+  if (!isAccessTokenClaims(payload)) throw new InvalidTokenError('invalid');
+  return payload;
+}
+
+function isAccessTokenClaims(value: unknown): value is AccessTokenClaims {
+  if (typeof value !== 'object' || value === null) return false;
+  const c = value as Record<string, unknown>;
+  return (
+    typeof c.sub === 'string' &&
+    c.client_id === c.sub &&
+    typeof c.secret_id === 'string' &&
+    typeof c.jti === 'string' &&
+    typeof c.exp === 'number' &&
+    typeof c.iat === 'number' &&
+    (c.scope === undefined || typeof c.scope === 'string')
+  );
+}

@@ -1,0 +1,276 @@
+/**
+ * The `service-accounts` command line, run as a child process (CONTRACT §4): exit codes, the one JSON
+ * document of every command, `--store`/`--json` before and after the command words, the
+ * SERVICE_ACCOUNTS_STORE variable, usage errors and help. A PostgreSQL round runs when POSTGRES_URL is set.
+ */
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SECRET_PATTERN } from '../../src/index.js';
+import { runCli, runCliJson, type CliRun } from '../helpers/run-cli.js';
+
+interface CreatedJson {
+  clientId: string;
+  name: string;
+  clientAccountId: string | null;
+  scopes: string[];
+  secret: { id: string; value: string };
+}
+interface ListedJson {
+  clientId: string;
+  name: string;
+  clientAccountId: string | null;
+  enabled: boolean;
+  scopes: string[];
+  secrets: { id: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }[];
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const STACK_LINE = /^\s+at /m;
+
+/** CONTRACT §4: "1 on a failure (message on stderr, no stack trace)". */
+function expectFailure(run: CliRun, message: RegExp): void {
+  expect(run.code).toBe(1);
+  expect(run.stdout).toBe('');
+  expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(run.stderr).toMatch(message);
+  expect(run.stderr).not.toMatch(STACK_LINE);
+}
+
+/** "2 on a usage error". */
+function expectUsageError(run: CliRun): void {
+  expect(run.code).toBe(2);
+  expect(run.stdout).toBe('');
+  expect(run.stderr).not.toBe('');
+  expect(run.stderr).not.toMatch(STACK_LINE);
+}
+
+let dir: string;
+let store: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sa-cli-'));
+  store = `sqlite:${join(dir, 'cli.db')}`;
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
+  let first: CreatedJson;
+
+  // CONTRACT §4: create --json → {"clientId", "name", "clientAccountId", "scopes": [...], "secret": {"id", "value"}}
+  it('create prints the account and its secret as one JSON document (schema created on first use)', async () => {
+    const run = await runCli(['create', '--name', 'procurement-portal', '--client-account', 'acct-42', '--scope', 'jobs:read jobs:write', '--store', store, '--json']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    first = JSON.parse(run.stdout) as CreatedJson;
+    expect(first).toEqual({
+      clientId: expect.stringMatching(/^esa_/),
+      name: 'procurement-portal',
+      clientAccountId: 'acct-42',
+      scopes: ['jobs:read', 'jobs:write'],
+      secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
+    });
+    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'secret']);
+  });
+
+  it('create without --client-account and --scope gives null and [] (an unrestricted account)', async () => {
+    const created = await runCliJson<CreatedJson>(['--store', store, 'create', '--name', 'compliance-engine']);
+    expect(created.clientAccountId).toBeNull();
+    expect(created.scopes).toEqual([]);
+  });
+
+  // "list shows no secret value and no hash"
+  it('list prints every account with its secrets: IDs and ISO dates only, no value, no hash', async () => {
+    const run = await runCli(['--json', 'list', '--store', store]);
+    expect(run.code).toBe(0);
+    const accounts = JSON.parse(run.stdout) as ListedJson[];
+    const listed = accounts.find((a) => a.clientId === first.clientId);
+    expect(listed).toEqual({
+      clientId: first.clientId,
+      name: 'procurement-portal',
+      clientAccountId: 'acct-42',
+      enabled: true,
+      scopes: ['jobs:read', 'jobs:write'],
+      secrets: [{ id: first.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
+    });
+    expect(accounts.map((a) => a.name).sort()).toEqual(['compliance-engine', 'procurement-portal']);
+    expect(run.stdout).not.toContain(first.secret.value);
+    expect(run.stdout).not.toMatch(SECRET_PATTERN);
+    expect(run.stdout).not.toMatch(/\$2[aby]\$/); // bcrypt hash prefix
+    expect(run.stdout).not.toMatch(/hash/i);
+  });
+
+  // secret add CLIENT_ID → {"id", "value"}
+  it('secret add prints the new secret once; list then shows both secrets', async () => {
+    const added = await runCliJson<{ id: string; value: string }>(['secret', 'add', first.clientId, '--store', store]);
+    expect(added).toEqual({ id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) });
+    expect(added.id).not.toBe(first.secret.id);
+    const accounts = await runCliJson<ListedJson[]>(['list', '--store', store]);
+    expect(accounts.find((a) => a.clientId === first.clientId)?.secrets.map((s) => s.id).sort()).toEqual(
+      [first.secret.id, added.id].sort(),
+    );
+  });
+
+  // secret revoke CLIENT_ID SECRET_ID → {"clientId", "secretId", "revokedAt"}
+  it('secret revoke prints the revocation; list shows revokedAt', async () => {
+    const revoked = await runCliJson<Record<string, unknown>>(['--store', store, 'secret', 'revoke', first.clientId, first.secret.id]);
+    expect(revoked).toEqual({ clientId: first.clientId, secretId: first.secret.id, revokedAt: expect.stringMatching(ISO) });
+    const accounts = await runCliJson<ListedJson[]>(['list', '--store', store]);
+    const secret = accounts.find((a) => a.clientId === first.clientId)?.secrets.find((s) => s.id === first.secret.id);
+    expect(secret?.revokedAt).toBe(revoked.revokedAt);
+  });
+
+  // disable CLIENT_ID / enable CLIENT_ID → {"clientId", "enabled"}
+  it('disable and enable print the account status; list follows', async () => {
+    expect(await runCliJson(['disable', first.clientId, '--store', store])).toEqual({ clientId: first.clientId, enabled: false });
+    let accounts = await runCliJson<ListedJson[]>(['list', '--store', store]);
+    expect(accounts.find((a) => a.clientId === first.clientId)?.enabled).toBe(false);
+    expect(await runCliJson(['--store', store, 'enable', first.clientId])).toEqual({ clientId: first.clientId, enabled: true });
+    accounts = await runCliJson<ListedJson[]>(['list', '--store', store]);
+    expect(accounts.find((a) => a.clientId === first.clientId)?.enabled).toBe(true);
+  });
+
+  it('accepts --store and --json before, between and after the command words', async () => {
+    const placements = [
+      ['--store', store, '--json', 'secret', 'add', first.clientId],
+      ['secret', '--store', store, 'add', '--json', first.clientId],
+      ['secret', 'add', first.clientId, '--json', '--store', store],
+      ['--json', 'secret', 'add', first.clientId, `--store=${store}`],
+    ];
+    for (const args of placements) {
+      const run = await runCli(args);
+      expect(run.code, args.join(' ')).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({ id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) });
+    }
+    // The account now has 5 live secrets, the default maxSecretsPerAccount: one more is a failure (exit 1).
+    expectFailure(await runCli(['secret', 'add', first.clientId, '--store', store, '--json']), /live secrets/);
+  });
+
+  it('reads the store from SERVICE_ACCOUNTS_STORE; --store wins over it', async () => {
+    const fromEnv = await runCliJson<ListedJson[]>(['list'], { env: { SERVICE_ACCOUNTS_STORE: store } });
+    expect(fromEnv.some((a) => a.clientId === first.clientId)).toBe(true);
+    const other = `sqlite:${join(dir, 'other.db')}`;
+    expect(await runCliJson(['list', '--store', other], { env: { SERVICE_ACCOUNTS_STORE: store } })).toEqual([]);
+  });
+
+  it('defaults to sqlite:./.data/service-accounts.db in the working directory', async () => {
+    const cwd = mkdtempSync(join(dir, 'cwd-'));
+    const created = await runCliJson<CreatedJson>(['create', '--name', 'default-store'], { cwd });
+    expect(existsSync(join(cwd, '.data', 'service-accounts.db'))).toBe(true);
+    const accounts = await runCliJson<ListedJson[]>(['list'], { cwd });
+    expect(accounts.map((a) => a.clientId)).toEqual([created.clientId]);
+  });
+
+  it('prints human-readable text without --json, saying a secret is shown once', async () => {
+    const created = await runCli(['create', '--name', 'workflow', '--store', store]);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(SECRET_PATTERN);
+    expect(created.stdout).toMatch(/shown once/i);
+    expect(() => JSON.parse(created.stdout)).toThrow();
+    const listed = await runCli(['list', '--store', store]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('workflow');
+    expect(listed.stdout).toContain(first.clientId);
+    expect(listed.stdout).not.toMatch(SECRET_PATTERN);
+  });
+
+  it('revoking an unknown secret fails with exit 1, a one-line message and no stack', async () => {
+    expectFailure(await runCli(['secret', 'revoke', first.clientId, 'AAAAAAAAAAAAAAAA', '--store', store, '--json']), /no secret/i);
+    expectFailure(await runCli(['secret', 'revoke', first.clientId, 'not-an-id', '--store', store]), /no secret/i);
+  });
+
+  it('an unknown client ID fails with exit 1 for every command that takes one', async () => {
+    for (const args of [['secret', 'add', 'esa_unknown'], ['secret', 'revoke', 'esa_unknown', first.secret.id], ['disable', 'esa_unknown'], ['enable', 'esa_unknown']]) {
+      expectFailure(await runCli([...args, '--store', store, '--json']), /no service account/i);
+    }
+  });
+
+  it('an unreachable store fails with exit 1 and one line that does not echo the password', async () => {
+    const run = await runCli(['list', '--json', '--store', 'postgres://admin:hunter2-secret@127.0.0.1:1/nowhere']);
+    expectFailure(run, /store is unavailable/i);
+    expect(run.stderr).not.toContain('hunter2-secret');
+  });
+
+  it('exits 2 on usage errors', async () => {
+    const cases = [
+      [], // no command
+      ['bogus'],
+      ['list', '--bogus'],
+      ['list', 'extra-argument'],
+      ['create'], // --name missing
+      ['create', '--name'], // --name without its value
+      ['secret'],
+      ['secret', 'add'],
+      ['secret', 'revoke', first.clientId],
+      ['secret', 'bogus', first.clientId],
+      ['disable'],
+      ['enable'],
+      ['--store'],
+      ['list', '--store', 'mysql://localhost/db'],
+    ];
+    const runs = await Promise.all(cases.map((args) => runCli([...args, ...(args.includes('--store') ? [] : ['--store', store])])));
+    runs.forEach((run, i) => {
+      expect(run.code, `service-accounts ${cases[i]!.join(' ')}`).toBe(2);
+      expectUsageError(run);
+    });
+  });
+
+  it('--help works on the program and on every command', async () => {
+    const commands = [[], ['create'], ['list'], ['secret'], ['secret', 'add'], ['secret', 'revoke'], ['disable'], ['enable']];
+    const runs = await Promise.all(commands.map((words) => runCli([...words, '--help'])));
+    runs.forEach((run, i) => {
+      const words = commands[i]!;
+      expect(run.code, words.join(' ')).toBe(0);
+      expect(run.stdout).toContain(`Usage: service-accounts${words.length ? ` ${words.join(' ')}` : ''}`);
+      expect(run.stdout).toContain('--store');
+    });
+  });
+});
+
+const postgresUrl = process.env.POSTGRES_URL;
+
+describe.skipIf(!postgresUrl)('service-accounts CLI on PostgreSQL (POSTGRES_URL)', { timeout: 60_000 }, () => {
+  const schema = `sa_cli_${randomBytes(6).toString('hex')}`;
+  const pgStore = (): string => {
+    const url = new URL(postgresUrl!);
+    url.searchParams.set('schema', schema);
+    return url.toString();
+  };
+
+  afterAll(async () => {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('creates the schema on first use, then create and list round-trip', async () => {
+    const created = await runCliJson<CreatedJson>(['create', '--name', 'pg-portal', '--scope', 'jobs:write', '--store', pgStore()]);
+    expect(created).toEqual({
+      clientId: expect.stringMatching(/^esa_/),
+      name: 'pg-portal',
+      clientAccountId: null,
+      scopes: ['jobs:write'],
+      secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
+    });
+    const run = await runCli(['list', '--json'], { env: { SERVICE_ACCOUNTS_STORE: pgStore() } });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([
+      {
+        clientId: created.clientId,
+        name: 'pg-portal',
+        clientAccountId: null,
+        enabled: true,
+        scopes: ['jobs:write'],
+        secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
+      },
+    ]);
+    expect(run.stdout).not.toContain(created.secret.value);
+  });
+});

@@ -1,0 +1,324 @@
+/**
+ * The example server of CONTRACT §5 and §6, run as child processes: demo provisioning, the token
+ * endpoint by Basic and by body, the protected routes, discovery, restart, a second instance, and
+ * revocation through the CLI reaching every instance within 1 second (on SQLite, and on PostgreSQL
+ * when POSTGRES_URL is set).
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliJson } from '../helpers/run-cli.js';
+import { withLastCharChanged } from '../helpers/tokens.js';
+import {
+  bearer,
+  freePort,
+  getToken,
+  killAllServers,
+  requestToken,
+  runFailingServer,
+  startServer,
+  type DemoCredentials,
+  type ExampleServer,
+} from './example-server.js';
+
+const TIMEOUT = { timeout: 120_000 };
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sa-example-'));
+});
+// Every describe kills what it started when it ends, pass or fail; this is the last safety net.
+afterAll(async () => {
+  await killAllServers();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function json(res: Response): Promise<any> {
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  return res.json();
+}
+
+/**
+ * Polls GET /api/whoami on every server every 50 ms until each refuses `token` (401 invalid_token);
+ * resolves with the time each first refused.
+ */
+async function waitUntilRefused(servers: readonly ExampleServer[], token: string, limitMs = 5000): Promise<number[]> {
+  const refusedAt: (number | undefined)[] = servers.map(() => undefined);
+  const deadline = Date.now() + limitMs;
+  while (refusedAt.some((t) => t === undefined) && Date.now() < deadline) {
+    await Promise.all(
+      servers.map(async (server, i) => {
+        if (refusedAt[i] !== undefined) return;
+        const res = await fetch(`${server.url}/api/whoami`, { headers: bearer(token) });
+        await res.arrayBuffer();
+        if (res.status === 401) {
+          expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+          refusedAt[i] = Date.now();
+        } else expect(res.status).toBe(200);
+      }),
+    );
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  if (refusedAt.some((t) => t === undefined)) throw new Error(`a server still accepts the revoked token after ${limitMs} ms`);
+  return refusedAt as number[];
+}
+
+/** Revokes the demo secret through the CLI and measures how long until every server refuses `token`. */
+async function revokeAndMeasure(label: string, store: string, servers: readonly ExampleServer[], demo: DemoCredentials, token: string) {
+  // Both accept the token first, so each has the account's status cached.
+  for (const server of servers) expect((await fetch(`${server.url}/api/whoami`, { headers: bearer(token) })).status).toBe(200);
+  const secretId = demo.secret.split('_')[1]!;
+  const revoked = await runCliJson<{ revokedAt: string }>(['secret', 'revoke', demo.clientId, secretId, '--store', store]);
+  const cliDone = Date.now();
+  const refusedAt = await waitUntilRefused(servers, token);
+  const fromRevocation = Math.max(...refusedAt) - Date.parse(revoked.revokedAt);
+  const fromCliExit = Math.max(...refusedAt) - cliDone;
+  console.log(
+    `[${label}] revocation propagation: ${fromRevocation} ms after revokedAt (${fromCliExit} ms after the CLI exited; ` +
+      `per server: ${refusedAt.map((t) => t - Date.parse(revoked.revokedAt)).join(', ')} ms; polling every 50 ms)`,
+  );
+  // CONTRACT §3: "A secret revocation ... takes effect on every server sharing the store within 1 second".
+  expect(fromRevocation).toBeLessThan(1000);
+  // And the secret itself no longer gets tokens.
+  for (const server of servers) expect((await requestToken(server.url, demo, 'basic')).status).toBe(401);
+}
+
+describe('example server on SQLite', TIMEOUT, () => {
+  afterAll(killAllServers);
+  let store: string;
+  let port: number;
+  let demo: DemoCredentials;
+  let token: string;
+  let first: ExampleServer;
+
+  beforeAll(async () => {
+    store = `sqlite:${join(dir, 'example.db')}`;
+    port = await freePort();
+    first = await startServer({ PORT: String(port), SERVICE_ACCOUNTS_STORE: store });
+  });
+
+  // CONTRACT §5: "prints the URL it listens on once it is ready, and on a store with no account
+  // provisions a demo account and prints its client ID and secret once"
+  it('prints its URL and the demo account it provisioned', () => {
+    expect(first.url).toBe(`http://localhost:${port}`);
+    expect(first.demo).toBeDefined();
+    demo = first.demo!;
+    expect(first.output.split(demo.secret).length - 1).toBeGreaterThanOrEqual(1);
+    expect(first.output).toMatch(new RegExp(`curl .*${demo.clientId}.*grant_type=client_credentials.*/oauth/token`));
+  });
+
+  // "when absent with a SQLite store, one is generated once and kept, readable by its owner only,
+  // in the folder of the SQLite file"
+  it('generated its signing key beside the SQLite file, mode 0600', () => {
+    expect(statSync(join(dir, 'example.db.signing-key')).mode & 0o777).toBe(0o600);
+  });
+
+  // RFC 6749 §2.3.1: credentials by HTTP Basic or in the request body
+  it('issues tokens with Basic credentials and with body credentials (form and JSON)', async () => {
+    for (const how of ['basic', 'body', 'json'] as const) {
+      const res = await requestToken(first.url, demo, how);
+      expect(res.status, how).toBe(200);
+      const body = await json(res);
+      expect(body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'jobs:read jobs:write' });
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      token = body.access_token;
+    }
+    const wrong = await requestToken(first.url, { ...demo, secret: withLastCharChanged(demo.secret) }, 'basic');
+    expect(wrong.status).toBe(401);
+    expect(await json(wrong)).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+  });
+
+  it('GET /api/whoami returns req.serviceAccount', async () => {
+    const res = await fetch(`${first.url}/api/whoami`, { headers: bearer(token) });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({
+      type: 'service_account',
+      clientId: demo.clientId,
+      name: 'demo-service-account',
+      clientAccountId: null,
+      scopes: ['jobs:read', 'jobs:write'],
+      secretId: demo.secret.split('_')[1],
+      tokenId: expect.any(String),
+    });
+    const anonymous = await fetch(`${first.url}/api/whoami`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]*"$/);
+  });
+
+  // "POST /api/jobs (protected, scope jobs:write when the account has scopes) creates a job attributed to the account's name"
+  it('POST /api/jobs creates a job attributed to the account, and needs jobs:write', async () => {
+    const res = await fetch(`${first.url}/api/jobs`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Senior welder' }),
+    });
+    expect(res.status).toBe(201);
+    expect(await json(res)).toEqual({
+      id: expect.any(String),
+      title: 'Senior welder',
+      createdAt: expect.any(String),
+      createdBy: { type: 'service_account', clientId: demo.clientId, name: 'demo-service-account' },
+    });
+    const readOnly = await getToken(first.url, demo, { scope: 'jobs:read' });
+    const refused = await fetch(`${first.url}/api/jobs`, { method: 'POST', headers: bearer(readOnly) });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toMatch(/error="insufficient_scope".*scope="jobs:write"/);
+  });
+
+  // "GET /api/activity returns the activity history, each entry with actor: {type, clientId, name}"
+  it('GET /api/activity lists the actions, each with its service-account actor', async () => {
+    const res = await fetch(`${first.url}/api/activity`, { headers: bearer(token) });
+    expect(res.status).toBe(200);
+    const entries = (await json(res)) as { action: string; actor: unknown }[];
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) {
+      expect(entry.actor).toEqual({ type: 'service_account', clientId: demo.clientId, name: 'demo-service-account' });
+    }
+    expect(entries.some((e) => e.action === 'job.created')).toBe(true);
+  });
+
+  it('GET /healthz is 200; unknown routes are JSON 404s', async () => {
+    expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+    const missing = await fetch(`${first.url}/no/such/route`);
+    expect(missing.status).toBe(404);
+    expect(await json(missing)).toEqual({ error: expect.any(String), error_description: expect.any(String) });
+    const malformed = await fetch(`${first.url}/api/jobs`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: '{oops' });
+    expect(malformed.status).toBe(400);
+    expect(await json(malformed)).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+  });
+
+  // CONTRACT §6: RFC 8414 metadata; jwks_uri only when signing is asymmetric
+  it('serves RFC 8414 metadata (no jwks_uri with HS256) and no JWK Set', async () => {
+    const res = await fetch(`${first.url}/.well-known/oauth-authorization-server`);
+    expect(res.status).toBe(200);
+    const metadata = await json(res);
+    expect(metadata).toMatchObject({
+      issuer: `http://localhost:${port}`,
+      token_endpoint: `http://localhost:${port}/oauth/token`,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    });
+    expect(metadata).not.toHaveProperty('jwks_uri');
+    const jwks = await fetch(`${first.url}/.well-known/jwks.json`);
+    expect(jwks.status).toBe(404);
+    await json(jwks);
+  });
+
+  // "Tokens it issued stay valid across its own restart"; "a restart ... provisions nothing"
+  it('after a graceful restart on the same store: no new demo account, the old token still works', async () => {
+    expect(await first.stop()).toBe(0);
+    const again = await startServer({ PORT: String(port), SERVICE_ACCOUNTS_STORE: store });
+    expect(again.demo).toBeUndefined();
+    expect(again.output).toMatch(/read from .*example\.db\.signing-key/);
+    expect((await fetch(`${again.url}/api/whoami`, { headers: bearer(token) })).status).toBe(200);
+    expect((await requestToken(again.url, demo, 'body')).status).toBe(200);
+    const accounts = await runCliJson<unknown[]>(['list', '--store', store]);
+    expect(accounts).toHaveLength(1);
+    expect(await again.stop()).toBe(0);
+  });
+});
+
+describe('example server settings', TIMEOUT, () => {
+  afterAll(killAllServers);
+  // CONTRACT §6: ES256 signing publishes jwks_uri and the public keys only
+  it('signs with ES256 from a PEM key, publishes its public JWK Set, honours TTL and failure limit', async () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const server = await startServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'es256.db')}`,
+      TOKEN_SIGNING_KEY: pem,
+      TOKEN_ISSUER: 'https://api.example.test',
+      TOKEN_TTL_SECONDS: '120',
+      TOKEN_FAILURE_LIMIT: '2',
+    });
+    const metadata = await json(await fetch(`${server.url}/.well-known/oauth-authorization-server`));
+    expect(metadata.issuer).toBe('https://api.example.test');
+    expect(metadata.jwks_uri).toBe('https://api.example.test/.well-known/jwks.json');
+    const jwks = await json(await fetch(`${server.url}/.well-known/jwks.json`));
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', kid: expect.any(String) });
+    expect(jwks.keys[0]).not.toHaveProperty('d');
+
+    const demo = server.demo!;
+    const issued = await json(await requestToken(server.url, demo, 'basic'));
+    expect(issued.expires_in).toBe(120);
+    const header = JSON.parse(Buffer.from(issued.access_token.split('.')[0], 'base64url').toString());
+    expect(header).toMatchObject({ alg: 'ES256', typ: 'at+jwt', kid: jwks.keys[0].kid });
+    expect((await fetch(`${server.url}/api/whoami`, { headers: bearer(issued.access_token) })).status).toBe(200);
+
+    // TOKEN_FAILURE_LIMIT=2: two failures get 401, every attempt after them 429
+    const wrong = { ...demo, secret: 'esas_wrong' };
+    expect((await requestToken(server.url, wrong, 'body')).status).toBe(401);
+    expect((await requestToken(server.url, wrong, 'body')).status).toBe(401);
+    const limited = await requestToken(server.url, demo, 'body');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('refuses a TOKEN_SIGNING_KEY shorter than 32 characters with exit code 1', async () => {
+    const { code, output } = await runFailingServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'short.db')}`, TOKEN_SIGNING_KEY: 'too-short' });
+    expect(code).toBe(1);
+    expect(output).toMatch(/TOKEN_SIGNING_KEY must be .*32 characters/);
+    expect(output).not.toMatch(/^\s+at /m);
+  });
+
+  it.skipIf(!process.env.POSTGRES_URL)('refuses to start on PostgreSQL without TOKEN_SIGNING_KEY (exit 1, clear message)', async () => {
+    const { code, output } = await runFailingServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: process.env.POSTGRES_URL });
+    expect(code).toBe(1);
+    expect(output).toMatch(/TOKEN_SIGNING_KEY is required with a PostgreSQL store/);
+    expect(output).not.toMatch(/Listening on/);
+  });
+});
+
+describe('two example servers sharing one SQLite store', TIMEOUT, () => {
+  afterAll(killAllServers);
+  it('provision one demo account between them, share tokens, and both refuse a revoked secret within 1 s', async () => {
+    const store = `sqlite:${join(dir, 'shared.db')}`;
+    const env = { PORT: '0', SERVICE_ACCOUNTS_STORE: store, TOKEN_ISSUER: 'http://api.shared.test' };
+    // Started together on an empty store: exactly one provisions the demo account.
+    const servers = await Promise.all([startServer(env), startServer(env)]);
+    const demos = servers.map((s) => s.demo).filter((d) => d !== undefined);
+    expect(demos).toHaveLength(1);
+    expect(await runCliJson<unknown[]>(['list', '--store', store])).toHaveLength(1);
+    const demo = demos[0]!;
+    const token = await getToken(servers[0]!.url, demo);
+    await revokeAndMeasure('SQLite', store, servers, demo, token);
+  });
+});
+
+const postgresUrl = process.env.POSTGRES_URL;
+
+describe.skipIf(!postgresUrl)('two example servers sharing one PostgreSQL store (POSTGRES_URL)', TIMEOUT, () => {
+  afterAll(killAllServers);
+  const schema = `sa_example_${randomBytes(6).toString('hex')}`;
+  afterAll(async () => {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('share tokens and both refuse a revoked secret within 1 s', async () => {
+    const url = new URL(postgresUrl!);
+    url.searchParams.set('schema', schema);
+    const store = url.toString();
+    const env = { PORT: '0', SERVICE_ACCOUNTS_STORE: store, TOKEN_ISSUER: 'http://api.pg.test', TOKEN_SIGNING_KEY: randomBytes(32).toString('base64') };
+    const a = await startServer(env);
+    const b = await startServer(env); // after a: the store has an account, so b provisions nothing
+    expect(a.demo).toBeDefined();
+    expect(b.demo).toBeUndefined();
+    const token = await getToken(a.url, a.demo!);
+    expect((await fetch(`${b.url}/api/whoami`, { headers: bearer(token) })).status).toBe(200);
+    await revokeAndMeasure('PostgreSQL', store, [a, b], a.demo!, token);
+    expect(await a.stop()).toBe(0);
+    expect(await b.stop()).toBe(0);
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * Shared pieces of the fuzz suites: the seed (env FUZZ_SEED, printed on failure with fast-check's
+ * own `seed` and `path`), batched runs that check the server still serves after each batch, header
+ * sanitising for Node's HTTP client, and a request counter for the 10,000-request floor.
+ */
+import fc from 'fast-check';
+
+/** The base seed of this run: FUZZ_SEED, or a fresh one. */
+export const FUZZ_SEED: number = (() => {
+  const fromEnv = process.env.FUZZ_SEED;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    const n = Number(fromEnv);
+    if (!Number.isInteger(n)) throw new Error(`FUZZ_SEED must be an integer, got ${fromEnv}`);
+    return n;
+  }
+  return (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+})();
+
+/** Requests sent by the fuzz suites of this process (the report checks the 10,000 floor). */
+export const fuzzCounter = { requests: 0, statuses: {} as Record<number, number> };
+
+/** Counts one fuzz request and its status. */
+export function countResponse(status: number): void {
+  fuzzCounter.requests++;
+  fuzzCounter.statuses[status] = (fuzzCounter.statuses[status] ?? 0) + 1;
+}
+
+/**
+ * Runs `property` in `batches` of `runsPerBatch`, calling `afterBatch` (a valid request that must
+ * succeed) after each. A failure names FUZZ_SEED and fast-check's own seed and counterexample path.
+ */
+export async function runBatches<T>(
+  name: string,
+  arbitrary: fc.Arbitrary<T>,
+  predicate: (value: T) => Promise<void>,
+  options: { batches: number; runsPerBatch: number; afterBatch: () => Promise<void> },
+): Promise<void> {
+  for (let batch = 0; batch < options.batches; batch++) {
+    const seed = (FUZZ_SEED + batch * 7919) | 0;
+    try {
+      await fc.assert(fc.asyncProperty(arbitrary, predicate), { seed, numRuns: options.runsPerBatch, endOnFailure: true });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new Error(`${name} failed: rerun with FUZZ_SEED=${FUZZ_SEED} (batch ${batch}, fast-check seed ${seed}).\n${message}`, { cause: err });
+    }
+    await options.afterBatch();
+  }
+}
+
+/** Node's HTTP client refuses header values outside tab, 0x20-0x7e and 0x80-0xff: keep the rest as latin1 bytes. */
+export function headerValue(text: string): string {
+  return Buffer.from(text, 'utf8')
+    .toString('latin1')
+    .replace(/[^\t\x20-\x7e\x80-\xff]/g, '')
+    .slice(0, 8000);
+}
+
+/** Strings that stress parsers: unicode, prototype keys, encodings, separators. */
+export const nastyString: fc.Arbitrary<string> = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'grapheme' }),
+  fc.string({ unit: 'binary' }),
+  fc.constantFrom(
+    '__proto__',
+    'constructor',
+    'prototype',
+    'toString',
+    'hasOwnProperty',
+    '',
+    ' ',
+    '\u0000',
+    '%00',
+    '%E0%A4%A',
+    '%',
+    '+',
+    '&',
+    '=',
+    ':',
+    '\\',
+    '"',
+    '\ud800',
+    '\u202e',
+    '💥',
+    'client_credentials',
+    'esa_',
+    'esas_',
+    'Basic',
+    'Bearer',
+    'null',
+    '[]',
+    '{}',
+  ),
+  fc.string({ unit: 'grapheme', maxLength: 200 }).map((s) => s.repeat(50)),
+);
+
+/** encodeURIComponent that survives lone surrogates (they become U+FFFD, as a browser would send them). */
+export function encode(text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '\ufffd'));
+  }
+}

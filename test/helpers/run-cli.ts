@@ -1,0 +1,44 @@
+/**
+ * Spawns the `service-accounts` CLI from its TypeScript source through tsx, so the tests need no
+ * build step (the packaging tests run the built bin).
+ */
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '..', '..');
+export const TSX = resolve(ROOT, 'node_modules', '.bin', 'tsx');
+export const CLI_MAIN = resolve(ROOT, 'src', 'cli', 'main.ts');
+
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CliRunOptions {
+  /** Extra environment; SERVICE_ACCOUNTS_STORE is removed from the inherited one unless given here. */
+  readonly env?: Record<string, string | undefined>;
+  readonly cwd?: string;
+}
+
+/** Runs the CLI with `args` and resolves with its exit code and output (never rejects on a non-zero exit). */
+export function runCli(args: readonly string[], options: CliRunOptions = {}): Promise<CliRun> {
+  const env: NodeJS.ProcessEnv = { ...process.env, SERVICE_ACCOUNTS_STORE: undefined, ...options.env };
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  return new Promise((done, fail) => {
+    execFile(TSX, [CLI_MAIN, ...args], { env, cwd: options.cwd ?? ROOT, timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== 'number') {
+        fail(error);
+        return;
+      }
+      done({ code: error ? (error.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Runs the CLI with `--json` appended and parses its stdout as one JSON document; fails on a non-zero exit. */
+export async function runCliJson<T = unknown>(args: readonly string[], options: CliRunOptions = {}): Promise<T> {
+  const run = await runCli([...args, '--json'], options);
+  if (run.code !== 0) throw new Error(`service-accounts ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout) as T;
+}

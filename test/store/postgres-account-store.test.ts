@@ -1,0 +1,226 @@
+/**
+ * @module postgres-account-store.test
+ * The PostgreSQL store (needs POSTGRES_URL; skipped without it unless CI=true): the contract suite, plus
+ * migrations, concurrent start-up, LISTEN/poll delivery and schema quoting. Each store uses a fresh schema, dropped afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  ALL_ACCOUNTS,
+  createPostgresAccountStore,
+  LATEST_SCHEMA_VERSION,
+  notificationChannel,
+  type PostgresAccountStoreOptions,
+  type SqlAccountStore,
+} from '../../src/sql/index.js';
+import { describeAccountStore } from '../../src/testing/index.js';
+import { newAccount, runInitWorkers, waitFor } from './helpers.js';
+
+const url = process.env.POSTGRES_URL;
+
+if (!url) {
+  if (process.env.CI === 'true') {
+    // In CI the PostgreSQL store must be tested: a missing URL is a failure, not a skip.
+    describe('PostgreSQL account store', () => {
+      it('needs POSTGRES_URL in CI', () => {
+        throw new Error('CI=true but POSTGRES_URL is not set: the PostgreSQL store tests cannot run');
+      });
+    });
+  } else {
+    console.warn('POSTGRES_URL not set: PostgreSQL store tests skipped');
+    describe.skip('PostgreSQL account store (set POSTGRES_URL to run)', () => {
+      it('is skipped', () => {});
+    });
+  }
+} else {
+  describePostgres(url);
+}
+
+function describePostgres(connectionString: string): void {
+  // Every store gets a fresh schema, dropped when its test ends (and again at the end, to be sure).
+  const admin = new Pool({ connectionString, max: 2 });
+  const schemas = new Set<string>();
+  function newSchema(prefix = 'esa_test_'): string {
+    const schema = `${prefix}${randomBytes(6).toString('hex')}`;
+    schemas.add(schema);
+    return schema;
+  }
+  async function dropSchema(schema: string): Promise<void> {
+    await admin.query(`drop schema if exists ${quote(schema)} cascade`);
+    schemas.delete(schema);
+  }
+  afterAll(async () => {
+    try {
+      for (const schema of [...schemas]) await dropSchema(schema);
+    } finally {
+      await admin.end();
+    }
+  });
+
+  describeAccountStore('SqlAccountStore (PostgreSQL)', async () => {
+    const schema = newSchema();
+    return { store: createPostgresAccountStore({ connectionString, schema }), cleanup: () => dropSchema(schema) };
+  });
+
+  describe('PostgreSQL account store', () => {
+    const opened: SqlAccountStore[] = [];
+    function open(schema: string, options: Partial<PostgresAccountStoreOptions> = {}): SqlAccountStore {
+      const store = createPostgresAccountStore({ connectionString, schema, ...options });
+      opened.push(store);
+      return store;
+    }
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((store) => store.close()));
+    });
+
+    async function migrationCount(schema: string): Promise<number> {
+      const result = await admin.query<{ n: string }>(`select count(*) as n from ${quote(schema)}.account_store_migrations`);
+      return Number(result.rows[0]?.n);
+    }
+
+    it('runs migrations once: init again, and init of a second store on the same schema, change nothing', async () => {
+      const schema = newSchema();
+      const first = open(schema);
+      await first.init();
+      const account = await first.createAccount(newAccount());
+      await first.init();
+      const second = open(schema);
+      await second.init();
+      expect(await second.findAccount(account.clientId)).toEqual(account);
+      expect(await migrationCount(schema)).toBe(LATEST_SCHEMA_VERSION);
+    });
+
+    it('concurrent init() of several stores on a fresh schema all succeed', async () => {
+      const schema = newSchema();
+      const stores = [open(schema), open(schema), open(schema), open(schema)];
+      await Promise.all(stores.map((store) => store.init()));
+      await Promise.all(stores.map((store) => store.createAccount(newAccount())));
+      expect(await stores[0]?.listAccounts()).toHaveLength(4);
+      expect(await migrationCount(schema)).toBe(LATEST_SCHEMA_VERSION);
+    });
+
+    it('two processes initialising the same fresh schema at once both succeed', async () => {
+      const schema = newSchema();
+      const storeUrl = new URL(connectionString);
+      storeUrl.searchParams.set('schema', schema);
+      const clientIds = ['svc_worker_one', 'svc_worker_two', 'svc_worker_three'];
+      const results = await runInitWorkers(storeUrl.toString(), clientIds);
+      for (const result of results) expect(result, result.stderr).toMatchObject({ code: 0, stdout: 'ok\n' });
+      expect((await open(schema).listAccounts()).map((a) => a.clientId).sort()).toEqual([...clientIds].sort());
+    });
+
+    it('stores timestamps as BIGINT milliseconds and reads them back as Dates', async () => {
+      const schema = newSchema();
+      const store = open(schema);
+      const input = newAccount(new Date('2025-02-03T04:05:06.789Z'));
+      await store.createAccount(input);
+      const column = await admin.query<{ data_type: string }>(
+        `select data_type from information_schema.columns where table_schema = $1 and table_name = 'accounts' and column_name = 'created_at'`,
+        [schema],
+      );
+      expect(column.rows[0]?.data_type).toBe('bigint');
+      const row = await admin.query<{ created_at: string }>(`select created_at from ${quote(schema)}.accounts`);
+      expect(row.rows[0]?.created_at).toBe('1738555506789'); // pg returns BIGINT as a string...
+      const found = await store.findAccount(input.clientId);
+      expect(found?.createdAt).toEqual(input.createdAt); // ...which the store turns back into a Date
+    });
+
+    it("LISTEN delivers a change made through store A to store B's listener within 1 s, once", async () => {
+      const schema = newSchema();
+      const a = open(schema);
+      const b = open(schema, { pollIntervalMs: 60_000 }); // the poll cannot help: only NOTIFY can be this fast
+      const seen: string[] = [];
+      await b.watch((clientId) => seen.push(clientId));
+      const account = await a.createAccount(newAccount());
+      await waitFor(() => seen.includes(account.clientId), 1000, 'NOTIFY seen by B');
+      await a.setAccountEnabled(account.clientId, false);
+      await waitFor(() => seen.length === 2, 1000, 'second NOTIFY seen by B');
+      expect(seen).toEqual([account.clientId, account.clientId]);
+    });
+
+    it("polling alone delivers a change to store B's listener within 1 s, once", async () => {
+      const schema = newSchema();
+      const a = open(schema);
+      const b = open(schema, { listen: false });
+      const seen: string[] = [];
+      await b.watch((clientId) => seen.push(clientId));
+      const account = await a.createAccount(newAccount());
+      await waitFor(() => seen.includes(account.clientId), 1000, 'poll seen by B');
+      const other = await a.createAccount(newAccount());
+      await waitFor(() => seen.includes(other.clientId), 1000, 'second poll seen by B');
+      expect(seen).toEqual([account.clientId, other.clientId]);
+    });
+
+    it('with LISTEN and polling both on, each change reaches the listener exactly once', async () => {
+      const schema = newSchema();
+      const a = open(schema);
+      const b = open(schema, { pollIntervalMs: 20 });
+      const seen: string[] = [];
+      await b.watch((clientId) => seen.push(clientId));
+      const accounts = [];
+      for (let i = 0; i < 5; i++) accounts.push(await a.createAccount(newAccount()));
+      const last = accounts[4]?.clientId ?? '';
+      await waitFor(() => seen.includes(last), 1000, 'last change seen by B');
+      const witness = await a.createAccount(newAccount()); // a later change, so any repeat of the first five had time to arrive
+      await waitFor(() => seen.includes(witness.clientId), 1000, 'witness seen by B');
+      expect(seen).toEqual([...accounts.map((x) => x.clientId), witness.clientId]);
+    });
+
+    it("reports '*' when the LISTEN connection dies, then listens again", async () => {
+      const schema = newSchema();
+      const errors: unknown[] = [];
+      const a = open(schema);
+      const b = open(schema, { pollIntervalMs: 60_000, onWatchError: (error) => errors.push(error) });
+      const seen: string[] = [];
+      await b.watch((clientId) => seen.push(clientId));
+      const listenQuery = `LISTEN ${quote(notificationChannel(schema))}`;
+      const killed = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where query = $1`, [listenQuery]);
+      expect(killed.rowCount).toBe(1);
+      await waitFor(() => seen.includes(ALL_ACCOUNTS), 1000, "'*' after the connection died");
+      expect(errors.length).toBeGreaterThan(0);
+      // Re-LISTEN happens after a short backoff; changes made from then on arrive by NOTIFY again.
+      const deadline = Date.now() + 3000;
+      let delivered = false;
+      while (!delivered && Date.now() < deadline) {
+        const account = await a.createAccount(newAccount());
+        await waitFor(() => seen.includes(account.clientId), 500, 'NOTIFY after reconnect').then(
+          () => (delivered = true),
+          () => undefined,
+        );
+      }
+      expect(delivered).toBe(true);
+    });
+
+    it('quotes the schema name: a schema with capitals, spaces and quotes works', async () => {
+      const schema = newSchema('Esa "Test" ');
+      const a = open(schema);
+      const b = open(schema, { pollIntervalMs: 60_000 });
+      const seen: string[] = [];
+      await b.watch((clientId) => seen.push(clientId));
+      const account = await a.createAccount(newAccount());
+      expect(await b.findAccount(account.clientId)).toEqual(account);
+      await waitFor(() => seen.includes(account.clientId), 1000, 'NOTIFY on a quoted channel');
+      expect(await migrationCount(schema)).toBe(LATEST_SCHEMA_VERSION);
+    });
+
+    it('close() leaves a pool it was given open', async () => {
+      const schema = newSchema();
+      const pool = new Pool({ connectionString, max: 3 });
+      try {
+        const store = createPostgresAccountStore({ pool, schema });
+        await store.createAccount(newAccount());
+        await store.watch(() => undefined);
+        await store.close();
+        const result = await pool.query<{ one: number }>('select 1 as one');
+        expect(result.rows).toEqual([{ one: 1 }]);
+      } finally {
+        await pool.end();
+      }
+    });
+  });
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}

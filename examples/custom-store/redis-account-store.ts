@@ -1,0 +1,202 @@
+/**
+ * A complete custom AccountStore over Redis, the kind of persistence a host may already run.
+ * Copy it, rename the keys, and prove it with the shared contract suite:
+ *
+ *   import { describeAccountStore } from 'express-service-accounts/testing'
+ *   describeAccountStore('RedisAccountStore', async () => { ... })
+ *
+ * Layout: one JSON document per account under `<prefix>account:<clientId>`, a sorted set
+ * `<prefix>accounts` (score = createdAt) for listing, and a pub/sub channel `<prefix>changes`
+ * that announces every change, so every instance drops its cached status at once (`watch`).
+ */
+import type Redis from 'ioredis';
+import type {
+  AccountChangeListener,
+  AccountRecord,
+  AccountStore,
+  NewAccountRecord,
+  NewSecretRecord,
+  SecretRecord,
+} from 'express-service-accounts';
+
+/** What is stored: dates as epoch milliseconds. */
+interface StoredSecret {
+  id: string;
+  hash: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+interface StoredAccount {
+  clientId: string;
+  name: string;
+  clientAccountId: string | null;
+  scopes: string[];
+  enabled: boolean;
+  createdAt: number;
+  secrets: StoredSecret[];
+}
+
+const toSecret = (s: StoredSecret): SecretRecord => ({
+  id: s.id,
+  hash: s.hash,
+  createdAt: new Date(s.createdAt),
+  lastUsedAt: s.lastUsedAt === null ? null : new Date(s.lastUsedAt),
+  revokedAt: s.revokedAt === null ? null : new Date(s.revokedAt),
+});
+
+const toAccount = (a: StoredAccount): AccountRecord => ({
+  clientId: a.clientId,
+  name: a.name,
+  clientAccountId: a.clientAccountId,
+  scopes: a.scopes,
+  enabled: a.enabled,
+  createdAt: new Date(a.createdAt),
+  secrets: a.secrets.map(toSecret),
+});
+
+const newSecret = (s: NewSecretRecord): StoredSecret => ({
+  id: s.id,
+  hash: s.hash,
+  createdAt: s.createdAt.getTime(),
+  lastUsedAt: null,
+  revokedAt: null,
+});
+
+export interface RedisAccountStoreOptions {
+  /** The host's Redis connection (ioredis). Not closed by the store. */
+  redis: Redis;
+  /** Prefix of every key, e.g. 'myapp:sa:'. */
+  prefix?: string;
+}
+
+export class RedisAccountStore implements AccountStore {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  #subscriber: Redis | undefined;
+
+  constructor(options: RedisAccountStoreOptions) {
+    this.#redis = options.redis;
+    this.#prefix = options.prefix ?? 'service-accounts:';
+  }
+
+  #key(clientId: string): string {
+    return `${this.#prefix}account:${clientId}`;
+  }
+
+  async #read(clientId: string): Promise<StoredAccount | undefined> {
+    const json = await this.#redis.get(this.#key(clientId));
+    return json === null ? undefined : (JSON.parse(json) as StoredAccount);
+  }
+
+  /** Read-modify-write under WATCH/MULTI, retried when another writer got in between. */
+  async #update(clientId: string, change: (account: StoredAccount) => StoredAccount): Promise<StoredAccount | undefined> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const key = this.#key(clientId);
+      await this.#redis.watch(key);
+      const current = await this.#read(clientId);
+      if (!current) {
+        await this.#redis.unwatch();
+        return undefined;
+      }
+      const updated = change(current);
+      const result = await this.#redis.multi().set(key, JSON.stringify(updated)).exec();
+      if (result !== null) return updated;
+    }
+    throw new Error(`RedisAccountStore: too much contention updating ${clientId}`);
+  }
+
+  async #announce(clientId: string): Promise<void> {
+    await this.#redis.publish(`${this.#prefix}changes`, clientId);
+  }
+
+  async createAccount(input: NewAccountRecord): Promise<AccountRecord> {
+    const account: StoredAccount = {
+      clientId: input.clientId,
+      name: input.name,
+      clientAccountId: input.clientAccountId,
+      scopes: [...input.scopes],
+      enabled: true,
+      createdAt: input.createdAt.getTime(),
+      secrets: [newSecret(input.secret)],
+    };
+    // SET NX: creating an existing client ID fails instead of overwriting it.
+    const created = await this.#redis.set(this.#key(input.clientId), JSON.stringify(account), 'NX');
+    if (created !== 'OK') throw new Error(`Account ${input.clientId} already exists`);
+    await this.#redis.zadd(`${this.#prefix}accounts`, account.createdAt, account.clientId);
+    await this.#announce(account.clientId);
+    return toAccount(account);
+  }
+
+  async findAccount(clientId: string): Promise<AccountRecord | undefined> {
+    const account = await this.#read(clientId);
+    return account && toAccount(account);
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    const ids = await this.#redis.zrange(`${this.#prefix}accounts`, 0, -1);
+    if (ids.length === 0) return [];
+    const docs = await this.#redis.mget(ids.map((id) => this.#key(id)));
+    return docs.filter((doc): doc is string => doc !== null).map((doc) => toAccount(JSON.parse(doc) as StoredAccount));
+  }
+
+  async setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {
+    const updated = await this.#update(clientId, (a) => ({ ...a, enabled }));
+    if (updated) await this.#announce(clientId);
+    return updated && toAccount(updated);
+  }
+
+  async addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+    const stored = newSecret(secret);
+    const updated = await this.#update(clientId, (a) => ({ ...a, secrets: [...a.secrets, stored] }));
+    if (!updated) return undefined;
+    await this.#announce(clientId);
+    return toSecret(stored);
+  }
+
+  async revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
+    let revoked: StoredSecret | undefined;
+    await this.#update(clientId, (a) => ({
+      ...a,
+      secrets: a.secrets.map((s) => {
+        if (s.id !== secretId) return s;
+        revoked = { ...s, revokedAt: s.revokedAt ?? at.getTime() };
+        return revoked;
+      }),
+    }));
+    if (!revoked) return undefined;
+    await this.#announce(clientId);
+    return toSecret(revoked);
+  }
+
+  async recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
+    await this.#update(clientId, (a) => ({
+      ...a,
+      secrets: a.secrets.map((s) => (s.id === secretId ? { ...s, lastUsedAt: at.getTime() } : s)),
+    }));
+  }
+
+  async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {
+    // A subscribed connection can do nothing else: use a dedicated duplicate.
+    const subscriber = (this.#subscriber ??= this.#redis.duplicate());
+    const channel = `${this.#prefix}changes`;
+    const onMessage = (from: string, clientId: string): void => {
+      if (from === channel) listener(clientId);
+    };
+    // After a reconnect, messages sent meanwhile are lost: tell the core anything may have changed.
+    const onReady = (): void => listener('*');
+    subscriber.on('message', onMessage);
+    subscriber.on('ready', onReady);
+    await subscriber.subscribe(channel);
+    return async () => {
+      subscriber.off('message', onMessage);
+      subscriber.off('ready', onReady);
+    };
+  }
+
+  async close(): Promise<void> {
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    if (subscriber) await subscriber.quit();
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The runnable example API of CONTRACT §5: `npm start` (or `npx tsx examples/server.ts`).
+ *
+ *   PORT                    where to listen                              (default 3000)
+ *   SERVICE_ACCOUNTS_STORE  sqlite:PATH or postgres://...                (default sqlite:./.data/service-accounts.db)
+ *   TOKEN_TTL_SECONDS       access token lifetime                        (default 3600)
+ *   TOKEN_ISSUER            iss of its tokens, issuer of its metadata    (default http://localhost:PORT)
+ *   TOKEN_FAILURE_LIMIT     failed authentications per client ID and per address per minute before 429; 0 = off (default 10)
+ *   TOKEN_SIGNING_KEY       ≥ 32 characters (HS256) or a PEM EC P-256 private key (ES256);
+ *                           generated once beside a SQLite file when absent; required with PostgreSQL
+ *
+ * It imports only the package's public entry points, as an application would.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServiceAccounts, type AuditEvent, type CreatedAccount, type ServiceAccounts } from 'express-service-accounts';
+import { openAccountStore } from 'express-service-accounts/sql';
+import { ActivityLog, createApp } from './server/app.js';
+import { provisionDemoAccount } from './server/demo-account.js';
+import { readSettings, StartupError } from './server/settings.js';
+import { resolveSigningKey } from './server/signing-key.js';
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, () => {
+      server.off('error', fail);
+      done((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function printDemoAccount(account: CreatedAccount, url: string): void {
+  console.log(
+    [
+      `Provisioned a demo service account "${account.name}" (scopes: ${account.scopes.join(' ')}).`,
+      `  client ID:     ${account.clientId}`,
+      `  client secret: ${account.secret.value}`,
+      'The secret is shown this once and never again: copy it now.',
+      'Get a token:',
+      `  curl -s -u '${account.clientId}:${account.secret.value}' -d grant_type=client_credentials ${url}/oauth/token`,
+      'Then call the API with it:',
+      `  curl -s -H "Authorization: Bearer $TOKEN" ${url}/api/whoami`,
+    ].join('\n'),
+  );
+}
+
+/** One line per audit event, never with a secret (the hook never receives one). */
+function logAudit(event: AuditEvent): void {
+  const { type, at, ...rest } = event;
+  console.log(`audit ${at.toISOString()} ${type} ${JSON.stringify(rest)}`);
+}
+
+async function main(): Promise<void> {
+  const settings = readSettings(process.env);
+  const signingKey = resolveSigningKey(settings.signingKey, settings.store);
+
+  // Listen first so PORT=0 works: the default issuer needs the real port.
+  const server = createServer();
+  const port = await listen(server, settings.port);
+  const url = `http://localhost:${port}`;
+  const issuer = settings.issuer ?? url;
+
+  const activity = new ActivityLog();
+  let sa: ServiceAccounts;
+  try {
+    sa = createServiceAccounts({
+      store: openAccountStore(settings.storeUrl),
+      issuer,
+      signingKeys: [signingKey.key],
+      tokenLifetime: settings.tokenLifetime,
+      failureLimit: settings.failureLimit,
+      onAudit: (event) => {
+        logAudit(event);
+        if (event.type === 'token.issued') {
+          activity.record('token.issued', { type: 'service_account', clientId: event.clientId, name: event.name });
+        }
+      },
+    });
+  } catch (error) {
+    server.close();
+    throw error instanceof TypeError ? new StartupError(error.message) : error;
+  }
+  server.on('request', createApp(sa, issuer, activity));
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: shutting down`);
+    const force = setTimeout(() => server.closeAllConnections(), 5000);
+    force.unref();
+    server.close(() => {
+      void sa.close().finally(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  try {
+    await sa.ready(); // create the schema and start watching for changes before saying we are ready
+    const lockFile = settings.store.kind === 'sqlite' && settings.store.filename !== ':memory:' ? `${settings.store.filename}.provision.lock` : undefined;
+    const demo = await provisionDemoAccount(sa.admin, lockFile);
+    if (demo) printDemoAccount(demo, url);
+  } catch (error) {
+    server.close();
+    await sa.close().catch(() => undefined);
+    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    throw new StartupError(`cannot use the account store: ${error instanceof Error ? error.message : String(error)}${cause}`);
+  }
+
+  console.log(`Signing key: ${signingKey.origin}. Issuer: ${issuer}`);
+  console.log(`Listening on ${url}`);
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof StartupError ? error.message : error instanceof Error ? error.message : String(error);
+  console.error(`error: ${message.split('\n')[0]}`);
+  process.exit(1);
+});

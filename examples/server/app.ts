@@ -1,0 +1,133 @@
+/**
+ * The example API: the token endpoint, protected routes that act as the service account and record
+ * each action against its name, discovery documents, a health check, and JSON for every error.
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
+import type { ServiceAccounts } from 'express-service-accounts';
+
+/** Who did something: the service account, by name (SPEC §1: actions are attributed to its name). */
+export interface Actor {
+  readonly type: 'service_account';
+  readonly clientId: string;
+  readonly name: string;
+}
+
+/** One entry of the activity history. */
+export interface ActivityEntry {
+  readonly id: string;
+  readonly at: string;
+  readonly action: 'job.created' | 'token.issued';
+  readonly actor: Actor;
+  readonly target?: { readonly type: 'job'; readonly id: string };
+}
+
+export interface Job {
+  readonly id: string;
+  readonly title: string;
+  readonly createdAt: string;
+  readonly createdBy: Actor;
+}
+
+/**
+ * The activity history. The example keeps it in this process's memory (the most recent entries):
+ * a real API would write it to its own database.
+ */
+export class ActivityLog {
+  static readonly LIMIT = 1000;
+  readonly #entries: ActivityEntry[] = [];
+
+  record(action: ActivityEntry['action'], actor: Actor, target?: ActivityEntry['target']): ActivityEntry {
+    const entry: ActivityEntry = { id: randomUUID(), at: new Date().toISOString(), action, actor, ...(target && { target }) };
+    this.#entries.push(entry);
+    if (this.#entries.length > ActivityLog.LIMIT) this.#entries.shift();
+    return entry;
+  }
+
+  /** Newest first. */
+  list(): ActivityEntry[] {
+    return [...this.#entries].reverse();
+  }
+}
+
+function actorOf(req: Request): Actor {
+  const principal = req.serviceAccount!; // set by requireBearer()
+  return { type: 'service_account', clientId: principal.clientId, name: principal.name };
+}
+
+function jsonError(status: number, error: string, description: string): { status: number; body: { error: string; error_description: string } } {
+  return { status, body: { error, error_description: description } };
+}
+
+/** Builds the app. `issuer` is the public base URL the discovery documents point to. */
+export function createApp(sa: ServiceAccounts, issuer: string, activity: ActivityLog): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  const base = issuer.replace(/\/+$/, '');
+  const jobs: Job[] = [];
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  // RFC 8414 metadata; jwks_uri only when signing is asymmetric (CONTRACT §6).
+  app.get('/.well-known/oauth-authorization-server', (_req, res) => {
+    res.json(sa.authorizationServerMetadata({ tokenEndpoint: `${base}/oauth/token`, jwksUri: `${base}/.well-known/jwks.json` }));
+  });
+  // Public keys only; with HS256 there is nothing public to publish.
+  app.get('/.well-known/jwks.json', (_req, res) => {
+    if (sa.jwks.keys.length === 0) {
+      const { status, body } = jsonError(404, 'not_found', 'This server signs with a shared key (HS256): it has no public keys');
+      res.status(status).json(body);
+      return;
+    }
+    res.set('Cache-Control', 'public, max-age=300').json(sa.jwks);
+  });
+
+  app.use('/oauth', sa.tokenRouter);
+
+  const api = express.Router();
+  api.get('/whoami', sa.requireBearer(), (req, res) => {
+    res.json(req.serviceAccount);
+  });
+  api.post('/jobs', sa.requireBearer({ scope: 'jobs:write' }), express.json({ limit: '16kb' }), (req, res) => {
+    const title: unknown = (req.body as { title?: unknown } | undefined)?.title ?? 'Untitled job';
+    if (typeof title !== 'string' || title.trim() === '' || title.length > 200) {
+      const { status, body } = jsonError(400, 'invalid_request', 'title must be a string of 1 to 200 characters');
+      res.status(status).json(body);
+      return;
+    }
+    const job: Job = { id: randomUUID(), title: title.trim(), createdAt: new Date().toISOString(), createdBy: actorOf(req) };
+    jobs.push(job);
+    activity.record('job.created', job.createdBy, { type: 'job', id: job.id });
+    res.status(201).location(`/api/jobs/${job.id}`).json(job);
+  });
+  api.get('/jobs', sa.requireBearer({ scope: 'jobs:read' }), (_req, res) => {
+    res.json(jobs);
+  });
+  api.get('/activity', sa.requireBearer(), (_req, res) => {
+    res.json(activity.list());
+  });
+  app.use('/api', api);
+
+  // Never Express's HTML pages: unknown routes and errors answer JSON, without a stack.
+  app.use((req, res) => {
+    const { status, body } = jsonError(404, 'not_found', `No route for ${req.method} ${req.path}`);
+    res.status(status).json(body);
+  });
+  const onError: ErrorRequestHandler = (err: { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown }, _req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const raw = typeof err.status === 'number' ? err.status : typeof err.statusCode === 'number' ? err.statusCode : 500;
+    const { status, body } =
+      raw >= 400 && raw < 500
+        ? jsonError(raw, 'invalid_request', err.expose === true && typeof err.message === 'string' ? err.message : 'Bad request')
+        : jsonError(500, 'server_error', 'Internal server error');
+    if (status === 500) console.error('error:', String(err.message));
+    res.status(status).json(body);
+  };
+  app.use(onError);
+  return app;
+}

@@ -1,0 +1,64 @@
+/**
+ * The example server's settings, read once from the environment (CONTRACT §5). A bad value stops the
+ * server with one clear line and exit code 1.
+ */
+import { parseAccountStoreUrl, type AccountStoreLocation } from 'express-service-accounts/sql';
+
+/** The store used when SERVICE_ACCOUNTS_STORE is not set: the same default as the CLI. */
+export const DEFAULT_STORE_URL = 'sqlite:./.data/service-accounts.db';
+
+/** A setting the operator got wrong: printed as one line, then the server exits 1. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+export interface ServerSettings {
+  /** PORT: where to listen (0 picks a free port). */
+  readonly port: number;
+  /** SERVICE_ACCOUNTS_STORE, parsed. */
+  readonly storeUrl: string;
+  readonly store: AccountStoreLocation;
+  /** TOKEN_TTL_SECONDS. */
+  readonly tokenLifetime: number;
+  /** TOKEN_ISSUER, or undefined to use http://localhost:PORT once the port is known. */
+  readonly issuer: string | undefined;
+  /** TOKEN_FAILURE_LIMIT: failures per client ID and per address per minute; false turns the limit off. */
+  readonly failureLimit: { max: number; windowSeconds: number } | false;
+  /** TOKEN_SIGNING_KEY, as given (parsed by signing-key.ts). */
+  readonly signingKey: string | undefined;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    throw new StartupError(`${name} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/** Reads the settings from `env`; throws {@link StartupError} naming the first bad variable. */
+export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
+  const storeUrl = env.SERVICE_ACCOUNTS_STORE?.trim() || DEFAULT_STORE_URL;
+  let store: AccountStoreLocation;
+  try {
+    store = parseAccountStoreUrl(storeUrl);
+  } catch (error) {
+    throw new StartupError(`SERVICE_ACCOUNTS_STORE: ${(error as Error).message}`);
+  }
+  const failures = integer(env, 'TOKEN_FAILURE_LIMIT', 10, 0, 1_000_000);
+  const issuer = env.TOKEN_ISSUER?.trim() || undefined;
+  if (issuer !== undefined && !/^https?:\/\/[^\s]+$/.test(issuer)) {
+    throw new StartupError('TOKEN_ISSUER must be an http(s) URL, such as https://api.example.com');
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65_535),
+    storeUrl,
+    store,
+    tokenLifetime: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86_400),
+    issuer,
+    failureLimit: failures === 0 ? false : { max: failures, windowSeconds: 60 },
+    signingKey: env.TOKEN_SIGNING_KEY === '' ? undefined : env.TOKEN_SIGNING_KEY,
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * @module cases
+ * The benchmark cases: which server, how it is checked, and the one request each connection repeats.
+ * Every bearer case sends the same `Authorization` header bytes (a token of the library's shape) and
+ * every token case the same Basic header shape and form body, so the servers differ only in their work.
+ */
+import { checkProtected, checkTokenEndpoint, basicAuth, FORM, TOKEN_BODY } from './checks.js';
+import { PROTECTED_PATH, TOKEN_PATH, type ServerConfig, type ServerReady } from './fixtures.js';
+import type { LoadRequest } from './load.js';
+
+export type Group = 'bearer' | 'token';
+
+export interface Case {
+  readonly id: string;
+  readonly label: string;
+  readonly group: Group;
+  /** The group's limit, that the other rows' ratios divide by. */
+  readonly bare?: boolean;
+  /** Needs PostgreSQL. */
+  readonly postgres?: boolean;
+  /** `bench/servers/<server>.ts` */
+  readonly server: string;
+  readonly config: ServerConfig;
+  /** Checks the running server and returns the request to load it with. */
+  prepare(ready: ServerReady): Promise<LoadRequest>;
+}
+
+const bearer = (token: string): LoadRequest => ({ path: PROTECTED_PATH, headers: { authorization: `Bearer ${token}` } });
+const tokenRequest = (client: { clientId: string; secret: string }): LoadRequest => ({
+  path: TOKEN_PATH,
+  method: 'POST',
+  headers: { authorization: basicAuth(client.clientId, client.secret), 'content-type': FORM },
+  body: TOKEN_BODY,
+});
+
+function needClient(ready: ServerReady): { clientId: string; secret: string } {
+  if (!ready.client) throw new Error('server did not report its client');
+  return ready.client;
+}
+
+/** The library server: get a token from its own endpoint, check the bearer route with it. */
+async function libraryBearer(ready: ServerReady): Promise<LoadRequest> {
+  const token = await checkTokenEndpoint(ready.port, needClient(ready));
+  await checkProtected(ready.port, token);
+  return bearer(token);
+}
+
+/**
+ * @param peerToken a token of the library's shape and key, for servers that do not issue their own
+ * @param postgresStoreUrl store URL of a fresh schema for the library-on-PostgreSQL case
+ */
+export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] {
+  const sampleClient = { clientId: 'esa_000000000000000000000000', secret: `esas_${'0'.repeat(16)}_${'0'.repeat(50)}` };
+  return [
+    {
+      id: 'bare',
+      label: 'bare Express (GET, no auth)',
+      group: 'bearer',
+      bare: true,
+      server: 'bare',
+      config: {},
+      prepare: async (ready) => {
+        await checkProtected(ready.port, peerToken, { refuses: false });
+        return bearer(peerToken);
+      },
+    },
+    {
+      id: 'library-memory',
+      label: 'requireBearer, memory store',
+      group: 'bearer',
+      server: 'library',
+      config: { store: 'memory' },
+      prepare: libraryBearer,
+    },
+    {
+      id: 'library-postgres',
+      label: 'requireBearer, PostgreSQL store (watch)',
+      group: 'bearer',
+      postgres: true,
+      server: 'library',
+      config: { store: postgresStoreUrl },
+      prepare: libraryBearer,
+    },
+    {
+      id: 'auth0',
+      label: 'express-oauth2-jwt-bearer (HS256)',
+      group: 'bearer',
+      server: 'auth0',
+      config: {},
+      prepare: async (ready) => {
+        await checkProtected(ready.port, peerToken);
+        return bearer(peerToken);
+      },
+    },
+    {
+      id: 'node-oauth2',
+      label: 'node-oauth2-server authenticate (memory)',
+      group: 'bearer',
+      server: 'node-oauth2',
+      config: { token: peerToken },
+      prepare: async (ready) => {
+        await checkProtected(ready.port, ready.token ?? peerToken);
+        return bearer(ready.token ?? peerToken);
+      },
+    },
+    {
+      id: 'bare-token',
+      label: 'bare Express (POST, fixed token JSON)',
+      group: 'token',
+      bare: true,
+      server: 'bare',
+      config: { token: peerToken },
+      prepare: async (ready) => {
+        await checkTokenEndpoint(ready.port, undefined);
+        return tokenRequest(sampleClient);
+      },
+    },
+    {
+      id: 'bare-token-parsed',
+      label: 'bare Express + urlencoded() (info)',
+      group: 'token',
+      server: 'bare',
+      config: { token: peerToken, parseBody: true },
+      prepare: async (ready) => {
+        await checkTokenEndpoint(ready.port, undefined);
+        return tokenRequest(sampleClient);
+      },
+    },
+    {
+      id: 'library-token',
+      label: 'token endpoint, repeat client (memory)',
+      group: 'token',
+      server: 'library',
+      config: { store: 'memory' },
+      prepare: async (ready) => {
+        await checkTokenEndpoint(ready.port, needClient(ready));
+        return tokenRequest(needClient(ready));
+      },
+    },
+    {
+      id: 'node-oauth2-token',
+      label: 'node-oauth2-server token (plaintext)',
+      group: 'token',
+      server: 'node-oauth2',
+      config: {},
+      prepare: async (ready) => {
+        await checkTokenEndpoint(ready.port, needClient(ready));
+        return tokenRequest(needClient(ready));
+      },
+    },
+  ];
+}

@@ -1,0 +1,51 @@
+/**
+ * @module fixtures
+ * What every benchmark server shares: the HS256 key, issuer and audience, the scope the protected
+ * route needs, and the JSON every route answers, so each server does the same work but its auth.
+ */
+import { createKeyring } from '../../src/tokens/keyring.js';
+import { signAccessToken } from '../../src/tokens/access-token.js';
+
+export const ISSUER = 'https://bench.example';
+export const AUDIENCE = 'https://bench.example/api';
+/** 32+ bytes, as the library requires for HS256 (RFC 7518 §3.2). */
+export const HS256_KEY = 'express-service-accounts-bench-hs256-key-0123456789';
+export const KID = 'bench-hs256';
+export const SCOPE = 'bench:read';
+export const PROTECTED_PATH = '/api/resource';
+export const TOKEN_PATH = '/oauth/token';
+/** The body of the protected route, on every server. */
+export const RESOURCE = Object.freeze({ ok: true, data: 'protected resource' });
+
+/**
+ * A token of exactly the shape the library's token endpoint issues (RFC 9068, `typ: at+jwt`, `kid`),
+ * signed with the library's own signer, for the peers that verify JWTs without knowing our accounts.
+ */
+export function mintAccessToken(clientId = 'esa_benchpeer000000000000000', secretId = 'benchsecret00000'): string {
+  const keyring = createKeyring([{ alg: 'HS256', key: HS256_KEY, kid: KID }], (name, problem) => {
+    throw new TypeError(`${name} ${problem}`);
+  });
+  return signAccessToken(
+    { keyring, issuer: ISSUER, audience: AUDIENCE },
+    { clientId, secretId, scopes: [SCOPE], now: new Date(), lifetime: 3600 },
+  ).token;
+}
+
+/** Configuration a server child receives in `BENCH_SERVER_CONFIG`. */
+export interface ServerConfig {
+  /** Library store: 'memory', a `sqlite:` path or a `postgres://` URL (with `?schema=`). */
+  readonly store?: string;
+  /** An existing client to use instead of creating one (scale runs, where the parent seeded the store). */
+  readonly client?: { readonly clientId: string; readonly secret: string };
+  /** A token to answer with (bare token route) or to accept (node-oauth2-server's in-memory tokens). */
+  readonly token?: string;
+  /** Bare server: read the token request body with `express.urlencoded()` before answering. */
+  readonly parseBody?: boolean;
+}
+
+/** What a server child reports on its `BENCH_READY` line. */
+export interface ServerReady {
+  readonly port: number;
+  readonly client?: { readonly clientId: string; readonly secret: string };
+  readonly token?: string;
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Packaging check: what a user gets from `npm install express-service-accounts`.
+#
+# Packs the package (npm pack runs `prepare`, i.e. the build), installs the tarball with express and
+# better-sqlite3 into a temporary project outside the repository, and there:
+#   1. require()s the CommonJS entry points and import()s the ES module ones, each followed by a real
+#      token round trip over HTTP (memory store from CJS, SQLite store from ESM);
+#   2. type-checks a TypeScript consumer (createServiceAccounts, requireBearer, the typed
+#      req.serviceAccount, a custom AccountStore class, the /sql and /testing types) as an ES module
+#      and as CommonJS under "module": "nodenext", and under "moduleResolution": "bundler";
+#   3. runs the bin: `npx service-accounts --help`, then create and list on a temporary SQLite file.
+#
+# Slow (the temporary project compiles better-sqlite3), so `.ci/run` runs it, not `npm test`.
+# Usage: bash scripts/check-package.sh   (env KEEP_PACKAGE_CHECK=1 keeps the temporary project)
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+fixtures="$repo/scripts/package-consumer"
+work="$(mktemp -d "${TMPDIR:-/tmp}/esa-package-check.XXXXXX")"
+if [[ "${KEEP_PACKAGE_CHECK:-}" == "1" ]]; then
+  echo "package check: keeping $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+
+step() { printf '\n== package check: %s\n' "$*"; }
+
+# The versions the repository is developed against, so the install is served from npm's cache.
+version() { (cd "$repo" && node -p "require('$1/package.json').version"); }
+
+step "npm pack"
+tarball_name="$(cd "$repo" && npm pack --silent --pack-destination "$work" | tail -n 1)"
+tarball="$work/$tarball_name"
+test -f "$tarball"
+tar -tzf "$tarball" | sort > "$work/contents.txt"
+for required in package/package.json package/README.md package/LICENSE package/CHANGELOG.md \
+  package/dist/index.js package/dist/index.mjs package/dist/index.d.ts package/dist/index.d.mts \
+  package/dist/sql/index.js package/dist/sql/index.mjs package/dist/testing/index.mjs package/dist/cli/main.cjs; do
+  grep -qx "$required" "$work/contents.txt" || { echo "missing from the tarball: $required" >&2; exit 1; }
+done
+if grep -E '^package/(src|test|examples|bench|docs|scripts)/' "$work/contents.txt"; then
+  echo "the tarball holds files that are not meant to be published (above)" >&2
+  exit 1
+fi
+echo "$(wc -l < "$work/contents.txt") files in $tarball_name"
+
+step "install into a temporary project"
+project="$work/project"
+mkdir -p "$project"
+cat > "$project/package.json" <<'JSON'
+{ "name": "esa-package-check", "version": "0.0.0", "private": true, "type": "commonjs" }
+JSON
+(
+  cd "$project"
+  npm install --prefer-offline --no-audit --no-fund --loglevel=error \
+    "$tarball" \
+    "express@$(version express)" \
+    "better-sqlite3@$(version better-sqlite3)" \
+    "typescript@$(version typescript)" \
+    "@types/express@$(version @types/express)" \
+    "@types/node@$(version @types/node)"
+)
+
+step "require() and import"
+cp "$fixtures/smoke.cjs" "$fixtures/smoke.mjs" "$project/"
+(cd "$project" && node smoke.cjs && node smoke.mjs)
+
+step "type-check a TypeScript consumer"
+mkdir -p "$project/types"
+cp "$fixtures/consumer.ts" "$project/types/consumer-esm.mts"
+cp "$fixtures/consumer.ts" "$project/types/consumer-cjs.cts"
+cp "$fixtures/consumer-testing.mts" "$project/types/consumer-testing.mts"
+cat > "$project/tsconfig.json" <<'JSON'
+{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "nodenext",
+    "moduleResolution": "nodenext",
+    "types": ["node"],
+    "strict": true,
+    "esModuleInterop": true,
+    "skipLibCheck": false,
+    "noEmit": true
+  },
+  "include": ["types"]
+}
+JSON
+cat > "$project/tsconfig.bundler.json" <<'JSON'
+{
+  "extends": "./tsconfig.json",
+  "compilerOptions": { "module": "preserve", "moduleResolution": "bundler" },
+  "include": ["types/consumer-esm.mts", "types/consumer-testing.mts"]
+}
+JSON
+(cd "$project" && npx --no-install tsc -p tsconfig.json && npx --no-install tsc -p tsconfig.bundler.json)
+echo "types: ok (nodenext ESM + CJS, bundler)"
+
+step "the service-accounts bin"
+db="$work/cli/accounts.db"
+(
+  cd "$project"
+  npx --no-install service-accounts --help > "$work/help.txt"
+  grep -q "create" "$work/help.txt" || { echo "--help does not mention create" >&2; exit 1; }
+  npx --no-install service-accounts --store "sqlite:$db" --json create --name package-check --scope "jobs:write" > "$work/created.json"
+  npx --no-install service-accounts --store "sqlite:$db" --json list > "$work/list.json"
+  node - "$work/created.json" "$work/list.json" <<'NODE'
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const created = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const listed = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
+assert.equal(created.name, 'package-check');
+assert.match(created.clientId, /^esa_/);
+assert.match(created.secret.value, /^esas_/);
+assert.deepEqual(created.scopes, ['jobs:write']);
+const account = listed.find((a) => a.clientId === created.clientId);
+assert.ok(account, 'list shows the created account');
+assert.equal(account.secrets[0].id, created.secret.id);
+const text = fs.readFileSync(process.argv[3], 'utf8');
+assert.ok(!text.includes(created.secret.value), 'list never shows a secret value');
+assert.ok(!text.includes('$2'), 'list never shows a hash');
+NODE
+)
+echo "bin: ok"
+
+step "all good"

@@ -17,6 +17,7 @@ import { createServiceAccounts, type AuditEvent, type CreatedAccount, type Servi
 import { openAccountStore } from 'express-service-accounts/sql';
 import { ActivityLog, createApp } from './server/app.js';
 import { provisionDemoAccount } from './server/demo-account.js';
+import { provisioningLock } from './server/provisioning-lock.js';
 import { readSettings, StartupError } from './server/settings.js';
 import { resolveSigningKey } from './server/signing-key.js';
 
@@ -100,8 +101,7 @@ async function main(): Promise<void> {
 
   try {
     await sa.ready(); // create the schema and start watching for changes before saying we are ready
-    const lockFile = settings.store.kind === 'sqlite' && settings.store.filename !== ':memory:' ? `${settings.store.filename}.provision.lock` : undefined;
-    const demo = await provisionDemoAccount(sa.admin, lockFile);
+    const demo = await provisionDemoAccount(sa.admin, provisioningLock(settings.store));
     if (demo) printDemoAccount(demo, url);
   } catch (error) {
     server.close();

@@ -306,19 +306,25 @@ describe.skipIf(!postgresUrl)('two example servers sharing one PostgreSQL store 
     }
   });
 
-  it('share tokens and both refuse a revoked secret within 1 s', async () => {
+  it('provision one demo account between them, share tokens, and both refuse a revoked secret within 1 s', async () => {
     const url = new URL(postgresUrl!);
     url.searchParams.set('schema', schema);
     const store = url.toString();
     const env = { PORT: '0', SERVICE_ACCOUNTS_STORE: store, TOKEN_ISSUER: 'http://api.pg.test', TOKEN_SIGNING_KEY: randomBytes(32).toString('base64') };
-    const a = await startServer(env);
-    const b = await startServer(env); // after a: the store has an account, so b provisions nothing
-    expect(a.demo).toBeDefined();
-    expect(b.demo).toBeUndefined();
-    const token = await getToken(a.url, a.demo!);
-    expect((await fetch(`${b.url}/api/whoami`, { headers: bearer(token) })).status).toBe(200);
-    await revokeAndMeasure('PostgreSQL', store, [a, b], a.demo!, token);
-    expect(await a.stop()).toBe(0);
-    expect(await b.stop()).toBe(0);
+    // Started together on an empty database: exactly one provisions the demo account.
+    const [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    const demos = [a!.demo, b!.demo].filter((d) => d !== undefined);
+    expect(demos).toHaveLength(1);
+    expect(await runCliJson<unknown[]>(['list', '--store', store])).toHaveLength(1);
+    const demo = demos[0]!;
+    const token = await getToken(a!.url, demo);
+    expect((await fetch(`${b!.url}/api/whoami`, { headers: bearer(token) })).status).toBe(200);
+    // A third instance started later on a store that has accounts provisions nothing.
+    const c = await startServer(env);
+    expect(c.demo).toBeUndefined();
+    expect(await c.stop()).toBe(0);
+    await revokeAndMeasure('PostgreSQL', store, [a!, b!], demo, token);
+    expect(await a!.stop()).toBe(0);
+    expect(await b!.stop()).toBe(0);
   });
 });

@@ -1,0 +1,77 @@
+/**
+ * A lock held while the example server checks for an empty store and provisions the demo account, so
+ * that several instances starting at the same moment on one empty store provision one account between
+ * them. SQLite instances share a host, so a lock file beside the database does; PostgreSQL instances
+ * may run on different hosts, so a session advisory lock in the database does.
+ */
+import { closeSync, openSync, statSync, unlinkSync } from 'node:fs';
+import type { AccountStoreLocation } from 'express-service-accounts/sql';
+import pg from 'pg';
+
+/** Runs `work` while holding the lock. */
+export type ProvisioningLock = <T>(work: () => Promise<T>) => Promise<T>;
+
+const LOCK_WAIT_MS = 15_000;
+const STALE_LOCK_MS = 10_000; // a lock file this old was left by a crashed instance
+/** Advisory lock key: any constant pair; the second half is the schema, so schemas do not contend. */
+const ADVISORY_KEY = 'express-service-accounts example: demo account';
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+function lockFile(file: string): ProvisioningLock {
+  return async (work) => {
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        closeSync(openSync(file, 'wx', 0o600));
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        try {
+          if (Date.now() - statSync(file).mtimeMs > STALE_LOCK_MS) unlinkSync(file);
+        } catch {
+          // released or removed meanwhile: try again
+        }
+        if (Date.now() > deadline) throw new Error(`Timed out waiting for the provisioning lock ${file}`);
+        await sleep(25);
+      }
+    }
+    try {
+      return await work();
+    } finally {
+      try {
+        unlinkSync(file);
+      } catch {
+        // already gone
+      }
+    }
+  };
+}
+
+function advisoryLock(connectionString: string, schema: string): ProvisioningLock {
+  return async (work) => {
+    // The URL may carry ?schema=, which pg does not know; the lock needs no search_path anyway.
+    const url = new URL(connectionString);
+    url.searchParams.delete('schema');
+    const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
+    await client.connect();
+    try {
+      // A session lock, released by pg_advisory_unlock or, if this process dies, by the server.
+      await client.query('select pg_advisory_lock(hashtext($1), hashtext($2))', [ADVISORY_KEY, schema]);
+      try {
+        return await work();
+      } finally {
+        await client.query('select pg_advisory_unlock(hashtext($1), hashtext($2))', [ADVISORY_KEY, schema]);
+      }
+    } finally {
+      await client.end();
+    }
+  };
+}
+
+/** The lock that fits the store; none for an in-memory SQLite database, which no other process sees. */
+export function provisioningLock(store: AccountStoreLocation): ProvisioningLock {
+  if (store.kind === 'postgres') return advisoryLock(store.connectionString, store.schema ?? 'public');
+  if (store.filename === ':memory:') return (work) => work();
+  return lockFile(`${store.filename}.provision.lock`);
+}

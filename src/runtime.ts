@@ -22,6 +22,8 @@ export interface Runtime {
   readonly limiter: FailureLimiter | undefined;
   /** Resolves once the store is initialised; retried on the next call after a failure. */
   ready(): Promise<void>;
+  /** Whether {@link Runtime.ready} has resolved (and the instance is not closed): callers may skip awaiting it. */
+  isReady(): boolean;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
     if (clientId === '*') secrets.clear();
   });
   let starting: Promise<void> | undefined;
+  let started = false;
   let closed = false;
 
   const start = async (): Promise<void> => {
@@ -51,11 +54,19 @@ export function createRuntime(config: ResolvedConfig): Runtime {
     limiter,
     ready() {
       if (closed) return Promise.reject(new Error('express-service-accounts: this instance was closed'));
-      starting ??= start().catch((err: unknown) => {
-        starting = undefined;
-        throw err;
-      });
+      starting ??= start().then(
+        () => {
+          started = true;
+        },
+        (err: unknown) => {
+          starting = undefined;
+          throw err;
+        },
+      );
       return starting;
+    },
+    isReady() {
+      return started && !closed;
     },
     async close() {
       closed = true;

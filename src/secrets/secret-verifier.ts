@@ -48,14 +48,21 @@ export class SecretVerifier {
   }
 
   /**
+   * Whether `value` is the secret behind `hash` and was verified by bcrypt here recently: true only for
+   * that exact value, false when this instance cannot tell without bcrypt. Synchronous. Call it only
+   * for a live secret of an enabled account.
+   */
+  isRemembered(value: string, hash: string): boolean {
+    const known = this.#verified.get(hash);
+    return known !== undefined && timingSafeEqual(known, this.#mac(value));
+  }
+
+  /**
    * Whether `value` matches `hash`. With `hash` undefined, compares against the dummy hash and
    * returns false, taking the same time. `mayUseCache` is true only for a live secret of an enabled account.
    */
   async verify(value: string, hash: string | undefined, mayUseCache: boolean): Promise<boolean> {
-    if (hash !== undefined && mayUseCache) {
-      const known = this.#verified.get(hash);
-      if (known && timingSafeEqual(known, this.#mac(value))) return true;
-    }
+    if (hash !== undefined && mayUseCache && this.isRemembered(value, hash)) return true;
     const against = hash ?? (await this.dummyHash());
     // Every compare, real or dummy, waits for a slot: a flood cannot exhaust libuv's thread pool (→ 503 when full).
     const ok = await this.#gate.run(() => verifySecretHash(value, against));

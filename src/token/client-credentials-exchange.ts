@@ -8,11 +8,9 @@ import oauth2orize from 'oauth2orize';
 import { InvalidGrantError, InvalidScopeError } from '../errors.js';
 import { signAccessToken } from '../tokens/access-token.js';
 import type { Runtime } from '../runtime.js';
-import { CLIENT_PROPERTY, type AuthenticatedClient } from './client-authentication.js';
+import type { ServerResponse } from 'node:http';
+import { getAuthenticatedClient, type AuthenticatedClient } from './client-authentication.js';
 import { getTokenRequest, type Middleware } from './token-request.js';
-
-/** oauth2orize's issue callback: (err, accessToken, params). */
-type IssueDone = (err: Error | null, accessToken?: string, params?: Record<string, unknown>) => void;
 
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
@@ -44,46 +42,59 @@ export const requireClientCredentialsGrant: Middleware = (req, _res, next) => {
   );
 };
 
+/** Where oauth2orize finds the client on the request it is given (`userProperty`). */
+const CLIENT_PROPERTY = 'client';
+
+/**
+ * What oauth2orize sees of a token request: the validated `grant_type` and `scope` (never its own
+ * reading of the raw body) and the authenticated client. Like passport, it is given a view rather than
+ * the host's request.
+ */
+interface ExchangeView {
+  readonly body: { readonly grant_type: string | undefined; readonly scope: string | undefined };
+  readonly [CLIENT_PROPERTY]: AuthenticatedClient;
+}
+
 /** Returns oauth2orize's token middleware with the client credentials exchange registered. */
 export function createClientCredentialsExchange(runtime: Runtime): Middleware {
   const { config } = runtime;
   const server = oauth2orize.createServer();
-  const requests = new WeakMap<AuthenticatedClient, string | undefined>();
 
+  // Four parameters: oauth2orize passes the view's body, whose `scope` is the validated string.
+  const issue = (client: AuthenticatedClient, _scopes: string[], body: ExchangeView['body'], done: oauth2orize.ExchangeDoneFunction): void => {
+    try {
+      const { account, secret } = client;
+      const scopes = grantScopes(account.scopes, body.scope);
+      const now = config.now();
+      const { token, claims } = signAccessToken(config, {
+        clientId: account.clientId,
+        secretId: secret.id,
+        scopes,
+        now,
+        lifetime: config.tokenLifetime,
+      });
+      runtime.audit({
+        type: 'token.issued',
+        clientId: account.clientId,
+        name: account.name,
+        secretId: secret.id,
+        tokenId: claims.jti,
+        scopes: scopes ?? [],
+        expiresAt: new Date(claims.exp * 1000),
+      });
+      done(null, token, undefined, { expires_in: config.tokenLifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
+    } catch (err) {
+      done(err as Error);
+    }
+  };
   server.exchange(
     'client_credentials',
-    oauth2orize.exchange.clientCredentials({ userProperty: CLIENT_PROPERTY }, ((client: AuthenticatedClient, done: IssueDone) => {
-      try {
-        const { account, secret } = client;
-        const scopes = grantScopes(account.scopes, requests.get(client));
-        const now = config.now();
-        const { token, claims } = signAccessToken(config, {
-          clientId: account.clientId,
-          secretId: secret.id,
-          scopes,
-          now,
-          lifetime: config.tokenLifetime,
-        });
-        runtime.audit({
-          type: 'token.issued',
-          clientId: account.clientId,
-          name: account.name,
-          secretId: secret.id,
-          tokenId: claims.jti,
-          scopes: scopes ?? [],
-          expiresAt: new Date(claims.exp * 1000),
-        });
-        done(null, token, { expires_in: config.tokenLifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
-      } catch (err) {
-        done(err as Error);
-      }
-    }) as unknown as (client: unknown, issued: oauth2orize.ExchangeDoneFunction) => void),
+    oauth2orize.exchange.clientCredentials({ userProperty: CLIENT_PROPERTY }, issue),
   );
-  const token = server.token() as unknown as Middleware;
+  const token = server.token() as unknown as (view: ExchangeView, res: ServerResponse, next: (err?: unknown) => void) => void;
 
   return (req, res, next) => {
-    // The exchange reads the scope we validated, not oauth2orize's own split of req.body.scope.
-    requests.set((req as Record<string, unknown>)[CLIENT_PROPERTY] as AuthenticatedClient, getTokenRequest(req).scope);
-    token(req, res, next);
+    const { grantType, scope } = getTokenRequest(req);
+    token({ body: { grant_type: grantType, scope }, [CLIENT_PROPERTY]: getAuthenticatedClient(req) }, res, next);
   };
 }

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { ResolvedConfig } from '../config.js';
 import { callStore } from '../store/call-store.js';
+import { RecentFailures } from './recent-failures.js';
 import type { StoreUnavailableError } from '../errors.js';
 
 /** What a failed or checked attempt is counted under. */
@@ -28,10 +29,11 @@ export interface FailureKeys {
 export interface FailureLimiter {
   /**
    * Before authenticating: seconds to wait when one of the keys already has `max` failures in the
-   * current window (answer 429), or 0 when the attempt may proceed.
+   * current window (answer 429), or 0 when the attempt may proceed. A plain `0` (not a promise) when
+   * it is known at once that neither key has a failure on record.
    * @throws {StoreUnavailableError} the limiter's store failed or timed out (→ 503)
    */
-  check(keys: FailureKeys): Promise<number>;
+  check(keys: FailureKeys): 0 | Promise<number>;
   /**
    * Counts one failed authentication under every key. Resolves with seconds to wait when this failure
    * went past the limit (concurrent attempts that all passed `check`: answer 429, not 401), else 0.
@@ -45,19 +47,25 @@ export interface FailureLimiter {
 /** Prefix of the limiter's keys (in Redis: `esa-failures:c:<hash>` and `esa-failures:a:<hash>`). */
 export const FAILURE_KEY_PREFIX = 'esa-failures';
 
+/** A client ID or address short and plain enough to be a memory key as it is (every ID we issue, every IP). */
+const PLAIN_KEY = /^[A-Za-z0-9._:-]{1,64}$/;
+
 /**
- * Keys are hashed: a client ID or a forwarded address is attacker-chosen text of any length, and a
- * fixed-size digest keeps memory and Redis keys bounded and free of odd characters.
+ * The key of a client ID (`c`) or address (`a`). Either is attacker-chosen text of any length, so it is
+ * hashed to a fixed-size digest: keys stay bounded and free of odd characters, and client addresses
+ * stay out of Redis. In this process's memory a short plain value is used as it is (the separator,
+ * `=` instead of `:`, keeps it from ever equalling a digest).
  */
-function digest(kind: 'c' | 'a', value: string): string {
+function keyOf(kind: 'c' | 'a', value: string, inMemory: boolean): string {
+  if (inMemory && PLAIN_KEY.test(value)) return `${kind}=${value}`;
   return `${kind}:${createHash('sha256').update(value, 'utf8').digest('base64url').slice(0, 32)}`;
 }
 
-function keysOf(keys: FailureKeys): string[] {
-  return [
-    ...(keys.clientId !== undefined ? [digest('c', keys.clientId)] : []),
-    ...(keys.address !== undefined ? [digest('a', keys.address)] : []),
-  ];
+function keysOf(keys: FailureKeys, inMemory: boolean): string[] {
+  const out: string[] = [];
+  if (keys.clientId !== undefined) out.push(keyOf('c', keys.clientId, inMemory));
+  if (keys.address !== undefined) out.push(keyOf('a', keys.address, inMemory));
+  return out;
 }
 
 /** The shape of an ioredis client that rate-limiter-flexible relies on. */
@@ -102,6 +110,13 @@ export function createFailureLimiter(options: Exclude<ResolvedConfig['failureLim
     });
   }
 
+  // The memory store answers in-process and cannot hang: only Redis calls get the storeTimeout deadline.
+  // Redis is shared by other instances, whose failures this one never sees: only in memory can a key
+  // without a failure recorded here be passed without asking.
+  const inMemory = redis === undefined || redis === null;
+  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => (inMemory ? work() : callStore(work, timeoutMs, what));
+  const recent = inMemory ? new RecentFailures() : undefined;
+
   const secondsFrom = (res: RateLimiterRes | null, over: (consumed: number) => boolean): number => {
     if (!res || !over(res.consumedPoints)) return 0;
     // A key whose TTL is unknown (-1 / 0) still blocks: wait at least one second.
@@ -109,12 +124,24 @@ export function createFailureLimiter(options: Exclude<ResolvedConfig['failureLim
   };
 
   return {
-    async check(keys) {
-      const results = await Promise.all(keysOf(keys).map((key) => callStore(() => store.get(key), timeoutMs, 'failure limiter get')));
-      return Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed >= max)));
+    check(keys) {
+      const keyList = keysOf(keys, inMemory);
+      if (recent) {
+        const now = Date.now();
+        if (!keyList.some((key) => recent.mayHave(key, now))) return 0;
+      }
+      return Promise.all(keyList.map((key) => call(() => store.get(key), 'failure limiter get'))).then((results) =>
+        Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed >= max))),
+      );
     },
     async recordFailure(keys) {
-      const results = await Promise.all(keysOf(keys).map((key) => callStore(() => store.penalty(key, 1), timeoutMs, 'failure limiter penalty')));
+      const keyList = keysOf(keys, inMemory);
+      const results = await Promise.all(keyList.map((key) => call(() => store.penalty(key, 1), 'failure limiter penalty')));
+      if (recent) {
+        const now = Date.now();
+        // msBeforeNext is what is left of the key's window; a second more covers rounding.
+        results.forEach((res, i) => recent.note(keyList[i]!, now + Math.max(0, res.msBeforeNext) + 1000, now));
+      }
       return Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed > max)));
     },
     async close() {

@@ -1,10 +1,13 @@
 /**
  * @module token-request-body
- * Parses token request bodies (form and JSON) with a size limit, whether or not the host app already
- * mounted its own parsers, on Express 4 and 5. Every parse failure is a 400 (413 over the limit)
+ * Reads and parses token request bodies (form and JSON) with a size limit, whether or not the host app
+ * already mounted its own parsers, on Express 4 and 5. Every failure is a 400 (413 over the limit)
  * `invalid_request`, never a 500 or an HTML page.
+ *
+ * A token request is four short UTF-8 fields, so the reader is deliberately small: the body is
+ * collected up to the limit, then parsed by `URLSearchParams` or `JSON.parse` into an object without
+ * a prototype, with repeated parameters kept as arrays for the guards to refuse.
  */
-import bodyParser from 'body-parser';
 import { InvalidRequestError } from '../errors.js';
 import type { Middleware, TokenHttpRequest } from './token-request.js';
 
@@ -15,22 +18,25 @@ export function getRawJson(req: object): string | undefined {
   return rawJson.get(req);
 }
 
-/** Whether an error comes from a body parser (ours or the host's): those carry a `type` like `entity.parse.failed`. */
+/** Whether an error comes from a host's body parser: those carry a `type` like `entity.parse.failed`. */
 export function isBodyParserError(err: unknown): boolean {
   const type = (err as { type?: unknown } | null)?.type;
   return typeof type === 'string' && /^(entity|request|charset|encoding|parameters|stream)\./.test(type);
 }
 
-/** Maps a body parser's error to 413 (too large) or 400 `invalid_request`. */
+const tooLarge = (cause?: unknown): InvalidRequestError =>
+  new InvalidRequestError('The request body is too large', { status: 413, ...(cause !== undefined ? { cause } : {}) });
+const notJson = (cause?: unknown): InvalidRequestError =>
+  new InvalidRequestError('The request body is not valid JSON', cause !== undefined ? { cause } : {});
+const unsupportedEncoding = (cause?: unknown): InvalidRequestError =>
+  new InvalidRequestError('The request body uses an unsupported charset or encoding', cause !== undefined ? { cause } : {});
+
+/** Maps a host body parser's error to 413 (too large) or 400 `invalid_request`. */
 export function toBodyError(err: unknown): InvalidRequestError {
   const e = err as { status?: number; type?: string };
-  if (e.status === 413 || e.type === 'entity.too.large' || e.type === 'parameters.too.many') {
-    return new InvalidRequestError('The request body is too large', { status: 413, cause: err });
-  }
-  if (e.type === 'entity.parse.failed') return new InvalidRequestError('The request body is not valid JSON', { cause: err });
-  if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported') {
-    return new InvalidRequestError('The request body uses an unsupported charset or encoding', { cause: err });
-  }
+  if (e.status === 413 || e.type === 'entity.too.large' || e.type === 'parameters.too.many') return tooLarge(err);
+  if (e.type === 'entity.parse.failed') return notJson(err);
+  if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported') return unsupportedEncoding(err);
   return new InvalidRequestError('The request body could not be read', { cause: err });
 }
 
@@ -45,31 +51,93 @@ function alreadyParsed(req: TokenHttpRequest): boolean {
   return req._body === true || req.readableEnded;
 }
 
+/** Most parameters a form body may carry; a token request has four. */
+const MAX_PARAMETERS = 100;
+
+type BodyKind = 'form' | 'json';
+
+/** The body's kind from its media type, or an error for a charset other than UTF-8 (RFC 6749 App. B). */
+function bodyKind(contentType: string | undefined): BodyKind | undefined | InvalidRequestError {
+  if (contentType === undefined) return undefined;
+  const [type = '', ...parameters] = contentType.split(';');
+  const media = type.trim().toLowerCase();
+  const kind: BodyKind | undefined =
+    media === 'application/x-www-form-urlencoded' ? 'form' : /^application\/([a-z0-9.+-]+\+)?json$/.test(media) ? 'json' : undefined;
+  if (kind === undefined) return undefined;
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'charset') continue;
+    const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') return unsupportedEncoding();
+  }
+  return kind;
+}
+
+/** Collects the body up to `limit` bytes; past it, reports 413 at once and discards the rest. */
+function readBody(req: TokenHttpRequest, limit: number, done: (err: InvalidRequestError | undefined, text?: string) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  // The listeners stay until the stream ends; once finished they do nothing, and past the limit the
+  // data listener keeps the stream flowing, discarding the rest so the connection stays usable.
+  const finish = (err: InvalidRequestError | undefined, text?: string): void => {
+    if (finished) return;
+    finished = true;
+    chunks.length = 0;
+    done(err, text);
+  };
+  const onData = (chunk: Buffer): void => {
+    if (finished) return;
+    size += chunk.length;
+    if (size > limit) return finish(tooLarge());
+    chunks.push(chunk);
+  };
+  const onEnd = (): void => {
+    if (finished) return;
+    finish(undefined, (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8'));
+  };
+  const onError = (cause: unknown): void => finish(new InvalidRequestError('The request body could not be read', { cause }));
+  const onAborted = (): void => finish(new InvalidRequestError('The request was aborted'));
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
+  req.on('aborted', onAborted);
+}
+
+/** Form parameters into an object without a prototype; a repeated name becomes an array. */
+function parseForm(text: string): Record<string, string | string[]> | InvalidRequestError {
+  const body = Object.create(null) as Record<string, string | string[]>;
+  let count = 0;
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (++count > MAX_PARAMETERS) return tooLarge();
+    const seen = body[name];
+    body[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return body;
+}
+
+/** A JSON object or array (what body-parser's `strict` mode accepts); an empty body is `{}`. */
+function parseJson(text: string): unknown {
+  const trimmed = text.trim();
+  if (trimmed === '') return {};
+  if (trimmed[0] !== '{' && trimmed[0] !== '[') return notJson();
+  try {
+    return JSON.parse(trimmed) as unknown;
+  } catch (cause) {
+    return notJson(cause);
+  }
+}
+
 /**
- * Returns the body-parsing middleware of the token endpoint.
+ * Returns the body-reading middleware of the token endpoint.
  * @param limit largest body in bytes
  */
 export function createTokenBodyParser(limit: number): Middleware {
-  const json = bodyParser.json({
-    limit,
-    strict: true,
-    type: ['application/json', 'application/*+json'],
-    verify: (req, _res, buf) => {
-      rawJson.set(req, buf.toString('utf8'));
-    },
-  }) as unknown as Middleware;
-  const form = bodyParser.urlencoded({
-    limit,
-    extended: false,
-    parameterLimit: 100,
-    type: 'application/x-www-form-urlencoded',
-  }) as unknown as Middleware;
-
-  return (req, res, next) => {
+  return (req, _res, next) => {
     // Checked first: a body the host's own parser (with its own, larger limit) already read is still ours to refuse.
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
-      next(new InvalidRequestError('The request body is too large', { status: 413 }));
+      next(tooLarge());
       return;
     }
     if (alreadyParsed(req)) {
@@ -77,9 +145,12 @@ export function createTokenBodyParser(limit: number): Middleware {
       next();
       return;
     }
-    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-    const parser = type === 'application/x-www-form-urlencoded' ? form : /^application\/([a-z0-9.+-]+\+)?json$/.test(type) ? json : undefined;
-    if (!parser) {
+    const kind = bodyKind(req.headers['content-type']);
+    if (kind instanceof InvalidRequestError) {
+      next(kind);
+      return;
+    }
+    if (kind === undefined) {
       if (hasBody(req)) {
         next(new InvalidRequestError('Unsupported content type; send application/x-www-form-urlencoded or application/json'));
         return;
@@ -88,12 +159,18 @@ export function createTokenBodyParser(limit: number): Middleware {
       next();
       return;
     }
-    parser(req, res, (err?: unknown) => {
-      if (err) next(toBodyError(err));
-      else {
-        if (req.body === undefined) req.body = {};
-        next();
-      }
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      next(unsupportedEncoding());
+      return;
+    }
+    readBody(req, limit, (err, text = '') => {
+      if (err) return next(err);
+      if (kind === 'json') rawJson.set(req, text);
+      const body = kind === 'form' ? parseForm(text) : parseJson(text);
+      if (body instanceof InvalidRequestError) return next(body);
+      req.body = body;
+      next();
     });
   };
 }

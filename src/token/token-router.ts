@@ -52,6 +52,7 @@ export type ErrorMiddleware = (err: unknown, req: TokenHttpRequest, res: ServerR
  */
 export function createTokenRouter(runtime: Runtime): readonly [Middleware, ErrorMiddleware] {
   const ready: Middleware = (_req, _res, next) => {
+    if (runtime.isReady()) return next();
     runtime.ready().then(() => next(), next);
   };
   const render = (err: unknown, _req: TokenHttpRequest, res: ServerResponse): void => sendOAuthError(res, toOAuthError(err));

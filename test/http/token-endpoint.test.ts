@@ -4,6 +4,8 @@
  * with and without the host's own global `express.json()` / `express.urlencoded()` (body rows differ
  * most there). The 429 row is the hardening suite's (test/hardening/failure-limiter.test.ts).
  */
+import express5 from 'express';
+import express4 from 'express4';
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryAccountStore, type CreatedAccount } from '../../src/index.js';
@@ -430,6 +432,32 @@ describe.each(VARIANTS)('POST /oauth/token (Express $express, host parsers: $hos
       expectNoStore(res);
       expectNoCorsHeaders(res);
     }
+  });
+
+  // Issue 2: passport runs "on a passport instance of the library's own (never the host's global one)".
+  // Neither passport nor oauth2orize may decorate the host's request: a host running its own passport
+  // would otherwise find our `req.login`, `req.isAuthenticated` and `req._sessionManager` on it.
+  it('leaves the host request undecorated by our passport and oauth2orize', async () => {
+    const seen: Record<string, unknown>[] = [];
+    const app = createTestApp({ express: variant.express, hostParsers: variant.hostParsers, store: t.store });
+    const host = (variant.express === 4 ? express4 : express5) as unknown as typeof express5;
+    const outer = host();
+    outer.use((req, res, next) => {
+      res.on('finish', () => seen.push(req as unknown as Record<string, unknown>));
+      next();
+    });
+    outer.use(app.app);
+    const basic = await request(outer).post('/oauth/token').auth(account.clientId, account.secret.value).type('form').send(GRANT);
+    expectIssued(basic);
+    const body = await request(outer).post('/oauth/token').type('form').send({ ...GRANT, client_id: account.clientId, client_secret: 'esas_wrong' });
+    expect(body.status).toBe(401);
+    expect(seen).toHaveLength(2);
+    for (const req of seen) {
+      for (const name of ['login', 'logIn', 'logout', 'isAuthenticated', 'isUnauthenticated', '_sessionManager', 'user', 'authInfo']) {
+        expect(name in req, name).toBe(false);
+      }
+    }
+    await app.sa.close();
   });
 
   // Only `{mount}/token` is the endpoint's: other paths under the mount fall through to the host.

@@ -5,7 +5,26 @@
  */
 import type { ServerResponse } from 'node:http';
 
-/** The OAuth `error` values this library answers with (RFC 6749 §5.2, RFC 6750 §3.1, RFC 6585). */
+/**
+ * The OAuth `error` values this library answers with (RFC 6749 §5.2, RFC 6750 §3.1, RFC 6585).
+ *
+ * @example
+ * ```ts
+ * import type { OAuthErrorCode } from 'express-service-accounts'
+ *
+ * // A client of your API deciding whether a refused token request is worth retrying.
+ * const response = await fetch('https://api.example.com/oauth/token', {
+ *   method: 'POST',
+ *   body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
+ * })
+ * if (!response.ok) {
+ *   const { error } = (await response.json()) as { error: OAuthErrorCode; error_description: string }
+ *   if (error === 'too_many_requests' || error === 'temporarily_unavailable') {
+ *     console.log(`retry in ${response.headers.get('retry-after') ?? 1} s`)
+ *   }
+ * }
+ * ```
+ */
 export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
@@ -24,7 +43,9 @@ export type OAuthErrorCode =
  *
  * @example
  * ```ts
- * if (err instanceof OAuthError) console.log(err.status, err.code)
+ * import { OAuthError } from 'express-service-accounts'
+ *
+ * if (err instanceof OAuthError) console.log(err.status, err.code, err.toJSON())
  * ```
  */
 export abstract class OAuthError extends Error {
@@ -54,11 +75,28 @@ export abstract class OAuthError extends Error {
   }
 }
 
-/** 400 `invalid_request`: a malformed request (RFC 6749 §5.2, RFC 6750 §3.1). */
+/**
+ * 400 `invalid_request`: a malformed request (RFC 6749 §5.2, RFC 6750 §3.1).
+ *
+ * @example
+ * ```ts
+ * import { InvalidRequestError } from 'express-service-accounts'
+ *
+ * // Refuse your own malformed requests with the body the token endpoint and requireBearer() send.
+ * app.post('/api/jobs', sa.requireBearer({ scope: 'jobs:write' }), (req, res) => {
+ *   if (typeof req.body?.title !== 'string') {
+ *     const err = new InvalidRequestError('The parameter title is required')
+ *     res.status(err.status).json(err) // {"error":"invalid_request","error_description":"The parameter title is required"}
+ *     return
+ *   }
+ *   res.status(201).json({ title: req.body.title })
+ * })
+ * ```
+ */
 export class InvalidRequestError extends OAuthError {
   readonly code = 'invalid_request';
   readonly status: number;
-  /** @param status 400 by default; 413 for a body over the limit. */
+  /** @param options - `status` is 400 by default, 413 for a body over the limit; `cause` is for the server only. */
   constructor(message: string, options?: { status?: number; cause?: unknown }) {
     super(message, options);
     this.status = options?.status ?? 400;
@@ -68,7 +106,25 @@ export class InvalidRequestError extends OAuthError {
 /** The one public description shared by every client-authentication failure, so none can be told apart. */
 export const INVALID_CLIENT_DESCRIPTION = 'Client authentication failed';
 
-/** Why client authentication failed. Never sent to the client; only the audit hook sees it. */
+/**
+ * Why client authentication failed. Never sent to the client; only the audit hook sees it.
+ *
+ * @example
+ * ```ts
+ * import { createServiceAccounts, type ClientAuthenticationFailure } from 'express-service-accounts'
+ *
+ * // Warn when a known client keeps using an old secret: the client only ever sees `invalid_client`.
+ * const worthAWarning = new Set<ClientAuthenticationFailure>(['revoked_secret', 'disabled_account'])
+ * const sa = createServiceAccounts({
+ *   store, issuer, signingKeys,
+ *   onAudit(event) {
+ *     if (event.type === 'client.authentication_failed' && event.reason !== 'rate_limited' && worthAWarning.has(event.reason)) {
+ *       console.warn(`${event.name ?? event.clientId} failed to authenticate: ${event.reason}`)
+ *     }
+ *   },
+ * })
+ * ```
+ */
 export type ClientAuthenticationFailure =
   | 'missing_credentials'
   | 'malformed_credentials'
@@ -77,7 +133,20 @@ export type ClientAuthenticationFailure =
   | 'revoked_secret'
   | 'disabled_account';
 
-/** 401 `invalid_client`: the four causes (unknown client, wrong secret, revoked secret, disabled account) share one message. */
+/**
+ * 401 `invalid_client`: the four causes (unknown client, wrong secret, revoked secret, disabled account) share one message.
+ *
+ * @example
+ * ```ts
+ * import { InvalidClientError } from 'express-service-accounts'
+ *
+ * // Every cause gets the same status and body, so a caller cannot tell which client IDs exist.
+ * const err = new InvalidClientError('unknown_client')
+ * err.status   // 401
+ * err.toJSON() // { error: 'invalid_client', error_description: 'Client authentication failed' }
+ * err.reason   // 'unknown_client': for your audit log only
+ * ```
+ */
 export class InvalidClientError extends OAuthError {
   readonly code = 'invalid_client';
   readonly status = 401;
@@ -90,19 +159,56 @@ export class InvalidClientError extends OAuthError {
   }
 }
 
-/** 400 `invalid_grant`: `grant_type` missing or not `client_credentials` (SPEC §4.1 rule 1). */
+/**
+ * 400 `invalid_grant`: `grant_type` missing or not `client_credentials` (SPEC §4.1 rule 1).
+ *
+ * @example
+ * ```ts
+ * import { InvalidGrantError } from 'express-service-accounts'
+ *
+ * // What a client that asks for another grant type gets back.
+ * new InvalidGrantError('Only the client_credentials grant type is supported').toJSON()
+ * // { error: 'invalid_grant', error_description: 'Only the client_credentials grant type is supported' }
+ * ```
+ */
 export class InvalidGrantError extends OAuthError {
   readonly code = 'invalid_grant';
   readonly status = 400;
 }
 
-/** 400 `invalid_scope`: a requested scope is malformed or not allowed for the account. */
+/**
+ * 400 `invalid_scope`: a requested scope is malformed or not allowed for the account.
+ *
+ * @example
+ * ```ts
+ * import { InvalidScopeError } from 'express-service-accounts'
+ *
+ * // What a client gets when it asks for a scope its account was not provisioned with.
+ * new InvalidScopeError('A requested scope is not allowed for this client').toJSON()
+ * // { error: 'invalid_scope', error_description: 'A requested scope is not allowed for this client' }
+ * ```
+ */
 export class InvalidScopeError extends OAuthError {
   readonly code = 'invalid_scope';
   readonly status = 400;
 }
 
-/** Why a bearer token was refused. Each maps to one fixed public description. */
+/**
+ * Why a bearer token was refused. Each maps to one fixed public description.
+ *
+ * @example
+ * ```ts
+ * import type { InvalidTokenReason } from 'express-service-accounts'
+ *
+ * // What the client should do next (docs/errors.md#invalid_token).
+ * const nextStep: Record<InvalidTokenReason, string> = {
+ *   expired: 'get a new token',
+ *   invalid: 'get a new token',
+ *   revoked: 'get new credentials',
+ *   disabled: 'contact the API owner',
+ * }
+ * ```
+ */
 export type InvalidTokenReason = 'expired' | 'revoked' | 'disabled' | 'invalid';
 
 const INVALID_TOKEN_DESCRIPTIONS: Record<InvalidTokenReason, string> = {
@@ -112,7 +218,22 @@ const INVALID_TOKEN_DESCRIPTIONS: Record<InvalidTokenReason, string> = {
   invalid: 'The access token is invalid',
 };
 
-/** 401 `invalid_token` (RFC 6750 §3.1). */
+/**
+ * 401 `invalid_token` (RFC 6750 §3.1).
+ *
+ * @example
+ * ```ts
+ * import request from 'supertest'
+ * import { expect } from 'vitest'
+ * import { InvalidTokenError } from 'express-service-accounts'
+ *
+ * // In your API's tests: after `sa.admin.revokeSecret(...)`, the tokens issued against it are refused.
+ * const res = await request(app).get('/api/whoami').auth(token, { type: 'bearer' })
+ * expect(res.status).toBe(401)
+ * expect(res.body).toEqual(new InvalidTokenError('revoked').toJSON())
+ * // { error: 'invalid_token', error_description: 'The access token was revoked' }
+ * ```
+ */
 export class InvalidTokenError extends OAuthError {
   readonly code = 'invalid_token';
   readonly status = 401;
@@ -127,6 +248,15 @@ export class InvalidTokenError extends OAuthError {
 /**
  * 401 without an `error` attribute: the request carried no bearer token at all (RFC 6750 §3.1:
  * "the resource server SHOULD NOT include an error code").
+ *
+ * @example
+ * ```ts
+ * import { MissingTokenError } from 'express-service-accounts'
+ *
+ * const err = new MissingTokenError()
+ * err.status // 401, with `WWW-Authenticate: Bearer realm="..."` and no `error` attribute
+ * err.code   // 'invalid_request', in the JSON body only
+ * ```
  */
 export class MissingTokenError extends OAuthError {
   readonly code = 'invalid_request';
@@ -136,7 +266,19 @@ export class MissingTokenError extends OAuthError {
   }
 }
 
-/** 403 `insufficient_scope` (RFC 6750 §3.1), naming the scope the route needs. */
+/**
+ * 403 `insufficient_scope` (RFC 6750 §3.1), naming the scope the route needs.
+ *
+ * @example
+ * ```ts
+ * import { InsufficientScopeError } from 'express-service-accounts'
+ *
+ * // What `sa.requireBearer({ scope: 'jobs:write' })` answers a token without that scope.
+ * const err = new InsufficientScopeError('jobs:write')
+ * err.status // 403
+ * err.scope  // 'jobs:write', also the `scope` of the `WWW-Authenticate` challenge
+ * ```
+ */
 export class InsufficientScopeError extends OAuthError {
   readonly code = 'insufficient_scope';
   readonly status = 403;
@@ -145,7 +287,19 @@ export class InsufficientScopeError extends OAuthError {
   }
 }
 
-/** 405 `invalid_request` with `Allow`. */
+/**
+ * 405 `invalid_request` with `Allow`.
+ *
+ * @example
+ * ```ts
+ * import { MethodNotAllowedError } from 'express-service-accounts'
+ *
+ * // What `GET /oauth/token` gets.
+ * const err = new MethodNotAllowedError('POST')
+ * err.status  // 405
+ * err.headers // { Allow: 'POST' }
+ * ```
+ */
 export class MethodNotAllowedError extends OAuthError {
   readonly code = 'invalid_request';
   readonly status = 405;
@@ -155,7 +309,19 @@ export class MethodNotAllowedError extends OAuthError {
   }
 }
 
-/** 429 `too_many_requests` with `Retry-After` (seconds). */
+/**
+ * 429 `too_many_requests` with `Retry-After` (seconds).
+ *
+ * @example
+ * ```ts
+ * import { TooManyRequestsError } from 'express-service-accounts'
+ *
+ * // A client past the failureLimit, 42.5 s before its window ends.
+ * const err = new TooManyRequestsError(42.5)
+ * err.status  // 429
+ * err.headers // { 'Retry-After': '43' }: whole seconds, at least 1
+ * ```
+ */
 export class TooManyRequestsError extends OAuthError {
   readonly code = 'too_many_requests';
   readonly status = 429;
@@ -165,7 +331,19 @@ export class TooManyRequestsError extends OAuthError {
   }
 }
 
-/** 503 `temporarily_unavailable`: the account store (or the limiter's store) failed or timed out. */
+/**
+ * 503 `temporarily_unavailable`: the account store (or the limiter's store) failed or timed out.
+ *
+ * @example
+ * ```ts
+ * import { TemporarilyUnavailableError } from 'express-service-accounts'
+ *
+ * // The store did not answer: nothing is issued and no request gets through (fail closed).
+ * const err = new TemporarilyUnavailableError({ cause: new Error('connect ECONNREFUSED 10.0.0.5:5432') })
+ * err.toJSON() // { error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; retry later' }
+ * err.cause    // the store's error, for your logs only
+ * ```
+ */
 export class TemporarilyUnavailableError extends OAuthError {
   readonly code = 'temporarily_unavailable';
   readonly status = 503;
@@ -174,7 +352,18 @@ export class TemporarilyUnavailableError extends OAuthError {
   }
 }
 
-/** 500 `server_error`: an unexpected failure. Its detail stays in `cause`, never in the response. */
+/**
+ * 500 `server_error`: an unexpected failure. Its detail stays in `cause`, never in the response.
+ *
+ * @example
+ * ```ts
+ * import { ServerError } from 'express-service-accounts'
+ *
+ * const err = new ServerError({ cause: new TypeError("Cannot read properties of undefined (reading 'scopes')") })
+ * err.toJSON() // { error: 'server_error', error_description: 'The server encountered an unexpected error' }
+ * err.expose   // false, as for every 5xx: only the generic description above is sent
+ * ```
+ */
 export class ServerError extends OAuthError {
   readonly code = 'server_error';
   readonly status = 500;
@@ -183,7 +372,27 @@ export class ServerError extends OAuthError {
   }
 }
 
-/** Every concrete error class, so `switch (err.code)` narrows. */
+/**
+ * Every concrete error class, so `switch (err.code)` narrows.
+ *
+ * @example
+ * ```ts
+ * import type { AnyOAuthError } from 'express-service-accounts'
+ *
+ * function explain(err: AnyOAuthError): string {
+ *   switch (err.code) {
+ *     case 'insufficient_scope':
+ *       return `the token lacks ${err.scope}` // err is an InsufficientScopeError here
+ *     case 'too_many_requests':
+ *       return `retry in ${err.retryAfterSeconds} s` // a TooManyRequestsError
+ *     case 'invalid_token':
+ *       return `token refused: ${err.reason}` // an InvalidTokenError
+ *     default:
+ *       return `${err.status} ${err.code}: ${err.message}`
+ *   }
+ * }
+ * ```
+ */
 export type AnyOAuthError =
   | InvalidRequestError
   | InvalidClientError

@@ -15,7 +15,24 @@ import {
   type MetadataOptions,
 } from './discovery/authorization-server-metadata.js';
 
-/** What `createServiceAccounts()` returns. */
+/**
+ * What `createServiceAccounts()` returns.
+ *
+ * @example
+ * ```ts
+ * import { createServiceAccounts, MemoryAccountStore, type ServiceAccounts } from 'express-service-accounts'
+ *
+ * const sa: ServiceAccounts = createServiceAccounts({
+ *   store: new MemoryAccountStore(),
+ *   issuer: 'https://api.example.com',
+ *   signingKeys: [{ alg: 'HS256', key: process.env.TOKEN_SIGNING_KEY! }],
+ * })
+ * await sa.ready() // optional: initialise the store now rather than on the first request
+ * app.use('/oauth', sa.tokenRouter)
+ * app.get('/api/jobs', sa.requireBearer({ scope: 'jobs:read' }), (req, res) => res.json([]))
+ * process.once('SIGTERM', () => void sa.close())
+ * ```
+ */
 export interface ServiceAccounts {
   /**
    * The token endpoint: mount it where you like; it serves `POST {mount}/token`. It is a pair of

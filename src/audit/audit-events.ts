@@ -10,7 +10,22 @@ interface AuditBase {
   readonly at: Date;
 }
 
-/** A token was issued at the token endpoint. */
+/**
+ * A token was issued at the token endpoint.
+ *
+ * @example
+ * ```ts
+ * import type { TokenIssuedEvent } from 'express-service-accounts'
+ *
+ * function logIssued(event: TokenIssuedEvent): void {
+ *   console.info(`${event.name} got token ${event.tokenId} [${event.scopes.join(' ')}] until ${event.expiresAt.toISOString()}`)
+ * }
+ * const sa = createServiceAccounts({
+ *   store, issuer, signingKeys,
+ *   onAudit: (event) => (event.type === 'token.issued' ? logIssued(event) : undefined),
+ * })
+ * ```
+ */
 export interface TokenIssuedEvent extends AuditBase {
   readonly type: 'token.issued';
   readonly clientId: string;
@@ -21,7 +36,19 @@ export interface TokenIssuedEvent extends AuditBase {
   readonly expiresAt: Date;
 }
 
-/** `requireBearer()` refused a token. */
+/**
+ * `requireBearer()` refused a token.
+ *
+ * @example
+ * ```ts
+ * import type { TokenRefusedEvent } from 'express-service-accounts'
+ *
+ * function logRefused(event: TokenRefusedEvent): void {
+ *   // `clientId` is there only when the token verified far enough to name its client.
+ *   console.warn(`bearer token refused (${event.reason}) for ${event.clientId ?? 'an unknown client'}`)
+ * }
+ * ```
+ */
 export interface TokenRefusedEvent extends AuditBase {
   readonly type: 'token.refused';
   readonly reason: InvalidTokenReason | 'insufficient_scope';
@@ -31,7 +58,19 @@ export interface TokenRefusedEvent extends AuditBase {
   readonly tokenId?: string;
 }
 
-/** Client authentication failed at the token endpoint. */
+/**
+ * Client authentication failed at the token endpoint.
+ *
+ * @example
+ * ```ts
+ * import type { ClientAuthenticationFailedEvent } from 'express-service-accounts'
+ *
+ * // The reason stays on the server: the client only ever sees `invalid_client` (or 429).
+ * function logFailure(event: ClientAuthenticationFailedEvent): void {
+ *   console.warn(`client authentication failed (${event.reason}) for ${event.clientId ?? 'no client ID'} from ${event.address ?? 'an unknown address'}`)
+ * }
+ * ```
+ */
 export interface ClientAuthenticationFailedEvent extends AuditBase {
   readonly type: 'client.authentication_failed';
   readonly reason: ClientAuthenticationFailure | 'rate_limited';
@@ -42,14 +81,34 @@ export interface ClientAuthenticationFailedEvent extends AuditBase {
   readonly address?: string;
 }
 
-/** An account was created, disabled or enabled. */
+/**
+ * An account was created, disabled or enabled.
+ *
+ * @example
+ * ```ts
+ * import type { AccountEvent } from 'express-service-accounts'
+ *
+ * const activity = (event: AccountEvent): string => `${event.at.toISOString()} ${event.type} ${event.name} (${event.clientId})`
+ * ```
+ */
 export interface AccountEvent extends AuditBase {
   readonly type: 'account.created' | 'account.disabled' | 'account.enabled';
   readonly clientId: string;
   readonly name: string;
 }
 
-/** A secret was created or revoked. */
+/**
+ * A secret was created or revoked.
+ *
+ * @example
+ * ```ts
+ * import type { SecretEvent } from 'express-service-accounts'
+ *
+ * // Credential changes go to the security log; the event names the secret, never its value.
+ * const securityLog = (event: SecretEvent): void =>
+ *   console.info(JSON.stringify({ at: event.at, action: event.type, account: event.name, secretId: event.secretId }))
+ * ```
+ */
 export interface SecretEvent extends AuditBase {
   readonly type: 'secret.created' | 'secret.revoked';
   readonly clientId: string;
@@ -59,9 +118,17 @@ export interface SecretEvent extends AuditBase {
 
 /**
  * Every audit event; switch on `type` to narrow.
+ *
  * @example
  * ```ts
- * onAudit(event) { if (event.type === 'token.issued') log.info({ actor: event.name }, 'token issued') }
+ * import { createServiceAccounts, type AuditEvent } from 'express-service-accounts'
+ *
+ * const sa = createServiceAccounts({
+ *   store, issuer, signingKeys,
+ *   onAudit(event: AuditEvent) {
+ *     if (event.type === 'token.issued') console.info({ actor: event.name, tokenId: event.tokenId }, 'token issued')
+ *   },
+ * })
  * ```
  */
 export type AuditEvent =

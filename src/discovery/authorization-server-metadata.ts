@@ -4,7 +4,21 @@
  */
 import type { Keyring } from '../tokens/keyring.js';
 
-/** Where the host serves the endpoints the metadata points to. */
+/**
+ * Where the host serves the endpoints the metadata points to.
+ *
+ * @example
+ * ```ts
+ * import type { MetadataOptions } from 'express-service-accounts'
+ *
+ * const endpoints: MetadataOptions = {
+ *   tokenEndpoint: 'https://api.example.com/oauth/token',
+ *   jwksUri: 'https://api.example.com/.well-known/jwks.json', // listed only when an ES256 or RS256 key is configured
+ * }
+ * app.get('/.well-known/oauth-authorization-server', (req, res) => res.json(sa.authorizationServerMetadata(endpoints)))
+ * app.get('/.well-known/jwks.json', (req, res) => res.json(sa.jwks))
+ * ```
+ */
 export interface MetadataOptions {
   /** Absolute URL of the token endpoint, e.g. `https://api.example.com/oauth/token`. */
   tokenEndpoint: string;
@@ -12,7 +26,17 @@ export interface MetadataOptions {
   jwksUri?: string;
 }
 
-/** RFC 8414 §2 metadata. */
+/**
+ * RFC 8414 §2 metadata.
+ *
+ * @example
+ * ```ts
+ * import type { AuthorizationServerMetadata } from 'express-service-accounts'
+ *
+ * const metadata: AuthorizationServerMetadata = sa.authorizationServerMetadata({ tokenEndpoint: 'https://api.example.com/oauth/token' })
+ * metadata.grant_types_supported // ['client_credentials']
+ * ```
+ */
 export interface AuthorizationServerMetadata {
   readonly issuer: string;
   readonly token_endpoint: string;

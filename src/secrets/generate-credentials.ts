@@ -12,11 +12,44 @@ import { randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Prefix of every client ID. */
+/**
+ * Prefix of every client ID.
+ *
+ * @example
+ * ```ts
+ * import { CLIENT_ID_PREFIX } from 'express-service-accounts'
+ *
+ * // Tell a service account's ID from your users' IDs without a lookup.
+ * const isServiceAccountId = (id: string): boolean => id.startsWith(CLIENT_ID_PREFIX) // 'esa_'
+ * ```
+ */
 export const CLIENT_ID_PREFIX = 'esa_';
-/** Prefix of every client secret. */
+/**
+ * Prefix of every client secret.
+ *
+ * @example
+ * ```ts
+ * import { SECRET_PREFIX } from 'express-service-accounts'
+ *
+ * // Catch a secret pasted where a client ID belongs, before it reaches a log.
+ * function checkClientId(value: string): string {
+ *   if (value.startsWith(SECRET_PREFIX)) throw new TypeError('That is a client secret (esas_...), not a client ID')
+ *   return value
+ * }
+ * ```
+ */
 export const SECRET_PREFIX = 'esas_';
-/** Matches a client secret anywhere in text (for secret scanners). */
+/**
+ * Matches a client secret anywhere in text (for secret scanners).
+ *
+ * @example
+ * ```ts
+ * import { SECRET_PATTERN } from 'express-service-accounts'
+ *
+ * // Keep client secrets out of your logs.
+ * const redact = (line: string): string => line.replace(new RegExp(SECRET_PATTERN.source, 'g'), '[REDACTED]')
+ * ```
+ */
 export const SECRET_PATTERN = /\besas_[0-9A-Za-z]{16}_[0-9A-Za-z]{50}\b/;
 
 const SECRET_SHAPE = /^esas_([0-9A-Za-z]{16})_([0-9A-Za-z]{44})([0-9A-Za-z]{6})$/;

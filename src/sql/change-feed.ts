@@ -11,6 +11,11 @@ import type { AccountChangeListener } from '../store/account-store.js';
  *
  * @example
  * ```ts
+ * import type { AccountRecord } from 'express-service-accounts'
+ * import { ALL_ACCOUNTS, openAccountStore } from 'express-service-accounts/sql'
+ *
+ * const cache = new Map<string, AccountRecord>()
+ * const store = openAccountStore(process.env.SERVICE_ACCOUNTS_STORE ?? 'sqlite:./.data/service-accounts.db')
  * await store.watch((clientId) => (clientId === ALL_ACCOUNTS ? cache.clear() : cache.delete(clientId)))
  * ```
  */
@@ -21,7 +26,7 @@ export const ALL_ACCOUNTS = '*';
  *
  * @example
  * ```ts
- * const entry: ChangeFeedEntry = { seq: 42, clientId: 'svc_3f9c1e2a' }
+ * const entry: ChangeFeedEntry = { seq: 42, clientId: 'esa_4fT0qLx2mZb8Rk1sVw7yNc3d' }
  * ```
  */
 export interface ChangeFeedEntry {

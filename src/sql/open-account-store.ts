@@ -24,7 +24,7 @@ export type AccountStoreLocation =
  *
  * @example
  * ```ts
- * openAccountStore(url, { pollIntervalMs: 500, onWatchError: (error) => logger.warn(error) })
+ * openAccountStore(url, { pollIntervalMs: 500, onWatchError: (error) => console.warn('account watch failed', error) })
  * ```
  */
 export interface OpenAccountStoreOptions {

@@ -14,7 +14,10 @@ import { SqlAccountStore } from './sql-account-store.js';
  *
  * @example
  * ```ts
- * client.on('notification', (message: PgNotification) => console.log(message.payload))
+ * import pg from 'pg'
+ *
+ * const client = await new pg.Pool({ connectionString: process.env.DATABASE_URL }).connect()
+ * client.on('notification', (message: PgNotification) => console.log(message.channel, message.payload))
  * ```
  */
 export interface PgNotification {
@@ -27,6 +30,8 @@ export interface PgNotification {
  *
  * @example
  * ```ts
+ * import pg from 'pg'
+ *
  * const client: PgPoolClient = await new pg.Pool().connect()
  * ```
  */
@@ -43,6 +48,9 @@ export interface PgPoolClient extends PostgresPoolClient {
  *
  * @example
  * ```ts
+ * import pg from 'pg'
+ * import { createPostgresAccountStore, type PgPool } from 'express-service-accounts/sql'
+ *
  * const pool: PgPool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
  * const store = createPostgresAccountStore({ pool, schema: 'service_accounts' })
  * ```

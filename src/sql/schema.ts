@@ -77,6 +77,7 @@ export interface SecretsTable {
  *
  * @example
  * ```ts
+ * let last = 0 // the highest seq this process has read
  * const rows = await db.selectFrom('account_changes').select(['seq', 'client_id']).where('seq', '>', last).execute()
  * ```
  */
@@ -106,6 +107,10 @@ export interface MigrationsTable {
  *
  * @example
  * ```ts
+ * import BetterSqlite3 from 'better-sqlite3'
+ * import { Kysely, SqliteDialect } from 'kysely'
+ * import { SqlAccountStore, type Database } from 'express-service-accounts/sql'
+ *
  * const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3('accounts.db') }) })
  * const store = new SqlAccountStore(db, { dialect: 'sqlite' })
  * ```

@@ -82,6 +82,11 @@ const FEED_RETENTION_MS = 60 * 60 * 1000;
  *
  * @example
  * ```ts
+ * import { Kysely, PostgresDialect } from 'kysely'
+ * import pg from 'pg'
+ * import { SqlAccountStore, type Database } from 'express-service-accounts/sql'
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
  * const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
  * const store = new SqlAccountStore(db, { dialect: 'postgres', schema: 'service_accounts' })
  * await store.init()

@@ -4,7 +4,24 @@
  * Stores only persist data: hashing, ID generation, scope checks and clock reads stay in the core.
  */
 
-/** One client secret of an account, as stored. The plaintext value is never stored. */
+/**
+ * One client secret of an account, as stored. The plaintext value is never stored.
+ *
+ * @example
+ * ```ts
+ * import type { SecretRecord } from 'express-service-accounts'
+ *
+ * // In your own store: a row of your persistence layer as a record.
+ * interface SecretRow { id: string; hash: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }
+ * const toSecretRecord = (row: SecretRow): SecretRecord => ({
+ *   id: row.id,
+ *   hash: row.hash,
+ *   createdAt: row.created_at,
+ *   lastUsedAt: row.last_used_at,
+ *   revokedAt: row.revoked_at,
+ * })
+ * ```
+ */
 export interface SecretRecord {
   /** Public ID of the secret (shown by `list`, carried in tokens as `secret_id`). */
   readonly id: string;
@@ -17,7 +34,17 @@ export interface SecretRecord {
   readonly revokedAt: Date | null;
 }
 
-/** A service account with all of its secrets. */
+/**
+ * A service account with all of its secrets.
+ *
+ * @example
+ * ```ts
+ * import type { AccountRecord } from 'express-service-accounts'
+ *
+ * const account: AccountRecord | undefined = await store.findAccount(clientId)
+ * const liveSecrets = account?.secrets.filter((secret) => secret.revokedAt === null) ?? []
+ * ```
+ */
 export interface AccountRecord {
   readonly clientId: string;
   /** Shown in audit logs and activity history against every action of the account. */
@@ -32,14 +59,48 @@ export interface AccountRecord {
   readonly secrets: readonly SecretRecord[];
 }
 
-/** A secret to add: the core has already generated its ID and hashed its value. */
+/**
+ * A secret to add: the core has already generated its ID and hashed its value.
+ *
+ * @example
+ * ```ts
+ * import type { AccountRecord, NewSecretRecord, SecretRecord } from 'express-service-accounts'
+ *
+ * // `AccountStore.addSecret` of a store that keeps accounts in a Map.
+ * const accounts = new Map<string, AccountRecord>()
+ * async function addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+ *   const account = accounts.get(clientId)
+ *   if (!account) return undefined
+ *   const record: SecretRecord = { ...secret, lastUsedAt: null, revokedAt: null }
+ *   accounts.set(clientId, { ...account, secrets: [...account.secrets, record] })
+ *   return record
+ * }
+ * ```
+ */
 export interface NewSecretRecord {
   readonly id: string;
   readonly hash: string;
   readonly createdAt: Date;
 }
 
-/** An account to create, with its first secret. */
+/**
+ * An account to create, with its first secret.
+ *
+ * @example
+ * ```ts
+ * import type { AccountRecord, NewAccountRecord } from 'express-service-accounts'
+ *
+ * // `AccountStore.createAccount` of a store that keeps accounts in a Map.
+ * const accounts = new Map<string, AccountRecord>()
+ * async function createAccount(input: NewAccountRecord): Promise<AccountRecord> {
+ *   if (accounts.has(input.clientId)) throw new Error(`Account ${input.clientId} already exists`)
+ *   const { secret, ...account } = input
+ *   const record: AccountRecord = { ...account, enabled: true, secrets: [{ ...secret, lastUsedAt: null, revokedAt: null }] }
+ *   accounts.set(input.clientId, record)
+ *   return record
+ * }
+ * ```
+ */
 export interface NewAccountRecord {
   readonly clientId: string;
   readonly name: string;
@@ -49,7 +110,23 @@ export interface NewAccountRecord {
   readonly secret: NewSecretRecord;
 }
 
-/** Called with the client ID of an account that changed (secret added or revoked, enabled, disabled, created). */
+/**
+ * Called with the client ID of an account that changed (secret added or revoked, enabled, disabled, created).
+ *
+ * @example
+ * ```ts
+ * import type { AccountChangeListener } from 'express-service-accounts'
+ *
+ * // `AccountStore.watch` of a store whose database announces changes.
+ * const listeners = new Set<AccountChangeListener>()
+ * async function watch(listener: AccountChangeListener): Promise<() => Promise<void>> {
+ *   listeners.add(listener)
+ *   return async () => void listeners.delete(listener)
+ * }
+ * // On each announcement; '*' when changes may have been missed (after a reconnect):
+ * for (const listener of listeners) listener(clientId)
+ * ```
+ */
 export type AccountChangeListener = (clientId: string) => void;
 
 /**
@@ -61,7 +138,11 @@ export type AccountChangeListener = (clientId: string) => void;
  *
  * @example
  * ```ts
- * const sa = createServiceAccounts({ store: new MemoryAccountStore(), issuer, signingKeys })
+ * import { createServiceAccounts, MemoryAccountStore, type AccountStore } from 'express-service-accounts'
+ *
+ * // Any implementation: MemoryAccountStore, the SQL stores of `express-service-accounts/sql`, or your own.
+ * const store: AccountStore = new MemoryAccountStore()
+ * const sa = createServiceAccounts({ store, issuer, signingKeys })
  * ```
  */
 export interface AccountStore {

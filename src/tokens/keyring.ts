@@ -5,7 +5,19 @@
  */
 import { createHash, createHmac, createPrivateKey, createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
 
-/** The signing algorithms supported. */
+/**
+ * The signing algorithms supported.
+ *
+ * @example
+ * ```ts
+ * import { readFileSync } from 'node:fs'
+ * import type { SigningAlgorithm, SigningKeyOptions } from 'express-service-accounts'
+ *
+ * // ES256 and RS256 publish their public key in `sa.jwks`; HS256 keys are shared secrets.
+ * const alg: SigningAlgorithm = 'ES256'
+ * const signingKeys: SigningKeyOptions[] = [{ alg, key: readFileSync('es256-private.pem', 'utf8') }]
+ * ```
+ */
 export type SigningAlgorithm = 'HS256' | 'ES256' | 'RS256';
 
 /**
@@ -13,8 +25,14 @@ export type SigningAlgorithm = 'HS256' | 'ES256' | 'RS256';
  *
  * @example
  * ```ts
- * { alg: 'HS256', key: process.env.TOKEN_SIGNING_KEY }            // ≥ 32 bytes
- * { alg: 'ES256', key: fs.readFileSync('es256-private.pem', 'utf8') }
+ * import { readFileSync } from 'node:fs'
+ * import type { SigningKeyOptions } from 'express-service-accounts'
+ *
+ * // Rotation: the new ES256 key signs; the old HS256 key still verifies the tokens it signed.
+ * const signingKeys: SigningKeyOptions[] = [
+ *   { alg: 'ES256', key: readFileSync('es256-private.pem', 'utf8') },
+ *   { alg: 'HS256', key: process.env.TOKEN_SIGNING_KEY! }, // ≥ 32 bytes
+ * ]
  * ```
  */
 export interface SigningKeyOptions {

@@ -7,7 +7,23 @@ import type { AccountStore } from './store/account-store.js';
 import type { AuditEvent } from './audit/audit-events.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './tokens/keyring.js';
 
-/** Options for the failed-authentication limiter of the token endpoint (429 `too_many_requests`). */
+/**
+ * Options for the failed-authentication limiter of the token endpoint (429 `too_many_requests`).
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis'
+ * import { createServiceAccounts, type FailureLimitOptions } from 'express-service-accounts'
+ *
+ * // 5 failures per client ID and per address every 5 minutes, counted across all instances.
+ * const failureLimit: FailureLimitOptions = {
+ *   max: 5,
+ *   windowSeconds: 300,
+ *   redis: new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { keyPrefix: 'api:' }),
+ * }
+ * const sa = createServiceAccounts({ store, issuer, signingKeys, failureLimit })
+ * ```
+ */
 export interface FailureLimitOptions {
   /**
    * Failed client authentications allowed per client ID and per client address within one window;
@@ -29,6 +45,8 @@ export interface FailureLimitOptions {
  *
  * @example
  * ```ts
+ * import { MemoryAccountStore, type ServiceAccountsOptions } from 'express-service-accounts'
+ *
  * const options: ServiceAccountsOptions = {
  *   store: new MemoryAccountStore(),
  *   issuer: 'https://api.example.com',
@@ -93,7 +111,19 @@ export interface ServiceAccountsOptions {
   now?: () => Date;
 }
 
-/** The validated, frozen configuration every module receives. */
+/**
+ * The validated, frozen configuration every module receives.
+ *
+ * @example
+ * ```ts
+ * import type { ResolvedConfig } from 'express-service-accounts'
+ *
+ * // Defaults filled in: log what this instance actually runs with.
+ * const config: ResolvedConfig = sa.config
+ * console.log(`tokens for ${config.audience} live ${config.tokenLifetime} s`)
+ * if (config.failureLimit === false) console.warn('the token endpoint has no failed-authentication limit')
+ * ```
+ */
 export interface ResolvedConfig {
   readonly store: AccountStore;
   readonly issuer: string;
@@ -181,6 +211,8 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     fail('allowBrowserRequests', 'must be a boolean');
   }
   const realm = options.realm === undefined ? 'service-accounts' : nonEmptyString('realm', options.realm);
+  // It goes into WWW-Authenticate as a quoted-string (RFC 9110 §5.6.4): printable ASCII only.
+  if (!/^[\x20-\x7e]+$/.test(realm)) fail('realm', 'must be printable ASCII (it is sent in WWW-Authenticate headers)');
 
   return Object.freeze({
     store,

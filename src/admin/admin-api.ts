@@ -12,7 +12,21 @@ import { callStore } from '../store/call-store.js';
 import type { Runtime } from '../runtime.js';
 import { AdminError } from './admin-errors.js';
 
-/** Input of {@link AdminApi.createAccount}. */
+/**
+ * Input of {@link AdminApi.createAccount}.
+ *
+ * @example
+ * ```ts
+ * import type { CreateAccountInput } from 'express-service-accounts'
+ *
+ * const input: CreateAccountInput = {
+ *   name: 'procurement-portal',
+ *   clientAccountId: 'acme-corp',
+ *   scopes: 'jobs:read jobs:write', // or ['jobs:read', 'jobs:write']
+ * }
+ * const account = await sa.admin.createAccount(input)
+ * ```
+ */
 export interface CreateAccountInput {
   /** Shown in audit logs and activity history; 1–200 characters. */
   name: string;
@@ -22,13 +36,35 @@ export interface CreateAccountInput {
   scopes?: readonly string[] | string;
 }
 
-/** A new secret: `value` is shown this once. */
+/**
+ * A new secret: `value` is shown this once.
+ *
+ * @example
+ * ```ts
+ * import type { CreatedSecret } from 'express-service-accounts'
+ *
+ * // Rotation, step 1: a second secret for the client to switch to (docs/rotation.md).
+ * const secret: CreatedSecret = await sa.admin.addSecret(clientId)
+ * console.log(`new secret ${secret.id}: ${secret.value}`) // shown this once: only its hash is stored
+ * ```
+ */
 export interface CreatedSecret {
   readonly id: string;
   readonly value: string;
 }
 
-/** Result of {@link AdminApi.createAccount}. */
+/**
+ * Result of {@link AdminApi.createAccount}.
+ *
+ * @example
+ * ```ts
+ * import type { CreatedAccount } from 'express-service-accounts'
+ *
+ * // A provisioning script: the secret's value is returned this once, never stored or shown again.
+ * const account: CreatedAccount = await sa.admin.createAccount({ name: 'procurement-portal', scopes: ['jobs:write'] })
+ * console.log(JSON.stringify({ client_id: account.clientId, client_secret: account.secret.value }))
+ * ```
+ */
 export interface CreatedAccount {
   readonly clientId: string;
   readonly name: string;
@@ -37,7 +73,21 @@ export interface CreatedAccount {
   readonly secret: CreatedSecret;
 }
 
-/** A secret as listed: no value, no hash. */
+/**
+ * A secret as listed: no value, no hash.
+ *
+ * @example
+ * ```ts
+ * import type { SecretSummary } from 'express-service-accounts'
+ *
+ * // Live secrets nobody has used for 90 days: candidates for revocation.
+ * const cutoff = Date.now() - 90 * 24 * 60 * 60 * 1000
+ * const account = await sa.admin.getAccount(clientId)
+ * const stale: SecretSummary[] = (account?.secrets ?? []).filter(
+ *   (secret) => secret.revokedAt === null && (secret.lastUsedAt ?? secret.createdAt).getTime() < cutoff,
+ * )
+ * ```
+ */
 export interface SecretSummary {
   readonly id: string;
   readonly createdAt: Date;
@@ -45,7 +95,20 @@ export interface SecretSummary {
   readonly revokedAt: Date | null;
 }
 
-/** An account as listed. */
+/**
+ * An account as listed.
+ *
+ * @example
+ * ```ts
+ * import type { AccountSummary } from 'express-service-accounts'
+ *
+ * const accounts: AccountSummary[] = await sa.admin.listAccounts()
+ * for (const account of accounts) {
+ *   const live = account.secrets.filter((secret) => secret.revokedAt === null).length
+ *   console.log(`${account.clientId} ${account.name}: ${account.enabled ? 'enabled' : 'disabled'}, ${live} live secret(s)`)
+ * }
+ * ```
+ */
 export interface AccountSummary {
   readonly clientId: string;
   readonly name: string;
@@ -56,14 +119,36 @@ export interface AccountSummary {
   readonly secrets: readonly SecretSummary[];
 }
 
-/** Result of {@link AdminApi.revokeSecret}. */
+/**
+ * Result of {@link AdminApi.revokeSecret}.
+ *
+ * @example
+ * ```ts
+ * import type { RevokedSecret } from 'express-service-accounts'
+ *
+ * // Tokens issued against the secret are refused on every instance within a second.
+ * const revoked: RevokedSecret = await sa.admin.revokeSecret(clientId, secretId)
+ * console.log(`${revoked.clientId}: secret ${revoked.secretId} revoked at ${revoked.revokedAt.toISOString()}`)
+ * ```
+ */
 export interface RevokedSecret {
   readonly clientId: string;
   readonly secretId: string;
   readonly revokedAt: Date;
 }
 
-/** Result of {@link AdminApi.disableAccount} and {@link AdminApi.enableAccount}. */
+/**
+ * Result of {@link AdminApi.disableAccount} and {@link AdminApi.enableAccount}.
+ *
+ * @example
+ * ```ts
+ * import type { AccountStatus } from 'express-service-accounts'
+ *
+ * // Its tokens are refused (`invalid_token`, "disabled") until the account is enabled again.
+ * const status: AccountStatus = await sa.admin.disableAccount(clientId)
+ * console.log(`${status.clientId} enabled: ${status.enabled}`) // enabled: false
+ * ```
+ */
 export interface AccountStatus {
   readonly clientId: string;
   readonly enabled: boolean;
@@ -154,6 +239,32 @@ export function createAdminApi(runtime: Runtime): AdminApi {
     const hash = await hashSecret(created.value, config.secretHashRounds);
     return { created, record: { id: created.id, hash, createdAt: config.now() } };
   };
+  const secretLimitReached = (clientId: string, live: number): AdminError =>
+    new AdminError(
+      'secret_limit_reached',
+      `Service account ${clientId} already has ${live} live secrets (the limit is ${config.maxSecretsPerAccount}); revoke one first`,
+    );
+  const liveSecrets = (account: AccountRecord): number => account.secrets.filter((s) => s.revokedAt === null).length;
+  const addingSecret = new Map<string, Promise<void>>();
+  const addSecretNow = async (clientId: string): Promise<CreatedSecret> => {
+    const account = await requireAccount(clientId);
+    const live = liveSecrets(account);
+    if (live >= config.maxSecretsPerAccount) throw secretLimitReached(clientId, live);
+    const { created, record } = await newSecret();
+    const stored = await call('addSecret', () => store.addSecret(clientId, record));
+    accounts.invalidate(clientId);
+    if (!stored) throw new AdminError('account_not_found', `No service account has client ID ${quoteInput(clientId)}`);
+    // Another process (the CLI, another instance) may have added one at the same time: recount, and take
+    // ours back, unseen, if together we went past the cap.
+    const after = await requireAccount(clientId);
+    if (liveSecrets(after) > config.maxSecretsPerAccount) {
+      await call('revokeSecret', () => store.revokeSecret(clientId, created.id, config.now()));
+      accounts.invalidate(clientId);
+      throw secretLimitReached(clientId, liveSecrets(after) - 1);
+    }
+    runtime.audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id });
+    return created;
+  };
   const setEnabled = async (clientId: string, enabled: boolean): Promise<AccountStatus> => {
     await requireAccount(clientId);
     const account = await call('setAccountEnabled', () => store.setAccountEnabled(clientId, enabled));
@@ -190,21 +301,19 @@ export function createAdminApi(runtime: Runtime): AdminApi {
       return account && summarize(account);
     },
 
-    async addSecret(clientId) {
-      const account = await requireAccount(clientId);
-      const live = account.secrets.filter((s) => s.revokedAt === null).length;
-      if (live >= config.maxSecretsPerAccount) {
-        throw new AdminError(
-          'secret_limit_reached',
-          `Service account ${clientId} already has ${live} live secrets (the limit is ${config.maxSecretsPerAccount}); revoke one first`,
-        );
-      }
-      const { created, record } = await newSecret();
-      const stored = await call('addSecret', () => store.addSecret(clientId, record));
-      accounts.invalidate(clientId);
-      if (!stored) throw new AdminError('account_not_found', `No service account has client ID ${quoteInput(clientId)}`);
-      runtime.audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id });
-      return created;
+    addSecret(clientId) {
+      // Calls for one account run one after another here, so concurrent calls cannot all pass the cap check.
+      const previous = addingSecret.get(clientId) ?? Promise.resolve();
+      const adding = previous.catch(() => {}).then(() => addSecretNow(clientId));
+      const settled: Promise<void> = adding.then(
+        () => undefined,
+        () => undefined,
+      );
+      addingSecret.set(clientId, settled);
+      void settled.then(() => {
+        if (addingSecret.get(clientId) === settled) addingSecret.delete(clientId);
+      });
+      return adding;
     },
 
     async revokeSecret(clientId, secretId) {

@@ -16,13 +16,25 @@ import {
   type OAuthError,
 } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
-import type { AccessTokenClaims } from '../tokens/access-token.js';
+import { readVerifiedClaims, type AccessTokenClaims } from '../tokens/access-token.js';
 import { VerifiedTokenCache } from '../tokens/verified-token-cache.js';
 import type { Runtime } from '../runtime.js';
 import { extractBearerToken } from './extract-bearer-token.js';
 import type { ServiceAccountPrincipal } from './service-account-principal.js';
 
-/** Options of {@link requireBearer}. */
+/**
+ * Options of {@link ServiceAccounts.requireBearer}.
+ *
+ * @example
+ * ```ts
+ * import type { RequireBearerOptions } from 'express-service-accounts'
+ *
+ * const canPostJobs: RequireBearerOptions = { scope: 'jobs:write' }
+ * app.post('/api/jobs', sa.requireBearer(canPostJobs), (req, res) => res.status(201).json({ by: req.serviceAccount?.name }))
+ * // Several scopes: the token needs all of them.
+ * app.delete('/api/jobs/:id', sa.requireBearer({ scope: ['jobs:write', 'jobs:delete'] }), (req, res) => res.status(204).end())
+ * ```
+ */
 export interface RequireBearerOptions {
   /**
    * Scope(s) the route needs; with several, the token needs all of them. Accounts provisioned without
@@ -55,6 +67,19 @@ function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string
 }
 
 type NodeNext = (err?: unknown) => void;
+
+/** Whether the raw header list holds more than one `Authorization` header. */
+function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
 
 /** Builds `requireBearer` for one runtime. */
 export function createRequireBearer(runtime: Runtime) {
@@ -110,11 +135,17 @@ export function createRequireBearer(runtime: Runtime) {
     };
 
     return (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
+      let token: string | undefined;
       let claims: AccessTokenClaims;
       try {
-        claims = tokens.verify(extractBearerToken(req.headers.authorization), config.now());
+        // Node keeps only the first of several Authorization headers: look at them all (RFC 6750 §2).
+        if (hasRepeatedAuthorization(req.rawHeaders)) throw new InvalidRequestError('The request must carry exactly one Authorization header');
+        token = extractBearerToken(req.headers.authorization);
+        claims = tokens.verify(token, config.now());
       } catch (err) {
-        return refuse(res, err);
+        // An expired token passed its signature check: its claims name the account for the audit event.
+        const expired = err instanceof InvalidTokenError && err.reason === 'expired' && token !== undefined ? readVerifiedClaims(token) : undefined;
+        return refuse(res, err, expired, expired && runtime.accounts.peek(expired.sub)?.account);
       }
       // Fast path: the account's status is cached and fresh (see AccountCache for the 1 s bound).
       const cached = runtime.accounts.peek(claims.sub);

@@ -76,7 +76,9 @@ export class AccountCache {
     const load = callStore(() => this.#store.findAccount(clientId), this.#timeout, 'findAccount')
       .then((account) => {
         // A change announced while loading may not be reflected in what we loaded: do not cache it.
-        if (epoch === this.#epoch) this.#entries.set(clientId, { account }, { ttl: this.#ttl });
+        // A TTL of 0 means no caching (to lru-cache it would mean "never expires").
+        const ttl = this.#ttl;
+        if (epoch === this.#epoch && ttl > 0) this.#entries.set(clientId, { account }, { ttl });
         return account;
       })
       .finally(() => this.#inflight.delete(clientId));

@@ -51,6 +51,23 @@ function alreadyParsed(req: TokenHttpRequest): boolean {
   return req._body === true || req.readableEnded;
 }
 
+/**
+ * A lower bound of the size in bytes of the body a host's parser read, from what it parsed (the
+ * parameters' names and values); counting stops once past `limit`.
+ */
+function parsedSize(value: unknown, limit: number, depth = 0): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value !== 'object' || value === null) return String(value).length;
+  if (depth > 32) return limit + 1;
+  let size = 0;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    size += Buffer.byteLength(key) + 2 + parsedSize((value as Record<string, unknown>)[key], limit - size, depth + 1);
+    if (size > limit) break;
+  }
+  return size;
+}
+
 /** Most parameters a form body may carry; a token request has four. */
 const MAX_PARAMETERS = 100;
 
@@ -142,6 +159,11 @@ export function createTokenBodyParser(limit: number): Middleware {
     }
     if (alreadyParsed(req)) {
       if (req.body === undefined || req.body === null) req.body = {};
+      // A chunked body declares no length: judge what the host's parser made of it instead.
+      if (declared === undefined && parsedSize(req.body, limit) > limit) {
+        next(tooLarge());
+        return;
+      }
       next();
       return;
     }

@@ -8,7 +8,19 @@ import jwt from 'jsonwebtoken';
 import { InvalidTokenError } from '../errors.js';
 import type { Keyring } from './keyring.js';
 
-/** The claims of an access token. */
+/**
+ * The claims of an access token (RFC 9068), as a resource server that verifies tokens itself reads them.
+ *
+ * @example
+ * ```ts
+ * import type { AccessTokenClaims } from 'express-service-accounts'
+ *
+ * function describeToken(claims: AccessTokenClaims): string {
+ *   const scopes = claims.scope?.split(' ') ?? ['(unrestricted)']
+ *   return `${claims.client_id}, secret ${claims.secret_id}, scopes ${scopes.join(', ')}, until ${new Date(claims.exp * 1000).toISOString()}`
+ * }
+ * ```
+ */
 export interface AccessTokenClaims {
   readonly iss: string;
   /** The client ID (RFC 9068 §2.2: for client credentials, `sub` is the client). */
@@ -66,6 +78,8 @@ export function signAccessToken(
     algorithm: signer.alg,
     keyid: signer.kid,
     header: { alg: signer.alg, typ: 'at+jwt', kid: signer.kid },
+    // `claims` is built fresh above: jsonwebtoken may use it as it is instead of copying it.
+    mutatePayload: true,
   });
   return { token, claims };
 }
@@ -101,6 +115,15 @@ export function verifyAccessToken(settings: TokenVerification, token: string, no
   }
   if (!isAccessTokenClaims(payload)) throw new InvalidTokenError('invalid');
   return payload;
+}
+
+/**
+ * The claims of a token whose signature was already verified (an expired one, say), without checking
+ * them again; `undefined` when they are not access token claims. Never use it on an unverified token.
+ */
+export function readVerifiedClaims(token: string): AccessTokenClaims | undefined {
+  const payload: unknown = jwt.decode(token);
+  return isAccessTokenClaims(payload) ? payload : undefined;
 }
 
 function isAccessTokenClaims(value: unknown): value is AccessTokenClaims {

@@ -122,6 +122,28 @@ describe('admin API', () => {
     await expectAdminError(small.sa.admin.addSecret(b.clientId), 'secret_limit_reached', /limit is 1/);
   });
 
+  // Issue 2 point 7: "A configurable cap on live secrets per account (default 5)": concurrent calls too.
+  it('keeps the cap when secrets are added concurrently', async () => {
+    const { sa } = createTestApp();
+    const a = await sa.admin.createAccount({ name: 'concurrent' });
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => sa.admin.addSecret(a.clientId)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(4);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as AdminError).code).toBe('secret_limit_reached');
+    const listed = await sa.admin.getAccount(a.clientId);
+    expect(listed?.secrets.filter((s) => s.revokedAt === null)).toHaveLength(5);
+  });
+
+  // The same cap when another process (the CLI, another instance) adds a secret at the same time.
+  it('takes its new secret back, unseen, when another instance went past the cap at the same time', async () => {
+    const first = createTestApp({ maxSecretsPerAccount: 2 });
+    const second = createTestApp({ maxSecretsPerAccount: 2, store: first.store });
+    const a = await first.sa.admin.createAccount({ name: 'two-instances' });
+    const results = await Promise.allSettled([first.sa.admin.addSecret(a.clientId), second.sa.admin.addSecret(a.clientId)]);
+    expect(results.some((r) => r.status === 'rejected')).toBe(true);
+    const listed = await first.sa.admin.getAccount(a.clientId);
+    expect(listed?.secrets.filter((s) => s.revokedAt === null).length).toBeLessThanOrEqual(2);
+  });
+
   it('refuses invalid input with invalid_input, unknown accounts and secrets with their own codes', async () => {
     const { sa } = createTestApp();
     const bad: unknown[] = [

@@ -3,6 +3,7 @@
  * clause it checks, with the middleware mounted in Express 5 and in Express 4. Time comes from the
  * injected TestClock; nothing sleeps. Hand-made tokens are signed with jsonwebtoken directly.
  */
+import { connect, type AddressInfo } from 'node:net';
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedAccount } from '../../src/index.js';
@@ -10,6 +11,7 @@ import { signAccessToken } from '../../src/tokens/access-token.js';
 import { createTestApp, type TestAppOptions } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { FailingStore } from '../helpers/failing-store.js';
+import { WatchlessStore } from '../helpers/watchless-store.js';
 import { claimsFor, decodeToken, issueToken, signHs256, unsignedToken } from '../helpers/tokens.js';
 
 const REALM = 'Bearer realm="service-accounts"';
@@ -77,6 +79,30 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
     expectOAuthError(res, 400, 'invalid_request', { challenge: /^Bearer realm="service-accounts", error="invalid_request"/ });
   });
 
+  // RFC 6750 §2: the token travels in one Authorization header. Node keeps only the first of several,
+  // so a second one (which another component might read) must not pass unseen.
+  it('400 invalid_request for two Authorization headers', async () => {
+    const token = await issueToken(t.app, account.clientId, account.secret.value);
+    const server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => {
+          socket.end(`GET /api/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+        });
+        let data = '';
+        socket.on('data', (chunk: Buffer) => (data += chunk.toString()));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+      expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+      expect(raw).toMatch(/www-authenticate: Bearer realm="service-accounts", error="invalid_request"/i);
+    } finally {
+      server.close();
+    }
+  });
+
   describe('401 invalid_token: expired', () => {
     // CONTRACT §3: "token expired | 401 | `Bearer realm="...", error="invalid_token", error_description="The access token expired"`".
     // SPEC §5.3: "A token is valid for 3600 seconds. When it has expired, a call returns 401 with a
@@ -90,6 +116,11 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
         challenge: challenge('error="invalid_token", error_description="The access token expired"'),
       });
       expect(res.body).toEqual({ error: 'invalid_token', error_description: 'The access token expired' });
+      // Issue 2 point 9: the refusal is audited with the account's client ID and name.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(t.events).toContainEqual(
+        expect.objectContaining({ type: 'token.refused', reason: 'expired', clientId: account.clientId, name: 'procurement-portal' }),
+      );
       // SPEC §3: "expired | POST {base_url}/oauth/token | Client repeats the request ... | a new token is valid".
       const fresh = await issueToken(t.app, account.clientId, account.secret.value);
       await whoami(`Bearer ${fresh}`).expect(200);
@@ -137,6 +168,20 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
       }
       const res = await whoami(`Bearer ${newToken}`).expect(200);
       expect(res.body).toMatchObject({ clientId: account.clientId, secretId: second.id });
+    });
+
+    // CONTRACT §3: "A secret revocation ... takes effect on every server sharing the store within 1 second":
+    // with `statusCacheTtl: 0` and a store that cannot announce changes, nothing is cached at all.
+    it('statusCacheTtl: 0 sees a revocation made by another instance at once', async () => {
+      const store = new WatchlessStore();
+      const here = make({ store, statusCacheTtl: 0 });
+      const there = make({ store, statusCacheTtl: 0 });
+      const a = await here.sa.admin.createAccount({ name: 'no-cache' });
+      const token = await issueToken(here.app, a.clientId, a.secret.value);
+      await request(here.app).get('/api/whoami').set('Authorization', `Bearer ${token}`).expect(200);
+      await there.sa.admin.revokeSecret(a.clientId, a.secret.id);
+      const res = await request(here.app).get('/api/whoami').set('Authorization', `Bearer ${token}`);
+      expectOAuthError(res, 401, 'invalid_token', { challenge: /The access token was revoked/ });
     });
 
     // Same row, "account disabled"; SPEC §3 "disabled | Client authentication fails"; re-enabling restores access.

@@ -296,6 +296,22 @@ describe.each(VARIANTS)('POST /oauth/token (Express $express, host parsers: $hos
     expectIssued(next);
   });
 
+  // Same row, for a chunked body (no Content-Length), which a host's own parser may already have read.
+  it('413 invalid_request for a chunked body over the limit', async () => {
+    const padding = 'x'.repeat(20_000);
+    for (const [type, body] of [
+      ['application/x-www-form-urlencoded', `grant_type=client_credentials&padding=${padding}`],
+      ['application/json', JSON.stringify({ ...GRANT, padding })],
+    ] as const) {
+      const req = post().set('Content-Type', type).set('Transfer-Encoding', 'chunked');
+      req.write(body.slice(0, 10_000));
+      req.write(body.slice(10_000));
+      expectOAuthError(await req, 413, 'invalid_request');
+    }
+    const next = await post().type('form').send({ ...GRANT, client_id: account.clientId, client_secret: account.secret.value });
+    expectIssued(next);
+  });
+
   describe('400 invalid_scope and the scopes granted', () => {
     const creds = () => ({ ...GRANT, client_id: scoped.clientId, client_secret: scoped.secret.value });
 

@@ -82,6 +82,9 @@ describe('resolveConfig', () => {
     ['an empty issuer', { issuer: '' }, 'issuer'],
     ['an empty audience', { audience: ' ' }, 'audience'],
     ['an empty realm', { realm: '' }, 'realm'],
+    // It is sent in WWW-Authenticate: a line break or non-ASCII character there would fail every refusal.
+    ['a realm with a line break', { realm: 'a\nb' }, 'realm'],
+    ['a non-ASCII realm', { realm: 'réalm ☃' }, 'realm'],
     ['onAudit not a function', { onAudit: 'log' }, 'onAudit'],
     ['now not a function', { now: Date.now() }, 'now'],
     ['allowBrowserRequests not a boolean', { allowBrowserRequests: 'yes' }, 'allowBrowserRequests'],

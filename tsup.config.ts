@@ -1,15 +1,15 @@
 /**
  * Build of the published package (see `exports` in package.json):
  *
- * - `.` and `./sql`: CommonJS (`.js` + `.d.ts`, the package being `"type": "commonjs"`) and
- *   ES modules (`.mjs` + `.d.mts`); `exports` lists the `types` of each condition.
- * - `./testing`: ES modules only, because it imports vitest, which cannot be `require()`d.
+ * - `.`, `./sql` and `./testing`: CommonJS (`.js` + `.d.ts`, the package being `"type": "commonjs"`)
+ *   and ES modules (`.mjs` + `.d.mts`); `exports` lists the `types` of each condition. `./testing`
+ *   imports no test framework (the user passes vitest's or Jest's functions), so it has both formats.
  * - the `service-accounts` bin: one CommonJS program (`.cjs`) with a `#!/usr/bin/env node` line.
  *
  * These are tsup's extensions for a CommonJS package, kept on purpose: its declaration build ignores
  * `outExtension`, so only they pair each `.js`/`.mjs` with its own `.d.ts`/`.d.mts` (publint, attw).
- * `.` and `./sql` are built together and code-split, so within one format they share one copy of
- * the core (errors, store types): `instanceof OAuthError` holds across the two entry points.
+ * The three are built together and code-split, so within one format they share one copy of the core
+ * (errors, store types): `instanceof OAuthError` holds across the entry points.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
@@ -19,8 +19,8 @@ const shared: Options = {
   platform: 'node',
   outDir: 'dist',
   sourcemap: true,
-  // Every dependency, peer dependency (express, better-sqlite3, pg) and dev-only import (vitest in
-  // ./testing) stays an import of the user's own copy: nothing from node_modules is bundled.
+  // Every dependency and peer dependency (express, better-sqlite3, pg) stays an import of the user's
+  // own copy: nothing from node_modules is bundled.
   skipNodeModulesBundle: true,
   removeNodeProtocol: false,
   // The builds below run in parallel into one folder: none may wipe it (`npm run build` does, first).
@@ -39,15 +39,9 @@ const cliHasShebang = existsSync(cliEntry) && readFileSync(cliEntry, 'utf8').sta
 export default defineConfig([
   {
     ...shared,
-    entry: { index: 'src/index.ts', 'sql/index': 'src/sql/index.ts' },
+    entry: { index: 'src/index.ts', 'sql/index': 'src/sql/index.ts', 'testing/index': 'src/testing/index.ts' },
     format: ['cjs', 'esm'],
     splitting: true,
-    dts: true,
-  },
-  {
-    ...shared,
-    entry: { 'testing/index': 'src/testing/index.ts' },
-    format: ['esm'],
     dts: true,
   },
   {

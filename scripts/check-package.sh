@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Packaging check: what a user gets from `npm install express-service-accounts`.
 #
-# Packs the package (npm pack runs `prepare`, i.e. the build), installs the tarball with express and
-# better-sqlite3 into a temporary project outside the repository, and there:
+# Packs the package (npm pack runs `prepare`, i.e. the build), installs the tarball with express,
+# better-sqlite3 and vitest into a temporary project outside the repository, and there:
 #   1. require()s the CommonJS entry points and import()s the ES module ones, each followed by a real
 #      token round trip over HTTP (memory store from CJS, SQLite store from ESM);
 #   2. type-checks a TypeScript consumer (createServiceAccounts, requireBearer, the typed
-#      req.serviceAccount, a custom AccountStore class, the /sql and /testing types) as an ES module
-#      and as CommonJS under "module": "nodenext", and under "moduleResolution": "bundler";
-#   3. runs the bin: `npx service-accounts --help`, then create and list on a temporary SQLite file.
+#      req.serviceAccount, a custom AccountStore class, the /sql types) and a /testing consumer given
+#      vitest's functions, each as an ES module and as CommonJS under "module": "nodenext", and under
+#      "moduleResolution": "bundler";
+#   3. runs the AccountStore contract suite of /testing with vitest against MemoryAccountStore, once
+#      from its ES module build (vitest's functions passed) and once from its CommonJS build
+#      (require()d, on vitest's globals as under Jest), and checks that the build imports no vitest;
+#   4. runs the bin: `npx service-accounts --help`, then create and list on a temporary SQLite file.
 #
 # Slow (the temporary project compiles better-sqlite3), so `.ci/run` runs it, not `npm test`.
 # Usage: bash scripts/check-package.sh   (env KEEP_PACKAGE_CHECK=1 keeps the temporary project)
@@ -35,7 +39,9 @@ test -f "$tarball"
 tar -tzf "$tarball" | sort > "$work/contents.txt"
 for required in package/package.json package/README.md package/LICENSE package/CHANGELOG.md \
   package/dist/index.js package/dist/index.mjs package/dist/index.d.ts package/dist/index.d.mts \
-  package/dist/sql/index.js package/dist/sql/index.mjs package/dist/testing/index.mjs package/dist/cli/main.cjs; do
+  package/dist/sql/index.js package/dist/sql/index.mjs package/dist/sql/index.d.ts package/dist/sql/index.d.mts \
+  package/dist/testing/index.js package/dist/testing/index.mjs package/dist/testing/index.d.ts \
+  package/dist/testing/index.d.mts package/dist/cli/main.cjs; do
   grep -qx "$required" "$work/contents.txt" || { echo "missing from the tarball: $required" >&2; exit 1; }
 done
 if grep -E '^package/(src|test|examples|bench|docs|scripts)/' "$work/contents.txt"; then
@@ -56,6 +62,7 @@ JSON
     "$tarball" \
     "express@$(version express)" \
     "better-sqlite3@$(version better-sqlite3)" \
+    "vitest@$(version vitest)" \
     "typescript@$(version typescript)" \
     "@types/express@$(version @types/express)" \
     "@types/node@$(version @types/node)"
@@ -69,7 +76,8 @@ step "type-check a TypeScript consumer"
 mkdir -p "$project/types"
 cp "$fixtures/consumer.ts" "$project/types/consumer-esm.mts"
 cp "$fixtures/consumer.ts" "$project/types/consumer-cjs.cts"
-cp "$fixtures/consumer-testing.mts" "$project/types/consumer-testing.mts"
+cp "$fixtures/consumer-testing.ts" "$project/types/consumer-testing.mts"
+cp "$fixtures/consumer-testing.ts" "$project/types/consumer-testing.cts"
 cat > "$project/tsconfig.json" <<'JSON'
 {
   "compilerOptions": {
@@ -94,6 +102,37 @@ cat > "$project/tsconfig.bundler.json" <<'JSON'
 JSON
 (cd "$project" && npx --no-install tsc -p tsconfig.json && npx --no-install tsc -p tsconfig.bundler.json)
 echo "types: ok (nodenext ESM + CJS, bundler)"
+
+step "the AccountStore contract suite, run by vitest from the installed tarball"
+# The suite takes the test functions it is given: neither build may load a test framework itself
+# (a require() of vitest throws, which is what kept ./testing ESM-only before).
+if grep -nE "^import .*['\"]vitest['\"/]|(require|import)\(['\"]vitest['\"/]" \
+  "$project"/node_modules/express-service-accounts/dist/testing/*.js \
+  "$project"/node_modules/express-service-accounts/dist/testing/*.mjs; then
+  echo "dist/testing loads vitest (above): it must only use the functions it is given" >&2
+  exit 1
+fi
+mkdir -p "$project/suite"
+cp "$fixtures/contract-esm.test.mjs" "$fixtures/contract-cjs.test.mjs" "$project/suite/"
+(
+  cd "$project"
+  npx --no-install vitest run suite --globals --reporter=dot --reporter=json --outputFile.json="$work/suite.json"
+  node - "$work/suite.json" <<'NODE'
+const assert = require('node:assert/strict');
+const report = JSON.parse(require('node:fs').readFileSync(process.argv[2], 'utf8'));
+assert.equal(report.numFailedTests, 0);
+assert.equal(report.numPendingTests, 0, 'MemoryAccountStore has watch: no contract test may be skipped');
+for (const file of ['contract-esm.test.mjs', 'contract-cjs.test.mjs']) {
+  const result = report.testResults.find((r) => r.name.endsWith(`/suite/${file}`));
+  assert.ok(result, `${file} ran`);
+  const passed = result.assertionResults.filter((t) => t.status === 'passed');
+  assert.ok(passed.length >= 16, `${file}: ${passed.length} contract tests passed, expected at least 16`);
+  assert.ok(passed.every((t) => t.fullName.includes('(AccountStore contract)')), `${file}: only contract tests`);
+  console.log(`${file}: ${passed.length} contract tests passed`);
+}
+NODE
+)
+echo "contract suite: ok (ESM with vitest's functions, CJS on the globals)"
 
 step "the service-accounts bin"
 db="$work/cli/accounts.db"

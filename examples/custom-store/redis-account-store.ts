@@ -2,8 +2,9 @@
  * A complete custom AccountStore over Redis, the kind of persistence a host may already run.
  * Copy it, rename the keys, and prove it with the shared contract suite:
  *
+ *   import { afterEach, beforeEach, describe, expect, it } from 'vitest'
  *   import { describeAccountStore } from 'express-service-accounts/testing'
- *   describeAccountStore('RedisAccountStore', async () => { ... })
+ *   describeAccountStore('RedisAccountStore', async () => { ... }, { describe, it, expect, beforeEach, afterEach })
  *
  * Layout: one JSON document per account under `<prefix>account:<clientId>`, a sorted set
  * `<prefix>accounts` (score = createdAt) for listing, and a pub/sub channel `<prefix>changes`

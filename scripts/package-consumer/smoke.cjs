@@ -5,13 +5,19 @@ const assert = require('node:assert/strict');
 const express = require('express');
 const core = require('express-service-accounts');
 const sql = require('express-service-accounts/sql');
+const testing = require('express-service-accounts/testing');
 
 assert.equal(typeof core.createServiceAccounts, 'function');
 assert.equal(typeof core.MemoryAccountStore, 'function');
 assert.equal(typeof core.OAuthError, 'function');
 assert.equal(typeof sql.openAccountStore, 'function');
 assert.equal(typeof sql.SqlAccountStore, 'function');
-assert.throws(() => require('express-service-accounts/testing'), /ERR_PACKAGE_PATH_NOT_EXPORTED|not defined by "exports"/);
+assert.equal(typeof testing.describeAccountStore, 'function');
+// Outside a test runner there are no global test functions: the suite says what to pass.
+assert.throws(() => testing.describeAccountStore('smoke', async () => ({ store: new core.MemoryAccountStore(), cleanup: async () => {} })), {
+  name: 'TypeError',
+  message: /\{ describe, it, expect, beforeEach, afterEach \}/,
+});
 
 async function main() {
   const serviceAccounts = core.createServiceAccounts({

@@ -8,10 +8,11 @@ import { join } from 'node:path';
 import express from 'express';
 import { createServiceAccounts, MemoryAccountStore, InvalidTokenError, OAuthError } from 'express-service-accounts';
 import { openAccountStore } from 'express-service-accounts/sql';
+import { describeAccountStore } from 'express-service-accounts/testing';
 
 assert.equal(typeof MemoryAccountStore, 'function');
 assert.ok(new InvalidTokenError('expired') instanceof OAuthError);
-// ./testing resolves for import (it needs vitest at run time, so only its resolution is checked here).
+assert.equal(typeof describeAccountStore, 'function');
 assert.match(import.meta.resolve('express-service-accounts/testing'), /dist\/testing\/index\.mjs$/);
 
 const dir = mkdtempSync(join(tmpdir(), 'esa-smoke-'));

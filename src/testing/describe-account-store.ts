@@ -1,10 +1,11 @@
 /**
  * @module describe-account-store
- * The contract suite every {@link AccountStore} must pass, written with vitest, checking only what the
- * interface documents, through the interface.
+ * The contract suite every {@link AccountStore} must pass, checking only what the interface documents,
+ * through the interface. It imports no test framework: it registers its tests with the functions it
+ * is given (vitest's or Jest's), so it loads from CommonJS and ES modules alike.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccountStore } from '../store/account-store.js';
+import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { IdFactory, waitFor } from './contract-fixtures.js';
 
 /**
@@ -22,22 +23,33 @@ export interface AccountStoreFixture {
 }
 
 /**
- * Registers the contract suite for a store. `makeStore` runs before each test and should return a
- * fresh store; the suite calls `store.init?.()` itself, then `store.close?.()` and `cleanup()` after
- * the test. Tests use their own random IDs and only look at the accounts they created, so a shared,
- * non-empty database also works. `watch` tests run only when the store has `watch`.
+ * Registers the contract suite for a store with your test framework. `makeStore` runs before each
+ * test and should return a fresh store; the suite calls `store.init?.()` itself, then `store.close?.()`
+ * and `cleanup()` after the test. Tests use their own random IDs and only look at the accounts they
+ * created, so a shared, non-empty database also works. `watch` tests run only when the store has
+ * `watch` (vitest reports them skipped otherwise; Jest, which cannot skip a running test, passes them).
+ *
+ * `api` is the test framework's `{ describe, it, expect, beforeEach, afterEach }`: pass vitest's
+ * imports, or Jest's from `@jest/globals`. Without it the suite uses the globals that Jest and vitest
+ * with `globals: true` define, and throws a `TypeError` saying what to pass when there are none.
  *
  * @example
  * ```ts
+ * import { afterEach, beforeEach, describe, expect, it } from 'vitest'
  * import { describeAccountStore } from 'express-service-accounts/testing'
  *
  * describeAccountStore('RedisAccountStore', async () => {
  *   const store = new RedisAccountStore({ url: process.env.REDIS_URL, prefix: `test:${Date.now()}:` })
  *   return { store, cleanup: () => flushPrefix(store) }
- * })
+ * }, { describe, it, expect, beforeEach, afterEach })
  * ```
  */
-export function describeAccountStore(name: string, makeStore: () => Promise<AccountStoreFixture>): void {
+export function describeAccountStore(
+  name: string,
+  makeStore: () => Promise<AccountStoreFixture>,
+  api?: AccountStoreTestApi,
+): void {
+  const { describe, it, expect, beforeEach, afterEach } = resolveTestApi(api);
   describe(`${name} (AccountStore contract)`, () => {
     let store: AccountStore;
     let fixture: AccountStoreFixture | undefined;
@@ -220,8 +232,9 @@ export function describeAccountStore(name: string, makeStore: () => Promise<Acco
     });
 
     describe('watch', () => {
-      it('calls the listener with the client ID after each change', async (context) => {
-        if (!store.watch) return context.skip();
+      // The test functions read vitest's test context from `arguments` (see skipRunningTest).
+      it('calls the listener with the client ID after each change', async function () {
+        if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
         const calls: string[] = [];
         const stop = await store.watch((clientId) => calls.push(clientId));
         try {
@@ -242,8 +255,8 @@ export function describeAccountStore(name: string, makeStore: () => Promise<Acco
         }
       });
 
-      it('stops calling a listener once its unsubscribe function resolved', async (context) => {
-        if (!store.watch) return context.skip();
+      it('stops calling a listener once its unsubscribe function resolved', async function () {
+        if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
         const stopped: string[] = [];
         const live: string[] = [];
         const stop = await store.watch((clientId) => stopped.push(clientId));

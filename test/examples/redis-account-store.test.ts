@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { describe, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeAccountStore } from '../../src/testing/index.js';
 import { RedisAccountStore } from '../../examples/custom-store/redis-account-store.js';
 
@@ -17,18 +17,22 @@ if (!url) {
     it('needs Redis', () => {});
   });
 } else {
-  describeAccountStore('RedisAccountStore example', async () => {
-    const prefix = `esa-test:${randomBytes(6).toString('hex')}:`;
-    // maxRetriesPerRequest 1 + no offline queue: a missing server fails fast instead of hanging.
-    const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
-    const store = new RedisAccountStore({ redis, prefix });
-    return {
-      store,
-      cleanup: async () => {
-        const keys = await redis.keys(`${prefix}*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      },
-    };
-  });
+  describeAccountStore(
+    'RedisAccountStore example',
+    async () => {
+      const prefix = `esa-test:${randomBytes(6).toString('hex')}:`;
+      // maxRetriesPerRequest 1 + no offline queue: a missing server fails fast instead of hanging.
+      const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+      const store = new RedisAccountStore({ redis, prefix });
+      return {
+        store,
+        cleanup: async () => {
+          const keys = await redis.keys(`${prefix}*`);
+          if (keys.length > 0) await redis.del(...keys);
+          await redis.quit();
+        },
+      };
+    },
+    { describe, it, expect, beforeEach, afterEach },
+  );
 }

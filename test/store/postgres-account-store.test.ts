@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ALL_ACCOUNTS,
   createPostgresAccountStore,
@@ -58,10 +58,14 @@ function describePostgres(connectionString: string): void {
     }
   });
 
-  describeAccountStore('SqlAccountStore (PostgreSQL)', async () => {
-    const schema = newSchema();
-    return { store: createPostgresAccountStore({ connectionString, schema }), cleanup: () => dropSchema(schema) };
-  });
+  describeAccountStore(
+    'SqlAccountStore (PostgreSQL)',
+    async () => {
+      const schema = newSchema();
+      return { store: createPostgresAccountStore({ connectionString, schema }), cleanup: () => dropSchema(schema) };
+    },
+    { describe, it, expect, beforeEach, afterEach },
+  );
 
   describe('PostgreSQL account store', () => {
     const opened: SqlAccountStore[] = [];

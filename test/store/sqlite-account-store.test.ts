@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ALL_ACCOUNTS, createSqliteAccountStore, LATEST_SCHEMA_VERSION, type SqlAccountStore } from '../../src/sql/index.js';
 import { describeAccountStore } from '../../src/testing/index.js';
 import { newAccount, runInitWorkers, waitFor } from './helpers.js';
@@ -20,10 +20,11 @@ function newDatabasePath(): string {
   return join(root, randomUUID(), 'nested', 'service-accounts.db');
 }
 
-describeAccountStore('SqlAccountStore (SQLite)', async () => ({
-  store: createSqliteAccountStore({ filename: newDatabasePath() }),
-  cleanup: async () => {},
-}));
+describeAccountStore(
+  'SqlAccountStore (SQLite)',
+  async () => ({ store: createSqliteAccountStore({ filename: newDatabasePath() }), cleanup: async () => {} }),
+  { describe, it, expect, beforeEach, afterEach },
+);
 
 describe('SQLite account store', () => {
   const opened: SqlAccountStore[] = [];

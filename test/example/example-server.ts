@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { leakGuard } from '../helpers/leak-guard.js';
 import { ROOT } from '../helpers/run-cli.js';
 
 export interface DemoCredentials {
@@ -22,6 +23,14 @@ export class ExampleServer {
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     this.exited = new Promise((done) => child.once('exit', (code) => done((this.exitCode = code))));
+    // The secret-leak guard checks its logs once it has closed: the demo secret may appear only in the
+    // banner that provisions it (its `client secret:` line and the curl command 3 lines below), nothing else.
+    leakGuard().watchChild({
+      channel: `example server (pid ${child.pid})`,
+      creationBlockLines: 4,
+      text: () => this.output,
+      closed: new Promise<void>((done) => child.once('close', () => done())),
+    });
   }
 
   /** The demo account the server printed, or undefined when it provisioned none. */

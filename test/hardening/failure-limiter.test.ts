@@ -157,6 +157,65 @@ function describeLimiter(name: string, limit: (o: { max: number; windowSeconds: 
 
 describeLimiter('failure limiter in memory (the default)', (o) => o);
 
+// Issue 6 point 1: failures are "counted per client ID and per client address (respecting Express's
+// `trust proxy`)". The other side of that promise: with `trust proxy` off (Express's default), the
+// address is the TCP peer, so a client cannot dodge the per-address limit by inventing a new
+// X-Forwarded-For for each attempt.
+describe('failure limiter in memory with trust proxy off (the Express default)', () => {
+  it('counts every failure under the socket address, whatever X-Forwarded-For says, so varying it does not dodge the limit', async () => {
+    const { app, sa, events } = createTestApp({ failureLimit: { max: 3, windowSeconds: 60 } });
+    expect(app.get('trust proxy')).toBe(false);
+    const account = await sa.admin.createAccount({ name: 'no-proxy' });
+    const server = await listen(app);
+    try {
+      // Three failures, each for a different (unknown) client ID, so only the address can lock.
+      for (let i = 0; i < 3; i++) {
+        expectError(
+          await tokenRequest(server, { ...grant, client_id: `esa_unknown${i}`, client_secret: WRONG }, from(`203.0.113.${i}`)),
+          401,
+          'invalid_client',
+        );
+      }
+      // A fourth attempt, right secret of another client, under yet another forged address: the
+      // (unforgeable) socket address has used up its failures, so 429.
+      const blocked = await tokenRequest(server, { ...grant, client_id: account.clientId, client_secret: account.secret.value }, from('198.51.100.77'));
+      expect429(blocked);
+      // Same without any X-Forwarded-For, and with a list of them.
+      expect429(await tokenRequest(server, { ...grant, client_id: account.clientId, client_secret: account.secret.value }));
+      expect429(
+        await tokenRequest(server, { ...grant, client_id: account.clientId, client_secret: account.secret.value }, from('198.51.100.78, 198.51.100.79')),
+      );
+      // The audit hook names the socket address, never the forged one.
+      await vi.waitFor(() => expect(events.some((e) => e.type === 'client.authentication_failed' && e.reason === 'rate_limited')).toBe(true));
+      const addresses = new Set(events.filter((e) => e.type === 'client.authentication_failed').map((e) => (e as { address?: string }).address));
+      expect([...addresses].every((a) => a !== undefined && /^(::ffff:)?127\.0\.0\.1$|^::1$/.test(a))).toBe(true);
+    } finally {
+      await server.close();
+      await sa.close();
+    }
+  });
+
+  it('(control) the same sequence with trust proxy on is counted per forwarded address, so the fourth attempt passes', async () => {
+    const { app, sa } = createTestApp({ failureLimit: { max: 3, windowSeconds: 60 } });
+    app.set('trust proxy', true);
+    const account = await sa.admin.createAccount({ name: 'behind-proxy' });
+    const server = await listen(app);
+    try {
+      for (let i = 0; i < 3; i++) {
+        expectError(
+          await tokenRequest(server, { ...grant, client_id: `esa_unknown${i}`, client_secret: WRONG }, from(`203.0.113.${i}`)),
+          401,
+          'invalid_client',
+        );
+      }
+      expect((await tokenRequest(server, { ...grant, client_id: account.clientId, client_secret: account.secret.value }, from('198.51.100.77'))).status).toBe(200);
+    } finally {
+      await server.close();
+      await sa.close();
+    }
+  });
+});
+
 describe('failure limiter options', () => {
   it('is on by default with 10 failures a minute', async () => {
     const { sa } = createTestApp();

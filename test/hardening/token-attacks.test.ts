@@ -65,7 +65,17 @@ describe('token attack matrix (all → 401 invalid_token)', () => {
     await request(t.app).get('/api/whoami').set('Authorization', `Bearer ${es256(header(), claims)}`).expect(200);
   });
 
-  for (const alg of ['none', 'None', 'NONE', 'nOnE']) {
+  // Issue 6 point 3: "`alg: none` in every casing": all 2^4 = 16 of them, none … NONE.
+  const NONE_CASINGS = Array.from({ length: 16 }, (_, bits) =>
+    [...'none'].map((c, i) => (bits & (1 << (3 - i)) ? c.toUpperCase() : c)).join(''),
+  );
+  it('covers the 16 casings of "none"', () => {
+    expect(new Set(NONE_CASINGS).size).toBe(16);
+    expect(NONE_CASINGS).toEqual(expect.arrayContaining(['none', 'None', 'nOne', 'noNe', 'nonE', 'NONE', 'nOnE']));
+    for (const alg of NONE_CASINGS) expect(alg.toLowerCase()).toBe('none');
+  });
+
+  for (const alg of NONE_CASINGS) {
     it(`alg: ${alg}, with an empty or a copied signature`, async () => {
       const unsigned = `${b64url(header({ alg }))}.${b64url(claims)}`;
       await expectRefused(`${unsigned}.`);

@@ -6,6 +6,7 @@ import express5 from 'express';
 // Express 4 installed side by side under the alias "express4" (devDependency).
 import express4 from 'express4';
 import { createServiceAccounts, MemoryAccountStore, type AuditEvent, type ServiceAccountsOptions } from '../../src/index.js';
+import { captureText, leakGuard } from './leak-guard.js';
 
 export const TEST_ISSUER = 'https://api.test';
 export const TEST_HS256_KEY = 'test-signing-key-0123456789abcdef-0123456789';
@@ -30,7 +31,7 @@ export function createTestApp(options: TestAppOptions = {}) {
   const clock = new TestClock();
   const events: AuditEvent[] = [];
   const store = overrides.store ?? new MemoryAccountStore();
-  const sa = createServiceAccounts({
+  const resolved: ServiceAccountsOptions = {
     store,
     issuer: TEST_ISSUER,
     signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }],
@@ -40,7 +41,19 @@ export function createTestApp(options: TestAppOptions = {}) {
       events.push(event);
     },
     ...overrides,
-  });
+  };
+  // The secret-leak guard (test/helpers/leak-guard.ts) sees every audit event, looks for the signing
+  // key, and learns every secret value the admin API creates.
+  const onAudit = resolved.onAudit;
+  if (onAudit) {
+    resolved.onAudit = (event) => {
+      leakGuard().capture('audit event', captureText(event));
+      return onAudit(event);
+    };
+  }
+  leakGuard().recordNeedle(TEST_HS256_KEY, 'signing key');
+  const sa = createServiceAccounts(resolved);
+  watchAdmin(sa.admin);
   const express = (version === 4 ? express4 : express5) as unknown as typeof express5;
   const app = express();
   if (hostParsers) {
@@ -55,4 +68,30 @@ export function createTestApp(options: TestAppOptions = {}) {
     res.status(201).json({ createdBy: req.serviceAccount?.name });
   });
   return { app, sa, store, clock, events };
+}
+
+/**
+ * Pass-through wrappers on the admin API for the leak guard: created secret values are recorded, and
+ * error messages (which end up in logs and on the CLI's stderr) are scanned.
+ */
+function watchAdmin(admin: object): void {
+  if (Object.isFrozen(admin)) return;
+  const methods = admin as Record<string, unknown>;
+  for (const name of Object.keys(methods)) {
+    const method = methods[name];
+    if (typeof method !== 'function') continue;
+    methods[name] = async (...args: unknown[]) => {
+      try {
+        const result: unknown = await (method as (...a: unknown[]) => Promise<unknown>).apply(admin, args);
+        const created = result as { secret?: { value?: unknown }; value?: unknown } | undefined;
+        const value = created?.secret?.value ?? created?.value;
+        if (typeof value === 'string') leakGuard().recordSecret(value, `admin ${name}`);
+        else if (result !== undefined) leakGuard().capture(`admin ${name} result`, captureText(result));
+        return result;
+      } catch (err) {
+        leakGuard().capture(`admin ${name} error`, err instanceof Error ? `${err.name}: ${err.message} ${captureText(err)}` : String(err));
+        throw err;
+      }
+    };
+  }
 }

@@ -4,6 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
+import { leakGuard } from './leak-guard.js';
 
 export const ROOT = resolve(__dirname, '..', '..');
 export const TSX = resolve(ROOT, 'node_modules', '.bin', 'tsx');
@@ -31,6 +32,9 @@ export function runCli(args: readonly string[], options: CliRunOptions = {}): Pr
         fail(error);
         return;
       }
+      // The secret-leak guard: only `create` and `secret add` may print a secret (once); nothing prints a hash.
+      const createsSecrets = args.includes('create') || (args.includes('secret') && args.includes('add'));
+      leakGuard().checkChildOutput(`service-accounts ${args.filter((a) => !a.startsWith('esas_')).join(' ')}`.slice(0, 120), stdout, stderr, { createsSecrets });
       done({ code: error ? (error.code as number) : 0, stdout, stderr });
     });
   });

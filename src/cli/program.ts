@@ -69,6 +69,8 @@ function collectScopes(value: string, previous: string | undefined): string {
  */
 export function buildProgram(io: CliIo): Command {
   const program = new Command('service-accounts');
+  // An empty SERVICE_ACCOUNTS_STORE means "not set", as for the example server: the default store.
+  if (process.env.SERVICE_ACCOUNTS_STORE?.trim() === '') delete process.env.SERVICE_ACCOUNTS_STORE;
 
   // Settings set before .command() are inherited by every subcommand.
   program

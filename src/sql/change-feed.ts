@@ -4,6 +4,7 @@
  * calls of `watch()` listeners, without ever throwing into the caller or the event loop.
  */
 import type { AccountChangeListener } from '../store/account-store.js';
+import { callStore } from '../store/call-store.js';
 
 /**
  * The client ID passed to listeners when changes may have been missed (the feed or the push channel
@@ -71,6 +72,12 @@ export interface ChangeFeedOptions {
 }
 
 const POLL_BATCH = 500;
+/**
+ * Longest a poll may wait for the database. A hung database (or a silently dropped connection) must
+ * not leave caches trusting themselves: a late poll counts as a failure, which announces `*`, so
+ * every instance stops trusting its cache within the 1-second revocation bound.
+ */
+export const POLL_DEADLINE_MS = 750;
 const MAX_BATCHES_PER_POLL = 20;
 const LISTEN_RETRY_MIN_MS = 500;
 const LISTEN_RETRY_MAX_MS = 30_000;
@@ -194,7 +201,7 @@ class FeedLoop {
   async #poll(): Promise<void> {
     try {
       for (let batch = 0; batch < MAX_BATCHES_PER_POLL; batch++) {
-        const rows = await this.#options.readSince(this.#last, POLL_BATCH);
+        const rows = await callStore(() => this.#options.readSince(this.#last, POLL_BATCH), POLL_DEADLINE_MS, 'change feed poll');
         if (this.#stopped) return;
         for (const row of rows) {
           if (row.seq <= this.#last) continue;

@@ -157,7 +157,8 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
 
   it('defaults to sqlite:./.data/service-accounts.db in the working directory', async () => {
     const cwd = mkdtempSync(join(dir, 'cwd-'));
-    const created = await runCliJson<CreatedJson>(['create', '--name', 'default-store'], { cwd });
+    // An empty SERVICE_ACCOUNTS_STORE is "not set" (CONTRACT §5: the example server shares the CLI's default).
+    const created = await runCliJson<CreatedJson>(['create', '--name', 'default-store'], { cwd, env: { SERVICE_ACCOUNTS_STORE: '' } });
     expect(existsSync(join(cwd, '.data', 'service-accounts.db'))).toBe(true);
     const accounts = await runCliJson<ListedJson[]>(['list'], { cwd });
     expect(accounts.map((a) => a.clientId)).toEqual([created.clientId]);

@@ -1,14 +1,13 @@
 /**
- * Spawns the `service-accounts` CLI from its TypeScript source through tsx, so the tests need no
- * build step (the packaging tests run the built bin).
+ * Spawns the built `service-accounts` bin (`dist/cli/main.cjs`, the file package.json's `bin` names),
+ * exactly as a user runs it. `npm test` builds first (`pretest`).
  */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { leakGuard } from './leak-guard.js';
 
 export const ROOT = resolve(__dirname, '..', '..');
-export const TSX = resolve(ROOT, 'node_modules', '.bin', 'tsx');
-export const CLI_MAIN = resolve(ROOT, 'src', 'cli', 'main.ts');
+export const CLI_BIN = resolve(ROOT, 'dist', 'cli', 'main.cjs');
 
 export interface CliRun {
   readonly code: number;
@@ -27,7 +26,7 @@ export function runCli(args: readonly string[], options: CliRunOptions = {}): Pr
   const env: NodeJS.ProcessEnv = { ...process.env, SERVICE_ACCOUNTS_STORE: undefined, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((done, fail) => {
-    execFile(TSX, [CLI_MAIN, ...args], { env, cwd: options.cwd ?? ROOT, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [CLI_BIN, ...args], { env, cwd: options.cwd ?? ROOT, timeout: 30_000 }, (error, stdout, stderr) => {
       if (error && typeof error.code !== 'number') {
         fail(error);
         return;

@@ -9,10 +9,9 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../helpers/create-app.js';
-import { listen, type LiveServer } from './helpers.js';
+import { listenRecordingHeaders, type LiveServer, type RecordingApp } from './helpers.js';
 
 const CURL = '/usr/bin/curl';
 
@@ -57,7 +56,7 @@ if (!existsSync(CURL) && process.env.CI !== 'true') {
     let clientId: string;
     let secret: string;
     /** The request headers curl actually sent, as the server saw them. */
-    const seen: Array<Record<string, string | string[] | undefined>> = [];
+    let seen: RecordingApp['seen'];
 
     beforeAll(async () => {
       // Under CI=true a missing curl is a failure, not a skip.
@@ -68,19 +67,8 @@ if (!existsSync(CURL) && process.env.CI !== 'true') {
       const account = await sa.admin.createAccount({ name: 'curl' });
       clientId = account.clientId;
       secret = account.secret.value;
-      const app = express();
-      app.use((req, _res, next) => {
-        seen.push({ ...req.headers });
-        next();
-      });
-      app.use('/oauth', sa.tokenRouter);
-      app.get('/api/whoami', sa.requireBearer(), (req, res) => res.json(req.serviceAccount));
-      server = await listen(app);
+      ({ server, seen, close } = await listenRecordingHeaders(sa));
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      close = async () => {
-        await server.close();
-        await sa.close();
-      };
     });
     afterAll(async () => close?.());
 

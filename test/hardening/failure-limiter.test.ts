@@ -162,20 +162,24 @@ describeLimiter('failure limiter in memory (the default)', (o) => o);
 // address is the TCP peer, so a client cannot dodge the per-address limit by inventing a new
 // X-Forwarded-For for each attempt.
 describe('failure limiter in memory with trust proxy off (the Express default)', () => {
+  /** Three failures, each for a different (unknown) client ID under a different forwarded address, so only an address can lock. */
+  const failThreeTimesFromForgedAddresses = async (server: LiveServer): Promise<void> => {
+    for (let i = 0; i < 3; i++) {
+      expectError(
+        await tokenRequest(server, { ...grant, client_id: `esa_unknown${i}`, client_secret: WRONG }, from(`203.0.113.${i}`)),
+        401,
+        'invalid_client',
+      );
+    }
+  };
+
   it('counts every failure under the socket address, whatever X-Forwarded-For says, so varying it does not dodge the limit', async () => {
     const { app, sa, events } = createTestApp({ failureLimit: { max: 3, windowSeconds: 60 } });
     expect(app.get('trust proxy')).toBe(false);
     const account = await sa.admin.createAccount({ name: 'no-proxy' });
     const server = await listen(app);
     try {
-      // Three failures, each for a different (unknown) client ID, so only the address can lock.
-      for (let i = 0; i < 3; i++) {
-        expectError(
-          await tokenRequest(server, { ...grant, client_id: `esa_unknown${i}`, client_secret: WRONG }, from(`203.0.113.${i}`)),
-          401,
-          'invalid_client',
-        );
-      }
+      await failThreeTimesFromForgedAddresses(server);
       // A fourth attempt, right secret of another client, under yet another forged address: the
       // (unforgeable) socket address has used up its failures, so 429.
       const blocked = await tokenRequest(server, { ...grant, client_id: account.clientId, client_secret: account.secret.value }, from('198.51.100.77'));
@@ -201,13 +205,7 @@ describe('failure limiter in memory with trust proxy off (the Express default)',
     const account = await sa.admin.createAccount({ name: 'behind-proxy' });
     const server = await listen(app);
     try {
-      for (let i = 0; i < 3; i++) {
-        expectError(
-          await tokenRequest(server, { ...grant, client_id: `esa_unknown${i}`, client_secret: WRONG }, from(`203.0.113.${i}`)),
-          401,
-          'invalid_client',
-        );
-      }
+      await failThreeTimesFromForgedAddresses(server);
       expect((await tokenRequest(server, { ...grant, client_id: account.clientId, client_secret: account.secret.value }, from('198.51.100.77'))).status).toBe(200);
     } finally {
       await server.close();

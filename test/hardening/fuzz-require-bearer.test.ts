@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryAccountStore } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { json, listen, tokenRequest, type LiveServer, type RawRequest, type RawResponse } from './helpers.js';
-import { countResponse, encode, fuzzCounter, FUZZ_FLOORS, FUZZ_SEED, FUZZ_TOTAL_FLOOR, headerValue, nastyString, runBatches } from './fuzz-support.js';
+import { contentType, countResponse, encode, fuzzCounter, FUZZ_FLOORS, FUZZ_SEED, FUZZ_TOTAL_FLOOR, headerValue, nastyString, runBatches } from './fuzz-support.js';
 
 const CODES_BY_STATUS: Record<number, readonly string[]> = {
   400: ['invalid_request'],
@@ -155,26 +155,6 @@ function cases(): fc.Arbitrary<FuzzCase> {
     { weight: 1, arbitrary: junkParam.map((junk) => `?access_token=${junk}&__proto__[access_token]=${junk}`) },
   );
 
-  const contentType = fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom('application/x-www-form-urlencoded', 'application/json') },
-    {
-      weight: 2,
-      arbitrary: fc.constantFrom(
-        'application/json; charset=utf-8',
-        'application/json; charset=utf-16',
-        'application/x-www-form-urlencoded; charset=bogus',
-        'APPLICATION/JSON',
-        'text/plain',
-        'multipart/form-data; boundary=x',
-        'application/octet-stream',
-        'application/xml',
-        '*/*',
-        '',
-      ),
-    },
-    { weight: 1, arbitrary: nastyString.map(headerValue) },
-    { weight: 2, arbitrary: fc.constant(undefined) },
-  );
   // Bodies for the app without parsers: anything at all.
   const anyBody: fc.Arbitrary<string | Buffer | undefined> = fc.oneof(
     { weight: 2, arbitrary: fc.constant(undefined) },

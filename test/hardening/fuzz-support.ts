@@ -112,3 +112,28 @@ export function encode(text: string): string {
     return encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '\ufffd'));
   }
 }
+
+/** Content-Type headers for token and API requests: the two we accept, their odd spellings and charsets, others, junk, none. */
+export const contentType: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('application/x-www-form-urlencoded', 'application/json') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'application/json; charset=utf-8',
+      'application/json; charset=utf-16',
+      'application/json; charset=latin1',
+      'application/x-www-form-urlencoded; charset=iso-8859-1',
+      'application/x-www-form-urlencoded; charset=bogus',
+      'APPLICATION/JSON',
+      'application/vnd.api+json',
+      'text/plain',
+      'multipart/form-data; boundary=x',
+      'application/octet-stream',
+      'application/xml',
+      '*/*',
+      '',
+    ),
+  },
+  { weight: 1, arbitrary: nastyString.map(headerValue) },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);

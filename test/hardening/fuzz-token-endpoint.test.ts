@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../helpers/create-app.js';
 import { listen, tokenRequest, type LiveServer, type RawRequest, type RawResponse } from './helpers.js';
-import { countResponse, encode, fuzzCounter, FUZZ_FLOORS, FUZZ_SEED, FUZZ_TOTAL_FLOOR, headerValue, nastyString, runBatches } from './fuzz-support.js';
+import { contentType, countResponse, encode, fuzzCounter, FUZZ_FLOORS, FUZZ_SEED, FUZZ_TOTAL_FLOOR, headerValue, nastyString, runBatches } from './fuzz-support.js';
 
 const CODES_BY_STATUS: Record<number, readonly string[]> = {
   400: ['invalid_request', 'invalid_grant', 'invalid_scope'],
@@ -83,28 +83,6 @@ function tokenRequests(creds: { clientId: string; secret: string }): fc.Arbitrar
   );
   const body = fc.oneof(formBody, rawFormBody, jsonObject, trickyJson, protoJson, brokenJson, deepNesting, huge, validBody, nastyString, fc.constant(undefined));
 
-  const contentType = fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom('application/x-www-form-urlencoded', 'application/json') },
-    {
-      weight: 2,
-      arbitrary: fc.constantFrom(
-        'application/json; charset=utf-8',
-        'application/json; charset=utf-16',
-        'application/json; charset=latin1',
-        'application/x-www-form-urlencoded; charset=iso-8859-1',
-        'application/x-www-form-urlencoded; charset=bogus',
-        'APPLICATION/JSON',
-        'application/vnd.api+json',
-        'text/plain',
-        'multipart/form-data; boundary=x',
-        'application/xml',
-        '*/*',
-        '',
-      ),
-    },
-    { weight: 1, arbitrary: nastyString.map(headerValue) },
-    { weight: 1, arbitrary: fc.constant(undefined) },
-  );
   const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
   const authorization = fc.oneof(
     { weight: 4, arbitrary: fc.constant(undefined) },

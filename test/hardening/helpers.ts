@@ -6,8 +6,8 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import type { Express } from 'express';
-import { MemoryAccountStore, type AccountRecord, type AccountStore, type NewAccountRecord, type NewSecretRecord, type SecretRecord } from '../../src/index.js';
+import express, { type Express } from 'express';
+import { MemoryAccountStore, type AccountRecord, type ServiceAccounts, type AccountStore, type NewAccountRecord, type NewSecretRecord, type SecretRecord } from '../../src/index.js';
 
 /**
  * REDIS_URL, or (CI=true) the default local server, which must then be there: a missing server fails
@@ -42,6 +42,34 @@ export interface LiveServer {
   readonly url: string;
   request(req: RawRequest): Promise<RawResponse>;
   close(): Promise<void>;
+}
+
+/** A live app as a host mounts the library (token router, a protected whoami) that records every request's headers. */
+export interface RecordingApp {
+  readonly server: LiveServer;
+  /** The request headers of every request, as the server saw them. */
+  readonly seen: Array<Record<string, string | string[] | undefined>>;
+  close(): Promise<void>;
+}
+
+export async function listenRecordingHeaders(sa: ServiceAccounts): Promise<RecordingApp> {
+  const seen: RecordingApp['seen'] = [];
+  const app = express();
+  app.use((req, _res, next) => {
+    seen.push({ ...req.headers });
+    next();
+  });
+  app.use('/oauth', sa.tokenRouter);
+  app.get('/api/whoami', sa.requireBearer(), (req, res) => res.json(req.serviceAccount));
+  const server = await listen(app);
+  return {
+    server,
+    seen,
+    close: async () => {
+      await server.close();
+      await sa.close();
+    },
+  };
 }
 
 export async function listen(app: Express | http.RequestListener): Promise<LiveServer> {

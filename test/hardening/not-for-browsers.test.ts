@@ -4,10 +4,9 @@
  * headers are ever sent; configurable". Node's own fetch sends `Sec-Fetch-Mode: cors` on every
  * request, so that header must not count as a browser mark.
  */
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../helpers/create-app.js';
-import { listen, type LiveServer, type RawResponse } from './helpers.js';
+import { listen, listenRecordingHeaders, type LiveServer, type RawResponse, type RecordingApp } from './helpers.js';
 
 const noCors = (headers: Record<string, unknown>): string[] => Object.keys(headers).filter((h) => h.toLowerCase().startsWith('access-control-'));
 
@@ -16,25 +15,14 @@ describe('the token endpoint is not for browsers', () => {
   let close: () => Promise<void>;
   let clientId: string;
   let secret: string;
-  const seen: Array<Record<string, unknown>> = [];
+  let seen: RecordingApp['seen'];
 
   beforeAll(async () => {
     const { sa } = createTestApp({ failureLimit: { max: 2 } });
     const account = await sa.admin.createAccount({ name: 'backend' });
     clientId = account.clientId;
     secret = account.secret.value;
-    const app = express();
-    app.use((req, _res, next) => {
-      seen.push({ ...req.headers });
-      next();
-    });
-    app.use('/oauth', sa.tokenRouter);
-    app.get('/api/whoami', sa.requireBearer(), (req, res) => res.json(req.serviceAccount));
-    server = await listen(app);
-    close = async () => {
-      await server.close();
-      await sa.close();
-    };
+    ({ server, seen, close } = await listenRecordingHeaders(sa));
   });
   afterAll(async () => close?.());
 

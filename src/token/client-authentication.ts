@@ -18,6 +18,7 @@ import { parseSecret } from '../secrets/generate-credentials.js';
 import { redactSecrets } from '../secrets/redact-secrets.js';
 import type { Runtime } from '../runtime.js';
 import { getTokenRequest, type Middleware, type TokenHttpRequest } from './token-request.js';
+import { callbackFramework, type Attempt } from './passport-framework.js';
 
 /** The authenticated client, handed to the exchange. */
 export interface AuthenticatedClient {
@@ -73,11 +74,9 @@ export async function verifyClientCredentials(runtime: Runtime, clientId: string
 }
 
 /**
- * What passport sees of a token request: the headers and parsed body its strategies read, and the
- * request itself for our verify callback. passport decorates whatever request it is given
- * (`req.login`, `req.logout`, `req.isAuthenticated`, `req._sessionManager`, ...); on this throwaway view,
- * the host's request never gains those properties (a host running its own passport is not confused),
- * and the request object keeps its shape, which measurably speeds up every later step.
+ * What passport's strategies see of a token request: the headers and parsed body they read, and the
+ * request itself for our verify callback. The host's request is never handed to passport, so it never
+ * gains passport's properties (a host running its own passport is not confused) and keeps its shape.
  */
 interface CredentialsView {
   readonly headers: IncomingMessage['headers'];
@@ -99,7 +98,8 @@ function clientAddress(req: TokenHttpRequest): string | undefined {
  */
 export function createClientAuthentication(runtime: Runtime): Middleware {
   const { config, limiter } = runtime;
-  const passport = new Passport();
+  // With our adapter, passport.authenticate() returns a function of the request that runs the strategy once.
+  const passport = new Passport().framework(callbackFramework());
   const outcomes = new WeakMap<IncomingMessage, Outcome>();
 
   const verify = (view: CredentialsView, done: (err: unknown, user?: AuthenticatedClient | false) => void): void => {
@@ -156,7 +156,7 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
       if (credentials.method === 'none') return fail('missing_credentials');
       if (!('secret' in credentials)) return fail('malformed_credentials');
       const strategy = credentials.method === 'basic' ? 'basic' : 'oauth2-client-password';
-      passport.authenticate(strategy, { session: false }, (err: unknown, client: AuthenticatedClient | false) => {
+      const attempt = passport.authenticate(strategy, { session: false }, (err: unknown, client: AuthenticatedClient | false) => {
         if (err) return next(err);
         if (!client) {
           const outcome = outcomes.get(req);
@@ -165,7 +165,8 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
         runtime.secretUse.record(client.account.clientId, client.secret.id, config.now());
         authenticatedClients.set(req, client);
         next();
-      })(credentialsView(req), res, next);
+      }) as unknown as Attempt;
+      attempt(credentialsView(req));
     };
 
     if (!limiter) return authenticate();

@@ -23,6 +23,11 @@ export type StrategyCallback = (err: unknown, user?: unknown, challenge?: unknow
  */
 export type Attempt = (req: object) => void;
 
+/** A strategy run for one request: the strategy as prototype, its actions as own properties. */
+interface StrategyAttempt {
+  authenticate(req: object, options?: unknown): void;
+}
+
 /** The part of passport's `Authenticator` a framework adapter uses: the strategies registered by name. */
 interface StrategyRegistry {
   _strategy(name: string): Strategy | undefined;
@@ -56,17 +61,17 @@ export function callbackFramework(): Framework<never, void> {
           callback(new Error(`Unknown authentication strategy "${name}"`));
           return;
         }
-        // The strategy's actions, as passport's Connect adapter defines them for a custom callback.
-        const attempt = Object.create(strategy, {
-          success: { value: (user: unknown, info?: unknown) => callback(null, user, info) },
-          fail: {
-            value: (challenge?: unknown, status?: number) =>
-              typeof challenge === 'number' ? callback(null, false, undefined, challenge) : callback(null, false, challenge, status),
-          },
-          error: { value: (err: unknown) => callback(err) },
-          pass: { value: () => callback(null, false) },
-          redirect: { value: () => callback(new Error('express-service-accounts: a client authentication strategy may not redirect')) },
-        }) as { authenticate(req: object, options?: unknown): void };
+        // The strategy's actions, as passport's Connect adapter defines them for a custom callback, given in
+        // the literal that creates the attempt (not assigned afterwards: see the module comment).
+        const attempt: StrategyAttempt = {
+          __proto__: strategy,
+          success: (user: unknown, info?: unknown) => callback(null, user, info),
+          fail: (challenge?: unknown, status?: number) =>
+            typeof challenge === 'number' ? callback(null, false, undefined, challenge) : callback(null, false, challenge, status),
+          error: (err: unknown) => callback(err),
+          pass: () => callback(null, false),
+          redirect: () => callback(new Error('express-service-accounts: a client authentication strategy may not redirect')),
+        } as unknown as StrategyAttempt;
         attempt.authenticate(req, options);
       };
     },

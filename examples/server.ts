@@ -15,7 +15,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServiceAccounts, type AuditEvent, type CreatedAccount, type ServiceAccounts } from 'express-service-accounts';
 import { openAccountStore } from 'express-service-accounts/sql';
-import { ActivityLog, createApp } from './server/app.js';
+import { openActivityStore } from './server/activity-store.js';
+import { activityEntry, createApp } from './server/app.js';
 import { provisionDemoAccount } from './server/demo-account.js';
 import { provisioningLock } from './server/provisioning-lock.js';
 import { readSettings, StartupError } from './server/settings.js';
@@ -62,7 +63,7 @@ async function main(): Promise<void> {
   const url = `http://localhost:${port}`;
   const issuer = settings.issuer ?? url;
 
-  const activity = new ActivityLog();
+  const activity = openActivityStore(settings.store);
   let sa: ServiceAccounts;
   try {
     sa = createServiceAccounts({
@@ -74,7 +75,10 @@ async function main(): Promise<void> {
       onAudit: (event) => {
         logAudit(event);
         if (event.type === 'token.issued') {
-          activity.record('token.issued', { type: 'service_account', clientId: event.clientId, name: event.name });
+          const actor = { type: 'service_account', clientId: event.clientId, name: event.name } as const;
+          activity.record(activityEntry('token.issued', actor)).catch((error: unknown) => {
+            console.error('error: could not record activity:', error instanceof Error ? error.message : String(error));
+          });
         }
       },
     });
@@ -92,7 +96,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => server.closeAllConnections(), 5000);
     force.unref();
     server.close(() => {
-      void sa.close().finally(() => process.exit(0));
+      void Promise.allSettled([sa.close(), activity.close()]).finally(() => process.exit(0));
     });
     server.closeIdleConnections();
   };
@@ -105,7 +109,7 @@ async function main(): Promise<void> {
     if (demo) printDemoAccount(demo, url);
   } catch (error) {
     server.close();
-    await sa.close().catch(() => undefined);
+    await Promise.allSettled([sa.close(), activity.close()]);
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
     throw new StartupError(`cannot use the account store: ${error instanceof Error ? error.message : String(error)}${cause}`);
   }

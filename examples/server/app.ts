@@ -5,49 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import type { ServiceAccounts } from 'express-service-accounts';
+import type { ActivityEntry, ActivityStore, Actor, Job } from './activity-store.js';
 
-/** Who did something: the service account, by name (SPEC §1: actions are attributed to its name). */
-export interface Actor {
-  readonly type: 'service_account';
-  readonly clientId: string;
-  readonly name: string;
-}
-
-/** One entry of the activity history. */
-export interface ActivityEntry {
-  readonly id: string;
-  readonly at: string;
-  readonly action: 'job.created' | 'token.issued';
-  readonly actor: Actor;
-  readonly target?: { readonly type: 'job'; readonly id: string };
-}
-
-export interface Job {
-  readonly id: string;
-  readonly title: string;
-  readonly createdAt: string;
-  readonly createdBy: Actor;
-}
-
-/**
- * The activity history. The example keeps it in this process's memory (the most recent entries):
- * a real API would write it to its own database.
- */
-export class ActivityLog {
-  static readonly LIMIT = 1000;
-  readonly #entries: ActivityEntry[] = [];
-
-  record(action: ActivityEntry['action'], actor: Actor, target?: ActivityEntry['target']): ActivityEntry {
-    const entry: ActivityEntry = { id: randomUUID(), at: new Date().toISOString(), action, actor, ...(target && { target }) };
-    this.#entries.push(entry);
-    if (this.#entries.length > ActivityLog.LIMIT) this.#entries.shift();
-    return entry;
-  }
-
-  /** Newest first. */
-  list(): ActivityEntry[] {
-    return [...this.#entries].reverse();
-  }
+/** A new activity entry, now. */
+export function activityEntry(action: ActivityEntry['action'], actor: Actor, target?: ActivityEntry['target']): ActivityEntry {
+  return { id: randomUUID(), at: new Date().toISOString(), action, actor, ...(target && { target }) };
 }
 
 function actorOf(req: Request): Actor {
@@ -60,11 +22,10 @@ function jsonError(status: number, error: string, description: string): { status
 }
 
 /** Builds the app. `issuer` is the public base URL the discovery documents point to. */
-export function createApp(sa: ServiceAccounts, issuer: string, activity: ActivityLog): Express {
+export function createApp(sa: ServiceAccounts, issuer: string, activity: ActivityStore): Express {
   const app = express();
   app.disable('x-powered-by');
   const base = issuer.replace(/\/+$/, '');
-  const jobs: Job[] = [];
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -90,7 +51,7 @@ export function createApp(sa: ServiceAccounts, issuer: string, activity: Activit
   api.get('/whoami', sa.requireBearer(), (req, res) => {
     res.json(req.serviceAccount);
   });
-  api.post('/jobs', sa.requireBearer({ scope: 'jobs:write' }), express.json({ limit: '16kb' }), (req, res) => {
+  api.post('/jobs', sa.requireBearer({ scope: 'jobs:write' }), express.json({ limit: '16kb' }), async (req, res) => {
     const title: unknown = (req.body as { title?: unknown } | undefined)?.title ?? 'Untitled job';
     if (typeof title !== 'string' || title.trim() === '' || title.length > 200) {
       const { status, body } = jsonError(400, 'invalid_request', 'title must be a string of 1 to 200 characters');
@@ -98,15 +59,15 @@ export function createApp(sa: ServiceAccounts, issuer: string, activity: Activit
       return;
     }
     const job: Job = { id: randomUUID(), title: title.trim(), createdAt: new Date().toISOString(), createdBy: actorOf(req) };
-    jobs.push(job);
-    activity.record('job.created', job.createdBy, { type: 'job', id: job.id });
+    await activity.addJob(job);
+    await activity.record(activityEntry('job.created', job.createdBy, { type: 'job', id: job.id }));
     res.status(201).location(`/api/jobs/${job.id}`).json(job);
   });
-  api.get('/jobs', sa.requireBearer({ scope: 'jobs:read' }), (_req, res) => {
-    res.json(jobs);
+  api.get('/jobs', sa.requireBearer({ scope: 'jobs:read' }), async (_req, res) => {
+    res.json(await activity.listJobs());
   });
-  api.get('/activity', sa.requireBearer(), (_req, res) => {
-    res.json(activity.list());
+  api.get('/activity', sa.requireBearer(), async (_req, res) => {
+    res.json(await activity.list());
   });
   app.use('/api', api);
 

@@ -207,13 +207,16 @@ describe('example server on SQLite', TIMEOUT, () => {
   });
 
   // "Tokens it issued stay valid across its own restart"; "a restart ... provisions nothing"
-  it('after a graceful restart on the same store: no new demo account, the old token still works', async () => {
+  it('after a graceful restart on the same store: no new demo account, the old token still works, the history is kept', async () => {
     expect(await first.stop()).toBe(0);
     const again = await startServer({ PORT: String(port), SERVICE_ACCOUNTS_STORE: store });
     expect(again.demo).toBeUndefined();
     expect(again.output).toMatch(/read from .*example\.db\.signing-key/);
     expect((await fetch(`${again.url}/api/whoami`, { headers: bearer(token) })).status).toBe(200);
     expect((await requestToken(again.url, demo, 'body')).status).toBe(200);
+    // The activity history is kept in the store's database: the job created before the restart is still listed.
+    const history = (await json(await fetch(`${again.url}/api/activity`, { headers: bearer(token) }))) as { action: string }[];
+    expect(history.some((e) => e.action === 'job.created')).toBe(true);
     const accounts = await runCliJson<unknown[]>(['list', '--store', store]);
     expect(accounts).toHaveLength(1);
     expect(await again.stop()).toBe(0);
@@ -274,9 +277,24 @@ describe('example server settings', TIMEOUT, () => {
   });
 });
 
+/** A job created on one instance is in the other's jobs and activity history (one shared store). */
+async function expectSharedHistory(from: string, to: string, token: string): Promise<void> {
+  const created = await fetch(`${from}/api/jobs`, {
+    method: 'POST',
+    headers: { ...bearer(token), 'content-type': 'application/json' },
+    body: JSON.stringify({ title: `shared ${randomBytes(4).toString('hex')}` }),
+  });
+  expect(created.status).toBe(201);
+  const job = (await json(created)) as { id: string };
+  const activity = (await json(await fetch(`${to}/api/activity`, { headers: bearer(token) }))) as { action: string; target?: { id: string } }[];
+  expect(activity.find((e) => e.action === 'job.created' && e.target?.id === job.id)).toBeDefined();
+  const jobs = (await json(await fetch(`${to}/api/jobs`, { headers: bearer(token) }))) as { id: string }[];
+  expect(jobs.map((j) => j.id)).toContain(job.id);
+}
+
 describe('two example servers sharing one SQLite store', TIMEOUT, () => {
   afterAll(killAllServers);
-  it('provision one demo account between them, share tokens, and both refuse a revoked secret within 1 s', async () => {
+  it('provision one demo account between them, share tokens and the activity history, and both refuse a revoked secret within 1 s', async () => {
     const store = `sqlite:${join(dir, 'shared.db')}`;
     const env = { PORT: '0', SERVICE_ACCOUNTS_STORE: store, TOKEN_ISSUER: 'http://api.shared.test' };
     // Started together on an empty store: exactly one provisions the demo account.
@@ -286,6 +304,7 @@ describe('two example servers sharing one SQLite store', TIMEOUT, () => {
     expect(await runCliJson<unknown[]>(['list', '--store', store])).toHaveLength(1);
     const demo = demos[0]!;
     const token = await getToken(servers[0]!.url, demo);
+    await expectSharedHistory(servers[0]!.url, servers[1]!.url, token);
     await revokeAndMeasure('SQLite', store, servers, demo, token);
   });
 });
@@ -306,7 +325,7 @@ describe.skipIf(!postgresUrl)('two example servers sharing one PostgreSQL store 
     }
   });
 
-  it('provision one demo account between them, share tokens, and both refuse a revoked secret within 1 s', async () => {
+  it('provision one demo account between them, share tokens and the activity history, and both refuse a revoked secret within 1 s', async () => {
     const url = new URL(postgresUrl!);
     url.searchParams.set('schema', schema);
     const store = url.toString();
@@ -319,6 +338,7 @@ describe.skipIf(!postgresUrl)('two example servers sharing one PostgreSQL store 
     const demo = demos[0]!;
     const token = await getToken(a!.url, demo);
     expect((await fetch(`${b!.url}/api/whoami`, { headers: bearer(token) })).status).toBe(200);
+    await expectSharedHistory(a!.url, b!.url, token);
     // A third instance started later on a store that has accounts provisions nothing.
     const c = await startServer(env);
     expect(c.demo).toBeUndefined();

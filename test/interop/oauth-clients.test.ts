@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
 import { ClientCredentials } from 'simple-oauth2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ActivityLog, createApp } from '../../examples/server/app.js';
+import { openActivityStore } from '../../examples/server/activity-store.js';
+import { createApp } from '../../examples/server/app.js';
 import { createServiceAccounts, MemoryAccountStore, type CreatedAccount, type ServiceAccounts } from '../../src/index.js';
 import { TEST_HS256_KEY } from '../helpers/create-app.js';
 import { decodeToken } from '../helpers/tokens.js';
@@ -31,7 +32,7 @@ beforeAll(async () => {
     signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }],
     secretHashRounds: 4,
   });
-  server.on('request', createApp(sa, issuer, new ActivityLog()));
+  server.on('request', createApp(sa, issuer, openActivityStore({ kind: 'sqlite', filename: ':memory:' })));
   scoped = await sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:read', 'jobs:write'] });
   unrestricted = await sa.admin.createAccount({ name: 'nightly-export' });
 });

@@ -43,21 +43,35 @@ export interface ActivityStore {
 export const LIST_LIMIT = 1000;
 
 type Table = 'example_jobs' | 'example_activity';
+const TABLES = ['example_jobs', 'example_activity'] as const satisfies readonly Table[];
 
-function sqliteStore(filename: string): ActivityStore {
+/** The same two operations on either database: append a JSON row, list the newest rows. */
+interface Tables {
+  add(table: Table, body: string): Promise<void>;
+  newest(table: Table, limit: number): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+function activityStore(tables: Tables): ActivityStore {
+  const list = async <T>(table: Table): Promise<T[]> => (await tables.newest(table, LIST_LIMIT)).map((body) => JSON.parse(body) as T);
+  return {
+    addJob: (job) => tables.add('example_jobs', JSON.stringify(job)),
+    listJobs: () => list('example_jobs'),
+    record: (entry) => tables.add('example_activity', JSON.stringify(entry)),
+    list: () => list('example_activity'),
+    close: () => tables.close(),
+  };
+}
+
+function sqliteTables(filename: string): Tables {
   // Opened on first use: by then the account store has created the database file and its folder.
   let opened: ReturnType<typeof openSqlite> | undefined;
   const open = (): ReturnType<typeof openSqlite> => (opened ??= openSqlite(filename));
-  const add = async (table: Table, value: unknown): Promise<void> => {
-    open().statements[table].insert.run(JSON.stringify(value));
-  };
-  const list = async <T>(table: Table): Promise<T[]> =>
-    open().statements[table].select.all(LIST_LIMIT).map((row) => JSON.parse(row.body) as T);
   return {
-    addJob: (job) => add('example_jobs', job),
-    listJobs: () => list('example_jobs'),
-    record: (entry) => add('example_activity', entry),
-    list: () => list('example_activity'),
+    add: async (table, body) => {
+      open()[table].insert.run(body);
+    },
+    newest: async (table, limit) => open()[table].select.all(limit).map((row) => row.body),
     close: async () => {
       opened?.db.close();
     },
@@ -67,52 +81,64 @@ function sqliteStore(filename: string): ActivityStore {
 function openSqlite(filename: string) {
   const db = new Database(filename);
   db.pragma('busy_timeout = 5000');
-  for (const table of ['example_jobs', 'example_activity'] satisfies Table[]) {
+  const statements = (table: Table) => {
+    // SQLite serialises schema changes itself: instances creating the table at once wait for each other.
     db.exec(`create table if not exists ${table} (seq integer primary key autoincrement, body text not null)`);
-  }
-  const insert = (table: Table) => db.prepare<[string]>(`insert into ${table} (body) values (?)`);
-  const select = (table: Table) => db.prepare<[number], { body: string }>(`select body from ${table} order by seq desc limit ?`);
-  const statements = {
-    example_jobs: { insert: insert('example_jobs'), select: select('example_jobs') },
-    example_activity: { insert: insert('example_activity'), select: select('example_activity') },
+    return {
+      insert: db.prepare<[string]>(`insert into ${table} (body) values (?)`),
+      select: db.prepare<[number], { body: string }>(`select body from ${table} order by seq desc limit ?`),
+    };
   };
-  return { db, statements };
+  return { db, example_jobs: statements('example_jobs'), example_activity: statements('example_activity') };
 }
 
-function postgresStore(connectionString: string, schema: string): ActivityStore {
+/** Key of the advisory lock under which instances create the tables (the demo account's lock is another). */
+const TABLES_LOCK_KEY = 'express-service-accounts example: activity tables';
+
+function postgresTables(connectionString: string, schema: string): Tables {
   const pool = new pg.Pool({ connectionString, max: 4, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {}); // an idle client's lost connection: the pool replaces it
   const name = (table: Table): string => `"${schema.replaceAll('"', '""')}".${table}`;
-  let ready: Promise<unknown> | undefined;
-  // The store's own migrations create the schema before the server uses this store.
-  const init = (): Promise<unknown> =>
-    (ready ??= Promise.all(
-      (['example_jobs', 'example_activity'] satisfies Table[]).map((table) =>
-        pool.query(`create table if not exists ${name(table)} (seq bigserial primary key, body text not null)`),
-      ),
-    ).catch((error: unknown) => {
-      ready = undefined;
+  // The store's own migrations create the schema before the server uses this store. Two instances running
+  // `create table if not exists` at the same moment can both try to create it (a duplicate key error from
+  // PostgreSQL's catalog), so the tables are created in one transaction under an advisory lock.
+  const createTables = async (): Promise<void> => {
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      await client.query('select pg_advisory_xact_lock(hashtext($1), hashtext($2))', [TABLES_LOCK_KEY, schema]);
+      for (const table of TABLES) await client.query(`create table if not exists ${name(table)} (seq bigserial primary key, body text not null)`);
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+  let ready: Promise<void> | undefined;
+  const init = (): Promise<void> =>
+    (ready ??= createTables().catch((error: unknown) => {
+      ready = undefined; // the next call tries again
       throw error;
     }));
-  const add = async (table: Table, value: unknown): Promise<void> => {
-    await init();
-    await pool.query(`insert into ${name(table)} (body) values ($1)`, [JSON.stringify(value)]);
-  };
-  const list = async <T>(table: Table): Promise<T[]> => {
-    await init();
-    const { rows } = await pool.query<{ body: string }>(`select body from ${name(table)} order by seq desc limit $1`, [LIST_LIMIT]);
-    return rows.map((row) => JSON.parse(row.body) as T);
-  };
   return {
-    addJob: (job) => add('example_jobs', job),
-    listJobs: () => list('example_jobs'),
-    record: (entry) => add('example_activity', entry),
-    list: () => list('example_activity'),
+    add: async (table, body) => {
+      await init();
+      await pool.query(`insert into ${name(table)} (body) values ($1)`, [body]);
+    },
+    newest: async (table, limit) => {
+      await init();
+      const { rows } = await pool.query<{ body: string }>(`select body from ${name(table)} order by seq desc limit $1`, [limit]);
+      return rows.map((row) => row.body);
+    },
     close: () => pool.end(),
   };
 }
 
 /** The activity store beside the account store at `location`. */
 export function openActivityStore(location: AccountStoreLocation): ActivityStore {
-  return location.kind === 'postgres' ? postgresStore(location.connectionString, location.schema ?? 'public') : sqliteStore(location.filename);
+  return activityStore(
+    location.kind === 'postgres' ? postgresTables(location.connectionString, location.schema ?? 'public') : sqliteTables(location.filename),
+  );
 }

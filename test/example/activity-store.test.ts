@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openActivityStore, type ActivityStore, type Job } from '../../examples/server/activity-store.js';
 import { activityEntry } from '../../examples/server/app.js';
 import type { AccountStoreLocation } from '../../src/sql/index.js';
+import { withPostgres } from '../helpers/with-postgres.js';
 
 const actor = { type: 'service_account', clientId: 'sa_test', name: 'billing-sync' } as const;
 
@@ -60,8 +61,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sqliteFile = join(dir, 'example.db');
 describeActivityStore('SQLite', () => ({ kind: 'sqlite', filename: sqliteFile }));
 
-const postgresUrl = process.env.POSTGRES_URL;
-if (postgresUrl) {
+withPostgres('example activity store on PostgreSQL', (postgresUrl) => {
   const schema = `sa_activity_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
   // The account store's migrations create the schema before the example uses it; here the test does.
@@ -76,15 +76,4 @@ if (postgresUrl) {
     }
   });
   describeActivityStore('PostgreSQL', () => ({ kind: 'postgres', connectionString: postgresUrl, schema }));
-} else if (process.env.CI === 'true') {
-  describe('example activity store on PostgreSQL', () => {
-    it('needs POSTGRES_URL in CI', () => {
-      throw new Error('CI=true but POSTGRES_URL is not set: the example activity store tests on PostgreSQL cannot run');
-    });
-  });
-} else {
-  console.warn('POSTGRES_URL not set: example activity store tests on PostgreSQL skipped');
-  describe.skip('example activity store on PostgreSQL (set POSTGRES_URL to run)', () => {
-    it('is skipped', () => {});
-  });
-}
+});

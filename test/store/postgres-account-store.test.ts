@@ -15,27 +15,10 @@ import {
   type SqlAccountStore,
 } from '../../src/sql/index.js';
 import { describeAccountStore } from '../../src/testing/index.js';
+import { withPostgres } from '../helpers/with-postgres.js';
 import { newAccount, runInitWorkers, waitFor } from './helpers.js';
 
-const url = process.env.POSTGRES_URL;
-
-if (!url) {
-  if (process.env.CI === 'true') {
-    // In CI the PostgreSQL store must be tested: a missing URL is a failure, not a skip.
-    describe('PostgreSQL account store', () => {
-      it('needs POSTGRES_URL in CI', () => {
-        throw new Error('CI=true but POSTGRES_URL is not set: the PostgreSQL store tests cannot run');
-      });
-    });
-  } else {
-    console.warn('POSTGRES_URL not set: PostgreSQL store tests skipped');
-    describe.skip('PostgreSQL account store (set POSTGRES_URL to run)', () => {
-      it('is skipped', () => {});
-    });
-  }
-} else {
-  describePostgres(url);
-}
+withPostgres('PostgreSQL account store', describePostgres);
 
 function describePostgres(connectionString: string): void {
   // Every store gets a fresh schema, dropped when its test ends (and again at the end, to be sure).

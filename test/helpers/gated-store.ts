@@ -1,0 +1,80 @@
+/**
+ * A store whose `findAccount` answers are held until the test lets them go: a slow database, without
+ * sleeping. A held read takes its snapshot when it is called (like a query that ran at once and whose
+ * answer is slow to come back) and delivers it when released, so a change made meanwhile is not in it.
+ */
+import { MemoryAccountStore, type AccountRecord, type AccountStore } from '../../src/index.js';
+
+/** One `findAccount` call whose answer is held. */
+export class HeldRead {
+  #settle: { release: () => void; fail: (error: Error) => void } | undefined;
+  readonly answer: Promise<AccountRecord | undefined>;
+
+  constructor(
+    readonly clientId: string,
+    snapshot: Promise<AccountRecord | undefined>,
+  ) {
+    this.answer = new Promise((resolve, reject) => {
+      this.#settle = { release: () => resolve(snapshot), fail: reject };
+    });
+  }
+
+  /** Delivers the snapshot taken when the read was called. */
+  release(): void {
+    this.#settle!.release();
+  }
+
+  /** Makes the read fail, as a database error would. */
+  fail(error: Error): void {
+    this.#settle!.fail(error);
+  }
+}
+
+export class GatedStore implements AccountStore {
+  /** Number of `findAccount` calls so far. */
+  findCalls = 0;
+  /** While true, every new `findAccount` answer is held (see {@link GatedStore.held}). */
+  holding = false;
+  /** Held reads, oldest first, including released ones. */
+  readonly held: HeldRead[] = [];
+  readonly watch?: AccountStore['watch'];
+  #waiters: { count: number; resolve: () => void }[] = [];
+
+  /** With `watch: false` the store cannot announce changes (the 500 ms cache bound applies). */
+  constructor(
+    readonly inner: MemoryAccountStore = new MemoryAccountStore(),
+    options: { watch?: boolean } = {},
+  ) {
+    if (options.watch !== false) this.watch = (listener) => this.inner.watch(listener);
+  }
+
+  /** Resolves once `count` reads have been held in total. */
+  heldReads(count: number): Promise<HeldRead[]> {
+    return new Promise((resolve) => {
+      const done = () => resolve(this.held.slice(0, count));
+      if (this.held.length >= count) done();
+      else this.#waiters.push({ count, resolve: done });
+    });
+  }
+
+  findAccount(clientId: string): Promise<AccountRecord | undefined> {
+    this.findCalls++;
+    const snapshot = this.inner.findAccount(clientId);
+    if (!this.holding) return snapshot;
+    const read = new HeldRead(clientId, snapshot);
+    this.held.push(read);
+    this.#waiters = this.#waiters.filter((waiter) => {
+      if (this.held.length < waiter.count) return true;
+      waiter.resolve();
+      return false;
+    });
+    return read.answer;
+  }
+
+  createAccount: AccountStore['createAccount'] = (input) => this.inner.createAccount(input);
+  listAccounts: AccountStore['listAccounts'] = () => this.inner.listAccounts();
+  setAccountEnabled: AccountStore['setAccountEnabled'] = (clientId, enabled) => this.inner.setAccountEnabled(clientId, enabled);
+  addSecret: AccountStore['addSecret'] = (clientId, secret) => this.inner.addSecret(clientId, secret);
+  revokeSecret: AccountStore['revokeSecret'] = (clientId, secretId, at) => this.inner.revokeSecret(clientId, secretId, at);
+  recordSecretUse: AccountStore['recordSecretUse'] = (clientId, secretId, at) => this.inner.recordSecretUse(clientId, secretId, at);
+}

@@ -1,7 +1,9 @@
 /**
  * A store whose `findAccount` answers are held until the test lets them go: a slow database, without
- * sleeping. A held read takes its snapshot when it is called (like a query that ran at once and whose
- * answer is slow to come back) and delivers it when released, so a change made meanwhile is not in it.
+ * sleeping. A held read runs on the inner store when it is called (like a query that ran at once and
+ * whose answer is slow to come back) and delivers that answer when released, so a change made
+ * meanwhile is not in it. The inner store is a MemoryAccountStore by default, or any store (a real
+ * PostgreSQL one, say); its change announcements are passed on and recorded in `announced`.
  */
 import { MemoryAccountStore, type AccountRecord, type AccountStore } from '../../src/index.js';
 
@@ -9,11 +11,14 @@ import { MemoryAccountStore, type AccountRecord, type AccountStore } from '../..
 export class HeldRead {
   #settle: { release: () => void; fail: (error: Error) => void } | undefined;
   readonly answer: Promise<AccountRecord | undefined>;
+  /** Settles once the inner store has answered (the answer is then what the store held at that time). */
+  readonly snapshotTaken: Promise<unknown>;
 
   constructor(
     readonly clientId: string,
     snapshot: Promise<AccountRecord | undefined>,
   ) {
+    this.snapshotTaken = snapshot.catch(() => undefined);
     this.answer = new Promise((resolve, reject) => {
       this.#settle = { release: () => resolve(snapshot), fail: reject };
     });
@@ -37,15 +42,28 @@ export class GatedStore implements AccountStore {
   holding = false;
   /** Held reads, oldest first, including released ones. */
   readonly held: HeldRead[] = [];
+  /** Client IDs the inner store announced as changed, in order. */
+  readonly announced: string[] = [];
+  readonly init?: AccountStore['init'];
+  readonly close?: AccountStore['close'];
   readonly watch?: AccountStore['watch'];
   #waiters: { count: number; resolve: () => void }[] = [];
 
   /** With `watch: false` the store cannot announce changes (the 500 ms cache bound applies). */
   constructor(
-    readonly inner: MemoryAccountStore = new MemoryAccountStore(),
+    readonly inner: AccountStore = new MemoryAccountStore(),
     options: { watch?: boolean } = {},
   ) {
-    if (options.watch !== false) this.watch = (listener) => this.inner.watch(listener);
+    const { init, close, watch } = inner;
+    if (init) this.init = () => init.call(inner);
+    if (close) this.close = () => close.call(inner);
+    if (watch && options.watch !== false) {
+      this.watch = (listener) =>
+        watch.call(inner, (clientId) => {
+          listener(clientId);
+          this.announced.push(clientId);
+        });
+    }
   }
 
   /** Resolves once `count` reads have been held in total. */

@@ -5,12 +5,12 @@
  * answer when the test says so; nothing sleeps.
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedAccount } from '../../src/index.js';
-import { AccountCache } from '../../src/store/account-cache.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { GatedStore } from '../helpers/gated-store.js';
+import { raceChange } from '../helpers/race-change.js';
 import { claimsFor, signHs256 } from '../helpers/tokens.js';
 
 const CHANGES = [
@@ -23,35 +23,12 @@ type App = ReturnType<typeof createTestApp>;
 let store: GatedStore;
 let t: App;
 let account: CreatedAccount;
-/** Calls of the account cache's `get` (the miss path): tells the test a request has consulted the cache. */
-let cacheReads: ReturnType<typeof vi.spyOn>;
 
 beforeEach(async () => {
   store = new GatedStore();
   t = createTestApp({ store });
   account = await t.sa.admin.createAccount({ name: 'procurement-portal' });
-  cacheReads = vi.spyOn(AccountCache.prototype, 'get');
 });
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-/**
- * Sends `first`, holds its store read, applies the change while the read is in flight, then sends
- * `second` and, once it has consulted the cache, lets the first read answer.
- */
-async function raceChange<R>(first: () => Promise<R>, change: () => Promise<unknown>, second: () => Promise<R>): Promise<{ first: R; second: R }> {
-  store.holding = true;
-  const firstDone = first();
-  const [read] = await store.heldReads(1);
-  store.holding = false; // the admin API's own read, and any fresh read, answer at once
-  const readsBefore = cacheReads.mock.calls.length;
-  await change();
-  const secondDone = second();
-  await vi.waitFor(() => expect(cacheReads.mock.calls.length).toBeGreaterThan(readsBefore));
-  read!.release();
-  return { first: await firstDone, second: await secondDone };
-}
 
 describe.each(CHANGES)('a slow store read in flight when this instance $change', ({ apply, reason }) => {
   // Docs (security.md, "Revocation while the store is slow"): a request arriving after this instance
@@ -61,7 +38,7 @@ describe.each(CHANGES)('a slow store read in flight when this instance $change',
     const nowSeconds = Math.floor(t.clock.now().getTime() / 1000);
     const token = signHs256(claimsFor(account.clientId, account.secret.id, nowSeconds), t.sa.config.keyring.signer.kid);
     const whoami = () => request(t.app).get('/api/whoami').set('Authorization', `Bearer ${token}`).then((res) => res);
-    const { first, second } = await raceChange(whoami, () => apply(t, account), whoami);
+    const { first, second } = await raceChange({ store, first: whoami, change: () => apply(t, account), second: whoami });
     expectOAuthError(second, 401, 'invalid_token', { challenge: /error="invalid_token"/ });
     expect((second.body as { error_description: string }).error_description).toMatch(reason);
     // The first request arrived before the change: answering it from its read is the documented outcome.
@@ -76,7 +53,7 @@ describe.each(CHANGES)('a slow store read in flight when this instance $change',
         .type('form')
         .send({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value })
         .then((res) => res);
-    const { first, second } = await raceChange(tokenRequest, () => apply(t, account), tokenRequest);
+    const { first, second } = await raceChange({ store, first: tokenRequest, change: () => apply(t, account), second: tokenRequest });
     expectOAuthError(second, 401, 'invalid_client');
     expect(first.status).toBe(200);
   });

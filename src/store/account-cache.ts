@@ -8,15 +8,19 @@
  * this instance drop the entry at once. Lifetimes count from the moment the store read *began*, not from
  * when its answer arrived, so a slow store cannot stretch them.
  *
- * Guarantee, for a request that consults the cache at time `t` (its arrival: `peek()` or `get()`):
- * - it is never answered from a store read that began before an invalidation of its client ID (or `'*'`)
- *   that happened before `t`. An invalidation drops the entry and detaches the in-flight read, so
+ * Guarantee. Call a request's arrival the moment it consults the cache (`peek()` or `get()`; the token
+ * endpoint and the bearer check do so at or after the request reached the server). A request that
+ * arrives at time `t`:
+ * - is never answered from a store read that began before an invalidation of its client ID (or `'*'`)
+ *   that happened before `t`. An invalidation drops the entry and detaches the read in flight, so
  *   `get()` starts a fresh read instead of joining it, and the detached read's answer is never cached;
- * - it is never answered from a store read that began more than the entry lifetime before `t` (500 ms
- *   without `watch`), whether cached or still in flight.
- * So a revocation committed to the store is never missed by a request that arrives 500 ms after it
- * (without `watch`) or after this instance heard of it (with `watch`), however slow the store is: the
- * 1-second revocation bound holds on request arrival.
+ * - is never answered from a store read that began more than the entry lifetime before `t` (500 ms
+ *   without `watch`, `statusCacheTtl` with it; 0 means every request reads the store itself), whether
+ *   that read's answer is cached or still in flight.
+ * With a store whose reads see every change committed before they begin, a revocation (or disable) is
+ * therefore never missed by a request that arrives more than 500 ms after it was committed (without
+ * `watch`) or after this instance learned of it (with `watch`: its own admin call, or the store's
+ * announcement), however slow the store's answers are. The 1-second bound holds on arrival.
  *
  * A request that arrived *before* the invalidation and joined a read that finishes after it is answered
  * from that read, even if the answer is sent after the revocation. This is deliberate: the request was
@@ -27,7 +31,8 @@
  * so no later request sees it.
  *
  * Concurrent misses for one client ID share one store read. Invalidating one client ID leaves reads
- * for other client IDs in flight and cacheable; `'*'` detaches all of them.
+ * for other client IDs in flight and cacheable; `'*'` detaches all of them. `peek()`, on every
+ * protected request, is a bare LRU lookup: the bookkeeping above costs only on a miss.
  */
 import { LRUCache } from 'lru-cache';
 import type { AccountRecord, AccountStore } from './account-store.js';
@@ -46,29 +51,25 @@ interface Load {
   promise: Promise<AccountRecord | undefined>;
 }
 
-/** A monotonic millisecond clock (`performance` by default); tests inject a fake one. */
-export interface MonotonicClock {
-  now(): number;
-}
-
 /** See the module description. */
 export class AccountCache {
   readonly #store: AccountStore;
   readonly #timeout: number;
   readonly #watchedTtl: number;
   readonly #entries: LRUCache<string, Entry>;
-  readonly #clock: MonotonicClock;
+  readonly #clock: { now(): number };
   /** The read each client ID may join; an invalidation removes it (the read goes on, detached). */
   readonly #inflight = new Map<string, Load>();
   readonly #listeners = new Set<(clientId: string) => void>();
   #watching = false;
   #unwatch: (() => Promise<void>) | undefined;
 
-  constructor(options: { store: AccountStore; storeTimeout: number; statusCacheTtl: number; max?: number; clock?: MonotonicClock }) {
+  constructor(options: { store: AccountStore; storeTimeout: number; statusCacheTtl: number; max?: number; clock?: { now(): number } }) {
     this.#store = options.store;
     this.#timeout = options.storeTimeout;
     this.#watchedTtl = options.statusCacheTtl;
-    // The same clock measures entry lifetimes (inside lru-cache) and read ages (here).
+    // One monotonic millisecond clock (`performance` unless a test injects one) measures entry lifetimes
+    // (inside lru-cache) and read ages (here).
     this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 50_000, ...(options.clock ? { perf: options.clock } : {}) });
     this.#clock = this.#entries.perf;
   }

@@ -6,6 +6,7 @@
  * PostgreSQL one, say); its change announcements are passed on and recorded in `announced`.
  */
 import { MemoryAccountStore, type AccountRecord, type AccountStore } from '../../src/index.js';
+import { ForwardingStore } from './forwarding-store.js';
 
 /** One `findAccount` call whose answer is held. */
 export class HeldRead {
@@ -35,7 +36,7 @@ export class HeldRead {
   }
 }
 
-export class GatedStore implements AccountStore {
+export class GatedStore extends ForwardingStore {
   /** Number of `findAccount` calls so far. */
   findCalls = 0;
   /** While true, every new `findAccount` answer is held (see {@link GatedStore.held}). */
@@ -50,10 +51,8 @@ export class GatedStore implements AccountStore {
   #waiters: { count: number; resolve: () => void }[] = [];
 
   /** With `watch: false` the store cannot announce changes (the 500 ms cache bound applies). */
-  constructor(
-    readonly inner: AccountStore = new MemoryAccountStore(),
-    options: { watch?: boolean } = {},
-  ) {
+  constructor(inner: AccountStore = new MemoryAccountStore(), options: { watch?: boolean } = {}) {
+    super(inner);
     const { init, close, watch } = inner;
     if (init) this.init = () => init.call(inner);
     if (close) this.close = () => close.call(inner);
@@ -75,9 +74,9 @@ export class GatedStore implements AccountStore {
     });
   }
 
-  findAccount(clientId: string): Promise<AccountRecord | undefined> {
+  override findAccount(clientId: string): Promise<AccountRecord | undefined> {
     this.findCalls++;
-    const snapshot = this.inner.findAccount(clientId);
+    const snapshot = super.findAccount(clientId);
     if (!this.holding) return snapshot;
     const read = new HeldRead(clientId, snapshot);
     this.held.push(read);
@@ -88,11 +87,4 @@ export class GatedStore implements AccountStore {
     });
     return read.answer;
   }
-
-  createAccount: AccountStore['createAccount'] = (input) => this.inner.createAccount(input);
-  listAccounts: AccountStore['listAccounts'] = () => this.inner.listAccounts();
-  setAccountEnabled: AccountStore['setAccountEnabled'] = (clientId, enabled) => this.inner.setAccountEnabled(clientId, enabled);
-  addSecret: AccountStore['addSecret'] = (clientId, secret) => this.inner.addSecret(clientId, secret);
-  revokeSecret: AccountStore['revokeSecret'] = (clientId, secretId, at) => this.inner.revokeSecret(clientId, secretId, at);
-  recordSecretUse: AccountStore['recordSecretUse'] = (clientId, secretId, at) => this.inner.recordSecretUse(clientId, secretId, at);
 }

@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { formatFailure } from './fuzz-report.js';
+import type { FuzzOutcome } from './fuzz-node-limits.js';
 
 /** The base seed of this run: FUZZ_SEED, or a fresh one. */
 export const FUZZ_SEED: number = (() => {
@@ -31,8 +32,9 @@ if (FUZZ_FLOORS.tokenEndpoint + FUZZ_FLOORS.requireBearer < FUZZ_TOTAL_FLOOR) {
 /** Requests sent by the fuzz suites of this process (each file checks its share of the floor). */
 export const fuzzCounter = { requests: 0, statuses: {} as Record<number, number> };
 
-/** Counts one fuzz request and its status. */
-export function countResponse(status: number): void {
+/** Counts one fuzz request and its status (0 for a connection the server reset). */
+export function countResponse(outcome: FuzzOutcome): void {
+  const status = 'reset' in outcome ? 0 : outcome.status;
   fuzzCounter.requests++;
   fuzzCounter.statuses[status] = (fuzzCounter.statuses[status] ?? 0) + 1;
 }

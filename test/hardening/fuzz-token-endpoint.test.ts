@@ -3,7 +3,8 @@
  * (valid and broken JSON and forms, deep nesting, huge strings, unicode, repeated keys, __proto__ /
  * constructor / prototype keys), Authorization headers and encodings. Every response must be one the
  * contract allows: Node's own 431 exactly when the request head is over Node's limit (16 KB; no middleware
- * runs then), otherwise a status of the table, a JSON body that is either a token response or exactly
+ * runs then), otherwise a status of the table (a 401 with the Basic challenge exactly when the request
+ * carried an Authorization header), a JSON body that is either a token response or exactly
  * {error, error_description} strings, `Cache-Control: no-store`, no CORS header, never a 500; and
  * the server keeps serving (a valid request succeeds after each batch).
  * Reproduce a failure with FUZZ_SEED=<printed seed>.
@@ -122,6 +123,11 @@ function checkResponse(req: RawRequest, outcome: FuzzOutcome, allowed: readonly 
   expect(res.headers['cache-control']).toBe('no-store');
   if (res.status === 405) expect(res.headers.allow).toBe('POST');
   if (res.status === 429) expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  // RFC 6749 §5.2: a client that "attempted to authenticate via the "Authorization" request header field"
+  // gets 401 with a WWW-Authenticate challenge, whatever that header held (Basic is the scheme we take).
+  // No other answer carries a challenge.
+  if (res.status === 401 && req.headers?.authorization !== undefined) expect(res.headers['www-authenticate']).toMatch(/^Basic realm="[^"]*"$/);
+  else expect(res.headers['www-authenticate']).toBeUndefined();
   if (req.method === 'HEAD') return;
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   const body = JSON.parse(res.text) as Record<string, unknown>;

@@ -13,7 +13,7 @@ import type { CreatedAccount } from '../../src/index.js';
 import { BODY_ALREADY_PARSED_WARNING } from '../../src/token/token-request-body.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { expectNoSecret, expectOAuthError } from '../helpers/expect-oauth-error.js';
-import { decodeToken } from '../helpers/tokens.js';
+import { decodeToken, duplicateCredentialsJson } from '../helpers/tokens.js';
 
 type Order = 'router first' | 'parsers first';
 
@@ -38,11 +38,6 @@ async function hostApp(version: 4 | 5, order: Order) {
 }
 
 const form = (a: CreatedAccount) => ({ grant_type: 'client_credentials', client_id: a.clientId, client_secret: a.secret.value });
-
-/** JSON with client_id and client_secret each given twice: first `first`'s, then `last`'s. */
-const duplicateJson = (first: CreatedAccount, last: CreatedAccount) =>
-  `{"grant_type":"client_credentials","client_id":"${first.clientId}","client_secret":"${first.secret.value}",` +
-  `"client_id":"${last.clientId}","client_secret":"${last.secret.value}"}`;
 
 describe('the warning when a JSON token request was parsed by the host first', () => {
   const warnings: Error[] = [];
@@ -85,7 +80,7 @@ describe.each([4, 5] as const)('Express %i with global express.json() and expres
   // RFC 6749 §3.2: "Request and response parameters MUST NOT be included more than once."
   it('router mounted first: a repeated JSON key is refused with 400 invalid_request, and the host parsers still serve its routes', async () => {
     const { app, account, other } = await hostApp(version, 'router first');
-    const res = await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(duplicateJson(other, account));
+    const res = await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(duplicateCredentialsJson(other, account));
     expectOAuthError(res, 400, 'invalid_request');
     expectNoSecret(res, account.secret.value);
     await request(app).post('/oauth/token').send(form(account)).expect(200);
@@ -107,7 +102,7 @@ describe.each([4, 5] as const)('Express %i with global express.json() and expres
   // of repeated keys and body-parser keeps no copy of the text, so the request is judged on the last values.
   it('parsers mounted first: a repeated JSON key cannot be seen, and the last values count', async () => {
     const { app, account, other } = await hostApp(version, 'parsers first');
-    const res = await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(duplicateJson(other, account));
+    const res = await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(duplicateCredentialsJson(other, account));
     expect(res.status).toBe(200);
     expect(decodeToken((res.body as { access_token: string }).access_token).payload.sub).toBe(account.clientId);
   });

@@ -14,7 +14,7 @@ import { hashSecret } from '../../src/secrets/hash-secret.js';
 import { createTestApp, type TestAppOptions } from '../helpers/create-app.js';
 import { expectNoCorsHeaders, expectNoSecret, expectNoStore, expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { FailingStore } from '../helpers/failing-store.js';
-import { basicHeader, decodeToken, formEncode, withLastCharChanged } from '../helpers/tokens.js';
+import { basicHeader, decodeToken, duplicateCredentialsJson, formEncode, withLastCharChanged } from '../helpers/tokens.js';
 
 const VARIANTS = [
   { express: 5, hostParsers: false },
@@ -314,11 +314,9 @@ describe.each(VARIANTS)('POST /oauth/token (Express $express, host parsers: $hos
     // Behind the host's own global express.json() the raw text is gone (body-parser keeps no copy) and the
     // parsed object holds the last value only: docs/token-endpoint.md, "Your own body parsers", says so and
     // tells the host to mount the router first (test/http/host-body-parsers.test.ts checks both orders).
-    const duplicateJson = (a: CreatedAccount, b: CreatedAccount) =>
-      `{"grant_type":"client_credentials","client_id":"${b.clientId}","client_secret":"${b.secret.value}","client_id":"${a.clientId}","client_secret":"${a.secret.value}"}`;
     if (variant.hostParsers) {
       it('a JSON duplicate key behind the host\'s express.json(): cannot be seen, the last value counts', async () => {
-        const res = await post().set('Content-Type', 'application/json').send(duplicateJson(account, scoped));
+        const res = await post().set('Content-Type', 'application/json').send(duplicateCredentialsJson(scoped, account));
         expectIssued(res);
         expect(decodeToken((res.body as { access_token: string }).access_token).payload.sub).toBe(account.clientId);
       });
@@ -330,7 +328,7 @@ describe.each(VARIANTS)('POST /oauth/token (Express $express, host parsers: $hos
         const res2 = await post().set('Content-Type', 'application/json').send(scopes);
         expectOAuthError(res2, 400, 'invalid_request');
         expectNoSecret(res2, account.secret.value);
-        const credentials = await post().set('Content-Type', 'application/json').send(duplicateJson(account, scoped));
+        const credentials = await post().set('Content-Type', 'application/json').send(duplicateCredentialsJson(scoped, account));
         expectOAuthError(credentials, 400, 'invalid_request');
         expectNoSecret(credentials, account.secret.value);
       });

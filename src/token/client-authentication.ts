@@ -87,6 +87,7 @@ interface CredentialsView {
 
 function credentialsView(req: TokenHttpRequest): CredentialsView {
   const { authorization } = req.headers;
+  // passport-http splits the header at each single space; RFC 7235 §2.1 allows several after the scheme.
   const spaced = authorization === undefined ? authorization : singleSpaceAfterScheme(authorization);
   return { headers: spaced === authorization ? req.headers : { ...req.headers, authorization: spaced }, body: req.body, request: req };
 }

@@ -17,6 +17,7 @@ import type { AccountRecord, SecretRecord } from '../store/account-store.js';
 import { parseSecret } from '../secrets/generate-credentials.js';
 import { redactSecrets } from '../secrets/redact-secrets.js';
 import type { Runtime } from '../runtime.js';
+import { singleSpaceAfterScheme } from './basic-credentials.js';
 import { getTokenRequest, type Middleware, type TokenHttpRequest } from './token-request.js';
 import { callbackFramework, type Attempt } from './passport-framework.js';
 
@@ -85,7 +86,10 @@ interface CredentialsView {
 }
 
 function credentialsView(req: TokenHttpRequest): CredentialsView {
-  return { headers: req.headers, body: req.body, request: req };
+  const { authorization } = req.headers;
+  // passport-http splits the header at each single space; RFC 7235 §2.1 allows several after the scheme.
+  const spaced = authorization === undefined ? authorization : singleSpaceAfterScheme(authorization);
+  return { headers: spaced === authorization ? req.headers : { ...req.headers, authorization: spaced }, body: req.body, request: req };
 }
 
 function clientAddress(req: TokenHttpRequest): string | undefined {
@@ -94,7 +98,7 @@ function clientAddress(req: TokenHttpRequest): string | undefined {
 
 /**
  * Returns the client-authentication middleware: failure limiter check, passport, then
- * the client recorded for {@link getAuthenticatedClient} on success, or 401 `invalid_client` (with a Basic challenge when Basic was used).
+ * the client recorded for {@link getAuthenticatedClient} on success, or 401 `invalid_client` (with a Basic challenge when the request has an `Authorization` header).
  */
 export function createClientAuthentication(runtime: Runtime): Middleware {
   const { config, limiter } = runtime;
@@ -145,8 +149,9 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
         ...(keys.address !== undefined ? { address: keys.address } : {}),
       });
       const error = new InvalidClientError(reason);
-      // RFC 6749 §5.2: a client that used Basic gets a Basic challenge back.
-      if (credentials.method === 'basic') error.headers['WWW-Authenticate'] = basicChallenge;
+      // RFC 6749 §5.2: a client that "attempted to authenticate via the Authorization request header field"
+      // gets a challenge back, whatever that header held (malformed, empty or another scheme): Basic is ours.
+      if (req.headers.authorization !== undefined) error.headers['WWW-Authenticate'] = basicChallenge;
       const recorded = limiter ? limiter.recordFailure(keys) : Promise.resolve(0);
       // A failure that went past the limit (concurrent attempts that all passed the check) is a 429 too.
       recorded.then((retryAfter) => next(retryAfter > 0 ? new TooManyRequestsError(retryAfter) : error), next);

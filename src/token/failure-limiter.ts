@@ -23,6 +23,7 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type Rat
 import type { ResolvedConfig } from '../config.js';
 import { callStore } from '../store/call-store.js';
 import { RecentFailures } from './recent-failures.js';
+import { limiterAddress } from './limiter-address.js';
 import type { StoreUnavailableError } from '../errors.js';
 
 /** What an attempt is counted under. */
@@ -65,8 +66,8 @@ export interface FailureLimiter {
 /** Prefix of the limiter's keys (in Redis: `esa-failures:c:<hash>` and `esa-failures:a:<hash>`). */
 export const FAILURE_KEY_PREFIX = 'esa-failures';
 
-/** A client ID or address short and plain enough to be a memory key as it is (every ID we issue, every IP). */
-const PLAIN_KEY = /^[A-Za-z0-9._:-]{1,64}$/;
+/** A client ID or address short and plain enough to be a memory key as it is (every ID we issue, every IP or IPv6 prefix). */
+const PLAIN_KEY = /^[A-Za-z0-9._:/-]{1,64}$/;
 
 /**
  * The key of a client ID (`c`) or address (`a`). Either is attacker-chosen text of any length, so it is
@@ -115,14 +116,14 @@ const giveBackMarginMs = (windowSeconds: number): number => Math.min(1000, windo
  *
  * @example
  * ```ts
- * const limiter = createFailureLimiter({ max: 10, windowSeconds: 60, redis: undefined }, 2000)
+ * const limiter = createFailureLimiter({ max: 10, windowSeconds: 60, ipv6Prefix: 64, redis: undefined }, 2000)
  * const attempt = await limiter.reserve({ clientId, address })
  * if (attempt.retryAfter > 0) throw new TooManyRequestsError(attempt.retryAfter)
  * if (await checkSecret()) attempt.release() // a failure keeps its count
  * ```
  */
 export function createFailureLimiter(options: Exclude<ResolvedConfig['failureLimit'], false>, timeoutMs: number): FailureLimiter {
-  const { max, windowSeconds, redis } = options;
+  const { max, windowSeconds, ipv6Prefix, redis } = options;
   let store: RateLimiterAbstract;
   let giveBack: (key: string) => Promise<unknown>;
   if (redis === undefined || redis === null) {
@@ -161,7 +162,7 @@ export function createFailureLimiter(options: Exclude<ResolvedConfig['failureLim
   const keysOf = (keys: FailureKeys): string[] => {
     const out: string[] = [];
     if (keys.clientId !== undefined) out.push(keyOf('c', keys.clientId, inMemory));
-    if (keys.address !== undefined) out.push(keyOf('a', keys.address, inMemory));
+    if (keys.address !== undefined) out.push(keyOf('a', limiterAddress(keys.address, ipv6Prefix), inMemory));
     return out;
   };
 

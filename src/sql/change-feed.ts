@@ -73,11 +73,18 @@ export interface ChangeFeedOptions {
 
 const POLL_BATCH = 500;
 /**
- * Longest a poll may wait for the database. A hung database (or a silently dropped connection) must
- * not leave caches trusting themselves: a late poll counts as a failure, which announces `*`, so
- * every instance stops trusting its cache within the 1-second revocation bound.
+ * Longest a poll may wait for the database before it is abandoned (counted as a failure) and the next
+ * one starts, on a fresh connection if the old one silently died.
  */
 export const POLL_DEADLINE_MS = 750;
+/**
+ * How much longer than `pollIntervalMs` the feed may go without a successful poll. A poll that started
+ * at time `s` and succeeded has delivered every change committed before `s`; when no later poll has
+ * succeeded by `s + pollIntervalMs + POLL_GRACE_MS`, listeners get `'*'`. So a change is delivered, or
+ * every cache told to stop trusting itself, within `pollIntervalMs + POLL_GRACE_MS` of its commit
+ * (400 ms by default), whatever happens to the push channel or the database.
+ */
+export const POLL_GRACE_MS = 200;
 const MAX_BATCHES_PER_POLL = 20;
 const LISTEN_RETRY_MIN_MS = 500;
 const LISTEN_RETRY_MAX_MS = 30_000;
@@ -167,6 +174,8 @@ class FeedLoop {
   #listenTimer: NodeJS.Timeout | undefined;
   #listenRetryMs = LISTEN_RETRY_MIN_MS;
   #stopListening: (() => Promise<void>) | undefined;
+  /** Fires `pollIntervalMs + POLL_GRACE_MS` after the start of the last successful read of the feed. */
+  #staleTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ChangeFeedOptions, emit: (clientId: string) => void) {
     this.#options = options;
@@ -174,7 +183,14 @@ class FeedLoop {
   }
 
   async start(): Promise<void> {
-    this.#last = await this.#options.readLatestSeq();
+    const watchdog = this.#watchdog();
+    try {
+      this.#last = await this.#options.readLatestSeq();
+    } catch (error) {
+      clearTimeout(watchdog);
+      throw error;
+    }
+    this.#trust(watchdog);
     if (this.#stopped) return;
     this.#schedulePoll();
     // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
@@ -186,6 +202,7 @@ class FeedLoop {
     this.#stopped = true;
     clearTimeout(this.#pollTimer);
     clearTimeout(this.#listenTimer);
+    clearTimeout(this.#staleTimer);
     const stopListening = this.#stopListening;
     this.#stopListening = undefined;
     await stopListening?.().catch(this.#options.onError);
@@ -198,9 +215,34 @@ class FeedLoop {
     this.#pollTimer.unref();
   }
 
+  /**
+   * A timer started when a read of the feed starts; {@link #trust} makes it the stale timer once that
+   * read succeeded. Timers only, no clock: the deadline is the read's start plus the allowance.
+   */
+  #watchdog(): NodeJS.Timeout {
+    const timer = setTimeout(() => this.#stale(timer), this.#options.pollIntervalMs + POLL_GRACE_MS);
+    timer.unref();
+    return timer;
+  }
+
+  #trust(watchdog: NodeJS.Timeout): void {
+    clearTimeout(this.#staleTimer);
+    this.#staleTimer = watchdog;
+    this.#failing = false;
+  }
+
+  #stale(timer: NodeJS.Timeout): void {
+    if (timer !== this.#staleTimer || this.#stopped) return; // superseded by a later successful read
+    this.#options.onError(new Error(`The change feed was not read for ${this.#options.pollIntervalMs + POLL_GRACE_MS} ms`));
+    if (!this.#failing) this.#emit(ALL_ACCOUNTS); // once per outage, like a failed poll
+    this.#failing = true;
+  }
+
   async #poll(): Promise<void> {
+    const watchdog = this.#watchdog();
     try {
-      for (let batch = 0; batch < MAX_BATCHES_PER_POLL; batch++) {
+      let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
+      for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !complete; batch++) {
         const rows = await callStore(() => this.#options.readSince(this.#last, POLL_BATCH), POLL_DEADLINE_MS, 'change feed poll');
         if (this.#stopped) return;
         for (const row of rows) {
@@ -208,10 +250,10 @@ class FeedLoop {
           this.#last = row.seq;
           if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);
         }
-        if (rows.length < POLL_BATCH) break;
+        complete = rows.length < POLL_BATCH;
       }
       for (const seq of this.#pushed) if (seq <= this.#last) this.#pushed.delete(seq);
-      this.#failing = false;
+      if (complete) this.#trust(watchdog);
     } catch (error) {
       this.#options.onError(error);
       // Changes are delayed (not lost: the poll resumes from #last), but caches must not trust
@@ -219,6 +261,7 @@ class FeedLoop {
       if (!this.#failing && !this.#stopped) this.#emit(ALL_ACCOUNTS);
       this.#failing = true;
     } finally {
+      if (this.#staleTimer !== watchdog) clearTimeout(watchdog);
       this.#schedulePoll();
     }
   }

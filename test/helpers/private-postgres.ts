@@ -7,7 +7,7 @@
  * PostgreSQL binaries the tests are skipped with a visible note, except under CI=true (a failure).
  */
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -139,12 +139,12 @@ export class PrivatePostgres {
     return client;
   }
 
-  /** Process ids of the client backends other than the caller's, optionally only those `LISTEN`ing. */
-  async backendPids(filter: { listening?: boolean } = {}): Promise<number[]> {
+  /** Process ids of the client backends other than the caller's; `listeningOn`: only those LISTENing there. */
+  async backendPids(filter: { listeningOn?: string } = {}): Promise<number[]> {
     const rows = await this.query<{ pid: number }>(
       `select pid from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()
-       and ($1::boolean is not true or query ilike 'listen %')`,
-      [filter.listening === true],
+       and ($1::text is null or query ilike 'listen %' and strpos(query, $1) > 0)`,
+      [filter.listeningOn ?? null],
     );
     return rows.map((row) => row.pid);
   }
@@ -168,6 +168,11 @@ export class PrivatePostgres {
       if (Date.now() > deadline) throw new Error(`only ${row!.n} of ${count} backends wait for a lock`);
       await new Promise((done) => setTimeout(done, 20));
     }
+  }
+
+  /** The postmaster's process id (freezing it stalls new connections). */
+  serverPid(): number {
+    return Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   }
 
   /** Freezes a backend process (SIGSTOP) until `resume(pid)`: a stalled connection, socket still open. */

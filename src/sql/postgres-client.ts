@@ -84,7 +84,8 @@ export interface PostgresAccountStoreOptions {
    */
   readonly pool?: PgPool;
   /**
-   * How often `watch()` polls the change feed, in milliseconds (the safety net behind `LISTEN`).
+   * How often `watch()` polls the change feed, in milliseconds (the safety net behind `LISTEN`). When no
+   * poll has succeeded for `pollIntervalMs + 200` ms, listeners get `'*'`: the revocation bound.
    * @default 200
    */
   readonly pollIntervalMs?: number;

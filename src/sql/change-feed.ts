@@ -5,6 +5,7 @@
  */
 import type { AccountChangeListener } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
+import { FeedWatchdog } from './feed-watchdog.js';
 
 /**
  * The client ID passed to listeners when changes may have been missed (the feed or the push channel
@@ -174,23 +175,24 @@ class FeedLoop {
   #listenTimer: NodeJS.Timeout | undefined;
   #listenRetryMs = LISTEN_RETRY_MIN_MS;
   #stopListening: (() => Promise<void>) | undefined;
-  /** Fires `pollIntervalMs + POLL_GRACE_MS` after the start of the last successful read of the feed. */
-  #staleTimer: NodeJS.Timeout | undefined;
+  /** Announces `'*'` `pollIntervalMs + POLL_GRACE_MS` after the start of the last successful read. */
+  readonly #watchdog: FeedWatchdog;
 
   constructor(options: ChangeFeedOptions, emit: (clientId: string) => void) {
     this.#options = options;
     this.#emit = emit;
+    this.#watchdog = new FeedWatchdog(options.pollIntervalMs + POLL_GRACE_MS, () => this.#stale());
   }
 
   async start(): Promise<void> {
-    const watchdog = this.#watchdog();
+    const read = this.#watchdog.begin();
+    let succeeded = false;
     try {
       this.#last = await this.#options.readLatestSeq();
-    } catch (error) {
-      clearTimeout(watchdog);
-      throw error;
+      succeeded = true;
+    } finally {
+      this.#watchdog.end(read, succeeded);
     }
-    this.#trust(watchdog);
     if (this.#stopped) return;
     this.#schedulePoll();
     // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
@@ -202,7 +204,7 @@ class FeedLoop {
     this.#stopped = true;
     clearTimeout(this.#pollTimer);
     clearTimeout(this.#listenTimer);
-    clearTimeout(this.#staleTimer);
+    this.#watchdog.stop();
     const stopListening = this.#stopListening;
     this.#stopListening = undefined;
     await stopListening?.().catch(this.#options.onError);
@@ -215,33 +217,16 @@ class FeedLoop {
     this.#pollTimer.unref();
   }
 
-  /**
-   * A timer started when a read of the feed starts; {@link #trust} makes it the stale timer once that
-   * read succeeded. Timers only, no clock: the deadline is the read's start plus the allowance.
-   */
-  #watchdog(): NodeJS.Timeout {
-    const timer = setTimeout(() => this.#stale(timer), this.#options.pollIntervalMs + POLL_GRACE_MS);
-    timer.unref();
-    return timer;
-  }
-
-  #trust(watchdog: NodeJS.Timeout): void {
-    clearTimeout(this.#staleTimer);
-    this.#staleTimer = watchdog;
-    this.#failing = false;
-  }
-
-  #stale(timer: NodeJS.Timeout): void {
-    if (timer !== this.#staleTimer || this.#stopped) return; // superseded by a later successful read
+  #stale(): void {
     this.#options.onError(new Error(`The change feed was not read for ${this.#options.pollIntervalMs + POLL_GRACE_MS} ms`));
     if (!this.#failing) this.#emit(ALL_ACCOUNTS); // once per outage, like a failed poll
     this.#failing = true;
   }
 
   async #poll(): Promise<void> {
-    const watchdog = this.#watchdog();
+    const read = this.#watchdog.begin();
+    let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
     try {
-      let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
       for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !complete; batch++) {
         const rows = await callStore(() => this.#options.readSince(this.#last, POLL_BATCH), POLL_DEADLINE_MS, 'change feed poll');
         if (this.#stopped) return;
@@ -253,15 +238,16 @@ class FeedLoop {
         complete = rows.length < POLL_BATCH;
       }
       for (const seq of this.#pushed) if (seq <= this.#last) this.#pushed.delete(seq);
-      if (complete) this.#trust(watchdog);
+      this.#failing = false;
     } catch (error) {
+      complete = false;
       this.#options.onError(error);
       // Changes are delayed (not lost: the poll resumes from #last), but caches must not trust
       // themselves meanwhile. Once per outage.
       if (!this.#failing && !this.#stopped) this.#emit(ALL_ACCOUNTS);
       this.#failing = true;
     } finally {
-      if (this.#staleTimer !== watchdog) clearTimeout(watchdog);
+      this.#watchdog.end(read, complete);
       this.#schedulePoll();
     }
   }

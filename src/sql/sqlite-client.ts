@@ -31,7 +31,8 @@ export interface SqliteAccountStoreOptions {
    */
   readonly busyTimeoutMs?: number;
   /**
-   * How often `watch()` polls the change feed, in milliseconds.
+   * How often `watch()` polls the change feed, in milliseconds. When no poll has succeeded for
+   * `pollIntervalMs + 200` ms, listeners get `'*'`: the revocation bound.
    * @default 200
    */
   readonly pollIntervalMs?: number;

@@ -6,9 +6,9 @@
  * most `concurrency` compares run at once and `queue` more wait; past that, the request is answered at
  * once with 503 `temporarily_unavailable` and `Retry-After` instead of waiting.
  *
- * Waiting compares are kept per client address and served round-robin across addresses, so a flood
- * from one address delays another address's request by at most one of its own compares per turn,
- * however many it sent. Each address and each client ID may keep at most `perKey` compares waiting;
+ * Waiting compares are kept per client address. When a slot frees, it goes to the address with the
+ * fewest compares running, round-robin among equals: a flood from one address, however many it sent,
+ * delays another address's first request only until one of the flood's running compares ends. Each address and each client ID may keep at most `perKey` compares waiting;
  * past that, that key alone gets the 503. Every compare costs the same, so plain round-robin is as fair
  * as deficit round-robin here. The bearer check never uses bcrypt, so protected routes keep answering
  * while the gate is full.
@@ -69,6 +69,8 @@ export class BcryptGate {
   readonly #turns = new Map<string, Waiter[]>();
   /** Waiting compares per client ID. */
   readonly #perClientId = new Map<string, number>();
+  /** Running compares per round-robin key. */
+  readonly #runningByTurn = new Map<string, number>();
   #waiting = 0;
   #running = 0;
 
@@ -89,14 +91,14 @@ export class BcryptGate {
   }
 
   /**
-   * Runs `task` when a slot is free and it is the turn of its address.
+   * Runs `task` when a slot is free and it is the turn of its address (see the module description).
    * @throws {TemporarilyUnavailableError} at once (503 with `Retry-After`), when every slot is busy and
    * the queue, or the share of `keys.address` or `keys.clientId`, is full
    */
   async run<T>(task: () => Promise<T>, keys: BcryptGateKeys = {}): Promise<T> {
+    // Without an address (no socket address), the client ID takes its turn; without either, one shared turn.
+    const turn = keys.address !== undefined ? `a:${keys.address}` : keys.clientId !== undefined ? `c:${keys.clientId}` : '';
     if (this.#running >= this.#concurrency) {
-      // Without an address (no socket address), the client ID takes its turn; without either, one shared turn.
-      const turn = keys.address !== undefined ? `a:${keys.address}` : keys.clientId !== undefined ? `c:${keys.clientId}` : '';
       const line = this.#turns.get(turn);
       const byClientId = keys.clientId === undefined ? 0 : (this.#perClientId.get(keys.clientId) ?? 0);
       if (this.#waiting >= this.#queueLimit || (line?.length ?? 0) >= this.#perKey || byClientId >= this.#perKey) throw busy();
@@ -104,37 +106,51 @@ export class BcryptGate {
       await new Promise<void>((start) => {
         const waiter = { start, clientId: keys.clientId };
         if (line) line.push(waiter);
-        else this.#turns.set(turn, [waiter]); // a new key takes its turn after every key already waiting
+        else this.#turns.set(turn, [waiter]); // a new key joins the back of the turns
         this.#waiting++;
-        if (keys.clientId !== undefined) this.#perClientId.set(keys.clientId, byClientId + 1);
+        if (keys.clientId !== undefined) this.#count(this.#perClientId, keys.clientId, 1);
       });
     } else {
       this.#running++;
+      this.#count(this.#runningByTurn, turn, 1);
     }
     try {
       return await task();
     } finally {
-      this.#release();
+      this.#release(turn);
     }
   }
 
-  /** Hands the slot to the first waiting compare of the key whose turn it is; that key goes to the back. */
-  #release(): void {
-    const next = this.#turns.entries().next();
-    if (next.done) {
+  #count(counts: Map<string, number>, key: string, delta: number): void {
+    const value = (counts.get(key) ?? 0) + delta;
+    if (value > 0) counts.set(key, value);
+    else counts.delete(key);
+  }
+
+  /**
+   * Hands the slot of a compare of `finished` to the first waiting compare of the key with the fewest
+   * compares running, the first such key in turn order; that key goes to the back of the turns.
+   */
+  #release(finished: string): void {
+    this.#count(this.#runningByTurn, finished, -1);
+    let chosen: [string, Waiter[]] | undefined;
+    let fewest = Infinity;
+    for (const entry of this.#turns) {
+      const running = this.#runningByTurn.get(entry[0]) ?? 0;
+      if (running < fewest) [chosen, fewest] = [entry, running];
+      if (running === 0) break;
+    }
+    if (!chosen) {
       this.#running--;
       return;
     }
-    const [turn, line] = next.value;
+    const [turn, line] = chosen;
     this.#turns.delete(turn);
     const { start, clientId } = line.shift()!;
     if (line.length > 0) this.#turns.set(turn, line);
     this.#waiting--;
-    if (clientId !== undefined) {
-      const left = this.#perClientId.get(clientId)! - 1;
-      if (left > 0) this.#perClientId.set(clientId, left);
-      else this.#perClientId.delete(clientId);
-    }
+    if (clientId !== undefined) this.#count(this.#perClientId, clientId, -1);
+    this.#count(this.#runningByTurn, turn, 1);
     start();
   }
 }

@@ -2,8 +2,8 @@
  * bcrypt work is bounded (issue 6): a flood of wrong secrets can neither exhaust libuv's thread pool
  * nor delay the bearer check of other requests. At most 2 compares run at once and a bounded queue
  * waits; past it the token endpoint answers 503 temporarily_unavailable with Retry-After at once.
- * The bearer check never uses bcrypt. The queue is shared fairly (round-robin across addresses, a
- * share per address and per client ID): a flood from one address does not starve others' first
+ * The bearer check never uses bcrypt. The queue is shared fairly (a freed slot goes to the address
+ * with the fewest compares running, a share per address and per client ID): a flood from one address does not starve others' first
  * requests. The gate's own order is unit-tested in test/unit/bcrypt-gate.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -175,8 +175,9 @@ describe('a flood of wrong secrets at the token endpoint', () => {
     );
     expect(res.status).toBe(200);
     const issued = events.findIndex((e) => e.type === 'token.issued');
-    // Its place in line: after the two compares running when it came and one turn of the flood; one more
-    // flood compare, started after it, may finish while its token is signed.
+    // Its place in line: its compare starts when the first of the flood's two running compares ends (the
+    // flood has one still running, it none); the other, and one flood compare started after it, may
+    // finish before its token is issued.
     expect(events.slice(0, issued).filter(isFailure).length - failedBefore).toBeLessThanOrEqual(4);
 
     const results = await floodDone;

@@ -1,6 +1,6 @@
 /**
- * The bcrypt gate shares its queue fairly: waiting compares are served round-robin across client
- * addresses; one address or one client ID may keep only `perKey` compares waiting, past which that key
+ * The bcrypt gate shares its queue fairly: a freed slot goes to the client address with the fewest
+ * compares running, round-robin among equals; one address or one client ID may keep only `perKey` compares waiting, past which that key
  * alone is refused at once with 503 `temporarily_unavailable` + `Retry-After`; the global queue stays a
  * memory bound. Fake compares (no bcrypt, no sleeping), each finished by the test.
  */
@@ -77,19 +77,43 @@ describe('BcryptGate fairness', () => {
     expect(fake.gate.queued).toBe(0);
   });
 
-  it('puts a newcomer after at most one waiting compare of each address already waiting, whatever their backlog', async () => {
+  it("starts a newcomer's compare as soon as one slot frees, even while the flood holds every slot and a backlog", async () => {
     const fake = new FakeCompares(new BcryptGate({ concurrency: 2, queue: 100, perKey: 50 }));
     for (let i = 0; i < 40; i++) void fake.submit(`flood${i}`, from('203.0.113.1', `esa_flood${i}`));
     const first = fake.submit('legit', from('198.51.100.7', 'esa_legit'));
     await settle();
     expect(fake.started).toEqual(['flood0', 'flood1']);
     await fake.finish('flood0');
+    // The flood still has a compare running, the newcomer none: the freed slot is the newcomer's.
+    expect(fake.started).toEqual(['flood0', 'flood1', 'legit']);
     await fake.finish('flood1');
-    // Two running, then one turn of the flooding address, then the newcomer: its compare is the fourth.
-    expect(fake.started).toEqual(['flood0', 'flood1', 'flood2', 'legit']);
+    expect(fake.started).toEqual(['flood0', 'flood1', 'legit', 'flood2']);
     await fake.finish('legit');
     expect(await first).toBe('legit');
     await fake.drain();
+  });
+
+  it('gives a freed slot to the address with the fewest compares running, round-robin among equals', async () => {
+    const fake = new FakeCompares(new BcryptGate({ concurrency: 3, queue: 100, perKey: 50 }));
+    const all = [
+      fake.submit('a0', from('203.0.113.1')),
+      fake.submit('a1', from('203.0.113.1')),
+      fake.submit('b0', from('198.51.100.2')),
+      fake.submit('a2', from('203.0.113.1')),
+      fake.submit('b1', from('198.51.100.2')),
+      fake.submit('c0', from('198.51.100.3')),
+    ];
+    await settle();
+    expect(fake.started).toEqual(['a0', 'a1', 'b0']);
+    // A runs two, B one, C none: C first, although A's turn comes before it.
+    await fake.finish('a0');
+    expect(fake.started.slice(3)).toEqual(['c0']);
+    // A, B and C run one each; B's ends: B has none running, so B's next goes before A's.
+    await fake.finish('b0');
+    expect(fake.started.slice(4)).toEqual(['b1']);
+    await fake.drain();
+    expect(fake.started.slice(5)).toEqual(['a2']);
+    await Promise.all(all);
   });
 
   it("refuses at once (503 + Retry-After) the compares past one address's share, while other addresses still queue", async () => {

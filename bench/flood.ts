@@ -25,8 +25,8 @@ import { postToken } from './lib/token-post.js';
 /** Above the default queue of 256 + 2 running, so the flood alone fills the gate. */
 const FLOOD_CONNECTIONS = 300;
 const FLOOD_ADDRESS = '203.0.113.1';
-/** Seconds the flood runs before the first legitimate request: its process starts, then fills the queue. */
-const FLOOD_LEAD_SECONDS = 5;
+/** Seconds the flood runs, once every flooding connection has had an answer, before the first legitimate request. */
+const FLOOD_LEAD_SECONDS = 3;
 /** Accounts made for the legitimate clients: more than they can use in `LEGIT_SECONDS`. */
 const LEGIT_REQUESTS = 60;
 const LEGIT_WORKERS = 2;
@@ -44,15 +44,21 @@ interface Outcome {
   readonly ms: number;
 }
 
-function startFlood(port: number, load: string | undefined): { stop(): Promise<Record<string, number>> } {
+function startFlood(port: number, load: string | undefined): { running: Promise<void>; stop(): Promise<Record<string, number>> } {
   const script = resolve(__dirname, 'lib', 'flood-load.ts');
   const args = ['--import', 'tsx', script, String(port), String(FLOOD_CONNECTIONS), FLOOD_ADDRESS];
   const child = load ? spawn('taskset', ['-c', load, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  let notifyRunning: () => void = () => {};
+  const running = new Promise<void>((done) => (notifyRunning = done));
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (stdout.includes('FLOOD_RUNNING\n')) notifyRunning();
+  });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   process.on('exit', () => child.kill('SIGKILL'));
   return {
+    running,
     async stop() {
       child.kill('SIGTERM');
       await exited;
@@ -85,6 +91,7 @@ export async function runFlood(settings: Settings): Promise<number> {
   const warm = await postToken(agent, port, { ...fresh[LEGIT_REQUESTS]!, address: '198.51.100.250' }, LEGIT_TIMEOUT_MS);
   if (warm !== 200) throw new Error(`the warm-up token request got ${warm}`);
   const flood = startFlood(port, cpus?.load);
+  await Promise.race([flood.running, sleep(60_000).then(() => Promise.reject(new Error('the flood did not start within 60 s')))]);
   await sleep(FLOOD_LEAD_SECONDS * 1000);
   log('  flooding; sending the legitimate requests');
   const outcomes: Outcome[] = [];

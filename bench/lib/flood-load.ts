@@ -3,7 +3,8 @@
  * The flood of the flood case, run as its own process (`node --import tsx bench/lib/flood-load.ts
  * <port> <connections> <address>`): every connection sends token requests back to back, each with a
  * new unknown client ID and a well-formed wrong secret (so each costs the server one bcrypt compare and
- * no per-client key repeats), all from one address. On SIGTERM it prints `{ statuses }` as JSON and exits.
+ * no per-client key repeats), all from one address. Prints `FLOOD_RUNNING` once every connection has had
+ * an answer; on SIGTERM prints `{ statuses }` as JSON and exits.
  */
 import http from 'node:http';
 import { generateSecret } from '../../src/secrets/generate-credentials.js';
@@ -18,11 +19,14 @@ const wrong = generateSecret().value;
 let sent = 0;
 let stopping = false;
 
+let answered = 0;
+
 async function loop(): Promise<void> {
   while (!stopping) {
     const clientId = `esa_flood${String(sent++).padStart(19, '0')}`;
     const status = await postToken(agent, port, { clientId, secret: wrong, address }, 120_000);
     statuses[status] = (statuses[status] ?? 0) + 1;
+    if (++answered === connections) process.stdout.write('FLOOD_RUNNING\n');
   }
 }
 

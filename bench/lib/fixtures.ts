@@ -41,6 +41,11 @@ export interface ServerConfig {
   readonly token?: string;
   /** Bare server: read the token request body with `express.urlencoded()` before answering. */
   readonly parseBody?: boolean;
+  /**
+   * Flood case (bench/flood.ts): trust `X-Forwarded-For` (so each request can come from its own
+   * address), no failure limiter (the bcrypt gate alone), and `accounts` fresh accounts to report.
+   */
+  readonly flood?: { readonly accounts: number };
 }
 
 /** What a server child reports on its `BENCH_READY` line. */
@@ -48,4 +53,6 @@ export interface ServerReady {
   readonly port: number;
   readonly client?: { readonly clientId: string; readonly secret: string };
   readonly token?: string;
+  /** Flood case: accounts whose secrets this server has never verified (each needs bcrypt once). */
+  readonly fresh?: ReadonlyArray<{ readonly clientId: string; readonly secret: string }>;
 }

@@ -3,6 +3,7 @@
  * express-service-accounts as a host would mount it: the token router at /oauth and `requireBearer`
  * (with a scope) on the protected route. The store is the memory store or a SQL store by URL; the
  * revocation check is always on (the account status is read from the account cache on every request).
+ * With `flood` (bench/flood.ts): `trust proxy` on, no failure limiter, and fresh accounts reported.
  */
 import express from 'express';
 import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
@@ -19,6 +20,7 @@ run(async () => {
     issuer: ISSUER,
     audience: AUDIENCE,
     signingKeys: [{ alg: 'HS256', key: HS256_KEY, kid: KID }],
+    ...(config.flood ? { failureLimit: false as const } : {}),
   });
   await sa.ready();
   let client = config.client;
@@ -27,10 +29,17 @@ run(async () => {
     client = { clientId: created.clientId, secret: created.secret.value };
   }
 
+  const fresh = [];
+  for (let i = 0; i < (config.flood?.accounts ?? 0); i++) {
+    const created = await sa.admin.createAccount({ name: `bench-fresh-${i}`, scopes: [SCOPE] });
+    fresh.push({ clientId: created.clientId, secret: created.secret.value });
+  }
+
   const app = express();
+  if (config.flood) app.set('trust proxy', true);
   app.use('/oauth', sa.tokenRouter);
   app.get(PROTECTED_PATH, sa.requireBearer({ scope: SCOPE }), (_req, res) => {
     res.json(RESOURCE);
   });
-  await serve(app, { client });
+  await serve(app, { client, ...(config.flood ? { fresh } : {}) });
 });

@@ -30,6 +30,8 @@ export type {
   SecretRecord,
   NewAccountRecord,
   NewSecretRecord,
+  AddSecretOptions,
+  AddSecretResult,
   AccountChangeListener,
 } from './store/account-store.js';
 export { MemoryAccountStore } from './store/memory-account-store.js';

@@ -86,24 +86,17 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     return { created, record: { id: created.id, hash, createdAt: config.now() } };
   };
   const limit = config.maxSecretsPerAccount;
-  const liveSecrets = (account: AccountRecord): number => account.secrets.filter((s) => s.revokedAt === null).length;
-  const addingSecret = new Map<string, Promise<void>>();
-  const addSecretNow = async (clientId: string): Promise<CreatedSecret> => {
+  const addSecret = async (clientId: string): Promise<CreatedSecret> => {
     const account = await requireAccount(clientId);
-    const live = liveSecrets(account);
+    // Checked here first only to spare a bcrypt hash; the store enforces the cap atomically.
+    const live = account.secrets.filter((s) => s.revokedAt === null).length;
     if (live >= limit) throw secretLimitReached(clientId, live, limit);
     const { created, record } = await newSecret();
-    const stored = await call('addSecret', () => store.addSecret(clientId, record));
+    const stored = await call('addSecret', () => store.addSecret(clientId, record, { maxLiveSecrets: limit }));
+    if (stored === undefined) throw accountNotFound(clientId);
+    // Another call (here, the CLI, another instance) took the last free place meanwhile.
+    if (stored === 'limit_reached') throw secretLimitReached(clientId, limit, limit);
     changed(clientId);
-    if (!stored) throw accountNotFound(clientId);
-    // Another process (the CLI, another instance) may have added one at the same time: recount, and take
-    // ours back, unseen, if together we went past the cap.
-    const after = await requireAccount(clientId);
-    if (liveSecrets(after) > limit) {
-      await call('revokeSecret', () => store.revokeSecret(clientId, created.id, config.now()));
-      changed(clientId);
-      throw secretLimitReached(clientId, liveSecrets(after) - 1, limit);
-    }
     audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id });
     return created;
   };
@@ -139,20 +132,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       return account && summarizeAccount(account);
     },
 
-    addSecret(clientId) {
-      // Calls for one account run one after another here, so concurrent calls cannot all pass the cap check.
-      const previous = addingSecret.get(clientId) ?? Promise.resolve();
-      const adding = previous.catch(() => {}).then(() => addSecretNow(clientId));
-      const settled: Promise<void> = adding.then(
-        () => undefined,
-        () => undefined,
-      );
-      addingSecret.set(clientId, settled);
-      void settled.then(() => {
-        if (addingSecret.get(clientId) === settled) addingSecret.delete(clientId);
-      });
-      return adding;
-    },
+    addSecret,
 
     async revokeSecret(clientId, secretId) {
       const account = await requireAccount(clientId);

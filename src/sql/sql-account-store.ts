@@ -6,6 +6,8 @@
 import { type Kysely, sql } from 'kysely';
 import type {
   AccountChangeListener,
+  AddSecretOptions,
+  AddSecretResult,
   AccountRecord,
   AccountStore,
   NewAccountRecord,
@@ -196,10 +198,25 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
-  async addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+  /**
+   * Counts the account's live secrets and inserts the new one in one write transaction. PostgreSQL:
+   * the account's row is locked first (`select ... for update`), so concurrent adds to one account,
+   * from any process, run one after another and each counts the others' committed secrets. SQLite:
+   * `BEGIN IMMEDIATE` already lets one writer in at a time.
+   */
+  async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
     await this.init();
     return this.#write(async (trx) => {
-      if (!(await this.#exists(trx, clientId))) return undefined;
+      let account = trx.selectFrom('accounts').select('client_id').where('client_id', '=', clientId);
+      if (this.#dialect === 'postgres') account = account.forUpdate();
+      if ((await account.executeTakeFirst()) === undefined) return undefined;
+      const { live } = await trx
+        .selectFrom('secrets')
+        .select((eb) => eb.fn.countAll().as('live'))
+        .where('client_id', '=', clientId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      if (toNumber(live) >= options.maxLiveSecrets) return 'limit_reached';
       const values = secretValues(clientId, secret);
       await trx.insertInto('secrets').values(values).execute();
       await this.#appendChange(trx, clientId);

@@ -10,6 +10,8 @@
 import { LRUCache } from 'lru-cache';
 import type { AccountRecord, AccountStore } from './account-store.js';
 import { callStore } from './call-store.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { ChangeFeedState } from '../observability/operational-events.js';
 
 /** Cache lifetime when the store cannot announce changes: half of the contract's 1-second bound. */
 export const WATCHLESS_TTL_MS = 500;
@@ -26,12 +28,27 @@ export class AccountCache {
   readonly #entries: LRUCache<string, Entry>;
   readonly #inflight = new Map<string, Promise<AccountRecord | undefined>>();
   readonly #listeners = new Set<(clientId: string) => void>();
+  readonly #observer: CallObserver | undefined;
+  readonly #onFeedState: ((state: ChangeFeedState) => void) | undefined;
   #epoch = 0;
+  #hits = 0;
+  #misses = 0;
   #watching = false;
   #unwatch: (() => Promise<void>) | undefined;
 
-  constructor(options: { store: AccountStore; storeTimeout: number; statusCacheTtl: number; max?: number }) {
+  constructor(options: {
+    store: AccountStore;
+    storeTimeout: number;
+    statusCacheTtl: number;
+    max?: number;
+    /** Sees every store call (metrics, spans, outage events). */
+    observer?: CallObserver;
+    /** Told how the store's change feed delivers changes, when the store reports it. */
+    onFeedState?: (state: ChangeFeedState) => void;
+  }) {
     this.#store = options.store;
+    this.#observer = options.observer;
+    this.#onFeedState = options.onFeedState;
     this.#timeout = options.storeTimeout;
     this.#watchedTtl = options.statusCacheTtl;
     this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 50_000 });
@@ -44,7 +61,13 @@ export class AccountCache {
   /** Subscribes to the store's change announcements, if it makes any. */
   async start(): Promise<void> {
     if (!this.#store.watch || this.#unwatch) return;
-    this.#unwatch = await callStore(() => this.#store.watch!((clientId) => this.invalidate(clientId)), this.#timeout, 'watch');
+    const options = this.#onFeedState ? { onStateChange: this.#onFeedState } : undefined;
+    this.#unwatch = await callStore(
+      () => this.#store.watch!((clientId) => this.invalidate(clientId), options),
+      this.#timeout,
+      'watch',
+      this.#observer,
+    );
     this.#watching = true;
   }
 
@@ -63,17 +86,33 @@ export class AccountCache {
 
   /** The cached record, if fresh: `{ account }` (account may be undefined = unknown client), else `undefined`. */
   peek(clientId: string): Entry | undefined {
-    return this.#entries.get(clientId);
+    const entry = this.#entries.get(clientId);
+    if (entry) this.#hits++;
+    return entry;
+  }
+
+  /** Whether the store's changes are being watched. */
+  get watching(): boolean {
+    return this.#watching;
+  }
+
+  /** Lookups answered from the cache (`hits`) and by the store (`misses`) since start. */
+  counts(): { hits: number; misses: number } {
+    return { hits: this.#hits, misses: this.#misses };
   }
 
   /** The account, from the cache when fresh, else from the store (concurrent misses share one call). */
   get(clientId: string): Promise<AccountRecord | undefined> {
     const cached = this.#entries.get(clientId);
-    if (cached) return Promise.resolve(cached.account);
+    if (cached) {
+      this.#hits++;
+      return Promise.resolve(cached.account);
+    }
+    this.#misses++;
     const pending = this.#inflight.get(clientId);
     if (pending) return pending;
     const epoch = this.#epoch;
-    const load = callStore(() => this.#store.findAccount(clientId), this.#timeout, 'findAccount')
+    const load = callStore(() => this.#store.findAccount(clientId), this.#timeout, 'findAccount', this.#observer)
       .then((account) => {
         // A change announced while loading may not be reflected in what we loaded: do not cache it.
         // A TTL of 0 means no caching (to lru-cache it would mean "never expires").

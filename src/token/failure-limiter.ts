@@ -17,6 +17,7 @@ import type { ResolvedConfig } from '../config.js';
 import { callStore } from '../store/call-store.js';
 import { RecentFailures } from './recent-failures.js';
 import type { StoreUnavailableError } from '../errors.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
 
 /** What a failed or checked attempt is counted under. */
 export interface FailureKeys {
@@ -91,7 +92,11 @@ function isIoredisClient(value: unknown): boolean {
  * if ((await limiter.check({ clientId, address })) > 0) throw new TooManyRequestsError(...)
  * ```
  */
-export function createFailureLimiter(options: Exclude<ResolvedConfig['failureLimit'], false>, timeoutMs: number): FailureLimiter {
+export function createFailureLimiter(
+  options: Exclude<ResolvedConfig['failureLimit'], false>,
+  timeoutMs: number,
+  observer?: CallObserver,
+): FailureLimiter {
   const { max, windowSeconds, redis } = options;
   let store: RateLimiterAbstract;
   if (redis === undefined || redis === null) {
@@ -114,7 +119,7 @@ export function createFailureLimiter(options: Exclude<ResolvedConfig['failureLim
   // Redis is shared by other instances, whose failures this one never sees: only in memory can a key
   // without a failure recorded here be passed without asking.
   const inMemory = redis === undefined || redis === null;
-  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => (inMemory ? work() : callStore(work, timeoutMs, what));
+  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => (inMemory ? work() : callStore(work, timeoutMs, what, observer));
   const recent = inMemory ? new RecentFailures() : undefined;
 
   const secondsFrom = (res: RateLimiterRes | null, over: (consumed: number) => boolean): number => {

@@ -4,7 +4,7 @@
  * an overall verdict. It never throws and answers within the store timeout (`storeTimeout`), so it
  * can back a readiness probe directly.
  */
-import type { ChangeFeedState } from './operational-events.js';
+import { describeError, type ChangeFeedState } from './operational-events.js';
 
 /**
  * The overall verdict: `ok`; `degraded` (requests are served, but something needs attention: the
@@ -42,7 +42,7 @@ export interface HealthReport {
     readonly status: 'ok' | 'unavailable';
     /** How long the probe took (up to the deadline when it timed out). */
     readonly latencyMs: number;
-    /** Why it is unavailable (the error's name and message). */
+    /** Why it is unavailable: our error's name and message, and the class name and code of its cause. */
     readonly error?: string;
   };
   /**
@@ -71,10 +71,6 @@ export interface HealthSources {
   now(): Date;
 }
 
-const errorLine = (error: unknown): string => {
-  const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
-  return (error instanceof Error ? `${error.name}: ${error.message}${cause}` : String(error)).slice(0, 300);
-};
 
 /** Builds the report; never rejects. */
 export async function checkHealth(sources: HealthSources): Promise<HealthReport> {
@@ -82,12 +78,12 @@ export async function checkHealth(sources: HealthSources): Promise<HealthReport>
   const [store, limiter] = await Promise.all([
     sources.probeStore().then(
       () => ({ status: 'ok' as const, latencyMs: Math.round(performance.now() - started) }),
-      (error: unknown) => ({ status: 'unavailable' as const, latencyMs: Math.round(performance.now() - started), error: errorLine(error) }),
+      (error: unknown) => ({ status: 'unavailable' as const, latencyMs: Math.round(performance.now() - started), error: describeError(error) }),
     ),
     sources.limiterBackend === 'redis'
       ? sources.probeLimiter().then(
           () => ({ status: 'ok' as const, backend: 'redis' as const }),
-          (error: unknown) => ({ status: 'unavailable' as const, backend: 'redis' as const, error: errorLine(error) }),
+          (error: unknown) => ({ status: 'unavailable' as const, backend: 'redis' as const, error: describeError(error) }),
         )
       : { status: sources.limiterBackend === 'none' ? ('off' as const) : ('ok' as const), backend: sources.limiterBackend },
   ]);

@@ -125,11 +125,18 @@ export type OperationalEvent = DependencyUnavailableEvent | DependencyRecoveredE
 /** An event before its timestamp is added. */
 export type OperationalEventInput = OperationalEvent extends infer E ? (E extends OperationalEvent ? Omit<E, 'at'> : never) : never;
 
-/** One line for an error, never its stack or its properties (which may carry connection details). */
+/**
+ * One line for an error: its name and message, and of its cause only the class name and code (such as
+ * `ECONNREFUSED` or a SQLSTATE), never the cause's own message, stack or properties, which may carry
+ * connection details. Our own messages never carry a secret.
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.name}: ${error.cause.message})` : '';
-    return `${error.name}: ${error.message}${cause}`.slice(0, 500);
+  if (!(error instanceof Error)) return 'unknown error';
+  const cause = error.cause;
+  let detail = '';
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    detail = ` (${cause.name}${typeof code === 'string' && /^[A-Za-z0-9_]{1,32}$/.test(code) ? ` ${code}` : ''})`;
   }
-  return String(error).slice(0, 500);
+  return `${error.name}: ${error.message}${detail}`.slice(0, 300);
 }

@@ -88,8 +88,10 @@ export function createTokenRouter(runtime: Runtime): readonly [Middleware, Error
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     });
-    // Store calls made for this request become children of its span.
-    context.with(trace.setSpan(context.active(), span), () => handle(req, res, () => next()));
+    // Store calls made for this request become children of its span, also those made from the body
+    // stream's events (bound to the span's context, as they would otherwise run in the socket's).
+    const active = trace.setSpan(context.active(), span);
+    context.with(active, () => handle(context.bind(active, req), res, () => next()));
   };
   const hostErrors: ErrorMiddleware = (err, req, res, next) => {
     if (!isTokenPath(req.url)) return next(err);

@@ -41,6 +41,8 @@ export interface ServerConfig {
   readonly token?: string;
   /** Bare server: read the token request body with `express.urlencoded()` before answering. */
   readonly parseBody?: boolean;
+  /** Library server: install the OpenTelemetry metrics SDK with a reader (default: the API alone, no SDK). */
+  readonly otelSdk?: boolean;
 }
 
 /** What a server child reports on its `BENCH_READY` line. */

@@ -29,10 +29,13 @@ export const INSTRUMENTATION_SCOPE = 'express-service-accounts';
  *
  * @example
  * ```ts
+ * import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
  * import { MeterProvider } from '@opentelemetry/sdk-metrics'
  *
- * const meterProvider = new MeterProvider({ readers: [reader] })
- * const sa = createServiceAccounts({ store, issuer, signingKeys, telemetry: { meterProvider } })
+ * const exporter = new PrometheusExporter({ preventServerStart: true })
+ * const telemetry: TelemetryOptions = { meterProvider: new MeterProvider({ readers: [exporter] }), traceBearerChecks: false }
+ * const sa = createServiceAccounts({ store, issuer, signingKeys, telemetry })
+ * app.get('/metrics', (req, res) => exporter.getMetricsRequestHandler(req, res))
  * ```
  */
 export interface TelemetryOptions {

@@ -1,6 +1,7 @@
 /**
  * Mounting service accounts in an existing Express API: the host keeps its own global body parsers,
- * its own routes and its own error handler; the library adds POST /oauth/token and guards /partner.
+ * its own routes and its own error handler; the library adds POST /oauth/token (mounted before the
+ * host's parsers, so it reads token requests itself) and guards /partner.
  *
  *   TOKEN_SIGNING_KEY=... npx tsx examples/existing-app.ts
  */
@@ -20,13 +21,14 @@ const serviceAccounts = createServiceAccounts({
 
 const app = express();
 app.set('trust proxy', 1); // behind one reverse proxy: the failure limiter counts real client addresses
-app.use(express.json()); // the host's own parsers may stay; the token router works with or without them
+// Before the host's parsers: the token router reads its bodies itself and refuses a repeated JSON key,
+// which it cannot see once express.json() has parsed the body (docs/token-endpoint.md).
+app.use('/oauth', serviceAccounts.tokenRouter);
+app.use(express.json()); // the host's own parsers, for its own routes
 
 app.get('/public/status', (_req, res) => {
   res.json({ ok: true });
 });
-
-app.use('/oauth', serviceAccounts.tokenRouter);
 
 const partner = express.Router();
 partner.use(serviceAccounts.requireBearer());

@@ -36,6 +36,12 @@ export interface FailureLimitOptions {
   /** Window length in seconds. @default 60 */
   windowSeconds?: number;
   /**
+   * IPv6 clients are counted per network prefix of this many bits (1–128), since one host usually holds
+   * a whole /64. IPv4-mapped IPv6 addresses (`::ffff:192.0.2.1`) count as their IPv4 address.
+   * @default 64
+   */
+  ipv6Prefix?: number;
+  /**
    * An ioredis client to share counts across instances (namespace it with ioredis' `keyPrefix`). Without it,
    * counts are kept in this process's memory.
    */
@@ -111,7 +117,7 @@ export interface ServiceAccountsOptions {
    * @default false
    */
   allowBrowserRequests?: boolean;
-  /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60 } */
+  /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60, ipv6Prefix: 64 } */
   failureLimit?: FailureLimitOptions | false;
   /** Milliseconds a store call may take before the request is answered 503. @default 2000 */
   storeTimeout?: number;
@@ -209,11 +215,12 @@ function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
   }
   const options = (value ?? {}) as FailureLimitOptions;
   for (const key of Object.keys(options)) {
-    if (!['max', 'windowSeconds', 'redis'].includes(key)) fail(`failureLimit.${key}`, 'is not a known option');
+    if (!['max', 'windowSeconds', 'ipv6Prefix', 'redis'].includes(key)) fail(`failureLimit.${key}`, 'is not a known option');
   }
   return Object.freeze({
     max: integer('failureLimit.max', options.max, 10, 1, 1_000_000),
     windowSeconds: integer('failureLimit.windowSeconds', options.windowSeconds, 60, 1, 86_400),
+    ipv6Prefix: integer('failureLimit.ipv6Prefix', options.ipv6Prefix, 64, 1, 128),
     redis: options.redis,
   });
 }

@@ -97,7 +97,11 @@ const TABLES_LOCK_KEY = 'express-service-accounts example: activity tables';
 
 function postgresTables(connectionString: string, schema: string): Tables {
   const pool = new pg.Pool({ connectionString, max: 4, connectionTimeoutMillis: 5000 });
-  pool.on('error', () => {}); // an idle client's lost connection: the pool replaces it
+  // A lost connection emits 'error': on the pool for an idle client (the pool replaces it), on the client
+  // itself while it is checked out. Unhandled, either would crash the server; the query in flight
+  // fails instead, and the request is answered with an error.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const name = (table: Table): string => `"${schema.replaceAll('"', '""')}".${table}`;
   // The store's own migrations create the schema before the server uses this store. Two instances running
   // `create table if not exists` at the same moment can both try to create it (a duplicate key error from

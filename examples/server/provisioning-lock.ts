@@ -54,6 +54,8 @@ function advisoryLock(connectionString: string, schema: string): ProvisioningLoc
     const url = new URL(connectionString);
     url.searchParams.delete('schema');
     const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
+    // A lost connection emits 'error', which would crash the server unhandled; the query fails instead.
+    client.on('error', () => {});
     await client.connect();
     try {
       // A session lock, released by pg_advisory_unlock or, if this process dies, by the server.

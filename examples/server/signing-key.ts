@@ -70,7 +70,7 @@ function loadOrCreateKeyFile(file: string): { key: string; created: boolean } {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 }); // like the SQLite store: the database goes here too
   const key = randomBytes(32).toString('base64url'); // 256 random bits as 43 characters
   const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(temporary, `${key}\n`, { mode: 0o600, flag: 'wx' });

@@ -11,6 +11,7 @@ import type { AccountRecord, SecretRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
 import type { Runtime } from '../runtime.js';
 import { AdminError } from './admin-errors.js';
+import { rejectCredentialLookalike } from './reject-credential-lookalike.js';
 
 /**
  * Input of {@link AdminApi.createAccount}.
@@ -28,9 +29,12 @@ import { AdminError } from './admin-errors.js';
  * ```
  */
 export interface CreateAccountInput {
-  /** Shown in audit logs and activity history; 1–200 characters. */
+  /**
+   * Shown in audit logs and activity history; 1–200 printable characters. Refused (`invalid_input`)
+   * when it contains a client secret anywhere or is exactly a client ID.
+   */
   name: string;
-  /** The hiring platform's client account the service account acts for. */
+  /** The hiring platform's client account the service account acts for; refused like `name` when it holds a credential. */
   clientAccountId?: string | null;
   /** Allowed scopes (an array, or one space-separated string); none means unrestricted. */
   scopes?: readonly string[] | string;
@@ -165,6 +169,11 @@ export interface AccountStatus {
  * ```
  */
 export interface AdminApi {
+  /**
+   * Creates an account and its first secret. Throws `invalid_input` for a bad name, client account ID
+   * or scope, including a name or client account ID that holds a client secret or is a client ID
+   * (both are shown in listings and audit events); the message never repeats the value.
+   */
   createAccount(input: CreateAccountInput): Promise<CreatedAccount>;
   listAccounts(): Promise<AccountSummary[]>;
   getAccount(clientId: string): Promise<AccountSummary | undefined>;
@@ -277,9 +286,11 @@ export function createAdminApi(runtime: Runtime): AdminApi {
   return {
     async createAccount(input) {
       if (typeof input !== 'object' || input === null) throw new AdminError('invalid_input', 'createAccount needs { name }');
-      const name = checkText('name', input.name, 200);
+      const name = rejectCredentialLookalike('name', checkText('name', input.name, 200));
       const clientAccountId =
-        input.clientAccountId === undefined || input.clientAccountId === null ? null : checkText('clientAccountId', input.clientAccountId, 200);
+        input.clientAccountId === undefined || input.clientAccountId === null
+          ? null
+          : rejectCredentialLookalike('clientAccountId', checkText('clientAccountId', input.clientAccountId, 200));
       const scopes = checkScopes(input.scopes);
       const { created, record } = await newSecret();
       const clientId = generateClientId();

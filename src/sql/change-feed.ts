@@ -5,6 +5,7 @@
  */
 import type { AccountChangeListener } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
+import { FeedWatchdog } from './feed-watchdog.js';
 
 /**
  * The client ID passed to listeners when changes may have been missed (the feed or the push channel
@@ -73,11 +74,18 @@ export interface ChangeFeedOptions {
 
 const POLL_BATCH = 500;
 /**
- * Longest a poll may wait for the database. A hung database (or a silently dropped connection) must
- * not leave caches trusting themselves: a late poll counts as a failure, which announces `*`, so
- * every instance stops trusting its cache within the 1-second revocation bound.
+ * Longest a poll may wait for the database before it is abandoned (counted as a failure) and the next
+ * one starts, on a fresh connection if the old one silently died.
  */
 export const POLL_DEADLINE_MS = 750;
+/**
+ * How much longer than `pollIntervalMs` the feed may go without a successful poll. A poll that started
+ * at time `s` and succeeded has delivered every change committed before `s`; when no later poll has
+ * succeeded by `s + pollIntervalMs + POLL_GRACE_MS`, listeners get `'*'`. So a change is delivered, or
+ * every cache told to stop trusting itself, within `pollIntervalMs + POLL_GRACE_MS` of its commit
+ * (400 ms by default), whatever happens to the push channel or the database.
+ */
+export const POLL_GRACE_MS = 200;
 const MAX_BATCHES_PER_POLL = 20;
 const LISTEN_RETRY_MIN_MS = 500;
 const LISTEN_RETRY_MAX_MS = 30_000;
@@ -167,14 +175,24 @@ class FeedLoop {
   #listenTimer: NodeJS.Timeout | undefined;
   #listenRetryMs = LISTEN_RETRY_MIN_MS;
   #stopListening: (() => Promise<void>) | undefined;
+  /** Announces `'*'` `pollIntervalMs + POLL_GRACE_MS` after the start of the last successful read. */
+  readonly #watchdog: FeedWatchdog;
 
   constructor(options: ChangeFeedOptions, emit: (clientId: string) => void) {
     this.#options = options;
     this.#emit = emit;
+    this.#watchdog = new FeedWatchdog(options.pollIntervalMs + POLL_GRACE_MS, () => this.#stale());
   }
 
   async start(): Promise<void> {
-    this.#last = await this.#options.readLatestSeq();
+    const read = this.#watchdog.begin();
+    let succeeded = false;
+    try {
+      this.#last = await this.#options.readLatestSeq();
+      succeeded = true;
+    } finally {
+      this.#watchdog.end(read, succeeded);
+    }
     if (this.#stopped) return;
     this.#schedulePoll();
     // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
@@ -186,6 +204,7 @@ class FeedLoop {
     this.#stopped = true;
     clearTimeout(this.#pollTimer);
     clearTimeout(this.#listenTimer);
+    this.#watchdog.stop();
     const stopListening = this.#stopListening;
     this.#stopListening = undefined;
     await stopListening?.().catch(this.#options.onError);
@@ -198,9 +217,17 @@ class FeedLoop {
     this.#pollTimer.unref();
   }
 
+  #stale(): void {
+    this.#options.onError(new Error(`The change feed was not read for ${this.#options.pollIntervalMs + POLL_GRACE_MS} ms`));
+    if (!this.#failing) this.#emit(ALL_ACCOUNTS); // once per outage, like a failed poll
+    this.#failing = true;
+  }
+
   async #poll(): Promise<void> {
+    const read = this.#watchdog.begin();
+    let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
     try {
-      for (let batch = 0; batch < MAX_BATCHES_PER_POLL; batch++) {
+      for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !complete; batch++) {
         const rows = await callStore(() => this.#options.readSince(this.#last, POLL_BATCH), POLL_DEADLINE_MS, 'change feed poll');
         if (this.#stopped) return;
         for (const row of rows) {
@@ -208,17 +235,19 @@ class FeedLoop {
           this.#last = row.seq;
           if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);
         }
-        if (rows.length < POLL_BATCH) break;
+        complete = rows.length < POLL_BATCH;
       }
       for (const seq of this.#pushed) if (seq <= this.#last) this.#pushed.delete(seq);
       this.#failing = false;
     } catch (error) {
+      complete = false;
       this.#options.onError(error);
       // Changes are delayed (not lost: the poll resumes from #last), but caches must not trust
       // themselves meanwhile. Once per outage.
       if (!this.#failing && !this.#stopped) this.#emit(ALL_ACCOUNTS);
       this.#failing = true;
     } finally {
+      this.#watchdog.end(read, complete);
       this.#schedulePoll();
     }
   }

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
+import { guardClients } from './pg-client-guard.js';
 import { SqlAccountStore } from './sql-account-store.js';
 
 /**
@@ -78,11 +79,13 @@ export interface PostgresAccountStoreOptions {
   readonly schema?: string;
   /**
    * An existing `pg.Pool` to use instead of creating one. The store never ends it (you do), and holds one
-   * of its clients while someone watches.
+   * of its clients while someone watches. The clients the store checks out carry their own `'error'`
+   * listener; give the pool one too (`pool.on('error', ...)`, as `pg` asks), for its idle clients.
    */
   readonly pool?: PgPool;
   /**
-   * How often `watch()` polls the change feed, in milliseconds (the safety net behind `LISTEN`).
+   * How often `watch()` polls the change feed, in milliseconds (the safety net behind `LISTEN`). When no
+   * poll has succeeded for `pollIntervalMs + 200` ms, listeners get `'*'`: the revocation bound.
    * @default 200
    */
   readonly pollIntervalMs?: number;
@@ -116,17 +119,15 @@ export function createPostgresAccountStore(options: PostgresAccountStoreOptions)
   if (schema === '') throw new TypeError('createPostgresAccountStore: schema must not be empty');
   let poolPromise: Promise<PgPool> | undefined;
   const getPool = (): Promise<PgPool> => {
-    poolPromise ??= givenPool ? Promise.resolve(givenPool) : createPool(connectionString ?? '');
+    poolPromise ??= (givenPool ? Promise.resolve(givenPool) : createPool(connectionString ?? '')).then((pool) =>
+      // A given pool belongs to the caller: Kysely's destroy() must not end it.
+      guardClients(pool, { ownsPool: !givenPool }),
+    );
     poolPromise.catch(() => (poolPromise = undefined));
     return poolPromise;
   };
-  // A given pool belongs to the caller: Kysely's destroy() must not end it.
-  const dialectPool = async (): Promise<PostgresPool> => {
-    const pool = await getPool();
-    return givenPool ? { connect: () => pool.connect(), end: async () => undefined } : pool;
-  };
   const channel = notificationChannel(schema);
-  return new SqlAccountStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: dialectPool }) }), {
+  return new SqlAccountStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: getPool }) }), {
     dialect: 'postgres',
     schema,
     destroyOnClose: true,

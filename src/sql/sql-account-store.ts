@@ -47,7 +47,8 @@ export interface SqlAccountStoreOptions {
    */
   readonly schema?: string;
   /**
-   * How often `watch()` polls the change feed, in milliseconds.
+   * How often `watch()` polls the change feed, in milliseconds. When no poll has succeeded for
+   * `pollIntervalMs + 200` ms, listeners get `'*'`: the revocation bound.
    * @default 200
    */
   readonly pollIntervalMs?: number;
@@ -74,9 +75,10 @@ const FEED_RETENTION_MS = 60 * 60 * 1000;
  *
  * `watch(listener)` polls the feed every `pollIntervalMs` (200 ms), starting from its current end,
  * and on PostgreSQL also `LISTEN`s for near-instant delivery (the poll stays as the safety net, and a
- * change is delivered once even when both see it). When the feed cannot be read or the push
- * connection breaks, listeners get `'*'`: "everything may have changed". Background failures never
- * throw; they go to `onWatchError`, and polling keeps retrying. Timers are `unref()`ed.
+ * change is delivered once even when both see it). When the feed cannot be read, no poll has succeeded
+ * for `pollIntervalMs + 200` ms, or the push connection breaks, listeners get `'*'`: "everything may
+ * have changed". Background failures never throw; they go to `onWatchError`, and polling keeps
+ * retrying. Timers are `unref()`ed.
  *
  * Every method applies the migrations first if `init()` has not run yet.
  *

@@ -3,7 +3,7 @@
  * `createSqliteAccountStore()`: the SQL store on a SQLite file through better-sqlite3, loaded only
  * when the store is first used, so the core works without it installed.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
@@ -19,7 +19,11 @@ import { SqlAccountStore } from './sql-account-store.js';
  * ```
  */
 export interface SqliteAccountStoreOptions {
-  /** Path of the database file, relative to the working directory or absolute; `:memory:` for a private in-memory database. Missing folders are created. */
+  /**
+   * Path of the database file, relative to the working directory or absolute; `:memory:` for a private
+   * in-memory database. Missing folders are created with mode 0700 and a missing file with 0600 (its
+   * `-wal` and `-shm` files get the same mode); existing ones keep theirs (docs/stores.md).
+   */
   readonly filename: string;
   /**
    * How long a write waits for another process's lock before failing (`busy_timeout`), in milliseconds.
@@ -27,7 +31,8 @@ export interface SqliteAccountStoreOptions {
    */
   readonly busyTimeoutMs?: number;
   /**
-   * How often `watch()` polls the change feed, in milliseconds.
+   * How often `watch()` polls the change feed, in milliseconds. When no poll has succeeded for
+   * `pollIntervalMs + 200` ms, listeners get `'*'`: the revocation bound.
    * @default 200
    */
   readonly pollIntervalMs?: number;
@@ -37,7 +42,7 @@ export interface SqliteAccountStoreOptions {
 
 /**
  * Creates an {@link SqlAccountStore} on a SQLite file. Nothing is opened until first use; then the
- * folder is created if missing, the file is opened in WAL mode (readers never block the writer, and
+ * folder (0700) and the file (0600) are created if missing, the file is opened in WAL mode (readers never block the writer, and
  * several processes can share it) and migrations run. `close()` closes the file.
  *
  * @example
@@ -62,7 +67,7 @@ export function createSqliteAccountStore(options: SqliteAccountStoreOptions): Sq
 
 async function openSqliteDatabase(filename: string, busyTimeoutMs: number): Promise<SqliteDatabase> {
   const BetterSqlite3 = await loadBetterSqlite3();
-  if (filename !== ':memory:') await mkdir(dirname(filename), { recursive: true });
+  if (filename !== ':memory:') await createPrivately(filename);
   const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs });
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
@@ -84,6 +89,22 @@ async function openSqliteDatabase(filename: string, busyTimeoutMs: number): Prom
     throw error;
   }
   return db;
+}
+
+/**
+ * Creates the missing folders (0700) and the database file (0600) before SQLite opens it, so the
+ * bcrypt hashes are never readable by other users whatever the umask; SQLite then gives the `-wal`,
+ * `-shm` and `-journal` files the database file's mode. The mode is set at creation, not through the
+ * umask, which is process-wide and would race other code. Existing folders and files are left as
+ * their owner made them. An empty file is a valid, empty SQLite database.
+ */
+async function createPrivately(filename: string): Promise<void> {
+  await mkdir(dirname(filename), { recursive: true, mode: 0o700 });
+  try {
+    await (await open(filename, 'wx', 0o600)).close();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
 }
 
 type BetterSqlite3Constructor = typeof import('better-sqlite3');

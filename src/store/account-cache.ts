@@ -5,7 +5,34 @@
  *
  * Freshness: when the store announces changes (`watch`), entries live `statusCacheTtl` and are dropped
  * as soon as a change is announced; without `watch`, entries live at most 500 ms. Changes made through
- * this instance drop the entry at once. Either way a revocation takes effect everywhere within 1 second.
+ * this instance drop the entry at once. Lifetimes count from the moment the store read *began*, not from
+ * when its answer arrived, so a slow store cannot stretch them.
+ *
+ * Guarantee. Call a request's arrival the moment it consults the cache (`peek()` or `get()`; the token
+ * endpoint and the bearer check do so at or after the request reached the server). A request that
+ * arrives at time `t`:
+ * - is never answered from a store read that began before an invalidation of its client ID (or `'*'`)
+ *   that happened before `t`. An invalidation drops the entry and detaches the read in flight, so
+ *   `get()` starts a fresh read instead of joining it, and the detached read's answer is never cached;
+ * - is never answered from a store read that began more than the entry lifetime before `t` (500 ms
+ *   without `watch`, `statusCacheTtl` with it; 0 means every request reads the store itself), whether
+ *   that read's answer is cached or still in flight.
+ * With a store whose reads see every change committed before they begin, a revocation (or disable) is
+ * therefore never missed by a request that arrives more than 500 ms after it was committed (without
+ * `watch`) or after this instance learned of it (with `watch`: its own admin call, or the store's
+ * announcement), however slow the store's answers are. The 1-second bound holds on arrival.
+ *
+ * A request that arrived *before* the invalidation and joined a read that finishes after it is answered
+ * from that read, even if the answer is sent after the revocation. This is deliberate: the request was
+ * concurrent with the revocation, and admitting it is the outcome it would have had had it been served
+ * at once (the read it joined began before the request arrived and after any earlier invalidation), so
+ * every answer is consistent with one order of requests and revocations. Re-reading for it would add a
+ * store round trip and still race with writing the response. The detached read's answer is not cached,
+ * so no later request sees it.
+ *
+ * Concurrent misses for one client ID share one store read. Invalidating one client ID leaves reads
+ * for other client IDs in flight and cacheable; `'*'` detaches all of them. `peek()`, on every
+ * protected request, is a bare LRU lookup: the bookkeeping above costs only on a miss.
  */
 import { LRUCache } from 'lru-cache';
 import type { AccountRecord, AccountStore } from './account-store.js';
@@ -20,17 +47,24 @@ interface Entry {
   readonly account: AccountRecord | undefined;
 }
 
+/** One store read in flight; `startedAt` is on the cache's monotonic clock. */
+interface Load {
+  readonly startedAt: number;
+  promise: Promise<AccountRecord | undefined>;
+}
+
 /** See the module description. */
 export class AccountCache {
   readonly #store: AccountStore;
   readonly #timeout: number;
   readonly #watchedTtl: number;
   readonly #entries: LRUCache<string, Entry>;
-  readonly #inflight = new Map<string, Promise<AccountRecord | undefined>>();
+  readonly #clock: { now(): number };
+  /** The read each client ID may join; an invalidation removes it (the read goes on, detached). */
+  readonly #inflight = new Map<string, Load>();
   readonly #listeners = new Set<(clientId: string) => void>();
   readonly #observer: CallObserver | undefined;
   readonly #onFeedState: ((state: ChangeFeedState) => void) | undefined;
-  #epoch = 0;
   #hits = 0;
   #misses = 0;
   #watching = false;
@@ -41,6 +75,7 @@ export class AccountCache {
     storeTimeout: number;
     statusCacheTtl: number;
     max?: number;
+    clock?: { now(): number };
     /** Sees every store call (metrics, spans, outage events). */
     observer?: CallObserver;
     /** Told how the store's change feed delivers changes, when the store reports it. */
@@ -51,7 +86,10 @@ export class AccountCache {
     this.#onFeedState = options.onFeedState;
     this.#timeout = options.storeTimeout;
     this.#watchedTtl = options.statusCacheTtl;
-    this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 50_000 });
+    // One monotonic millisecond clock (`performance` unless a test injects one) measures entry lifetimes
+    // (inside lru-cache) and read ages (here).
+    this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 50_000, ...(options.clock ? { perf: options.clock } : {}) });
+    this.#clock = this.#entries.perf;
   }
 
   get #ttl(): number {
@@ -76,6 +114,7 @@ export class AccountCache {
     this.#unwatch = undefined;
     this.#watching = false;
     this.#entries.clear();
+    this.#inflight.clear();
     if (unwatch) await unwatch();
   }
 
@@ -101,7 +140,10 @@ export class AccountCache {
     return { hits: this.#hits, misses: this.#misses };
   }
 
-  /** The account, from the cache when fresh, else from the store (concurrent misses share one call). */
+  /**
+   * The account, from the cache when fresh, else from the store. Concurrent misses share one read,
+   * unless it began before an invalidation of this client ID or longer ago than the entry lifetime.
+   */
   get(clientId: string): Promise<AccountRecord | undefined> {
     const cached = this.#entries.get(clientId);
     if (cached) {
@@ -109,27 +151,41 @@ export class AccountCache {
       return Promise.resolve(cached.account);
     }
     this.#misses++;
+    const now = this.#clock.now();
     const pending = this.#inflight.get(clientId);
-    if (pending) return pending;
-    const epoch = this.#epoch;
-    const load = callStore(() => this.#store.findAccount(clientId), this.#timeout, 'findAccount', this.#observer)
-      .then((account) => {
-        // A change announced while loading may not be reflected in what we loaded: do not cache it.
-        // A TTL of 0 means no caching (to lru-cache it would mean "never expires").
-        const ttl = this.#ttl;
-        if (epoch === this.#epoch && ttl > 0) this.#entries.set(clientId, { account }, { ttl });
-        return account;
-      })
-      .finally(() => this.#inflight.delete(clientId));
-    this.#inflight.set(clientId, load);
-    return load;
+    if (pending && now - pending.startedAt < this.#ttl) return pending.promise;
+    return this.#load(clientId, now);
   }
 
-  /** Drops one account ('*': every account) so the next read goes to the store. */
+  #load(clientId: string, startedAt: number): Promise<AccountRecord | undefined> {
+    const load: Load = { startedAt, promise: Promise.resolve(undefined) };
+    load.promise = callStore(() => this.#store.findAccount(clientId), this.#timeout, 'findAccount', this.#observer)
+      .then((account) => {
+        // Detached (an invalidation since it began, or a newer read): what it read may be stale, or older
+        // than the newer read's answer. Do not cache it.
+        if (this.#inflight.get(clientId) !== load) return account;
+        // The lifetime counts from the start of the read, so the entry gets what is left of it (rounded
+        // down). Nothing left, or a TTL of 0, means no caching (to lru-cache a TTL of 0 is "never expires").
+        const left = Math.floor(this.#ttl - (this.#clock.now() - startedAt));
+        if (left >= 1) this.#entries.set(clientId, { account }, { ttl: left });
+        return account;
+      })
+      .finally(() => {
+        if (this.#inflight.get(clientId) === load) this.#inflight.delete(clientId);
+      });
+    this.#inflight.set(clientId, load);
+    return load.promise;
+  }
+
+  /** Drops one account ('*': every account) so the next read goes to the store, and detaches its read in flight. */
   invalidate(clientId: string): void {
-    this.#epoch++;
-    if (clientId === '*') this.#entries.clear();
-    else this.#entries.delete(clientId);
+    if (clientId === '*') {
+      this.#entries.clear();
+      this.#inflight.clear();
+    } else {
+      this.#entries.delete(clientId);
+      this.#inflight.delete(clientId);
+    }
     for (const listener of this.#listeners) listener(clientId);
   }
 }

@@ -43,3 +43,16 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
   if (!clientId || !secret) return { kind: 'malformed' };
   return { kind: 'present', clientId, secret };
 }
+
+/**
+ * The `Authorization` header with one space between the scheme and the credentials. RFC 7235 §2.1
+ * allows one or more (`auth-scheme [ 1*SP ( token68 / #auth-param ) ]`), but passport-http's
+ * BasicStrategy splits the header at each single space and would find empty credentials.
+ * @example
+ * ```ts
+ * singleSpaceAfterScheme('Basic   ZXNh...') // 'Basic ZXNh...'
+ * ```
+ */
+export function singleSpaceAfterScheme(header: string): string {
+  return header.replace(/^(\S+) {2,}/, '$1 ');
+}

@@ -17,6 +17,8 @@ import type { AccountRecord, SecretRecord } from '../store/account-store.js';
 import { parseSecret } from '../secrets/generate-credentials.js';
 import { redactSecrets } from '../secrets/redact-secrets.js';
 import type { Runtime } from '../runtime.js';
+import { singleSpaceAfterScheme } from './basic-credentials.js';
+import type { AttemptReservation } from './failure-limiter.js';
 import { getTokenRequest, type Middleware, type TokenHttpRequest } from './token-request.js';
 import { callbackFramework, type Attempt } from './passport-framework.js';
 
@@ -85,7 +87,10 @@ interface CredentialsView {
 }
 
 function credentialsView(req: TokenHttpRequest): CredentialsView {
-  return { headers: req.headers, body: req.body, request: req };
+  const { authorization } = req.headers;
+  // passport-http splits the header at each single space; RFC 7235 §2.1 allows several after the scheme.
+  const spaced = authorization === undefined ? authorization : singleSpaceAfterScheme(authorization);
+  return { headers: spaced === authorization ? req.headers : { ...req.headers, authorization: spaced }, body: req.body, request: req };
 }
 
 function clientAddress(req: TokenHttpRequest): string | undefined {
@@ -93,14 +98,17 @@ function clientAddress(req: TokenHttpRequest): string | undefined {
 }
 
 /**
- * Returns the client-authentication middleware: failure limiter check, passport, then
- * the client recorded for {@link getAuthenticatedClient} on success, or 401 `invalid_client` (with a Basic challenge when Basic was used).
+ * Returns the client-authentication middleware: failure limiter (a repeat client is checked, any other
+ * attempt counted in advance and given back on success), passport, then
+ * the client recorded for {@link getAuthenticatedClient} on success, or 401 `invalid_client` (with a Basic challenge when the request has an `Authorization` header).
  */
 export function createClientAuthentication(runtime: Runtime): Middleware {
   const { config, limiter } = runtime;
   // With our adapter, passport.authenticate() returns a function of the request that runs the strategy once.
   const passport = new Passport().framework(callbackFramework());
   const outcomes = new WeakMap<IncomingMessage, Outcome>();
+  // Repeat clients, recognised before the limiter (they are not counted in advance) and handed to verify.
+  const rememberedClients = new WeakMap<IncomingMessage, AuthenticatedClient>();
 
   const verify = (view: CredentialsView, done: (err: unknown, user?: AuthenticatedClient | false) => void): void => {
     const req = view.request;
@@ -109,7 +117,7 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
       done(null, false);
       return;
     }
-    const remembered = verifyRememberedClient(runtime, credentials.clientId, credentials.secret);
+    const remembered = rememberedClients.get(req);
     if (remembered) {
       done(null, remembered);
       return;
@@ -135,6 +143,7 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
     // The client ID for the audit log, computed on failure only; a client that put its secret in the
     // client ID field must not find it there.
     const clientIdField = (): { clientId?: string } => (keys.clientId === undefined ? {} : { clientId: redactSecrets(keys.clientId) });
+    let reservation: AttemptReservation | undefined;
 
     const fail = (reason: ClientAuthenticationFailure, account?: AccountRecord): void => {
       runtime.audit({
@@ -145,11 +154,12 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
         ...(keys.address !== undefined ? { address: keys.address } : {}),
       });
       const error = new InvalidClientError(reason);
-      // RFC 6749 §5.2: a client that used Basic gets a Basic challenge back.
-      if (credentials.method === 'basic') error.headers['WWW-Authenticate'] = basicChallenge;
-      const recorded = limiter ? limiter.recordFailure(keys) : Promise.resolve(0);
-      // A failure that went past the limit (concurrent attempts that all passed the check) is a 429 too.
-      recorded.then((retryAfter) => next(retryAfter > 0 ? new TooManyRequestsError(retryAfter) : error), next);
+      // RFC 6749 §5.2: a client that "attempted to authenticate via the Authorization request header field"
+      // gets a challenge back, whatever that header held (malformed, empty or another scheme): Basic is ours.
+      if (req.headers.authorization !== undefined) error.headers['WWW-Authenticate'] = basicChallenge;
+      // A counted attempt that failed keeps its count; a failure that was not counted in advance is counted now.
+      if (reservation || !limiter) return next(error);
+      limiter.reserve(keys).then((counted) => next(counted.retryAfter > 0 ? new TooManyRequestsError(counted.retryAfter) : error), next);
     };
 
     const authenticate = (): void => {
@@ -157,11 +167,15 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
       if (!('secret' in credentials)) return fail('malformed_credentials');
       const strategy = credentials.method === 'basic' ? 'basic' : 'oauth2-client-password';
       const attempt = passport.authenticate(strategy, { session: false }, (err: unknown, client: AuthenticatedClient | false) => {
-        if (err) return next(err);
+        if (err) {
+          reservation?.release(); // undecided (503): not a failure
+          return next(err);
+        }
         if (!client) {
           const outcome = outcomes.get(req);
           return fail(outcome && !outcome.ok ? outcome.reason : 'malformed_credentials', outcome && !outcome.ok ? outcome.account : undefined);
         }
+        reservation?.release();
         runtime.secretUse.record(client.account.clientId, client.secret.id, config.now());
         authenticatedClients.set(req, client);
         next();
@@ -169,11 +183,7 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
       attempt(credentialsView(req));
     };
 
-    if (!limiter) return authenticate();
-    const limited = limiter.check(keys);
-    if (limited === 0) return authenticate(); // no failure on record for either key: no store call, no wait
-    limited.then((retryAfter) => {
-      if (retryAfter <= 0) return authenticate();
+    const refuse = (retryAfter: number): void => {
       runtime.audit({
         type: 'client.authentication_failed',
         reason: 'rate_limited',
@@ -181,6 +191,23 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
         ...(keys.address !== undefined ? { address: keys.address } : {}),
       });
       next(new TooManyRequestsError(retryAfter));
+    };
+
+    const remembered = 'secret' in credentials ? verifyRememberedClient(runtime, credentials.clientId, credentials.secret) : undefined;
+    if (remembered) rememberedClients.set(req, remembered);
+    if (!limiter) return authenticate();
+    if (remembered) {
+      // A repeat client's exact secret, verified without bcrypt: not a guess, so only checked, not counted.
+      const limited = limiter.check(keys);
+      if (limited === 0) return authenticate(); // nothing on record for either key: no store call, no wait
+      limited.then((retryAfter) => (retryAfter > 0 ? refuse(retryAfter) : authenticate()), next);
+      return;
+    }
+    // Counted before any bcrypt work, so a burst cannot pass the limit all at once (docs/security.md).
+    limiter.reserve(keys).then((counted) => {
+      if (counted.retryAfter > 0) return refuse(counted.retryAfter);
+      reservation = counted;
+      authenticate();
     }, next);
   };
 }

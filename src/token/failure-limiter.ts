@@ -5,6 +5,13 @@
  * them, right or wrong, 429 `too_many_requests` with `Retry-After` until the window passes. Successes
  * never count.
  *
+ * Under concurrency: an attempt that needs a secret check is counted before its bcrypt work
+ * ({@link FailureLimiter.reserve}), one atomic increment per key; an increment past N is refused (429)
+ * and given back at once, so at most N attempts per key and window ever reach bcrypt. A failure keeps
+ * its count; a success (or an attempt that ended undecided, 503) gives it back. Until then an attempt
+ * in flight counts as a failure. A repeat client verified without bcrypt cannot be a guess: it is only
+ * checked ({@link FailureLimiter.check}), never counted in advance.
+ *
  * Counts live in rate-limiter-flexible: `RateLimiterMemory` by default (one process), or
  * `RateLimiterRedis` when an ioredis client is given (shared by every instance). Every call to the
  * limiter's store has the `storeTimeout` deadline; a store that fails or hangs becomes a
@@ -16,31 +23,43 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type Rat
 import type { ResolvedConfig } from '../config.js';
 import { callStore } from '../store/call-store.js';
 import { RecentFailures } from './recent-failures.js';
+import { limiterAddress } from './limiter-address.js';
 import type { StoreUnavailableError } from '../errors.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 
-/** What a failed or checked attempt is counted under. */
+/** What an attempt is counted under. */
 export interface FailureKeys {
   readonly clientId: string | undefined;
   /** The client address as Express sees it (`req.ip`, which respects `trust proxy`). */
   readonly address: string | undefined;
 }
 
+/** An attempt counted in advance by {@link FailureLimiter.reserve}. */
+export interface AttemptReservation {
+  /** Seconds to wait when the attempt went past the limit (answer 429; nothing is held then), else 0. */
+  readonly retryAfter: number;
+  /**
+   * Gives the count back: the attempt succeeded, or ended without a decision (503). A failure keeps it.
+   * Never throws; if the store cannot be reached, the count stays until the window passes. Idempotent.
+   */
+  release(): void;
+}
+
 /** The limiter the token endpoint consults. */
 export interface FailureLimiter {
   /**
-   * Before authenticating: seconds to wait when one of the keys already has `max` failures in the
-   * current window (answer 429), or 0 when the attempt may proceed. A plain `0` (not a promise) when
-   * it is known at once that neither key has a failure on record.
+   * For an attempt that needs no secret check (a repeat client): seconds to wait when one of the keys
+   * already has `max` failures or attempts in flight in the current window (answer 429), or 0. A plain
+   * `0` (not a promise) when it is known at once that neither key has anything on record.
    * @throws {StoreUnavailableError} the limiter's store failed or timed out (→ 503)
    */
   check(keys: FailureKeys): 0 | Promise<number>;
   /**
-   * Counts one failed authentication under every key. Resolves with seconds to wait when this failure
-   * went past the limit (concurrent attempts that all passed `check`: answer 429, not 401), else 0.
+   * Before a secret check: counts the attempt under every key, atomically per key. Resolves with
+   * `retryAfter > 0` when that went past the limit for one of them (the count is given back at once).
    * @throws {StoreUnavailableError} the limiter's store failed or timed out (→ 503)
    */
-  recordFailure(keys: FailureKeys): Promise<number>;
+  reserve(keys: FailureKeys): Promise<AttemptReservation>;
   /** Releases timers. A Redis client given by the host is the host's to close. */
   close(): Promise<void>;
 }
@@ -48,8 +67,8 @@ export interface FailureLimiter {
 /** Prefix of the limiter's keys (in Redis: `esa-failures:c:<hash>` and `esa-failures:a:<hash>`). */
 export const FAILURE_KEY_PREFIX = 'esa-failures';
 
-/** A client ID or address short and plain enough to be a memory key as it is (every ID we issue, every IP). */
-const PLAIN_KEY = /^[A-Za-z0-9._:-]{1,64}$/;
+/** A client ID or address short and plain enough to be a memory key as it is (every ID we issue, every IP or IPv6 prefix). */
+const PLAIN_KEY = /^[A-Za-z0-9._:/-]{1,64}$/;
 
 /**
  * The key of a client ID (`c`) or address (`a`). Either is attacker-chosen text of any length, so it is
@@ -62,15 +81,13 @@ function keyOf(kind: 'c' | 'a', value: string, inMemory: boolean): string {
   return `${kind}:${createHash('sha256').update(value, 'utf8').digest('base64url').slice(0, 32)}`;
 }
 
-function keysOf(keys: FailureKeys, inMemory: boolean): string[] {
-  const out: string[] = [];
-  if (keys.clientId !== undefined) out.push(keyOf('c', keys.clientId, inMemory));
-  if (keys.address !== undefined) out.push(keyOf('a', keys.address, inMemory));
-  return out;
+/** The shape of an ioredis client that rate-limiter-flexible relies on, and our own give-back command. */
+interface IoredisLike {
+  readonly status: string;
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
 }
 
-/** The shape of an ioredis client that rate-limiter-flexible relies on. */
-function isIoredisClient(value: unknown): boolean {
+function isIoredisClient(value: unknown): value is IoredisLike {
   const client = value as { defineCommand?: unknown; multi?: unknown; status?: unknown } | null;
   return (
     typeof client === 'object' &&
@@ -81,6 +98,18 @@ function isIoredisClient(value: unknown): boolean {
   );
 }
 
+/** Our Redis command that gives one count back: only while the key lives, never below zero (the key's TTL is kept). */
+const GIVE_BACK_COMMAND = 'esaFailuresGiveBack';
+const GIVE_BACK_LUA = `local n = tonumber(redis.call('get', KEYS[1]) or '0')
+if n > 0 then return redis.call('decr', KEYS[1]) end
+return n`;
+
+/**
+ * A count is given back only while at least this much of the window it was counted in is left (a tenth
+ * of the window, at most a second), so a late give-back never lands in the next window, where it would
+ * erase a failure. Closer to the end, the count simply stays until the window passes.
+ */
+const giveBackMarginMs = (windowSeconds: number): number => Math.min(1000, windowSeconds * 100);
 
 /**
  * Builds the limiter from the resolved `failureLimit` option. Throws a `TypeError` at start-up when
@@ -88,8 +117,10 @@ function isIoredisClient(value: unknown): boolean {
  *
  * @example
  * ```ts
- * const limiter = createFailureLimiter({ max: 10, windowSeconds: 60, redis: undefined }, 2000)
- * if ((await limiter.check({ clientId, address })) > 0) throw new TooManyRequestsError(...)
+ * const limiter = createFailureLimiter({ max: 10, windowSeconds: 60, ipv6Prefix: 64, redis: undefined }, 2000)
+ * const attempt = await limiter.reserve({ clientId, address })
+ * if (attempt.retryAfter > 0) throw new TooManyRequestsError(attempt.retryAfter)
+ * if (await checkSecret()) attempt.release() // a failure keeps its count
  * ```
  */
 export function createFailureLimiter(
@@ -97,30 +128,48 @@ export function createFailureLimiter(
   timeoutMs: number,
   observer?: CallObserver,
 ): FailureLimiter {
-  const { max, windowSeconds, redis } = options;
+  const { max, windowSeconds, ipv6Prefix, redis } = options;
   let store: RateLimiterAbstract;
+  let giveBack: (key: string) => Promise<unknown>;
   if (redis === undefined || redis === null) {
-    store = new RateLimiterMemory({ keyPrefix: FAILURE_KEY_PREFIX, points: max, duration: windowSeconds });
+    const memory = new RateLimiterMemory({ keyPrefix: FAILURE_KEY_PREFIX, points: max, duration: windowSeconds });
+    // In memory the key is certainly alive (see giveBackMarginMs) and holds this count: a plain decrement.
+    giveBack = (key) => memory.reward(key, 1);
+    store = memory;
   } else {
     if (!isIoredisClient(redis)) {
       throw new TypeError('express-service-accounts: option "failureLimit.redis" must be an ioredis client');
     }
-    store = new RateLimiterRedis({
-      storeClient: redis,
+    const client = redis;
+    const shared = new RateLimiterRedis({
+      storeClient: client,
       keyPrefix: FAILURE_KEY_PREFIX,
       points: max,
       duration: windowSeconds,
       // A disconnected client answers at once (→ 503) instead of queueing commands until it reconnects.
       rejectIfRedisNotReady: true,
     });
+    client.defineCommand(GIVE_BACK_COMMAND, { numberOfKeys: 1, lua: GIVE_BACK_LUA });
+    const command = (client as unknown as Record<string, (key: string) => Promise<unknown>>)[GIVE_BACK_COMMAND]!.bind(client);
+    // Not queued while disconnected: delivered late, it could land in another window.
+    giveBack = (key) => (client.status === 'ready' ? command(shared.getKey(key)) : Promise.resolve());
+    store = shared;
   }
 
   // The memory store answers in-process and cannot hang: only Redis calls get the storeTimeout deadline.
-  // Redis is shared by other instances, whose failures this one never sees: only in memory can a key
-  // without a failure recorded here be passed without asking.
+  // Redis is shared by other instances, whose counts this one never sees: only in memory can a key
+  // without anything counted here be passed without asking.
   const inMemory = redis === undefined || redis === null;
   const call = <T>(work: () => Promise<T>, what: string): Promise<T> => (inMemory ? work() : callStore(work, timeoutMs, what, observer));
   const recent = inMemory ? new RecentFailures() : undefined;
+  const margin = giveBackMarginMs(windowSeconds);
+
+  const keysOf = (keys: FailureKeys): string[] => {
+    const out: string[] = [];
+    if (keys.clientId !== undefined) out.push(keyOf('c', keys.clientId, inMemory));
+    if (keys.address !== undefined) out.push(keyOf('a', limiterAddress(keys.address, ipv6Prefix), inMemory));
+    return out;
+  };
 
   const secondsFrom = (res: RateLimiterRes | null, over: (consumed: number) => boolean): number => {
     if (!res || !over(res.consumedPoints)) return 0;
@@ -128,9 +177,17 @@ export function createFailureLimiter(
     return Math.max(1, Math.ceil(Math.max(0, res.msBeforeNext) / 1000));
   };
 
+  /** Gives back each counted key whose window has room left; errors only leave the count in place. */
+  const releaseAll = (counted: ReadonlyArray<{ key: string; until: number }>): void => {
+    const now = Date.now();
+    for (const { key, until } of counted) {
+      if (now < until) call(() => giveBack(key), 'failure limiter give-back').catch(() => {});
+    }
+  };
+
   return {
     check(keys) {
-      const keyList = keysOf(keys, inMemory);
+      const keyList = keysOf(keys);
       if (recent) {
         const now = Date.now();
         if (!keyList.some((key) => recent.mayHave(key, now))) return 0;
@@ -139,15 +196,39 @@ export function createFailureLimiter(
         Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed >= max))),
       );
     },
-    async recordFailure(keys) {
-      const keyList = keysOf(keys, inMemory);
-      const results = await Promise.all(keyList.map((key) => call(() => store.penalty(key, 1), 'failure limiter penalty')));
+    async reserve(keys) {
+      const keyList = keysOf(keys);
       if (recent) {
+        // Listed before counting, until the latest end a window counted now can have, so check() never misses it.
         const now = Date.now();
-        // msBeforeNext is what is left of the key's window; a second more covers rounding.
-        results.forEach((res, i) => recent.note(keyList[i]!, now + Math.max(0, res.msBeforeNext) + 1000, now));
+        for (const key of keyList) recent.note(key, now + windowSeconds * 1000 + 1000, now);
       }
-      return Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed > max)));
+      const settled = await Promise.allSettled(keyList.map((key) => call(() => store.penalty(key, 1), 'failure limiter reserve')));
+      const now = Date.now();
+      const counted: Array<{ key: string; until: number }> = [];
+      settled.forEach((s, i) => {
+        if (s.status === 'fulfilled') counted.push({ key: keyList[i]!, until: now + Math.max(0, s.value.msBeforeNext) - margin });
+      });
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) {
+        releaseAll(counted);
+        throw failed.reason;
+      }
+      const results = settled.map((s) => (s as PromiseFulfilledResult<RateLimiterRes>).value);
+      const retryAfter = Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed > max)));
+      if (retryAfter > 0) {
+        // Past the limit: refused, and not a failure either.
+        releaseAll(counted);
+        return { retryAfter, release: () => {} };
+      }
+      let held = true;
+      return {
+        retryAfter: 0,
+        release: () => {
+          if (held) releaseAll(counted);
+          held = false;
+        },
+      };
     },
     async close() {
       // The memory store's timers are unref'd; a host's Redis client stays open for the host to close.

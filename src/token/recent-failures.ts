@@ -1,8 +1,9 @@
 /**
  * @module recent-failures
- * Which limiter keys have a failure on record in this process, and until when. With the in-process
- * memory limiter every failure is recorded here, so a key not listed has no count and its check can
- * be answered without asking the limiter at all (the common case: a client that never failed).
+ * Which limiter keys have a failure (or an attempt counted in advance) on record in this process, and
+ * until when. With the in-process memory limiter every count is listed here before it is made, so a
+ * key not listed has no count and its check can be answered without asking the limiter at all (the
+ * common case: a client that never failed).
  * Bounded: when full of live entries, it stops answering "none" until the newest entry expires, and
  * every check goes to the limiter meanwhile, so an attacker cannot flush their own key out of it.
  */

@@ -2,7 +2,8 @@
  * @module token-request-body
  * Reads and parses token request bodies (form and JSON) with a size limit, whether or not the host app
  * already mounted its own parsers, on Express 4 and 5. Every failure is a 400 (413 over the limit)
- * `invalid_request`, never a 500 or an HTML page.
+ * `invalid_request`, never a 500 or an HTML page. A JSON body the host's parser read first cannot be
+ * checked for repeated keys: the host is warned once (docs/token-endpoint.md, "Your own body parsers").
  *
  * A token request is four short UTF-8 fields, so the reader is deliberately small: the body is
  * collected up to the limit, then parsed by `URLSearchParams` or `JSON.parse` into an object without
@@ -49,6 +50,27 @@ function hasBody(req: TokenHttpRequest): boolean {
 function alreadyParsed(req: TokenHttpRequest): boolean {
   // body-parser 1 (Express 4) sets _body; body-parser 2 (Express 5) leaves the stream consumed.
   return req._body === true || req.readableEnded;
+}
+
+/** The code of the warning below, for `process.on('warning')` listeners. */
+export const BODY_ALREADY_PARSED_WARNING = 'ESA_TOKEN_BODY_ALREADY_PARSED';
+let warnedAlreadyParsed = false;
+
+/**
+ * Warns once per process that a JSON token request reached us already parsed by another body parser.
+ * JSON.parse keeps the last of repeated keys and body-parser (express.json() on Express 4 and 5)
+ * keeps no copy of the text, so a repeated parameter (RFC 6749 §3.2) can no longer be refused.
+ * Form bodies lose nothing: their parsers keep repeated names as arrays, which the guards refuse.
+ */
+function warnJsonAlreadyParsed(): void {
+  if (warnedAlreadyParsed) return;
+  warnedAlreadyParsed = true;
+  process.emitWarning(
+    'A JSON token request reached the token router already parsed by another body parser (such as express.json()), ' +
+      'so a repeated parameter in it cannot be refused. Mount the token router before your body parsers ' +
+      '(see "Your own body parsers" in docs/token-endpoint.md).',
+    { type: 'ExpressServiceAccountsWarning', code: BODY_ALREADY_PARSED_WARNING },
+  );
 }
 
 /**
@@ -158,6 +180,7 @@ export function createTokenBodyParser(limit: number): Middleware {
       return;
     }
     if (alreadyParsed(req)) {
+      if (bodyKind(req.headers['content-type']) === 'json') warnJsonAlreadyParsed();
       if (req.body === undefined || req.body === null) req.body = {};
       // A chunked body declares no length: judge what the host's parser made of it instead.
       if (declared === undefined && parsedSize(req.body, limit) > limit) {

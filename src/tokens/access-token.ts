@@ -50,6 +50,12 @@ export const MAX_TOKEN_LENGTH = 4096;
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /**
+ * Latest NumericDate accepted (9999-12-31T23:59:59Z): every accepted `exp`, `iat` and `nbf` is a
+ * whole number of seconds that converts to a valid `Date`.
+ */
+const MAX_NUMERIC_DATE = 253_402_300_799;
+
+/**
  * Signs an access token.
  *
  * @example
@@ -90,17 +96,34 @@ function isTokenType(typ: unknown): boolean {
 }
 
 /**
+ * RFC 7515 §4.1.11: a recipient must reject a token whose `crit` names an extension it does not
+ * understand, and we understand none, so any `crit` is refused. RFC 7797 `b64: false` changes what the
+ * signature covers (the payload unencoded): refused too. We never issue either.
+ */
+function hasNoExtensions(header: jwt.JwtHeader): boolean {
+  const { crit, b64 } = header as jwt.JwtHeader & { b64?: unknown };
+  return crit === undefined && (b64 === undefined || b64 === true);
+}
+
+/**
  * Verifies a bearer token and returns its claims.
+ *
+ * Beyond the signature, issuer and audience: the header carries no `crit` and no `b64: false`;
+ * `exp`, `iat` and `nbf` (when present) are whole seconds between 1970 and 9999; `iat` is not after
+ * `exp` nor after now plus the clock tolerance; `nbf` is not after now plus the tolerance.
  * @throws {InvalidTokenError} `expired` when `exp` has passed (beyond the tolerance), `invalid` for anything else.
  */
 export function verifyAccessToken(settings: TokenVerification, token: string, now: Date): AccessTokenClaims {
   if (token.length > MAX_TOKEN_LENGTH || !JWT_SHAPE.test(token)) throw new InvalidTokenError('invalid');
   const decoded = jwt.decode(token, { complete: true });
   const header = decoded?.header;
-  if (!header || !isTokenType(header.typ) || typeof header.kid !== 'string') throw new InvalidTokenError('invalid');
+  if (!header || !isTokenType(header.typ) || typeof header.kid !== 'string' || !hasNoExtensions(header)) {
+    throw new InvalidTokenError('invalid');
+  }
   const key = settings.keyring.keys.get(header.kid);
   if (!key || header.alg !== key.alg) throw new InvalidTokenError('invalid');
 
+  const nowSeconds = Math.floor(now.getTime() / 1000);
   let payload: unknown;
   try {
     payload = jwt.verify(token, key.verifyKey, {
@@ -108,12 +131,17 @@ export function verifyAccessToken(settings: TokenVerification, token: string, no
       issuer: settings.issuer,
       audience: settings.audience,
       clockTolerance: settings.clockTolerance,
-      clockTimestamp: Math.floor(now.getTime() / 1000),
+      clockTimestamp: nowSeconds,
     });
   } catch (err) {
-    throw new InvalidTokenError(err instanceof jwt.TokenExpiredError ? 'expired' : 'invalid', { cause: err });
+    // Expired only when the claims are otherwise well-formed, so readVerifiedClaims() can read them.
+    const expired = err instanceof jwt.TokenExpiredError && isAccessTokenClaims(decoded.payload);
+    throw new InvalidTokenError(expired ? 'expired' : 'invalid', { cause: err });
   }
-  if (!isAccessTokenClaims(payload)) throw new InvalidTokenError('invalid');
+  // RFC 7519 §4.1.6: a token issued in the future (beyond the tolerance) was not issued by a sane clock.
+  if (!isAccessTokenClaims(payload) || payload.iat > nowSeconds + settings.clockTolerance) {
+    throw new InvalidTokenError('invalid');
+  }
   return payload;
 }
 
@@ -126,6 +154,11 @@ export function readVerifiedClaims(token: string): AccessTokenClaims | undefined
   return isAccessTokenClaims(payload) ? payload : undefined;
 }
 
+/** RFC 7519 §2 NumericDate, restricted to whole seconds after 1970 and before the year 10000. */
+function isNumericDate(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) > 0 && (value as number) <= MAX_NUMERIC_DATE;
+}
+
 function isAccessTokenClaims(value: unknown): value is AccessTokenClaims {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as Record<string, unknown>;
@@ -134,8 +167,10 @@ function isAccessTokenClaims(value: unknown): value is AccessTokenClaims {
     c.client_id === c.sub &&
     typeof c.secret_id === 'string' &&
     typeof c.jti === 'string' &&
-    typeof c.exp === 'number' &&
-    typeof c.iat === 'number' &&
+    isNumericDate(c.exp) &&
+    isNumericDate(c.iat) &&
+    c.iat <= c.exp &&
+    (c.nbf === undefined || isNumericDate(c.nbf)) &&
     (c.scope === undefined || typeof c.scope === 'string')
   );
 }

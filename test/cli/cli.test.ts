@@ -218,6 +218,29 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
     });
   });
 
+  // An invalid value is a usage error (exit 2). A secret pasted as --name would be shown by `list` and in
+  // every audit event; a name that is a client ID would pass for another account.
+  it('create refuses a --name or --client-account holding a secret or a client ID: exit 2, the value not echoed', async () => {
+    const secret = first.secret.value;
+    const cases = [
+      ['create', '--name', secret],
+      ['create', '--name', `ci-runner ${secret}`],
+      ['create', '--name', first.clientId],
+      ['create', '--name', 'ok', '--client-account', secret],
+      ['create', '--name', 'ok', '--client-account', first.clientId],
+    ];
+    const runs = await Promise.all(cases.map((args) => runCli([...args, '--store', store, '--json'])));
+    runs.forEach((run, i) => {
+      expectUsageError(run);
+      expect(run.stderr, cases[i]!.join(' ')).toMatch(/^service-accounts: (name|clientAccountId) must not (contain a client secret|be a client ID)/);
+      expect(run.stderr).not.toContain(secret.slice(5, 21));
+      expect(run.stderr).not.toContain(first.clientId);
+    });
+    const listed = await runCliJson<ListedJson[]>(['list', '--store', store, '--json']);
+    expect(JSON.stringify(listed)).not.toContain(secret.slice(5, 21) + '_');
+    expect(listed.filter((a) => a.name === first.clientId || a.clientAccountId === first.clientId)).toEqual([]);
+  });
+
   it('--help works on the program and on every command', async () => {
     const commands = [[], ['create'], ['list'], ['secret'], ['secret', 'add'], ['secret', 'revoke'], ['disable'], ['enable']];
     const runs = await Promise.all(commands.map((words) => runCli([...words, '--help'])));

@@ -34,6 +34,8 @@ interface Setup {
 }
 
 async function setup(failureLimit: FailureLimitOptions | false, extra: { storeTimeout?: number } = {}): Promise<Setup> {
+  // A Redis client still connecting is answered 503 (never a pass): the tests start once it is ready.
+  if (failureLimit && failureLimit.redis) await (failureLimit.redis as Redis).ping();
   const { app, sa, events } = createTestApp({ failureLimit, ...extra });
   app.set('trust proxy', true);
   const account = await sa.admin.createAccount({ name: 'limited' });

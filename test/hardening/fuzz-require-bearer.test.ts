@@ -15,7 +15,9 @@
  * content type, body or query; 201 or 403 on the scoped route by the token's scope. No Authorization
  * header at all gets 401 with a bare `Bearer realm="..."` challenge, whatever `access_token` the query
  * or body carries. Everything else gets 400, 401 or 403 with a Bearer challenge and exactly
- * {error, error_description} strings, never a 2xx, never a 500; and the server keeps serving.
+ * {error, error_description} strings, never a 2xx, never a 500; and the server keeps serving. Answers
+ * that come before requireBearer runs are exact too: Node's own 431 for a request head over its limit
+ * (16 KB), and the host's 413 for a body over its parsers' limit (100 KB).
  * Reproduce a failure with FUZZ_SEED=<printed seed>.
  */
 import fc from 'fast-check';
@@ -23,7 +25,8 @@ import type { Express } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryAccountStore } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
-import { json, listen, tokenRequest, type LiveServer, type RawRequest, type RawResponse } from './helpers.js';
+import { json, listen, tokenRequest, type LiveServer, type RawRequest } from './helpers.js';
+import { appResponse, sendFuzzRequest, type FuzzOutcome } from './fuzz-node-limits.js';
 import { contentType, countResponse, encode, fuzzCounter, FUZZ_FLOORS, FUZZ_SEED, FUZZ_TOTAL_FLOOR, headerValue, nastyString, runBatches } from './fuzz-support.js';
 
 const CODES_BY_STATUS: Record<number, readonly string[]> = {
@@ -140,6 +143,8 @@ function cases(): fc.Arbitrary<FuzzCase> {
     { weight: 3, arbitrary: who.map((w) => ({ value: `Bearer ${tokens[w]}` as string | string[] | undefined, auth: { kind: 'valid', who: w } as Auth })) },
     { weight: 2, arbitrary: fc.constant({ value: undefined, auth: { kind: 'absent' } as Auth }) },
     { weight: 6, arbitrary: forged.map((value) => ({ value: value as string | string[] | undefined, auth: { kind: 'other' } as Auth })) },
+    // Around Node's 16 KB limit on the request head, on both sides of it.
+    { weight: 1, arbitrary: fc.integer({ min: 14_000, max: 19_000 }).map((n) => ({ value: `Bearer ${'a'.repeat(n)}` as string | string[] | undefined, auth: { kind: 'other' } as Auth })) },
     // Two Authorization headers, one of them valid: RFC 6750 §2 allows one method, once.
     { weight: 1, arbitrary: fc.tuple(realToken, forged).map(([t, f]) => ({ value: [f, `Bearer ${t}`] as string[], auth: { kind: 'other' } as Auth })) },
   );
@@ -217,8 +222,19 @@ function cases(): fc.Arbitrary<FuzzCase> {
 
 const routeOf = (req: RawRequest): string => req.path.split('?')[0]!;
 
-function checkResponse({ req, auth }: FuzzCase, res: RawResponse): void {
+/** The body limit of express.json() and express.urlencoded() ('100kb'), the parsers of the `parsed` host. */
+const HOST_BODY_LIMIT = 100 * 1024;
+
+function checkResponse({ target, req, auth }: FuzzCase, outcome: FuzzOutcome): void {
+  // Node answers a request head over its limit itself (431), before any middleware.
+  const res = appResponse(req, outcome);
+  if (!res) return;
   expect(Object.keys(res.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+  // The host's own parsers run before requireBearer: a body over their limit is their 413 (Express's page).
+  if (target === 'parsed' && Buffer.byteLength(req.body ?? '') > HOST_BODY_LIMIT) {
+    expect(res.status).toBe(413);
+    return;
+  }
   const route = routeOf(req);
   if (auth.kind === 'valid') {
     // An untampered token in the one Authorization header is admitted, whatever else the request holds.
@@ -255,13 +271,13 @@ describe('fuzzing requireBearer', () => {
       'requireBearer fuzz',
       cases(),
       async (c) => {
-        const res = await servers[c.target].request(c.req);
-        countResponse(res.status);
+        const outcome = await sendFuzzRequest(servers[c.target], c.req);
+        countResponse(outcome);
         if (c.auth.kind === 'valid' && c.req.method === 'GET' && routeOf(c.req) === '/api/whoami') seen.validWhoami++;
         if (c.auth.kind !== 'valid' && /access_token=esa|access_token=ey|"access_token":"ey/.test(`${c.req.path} ${String(c.req.body ?? '')}`)) seen.smuggled++;
         if (c.target === 'parsed') seen.parsed++;
         seen.methods.add(c.req.method ?? 'GET');
-        checkResponse(c, res);
+        checkResponse(c, outcome);
       },
       {
         batches: 10,

@@ -1,9 +1,11 @@
 /**
  * Shared pieces of the fuzz suites: the seed (env FUZZ_SEED, printed on failure with fast-check's
- * own `seed` and `path`), batched runs that check the server still serves after each batch, header
+ * own `seed` and `path` in a short report), batched runs that check the server still serves after each batch, header
  * sanitising for Node's HTTP client, and a request counter for the 10,000-request floor.
  */
 import fc from 'fast-check';
+import { formatFailure } from './fuzz-report.js';
+import type { FuzzOutcome } from './fuzz-node-limits.js';
 
 /** The base seed of this run: FUZZ_SEED, or a fresh one. */
 export const FUZZ_SEED: number = (() => {
@@ -30,15 +32,17 @@ if (FUZZ_FLOORS.tokenEndpoint + FUZZ_FLOORS.requireBearer < FUZZ_TOTAL_FLOOR) {
 /** Requests sent by the fuzz suites of this process (each file checks its share of the floor). */
 export const fuzzCounter = { requests: 0, statuses: {} as Record<number, number> };
 
-/** Counts one fuzz request and its status. */
-export function countResponse(status: number): void {
+/** Counts one fuzz request and its status (0 for a connection the server reset). */
+export function countResponse(outcome: FuzzOutcome): void {
+  const status = 'reset' in outcome ? 0 : outcome.status;
   fuzzCounter.requests++;
   fuzzCounter.statuses[status] = (fuzzCounter.statuses[status] ?? 0) + 1;
 }
 
 /**
  * Runs `property` in `batches` of `runsPerBatch`, calling `afterBatch` (a valid request that must
- * succeed) after each. A failure names FUZZ_SEED and fast-check's own seed and counterexample path.
+ * succeed) after each. A failure names FUZZ_SEED and fast-check's own seed and counterexample path,
+ * with a shortened counterexample (see fuzz-report.ts).
  */
 export async function runBatches<T>(
   name: string,
@@ -48,12 +52,8 @@ export async function runBatches<T>(
 ): Promise<void> {
   for (let batch = 0; batch < options.batches; batch++) {
     const seed = (FUZZ_SEED + batch * 7919) | 0;
-    try {
-      await fc.assert(fc.asyncProperty(arbitrary, predicate), { seed, numRuns: options.runsPerBatch, endOnFailure: true });
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      throw new Error(`${name} failed: rerun with FUZZ_SEED=${FUZZ_SEED} (batch ${batch}, fast-check seed ${seed}).\n${message}`, { cause: err });
-    }
+    const details = await fc.check(fc.asyncProperty(arbitrary, predicate), { seed, numRuns: options.runsPerBatch, endOnFailure: true });
+    if (details.failed) throw new Error(formatFailure(details, { name, fuzzSeed: FUZZ_SEED, batch }));
     await options.afterBatch();
   }
 }

@@ -202,3 +202,44 @@ describe('token attack matrix (all → 401 invalid_token)', () => {
     await expectRefused(`${h}.${b64url({ ...claims, exp: (claims.exp as number) + 86_400 })}.${s}`);
   });
 });
+
+/**
+ * Checks beyond the signature: each token is signed with the app's own ES256 key, as someone holding
+ * the signing key (or a bug in another issuer sharing the keyring) could make it.
+ */
+describe('token attack matrix, validly signed (all → 401 invalid_token)', () => {
+  const iat = () => claims.iat as number;
+
+  // RFC 7515 §4.1.11: a recipient that does not understand a listed extension must reject the JWS.
+  it('a crit header', async () => {
+    await expectRefused(es256(header({ crit: ['exp'] }), claims));
+    await expectRefused(es256(header({ crit: ['urn:example:ext'], 'urn:example:ext': 1 }), claims));
+  });
+
+  // RFC 7797 §3: "b64": false signs the payload unencoded.
+  it('b64: false', async () => {
+    await expectRefused(es256(header({ b64: false }), claims));
+  });
+
+  // RFC 7519 §4.1.6: iat is when the token was issued; not later than now plus the 5 s tolerance.
+  it('iat in the future', async () => {
+    await expectRefused(es256(header(), { ...claims, iat: iat() + 60, exp: iat() + 3660 }));
+  });
+
+  it('iat after exp', async () => {
+    await expectRefused(es256(header(), { ...claims, iat: iat() + 3, exp: iat() + 2 }));
+  });
+
+  // RFC 7519 §2 NumericDate: whole seconds from 1970 to 9999 only.
+  it('exp not a whole number of seconds in range', async () => {
+    for (const exp of [iat() + 3600.5, 2 ** 53, 1e15]) await expectRefused(es256(header(), { ...claims, exp }));
+  });
+
+  it('iat not a whole number of seconds in range', async () => {
+    for (const bad of [iat() - 0.5, 0, -1]) await expectRefused(es256(header(), { ...claims, iat: bad }));
+  });
+
+  it('nbf not a whole number of seconds in range', async () => {
+    for (const nbf of [iat() - 0.5, 0, -1]) await expectRefused(es256(header(), { ...claims, nbf }));
+  });
+});

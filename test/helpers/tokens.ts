@@ -1,17 +1,29 @@
 /**
  * Token helpers for the HTTP tests: RFC 6749 App. B form encoding for HTTP Basic, a token request
- * that must succeed, and hand-made JWTs for forged / tampered / wrong-claim tokens.
+ * that must succeed, a JSON request with repeated credentials, and hand-made JWTs for forged / tampered / wrong-claim tokens.
  */
 import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { expect } from 'vitest';
 import type { Express } from 'express';
+import type { CreatedAccount } from '../../src/index.js';
 import { TEST_HS256_KEY, TEST_ISSUER } from './create-app.js';
 
 /** application/x-www-form-urlencoded encoding of one value (RFC 6749 Appendix B): space is '+'. */
 export function formEncode(value: string): string {
   return encodeURIComponent(value).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * A JSON token request that names `client_id` and `client_secret` twice, `first`'s then `last`'s: a
+ * repeated parameter (RFC 6749 §3.2) that JSON.parse would silently resolve to `last`.
+ */
+export function duplicateCredentialsJson(first: CreatedAccount, last: CreatedAccount): string {
+  return (
+    `{"grant_type":"client_credentials","client_id":"${first.clientId}","client_secret":"${first.secret.value}",` +
+    `"client_id":"${last.clientId}","client_secret":"${last.secret.value}"}`
+  );
 }
 
 /** `Authorization: Basic base64(urlencode(id) ":" urlencode(secret))` (RFC 6749 §2.3.1). */

@@ -1,22 +1,28 @@
 /**
  * The POSTGRES_URL convention of the suite: with it, `body(url)` declares the PostgreSQL tests; without
  * it they are skipped with a visible note, except under CI=true, where a missing server is a failure.
+ * `withPrerequisite` is the same convention for any other service or tool a test file needs.
  */
 import { describe, it } from 'vitest';
 
 export function withPostgres(what: string, body: (url: string) => void): void {
   const url = process.env.POSTGRES_URL;
-  if (url) {
-    body(url);
+  withPrerequisite(what, url !== undefined && url !== '', 'POSTGRES_URL', () => body(url!));
+}
+
+/** Runs `body` (declaring tests) when `available`; else a visible skip, or a failing test under CI=true. */
+export function withPrerequisite(what: string, available: boolean, needs: string, body: () => void): void {
+  if (available) {
+    body();
   } else if (process.env.CI === 'true') {
     describe(what, () => {
-      it('needs POSTGRES_URL in CI', () => {
-        throw new Error(`CI=true but POSTGRES_URL is not set: the ${what} tests cannot run`);
+      it(`needs ${needs} in CI`, () => {
+        throw new Error(`CI=true but ${needs} is missing: the ${what} tests cannot run`);
       });
     });
   } else {
-    console.warn(`POSTGRES_URL not set: ${what} tests skipped`);
-    describe.skip(`${what} (set POSTGRES_URL to run)`, () => {
+    console.warn(`${needs} not available: ${what} tests skipped`);
+    describe.skip(`${what} (needs ${needs})`, () => {
       it('is skipped', () => {});
     });
   }

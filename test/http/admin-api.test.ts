@@ -7,6 +7,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { AdminError, SECRET_PATTERN, type AuditEvent } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
+import { generateClientId, generateSecret } from '../../src/secrets/generate-credentials.js';
 import { FailingStore } from '../helpers/failing-store.js';
 import { issueToken } from '../helpers/tokens.js';
 
@@ -177,6 +178,40 @@ describe('admin API', () => {
     await expectAdminError(sa.admin.revokeSecret(a.clientId, 'AAAAAAAAAAAAAAAA'), 'secret_not_found');
     await expectAdminError(sa.admin.revokeSecret(a.clientId, 'not an id'), 'secret_not_found');
     expect(await sa.admin.getAccount('esa_unknown')).toBeUndefined();
+  });
+
+  // The name is shown by `list`, in audit events, in req.serviceAccount and in activity history: a secret pasted
+  // there would be shown to all of them, and a name that is a client ID would pass for another account.
+  it('refuses a name or client account ID that contains a secret or is a client ID, without echoing it', async () => {
+    const { sa, events } = createTestApp();
+    const secret = generateSecret().value;
+    const clientId = generateClientId();
+    const cases: { input: { name: string; clientAccountId?: string }; message: RegExp }[] = [
+      { input: { name: secret }, message: /^name must not contain a client secret \(esas_\.\.\.\)/ },
+      { input: { name: `procurement ${secret}` }, message: /^name must not contain a client secret/ },
+      { input: { name: `portal-${secret}-prod` }, message: /^name must not contain a client secret/ },
+      { input: { name: `x${secret}y` }, message: /^name must not contain a client secret/ }, // no word boundary needed
+      { input: { name: secret.slice(0, -6) }, message: /^name must not contain a client secret/ }, // the checksum can be recomputed
+      { input: { name: `my ${secret.slice(0, 30)}` }, message: /^name must not contain a client secret/ }, // cut short
+      { input: { name: clientId }, message: /^name must not be a client ID \(esa_ and 24 letters or digits\)/ },
+      { input: { name: `  ${clientId} ` }, message: /^name must not be a client ID/ },
+      { input: { name: 'ok', clientAccountId: secret }, message: /^clientAccountId must not contain a client secret/ },
+      { input: { name: 'ok', clientAccountId: `acct ${secret}` }, message: /^clientAccountId must not contain a client secret/ },
+      { input: { name: 'ok', clientAccountId: clientId }, message: /^clientAccountId must not be a client ID/ },
+    ];
+    for (const { input, message } of cases) {
+      const err = await expectAdminError(sa.admin.createAccount(input), 'invalid_input', message);
+      expect(err.message).not.toContain(secret.slice(5, 21)); // not even the secret's ID part
+      expect(err.message).not.toContain(clientId);
+    }
+    await flushAudit();
+    expect(await sa.admin.listAccounts()).toEqual([]);
+    expect(events).toEqual([]);
+
+    // Only a secret (from its prefix, ID and separator on) or exactly a client ID: names that merely look alike are fine.
+    for (const name of ['esas_', 'empresas_grandes', 'esa_portal', `${clientId}x`, `mirror of ${clientId}`, secret.slice(0, 21)]) {
+      expect((await sa.admin.createAccount({ name })).name, name).toBe(name);
+    }
   });
 
   // Options (onAudit): "Receives audit events (... account and secret changes). Never receives a secret."

@@ -4,7 +4,7 @@
  * trusting its cache. Time is faked; nothing sleeps.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ALL_ACCOUNTS, ChangeFeed, POLL_DEADLINE_MS, type ChangeFeedEntry } from '../../src/sql/change-feed.js';
+import { ALL_ACCOUNTS, ChangeFeed, POLL_DEADLINE_MS, POLL_GRACE_MS, type ChangeFeedEntry } from '../../src/sql/change-feed.js';
 
 describe('ChangeFeed', () => {
   beforeEach(() => {
@@ -38,6 +38,41 @@ describe('ChangeFeed', () => {
     rows.push({ seq: 1, clientId: 'esa_changed' } as ChangeFeedEntry);
     await vi.advanceTimersByTimeAsync(200 + POLL_DEADLINE_MS);
     expect(seen).toEqual([ALL_ACCOUNTS, 'esa_changed']);
+    await stop();
+  });
+
+  // docs/security.md, "Revocation timing": a change is delivered, or every cache told to stop trusting
+  // itself, within pollIntervalMs + 200 ms of its commit, even when the database hangs mid-way.
+  it("announces '*' pollIntervalMs + POLL_GRACE_MS after the start of the last successful poll", async () => {
+    let hang = false;
+    const errors: unknown[] = [];
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => 0,
+      readSince: () => (hang ? new Promise<never>(() => {}) : Promise.resolve([])),
+      pollIntervalMs: 200,
+      onError: (error) => errors.push(error),
+    });
+    const seen: string[] = [];
+    const stop = await feed.watch((clientId) => seen.push(clientId));
+    await vi.advanceTimersByTimeAsync(200); // poll 1 starts at 200 and succeeds at once
+    hang = true; // a change committed now is read by poll 2 (at 400), which hangs
+    expect(POLL_GRACE_MS).toBe(200);
+    await vi.advanceTimersByTimeAsync(200 + POLL_GRACE_MS - 1);
+    expect(seen).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(seen).toEqual([ALL_ACCOUNTS]); // at 600: 400 ms after the last read that could have missed it
+    expect(errors).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(POLL_DEADLINE_MS);
+    expect(seen).toEqual([ALL_ACCOUNTS]); // the abandoned poll does not announce the same outage again
+    await stop();
+  });
+
+  it('does not announce anything while polls succeed, however long the feed runs', async () => {
+    const feed = new ChangeFeed({ readLatestSeq: async () => 0, readSince: async () => [], pollIntervalMs: 200, onError: () => {} });
+    const seen: string[] = [];
+    const stop = await feed.watch((clientId) => seen.push(clientId));
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(seen).toEqual([]);
     await stop();
   });
 });

@@ -38,7 +38,7 @@ describe('resolveConfig', () => {
       secretHashRounds: 10,
       bodyLimit: 8192,
       allowBrowserRequests: false,
-      failureLimit: { max: 10, windowSeconds: 60 },
+      failureLimit: { max: 10, windowSeconds: 60, ipv6Prefix: 64 },
       storeTimeout: 2000,
       statusCacheTtl: 30_000,
     });
@@ -95,6 +95,10 @@ describe('resolveConfig', () => {
     ['failureLimit true', { failureLimit: true }, 'failureLimit'],
     ['failureLimit.max 0', { failureLimit: { max: 0 } }, 'failureLimit.max'],
     ['an unknown failureLimit key', { failureLimit: { limit: 5 } }, 'failureLimit.limit'],
+    ['failureLimit.ipv6Prefix 0', { failureLimit: { ipv6Prefix: 0 } }, 'failureLimit.ipv6Prefix'],
+    ['failureLimit.ipv6Prefix 129', { failureLimit: { ipv6Prefix: 129 } }, 'failureLimit.ipv6Prefix'],
+    ['failureLimit.ipv6Prefix 56.5', { failureLimit: { ipv6Prefix: 56.5 } }, 'failureLimit.ipv6Prefix'],
+    ['failureLimit.ipv6Prefix as text', { failureLimit: { ipv6Prefix: '64' } }, 'failureLimit.ipv6Prefix'],
   ])('throws a TypeError naming the option for %s', (_name, override, option) => {
     expectBadOption({ ...base(), ...override }, option);
   });

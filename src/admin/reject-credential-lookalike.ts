@@ -1,0 +1,36 @@
+/**
+ * @module reject-credential-lookalike
+ * Keeps credentials out of the text fields every listing shows. An account's name and client account
+ * ID are stored as given and then shown by `list`, in audit events, in `req.serviceAccount` and in
+ * activity history: a secret pasted into one would be shown to everyone who reads those, and a name
+ * that is exactly a client ID would pass for another account there.
+ */
+import { containsSecretStart, isClientIdShape } from '../secrets/generate-credentials.js';
+import { AdminError } from './admin-errors.js';
+
+/**
+ * Returns `value` unchanged, or throws `invalid_input` when it contains a client secret anywhere or is
+ * exactly a client ID. A secret counts from its first characters on (`esas_`, its 16-character ID
+ * and `_`), since a cut-short secret still gives most of it away. The message names the field and
+ * the format, never the value.
+ * @example
+ * ```ts
+ * const name = rejectCredentialLookalike('name', checkedName)
+ * ```
+ */
+export function rejectCredentialLookalike(field: string, value: string): string {
+  if (containsSecretStart(value)) {
+    throw new AdminError(
+      'invalid_input',
+      `${field} must not contain a client secret (esas_...): it would be stored and shown in listings and audit logs. ` +
+        'If a live secret was pasted, treat it as exposed and rotate it.',
+    );
+  }
+  if (isClientIdShape(value)) {
+    throw new AdminError(
+      'invalid_input',
+      `${field} must not be a client ID (esa_ and 24 letters or digits): audit logs show it next to client IDs, where it would pass for another account`,
+    );
+  }
+  return value;
+}

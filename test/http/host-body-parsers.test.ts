@@ -1,0 +1,109 @@
+/**
+ * The token endpoint next to the host's own body parsers, express.json() and express.urlencoded(), on
+ * Express 4 (body-parser 1) and Express 5 (body-parser 2), in both mounting orders
+ * (docs/token-endpoint.md, "Your own body parsers"). A repeated JSON key can only be refused when the
+ * router reads the body itself: once the host's parser has read it, the text is gone and the parsed
+ * object holds the last value, so the host is warned (once per process) to mount the router first.
+ */
+import express5 from 'express';
+import express4 from 'express4';
+import request from 'supertest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CreatedAccount } from '../../src/index.js';
+import { BODY_ALREADY_PARSED_WARNING } from '../../src/token/token-request-body.js';
+import { createTestApp } from '../helpers/create-app.js';
+import { expectNoSecret, expectOAuthError } from '../helpers/expect-oauth-error.js';
+import { decodeToken, duplicateCredentialsJson } from '../helpers/tokens.js';
+
+type Order = 'router first' | 'parsers first';
+
+/** A host app on Express `version` with global JSON and form parsers, mounted before or after the token router. */
+async function hostApp(version: 4 | 5, order: Order) {
+  const { sa } = createTestApp({ express: version });
+  const account = await sa.admin.createAccount({ name: 'host-parsed' });
+  const other = await sa.admin.createAccount({ name: 'other-client' });
+  const express = (version === 4 ? express4 : express5) as unknown as typeof express5;
+  const app = express();
+  const parsers = () => {
+    app.use(express.json());
+    app.use(express.urlencoded({ extended: true }));
+  };
+  if (order === 'parsers first') parsers();
+  app.use('/oauth', sa.tokenRouter);
+  if (order === 'router first') parsers();
+  app.post('/api/echo', (req, res) => {
+    res.json(req.body ?? null);
+  });
+  return { app, account, other };
+}
+
+const form = (a: CreatedAccount) => ({ grant_type: 'client_credentials', client_id: a.clientId, client_secret: a.secret.value });
+
+describe('the warning when a JSON token request was parsed by the host first', () => {
+  const warnings: Error[] = [];
+  const listen = (w: Error) => warnings.push(w);
+  beforeEach(() => {
+    process.on('warning', listen);
+  });
+  afterEach(() => {
+    process.off('warning', listen);
+  });
+  // Warnings are emitted on the next tick.
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  const ours = () => warnings.filter((w) => (w as Error & { code?: string }).code === BODY_ALREADY_PARSED_WARNING);
+
+  // This test runs first in its file (its own process): the warning is once per process.
+  it('is given once per process, for JSON only, and never when the router reads the body itself', async () => {
+    for (const version of [4, 5] as const) {
+      const first = await hostApp(version, 'router first');
+      await request(first.app).post('/oauth/token').send(form(first.account)).expect(200);
+      const parsed = await hostApp(version, 'parsers first');
+      await request(parsed.app).post('/oauth/token').type('form').send(form(parsed.account)).expect(200);
+    }
+    await settle();
+    expect(ours()).toEqual([]);
+
+    const e5 = await hostApp(5, 'parsers first');
+    await request(e5.app).post('/oauth/token').send(form(e5.account)).expect(200);
+    await settle();
+    expect(ours()).toHaveLength(1);
+    expect(ours()[0]).toMatchObject({ name: 'ExpressServiceAccountsWarning', message: expect.stringMatching(/Mount the token router before your body parsers/) });
+
+    const e4 = await hostApp(4, 'parsers first');
+    await request(e4.app).post('/oauth/token').send(form(e4.account)).expect(200);
+    await settle();
+    expect(ours()).toHaveLength(1);
+  });
+});
+
+describe.each([4, 5] as const)('Express %i with global express.json() and express.urlencoded()', (version) => {
+  // RFC 6749 §3.2: "Request and response parameters MUST NOT be included more than once."
+  it('router mounted first: a repeated JSON key is refused with 400 invalid_request, and the host parsers still serve its routes', async () => {
+    const { app, account, other } = await hostApp(version, 'router first');
+    const res = await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(duplicateCredentialsJson(other, account));
+    expectOAuthError(res, 400, 'invalid_request');
+    expectNoSecret(res, account.secret.value);
+    await request(app).post('/oauth/token').send(form(account)).expect(200);
+    const echoed = await request(app).post('/api/echo').send({ hello: 'host' }).expect(200);
+    expect(echoed.body).toEqual({ hello: 'host' });
+  });
+
+  // RFC 6749 §3.2 (as above), for forms: the host's urlencoded parser keeps a repeated name as an array.
+  it('parsers mounted first: a repeated form parameter is still refused with 400 invalid_request', async () => {
+    const { app, account } = await hostApp(version, 'parsers first');
+    const res = await request(app)
+      .post('/oauth/token')
+      .type('form')
+      .send(`grant_type=client_credentials&client_id=${account.clientId}&client_id=${account.clientId}&client_secret=${account.secret.value}`);
+    expectOAuthError(res, 400, 'invalid_request');
+  });
+
+  // The documented limitation (docs/token-endpoint.md, "Your own body parsers"): JSON.parse keeps the last
+  // of repeated keys and body-parser keeps no copy of the text, so the request is judged on the last values.
+  it('parsers mounted first: a repeated JSON key cannot be seen, and the last values count', async () => {
+    const { app, account, other } = await hostApp(version, 'parsers first');
+    const res = await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(duplicateCredentialsJson(other, account));
+    expect(res.status).toBe(200);
+    expect(decodeToken((res.body as { access_token: string }).access_token).payload.sub).toBe(account.clientId);
+  });
+});

@@ -3,7 +3,8 @@
  * Turns the `account_changes` table (polled) and an optional push channel (PostgreSQL `LISTEN`) into
  * calls of `watch()` listeners, without ever throwing into the caller or the event loop.
  */
-import type { AccountChangeListener } from '../store/account-store.js';
+import type { AccountChangeListener, WatchOptions } from '../store/account-store.js';
+import type { ChangeFeedState } from '../observability/operational-events.js';
 import { callStore } from '../store/call-store.js';
 import { FeedWatchdog } from './feed-watchdog.js';
 
@@ -102,7 +103,7 @@ const LISTEN_RETRY_MAX_MS = 30_000;
  */
 export class ChangeFeed {
   readonly #options: ChangeFeedOptions;
-  readonly #listeners = new Set<{ readonly listener: AccountChangeListener }>();
+  readonly #listeners = new Set<{ readonly listener: AccountChangeListener; readonly onStateChange?: ((state: ChangeFeedState) => void) | undefined }>();
   #run: { readonly loop: FeedLoop; readonly started: Promise<void> } | undefined;
   #closed = false;
 
@@ -110,18 +111,22 @@ export class ChangeFeed {
     this.#options = options;
   }
 
-  /** Adds a listener, starting the loop from the current end of the feed. */
-  async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {
+  /**
+   * Adds a listener, starting the loop from the current end of the feed. `options.onStateChange` is
+   * told the feed's state once watching has started, then on every change of state.
+   */
+  async watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>> {
     if (this.#closed) throw new Error('The account store is closed');
-    const entry = { listener }; // its own identity, so one function can be added twice
+    const entry = { listener, onStateChange: options?.onStateChange?.bind(options) }; // its own identity, so one function can be added twice
     this.#listeners.add(entry);
     if (!this.#run) {
-      const loop = new FeedLoop(this.#options, (clientId) => this.#emit(clientId));
+      const loop = new FeedLoop(this.#options, (clientId) => this.#emit(clientId), (state) => this.#emitState(state));
       this.#run = { loop, started: loop.start() };
     }
     const run = this.#run;
     try {
       await run.started;
+      this.#tell(entry, run.loop.state);
     } catch (error) {
       this.#listeners.delete(entry);
       if (this.#run === run) {
@@ -150,6 +155,18 @@ export class ChangeFeed {
     await run.loop.stop();
   }
 
+  #emitState(state: ChangeFeedState): void {
+    for (const entry of [...this.#listeners]) this.#tell(entry, state);
+  }
+
+  #tell(entry: { readonly onStateChange?: ((state: ChangeFeedState) => void) | undefined }, state: ChangeFeedState): void {
+    try {
+      entry.onStateChange?.(state);
+    } catch (error) {
+      this.#options.onError(error);
+    }
+  }
+
   #emit(clientId: string): void {
     for (const { listener } of [...this.#listeners]) {
       try {
@@ -165,6 +182,10 @@ export class ChangeFeed {
 class FeedLoop {
   readonly #options: ChangeFeedOptions;
   readonly #emit: (clientId: string) => void;
+  readonly #onState: (state: ChangeFeedState) => void;
+  #reported: ChangeFeedState | undefined;
+  /** Whether the push channel is connected. */
+  #pushing = false;
   /** Highest sequence number delivered by the poll. */
   #last = 0;
   /** Sequence numbers above #last already delivered by push, so the poll does not repeat them. */
@@ -178,9 +199,10 @@ class FeedLoop {
   /** Announces `'*'` `pollIntervalMs + POLL_GRACE_MS` after the start of the last successful read. */
   readonly #watchdog: FeedWatchdog;
 
-  constructor(options: ChangeFeedOptions, emit: (clientId: string) => void) {
+  constructor(options: ChangeFeedOptions, emit: (clientId: string) => void, onState: (state: ChangeFeedState) => void) {
     this.#options = options;
     this.#emit = emit;
+    this.#onState = onState;
     this.#watchdog = new FeedWatchdog(options.pollIntervalMs + POLL_GRACE_MS, () => this.#stale());
   }
 
@@ -198,6 +220,21 @@ class FeedLoop {
     // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
     // attempt is reported to onError and retried, and the poll covers the gap).
     await this.#listen();
+  }
+
+  /** How changes are delivered now: `failing` (the feed cannot be read), else `push` or `reconnecting` with a push channel, `polling` without. */
+  get state(): ChangeFeedState {
+    if (this.#failing) return 'failing';
+    if (!this.#options.notifications) return 'polling';
+    return this.#pushing ? 'push' : 'reconnecting';
+  }
+
+  /** Reports the state when it changed since the last report. */
+  #report(): void {
+    const state = this.state;
+    if (this.#stopped || state === this.#reported) return;
+    this.#reported = state;
+    this.#onState(state);
   }
 
   async stop(): Promise<void> {
@@ -221,6 +258,7 @@ class FeedLoop {
     this.#options.onError(new Error(`The change feed was not read for ${this.#options.pollIntervalMs + POLL_GRACE_MS} ms`));
     if (!this.#failing) this.#emit(ALL_ACCOUNTS); // once per outage, like a failed poll
     this.#failing = true;
+    this.#report();
   }
 
   async #poll(): Promise<void> {
@@ -248,6 +286,7 @@ class FeedLoop {
       this.#failing = true;
     } finally {
       this.#watchdog.end(read, complete);
+      this.#report();
       this.#schedulePoll();
     }
   }
@@ -259,6 +298,8 @@ class FeedLoop {
     const onError = (error: unknown): void => {
       if (broken) return;
       broken = true;
+      this.#pushing = false;
+      this.#report();
       this.#options.onError(error);
       const stopListening = this.#stopListening;
       this.#stopListening = undefined;
@@ -275,8 +316,11 @@ class FeedLoop {
       }
       this.#stopListening = stopListening;
       this.#listenRetryMs = LISTEN_RETRY_MIN_MS;
+      this.#pushing = true;
+      this.#report();
     } catch (error) {
       this.#options.onError(error);
+      this.#report();
       this.#scheduleListen();
     }
   }

@@ -4,7 +4,8 @@
  * the bearer check, so a protected request does not need a store round trip.
  *
  * Freshness: when the store announces changes (`watch`), entries live `statusCacheTtl` and are dropped
- * as soon as a change is announced; without `watch`, entries live at most 500 ms. Changes made through
+ * as soon as a change is announced; without `watch`, and while the store reports that its change feed
+ * is `failing` (announcements may be missed), entries live at most 500 ms. Changes made through
  * this instance drop the entry at once. Lifetimes count from the moment the store read *began*, not from
  * when its answer arrived, so a slow store cannot stretch them.
  *
@@ -68,6 +69,8 @@ export class AccountCache {
   #hits = 0;
   #misses = 0;
   #watching = false;
+  /** The store reported that its change feed cannot be read: changes may go unannounced. */
+  #feedFailing = false;
   #unwatch: (() => Promise<void>) | undefined;
 
   constructor(options: {
@@ -93,13 +96,20 @@ export class AccountCache {
   }
 
   get #ttl(): number {
-    return this.#watching ? this.#watchedTtl : Math.min(this.#watchedTtl, WATCHLESS_TTL_MS);
+    // While the store says its change feed cannot be read, announcements may be missed: cache as if
+    // the store could not watch at all, so a revocation still reaches this instance within 1 second.
+    return this.#watching && !this.#feedFailing ? this.#watchedTtl : Math.min(this.#watchedTtl, WATCHLESS_TTL_MS);
   }
 
   /** Subscribes to the store's change announcements, if it makes any. */
   async start(): Promise<void> {
     if (!this.#store.watch || this.#unwatch) return;
-    const options = this.#onFeedState ? { onStateChange: this.#onFeedState } : undefined;
+    const options = {
+      onStateChange: (state: ChangeFeedState): void => {
+        this.#feedFailing = state === 'failing';
+        this.#onFeedState?.(state);
+      },
+    };
     this.#unwatch = await callStore(
       () => this.#store.watch!((clientId) => this.invalidate(clientId), options),
       this.#timeout,

@@ -3,7 +3,8 @@
  * `npm run bench`: each server in its own process (pinned apart from the load generator), checked for
  * correct answers, warmed up, then loaded with autocannon in interleaved slices; one table with ratios
  * to bare Express from the same run, the issue-4 budgets, and `bench/results/latest.json`.
- * `npm run bench -- --scale` runs the 100,000-account case instead (bench/scale.ts).
+ * `npm run bench -- --scale` runs the 100,000-account case instead (bench/scale.ts); `npm run bench -- --flood`
+ * (or `npm run bench:flood`) runs the flood case (bench/flood.ts).
  * Settings: see lib/settings.ts.
  */
 import { loadavg } from 'node:os';
@@ -16,6 +17,7 @@ import { describeMachine, formatBudgets, formatTable, writeResults, type Row } f
 import { judgeBudgets } from './lib/budgets.js';
 import { CASE_OVERHEAD_SECONDS, SLICE_OVERHEAD_SECONDS, readSettings } from './lib/settings.js';
 import { runScale } from './scale.js';
+import { runFlood } from './flood.js';
 
 const POSTGRES_SCHEMA = 'bench_main';
 const log = (message: string): void => {
@@ -32,6 +34,7 @@ interface Loaded {
 async function main(): Promise<number> {
   const settings = readSettings();
   if (process.argv.includes('--scale')) return runScale(settings);
+  if (process.argv.includes('--flood')) return runFlood(settings);
 
   const cpus = pinCpus();
   const machine = describeMachine();

@@ -43,6 +43,11 @@ export interface ServerConfig {
   readonly parseBody?: boolean;
   /** Library server: install the OpenTelemetry metrics SDK with a reader (default: the API alone, no SDK). */
   readonly otelSdk?: boolean;
+  /**
+   * Flood case (bench/flood.ts): trust `X-Forwarded-For` (so each request can come from its own
+   * address), no failure limiter (the bcrypt gate alone), and `accounts` fresh accounts to report.
+   */
+  readonly flood?: { readonly accounts: number };
 }
 
 /** What a server child reports on its `BENCH_READY` line. */
@@ -50,4 +55,6 @@ export interface ServerReady {
   readonly port: number;
   readonly client?: { readonly clientId: string; readonly secret: string };
   readonly token?: string;
+  /** Flood case: accounts whose secrets this server has never verified (each needs bcrypt once). */
+  readonly fresh?: ReadonlyArray<{ readonly clientId: string; readonly secret: string }>;
 }

@@ -58,7 +58,8 @@ export function processCpuSeconds(pid: number | undefined): number | undefined {
   }
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+/** The `p`th percentile (nearest rank) of ascending `sorted`; NaN when empty. */
+export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[index] as number;

@@ -5,19 +5,20 @@
  * revocation check is always on (the account status is read from the account cache on every request).
  * With `otelSdk`, the OpenTelemetry metrics SDK is installed with a reader (collected by nobody during
  * the run, as a Prometheus exporter between scrapes); without it, only the OpenTelemetry API is present.
+ * With `flood` (bench/flood.ts): `trust proxy` on, no failure limiter, and fresh accounts reported.
  */
-
-/** A reader that only holds what the SDK aggregates (what a pull exporter does between scrapes). */
-class HeldReader extends MetricReader {
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
 import express from 'express';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
 import { openAccountStore } from '../../src/sql/index.js';
 import { AUDIENCE, HS256_KEY, ISSUER, KID, PROTECTED_PATH, RESOURCE, SCOPE } from '../lib/fixtures.js';
 import { readConfig, run, serve } from './serve.js';
+
+/** A reader that only holds what the SDK aggregates (what a pull exporter does between scrapes). */
+class HeldReader extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
 
 run(async () => {
   const config = readConfig();
@@ -29,6 +30,7 @@ run(async () => {
     audience: AUDIENCE,
     signingKeys: [{ alg: 'HS256', key: HS256_KEY, kid: KID }],
     ...(config.otelSdk && { telemetry: { meterProvider: new MeterProvider({ readers: [new HeldReader()] }) } }),
+    ...(config.flood ? { failureLimit: false as const } : {}),
   });
   await sa.ready();
   let client = config.client;
@@ -37,10 +39,17 @@ run(async () => {
     client = { clientId: created.clientId, secret: created.secret.value };
   }
 
+  const fresh = [];
+  for (let i = 0; i < (config.flood?.accounts ?? 0); i++) {
+    const created = await sa.admin.createAccount({ name: `bench-fresh-${i}`, scopes: [SCOPE] });
+    fresh.push({ clientId: created.clientId, secret: created.secret.value });
+  }
+
   const app = express();
+  if (config.flood) app.set('trust proxy', true);
   app.use('/oauth', sa.tokenRouter);
   app.get(PROTECTED_PATH, sa.requireBearer({ scope: SCOPE }), (_req, res) => {
     res.json(RESOURCE);
   });
-  await serve(app, { client });
+  await serve(app, { client, ...(config.flood ? { fresh } : {}) });
 });

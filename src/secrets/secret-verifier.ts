@@ -9,7 +9,7 @@
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { hashSecret, verifySecretHash } from './hash-secret.js';
-import { BcryptGate, DEFAULT_BCRYPT_QUEUE, type BcryptGateOptions } from './bcrypt-gate.js';
+import { BcryptGate, DEFAULT_BCRYPT_QUEUE, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
 import { TemporarilyUnavailableError } from '../errors.js';
 import type { Telemetry } from '../observability/telemetry.js';
 
@@ -24,7 +24,7 @@ export interface SecretVerifierOptions {
   readonly max?: number;
   /** Milliseconds a remembered secret skips bcrypt. @default 600000 */
   readonly ttl?: number;
-  /** Bounds on concurrent bcrypt compares (see {@link BcryptGate}). @default { concurrency: 2, queue: 256 } */
+  /** Bounds on concurrent bcrypt compares (see {@link BcryptGate}). @default { concurrency: 2, queue: 256, perKey: 16 } */
   readonly gate?: BcryptGateOptions;
   /** Records queue wait and compare durations. */
   readonly telemetry?: Pick<Telemetry, 'secretVerified' | 'secretQueueWait'>;
@@ -77,12 +77,14 @@ export class SecretVerifier {
   /**
    * Whether `value` matches `hash`. With `hash` undefined, compares against the dummy hash and
    * returns false, taking the same time. `mayUseCache` is true only for a live secret of an enabled account.
+   * `keys` says who asks (client address, presented client ID): the bcrypt gate shares its queue fairly among them.
    */
-  async verify(value: string, hash: string | undefined, mayUseCache: boolean): Promise<boolean> {
+  async verify(value: string, hash: string | undefined, mayUseCache: boolean, keys: BcryptGateKeys = {}): Promise<boolean> {
     if (hash !== undefined && mayUseCache && this.isRemembered(value, hash)) return true;
     const against = hash ?? (await this.dummyHash());
-    // Every compare, real or dummy, waits for a slot: a flood cannot exhaust libuv's thread pool (→ 503 when full).
-    const ok = await this.#compare(value, against);
+    // Every compare, real or dummy, waits for a slot and its address's turn: a flood cannot exhaust
+    // libuv's thread pool nor starve other addresses (→ 503 when the queue or the key's share is full).
+    const ok = await this.#compare(value, against, keys);
     if (ok && hash !== undefined && mayUseCache) this.#verified.set(hash, this.#mac(value));
     return ok && hash !== undefined;
   }
@@ -92,7 +94,7 @@ export class SecretVerifier {
     return { running: this.#gate.running, queued: this.#gate.queued, queueLimit: this.#queueLimit };
   }
 
-  async #compare(value: string, hash: string): Promise<boolean> {
+  async #compare(value: string, hash: string, keys: BcryptGateKeys): Promise<boolean> {
     const telemetry = this.#telemetry;
     const queuedAt = performance.now();
     try {
@@ -104,7 +106,7 @@ export class SecretVerifier {
         } finally {
           telemetry?.secretVerified((performance.now() - startedAt) / 1000);
         }
-      });
+      }, keys);
     } catch (error) {
       if (error instanceof TemporarilyUnavailableError) this.#reportSaturation();
       throw error;

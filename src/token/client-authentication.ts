@@ -59,15 +59,19 @@ export function verifyRememberedClient(runtime: Runtime, clientId: string, secre
   return { account, secret: secret! };
 }
 
-/** Checks one client ID + secret pair against the store. Throws only on a store failure (→ 503). */
-export async function verifyClientCredentials(runtime: Runtime, clientId: string, secretValue: string): Promise<Outcome> {
+/**
+ * Checks one client ID + secret pair against the store. `address` is the client's address, for the
+ * bcrypt gate's fair share per address and per client ID. Throws on a store failure, or when the gate
+ * is full for this address or client ID (→ 503).
+ */
+export async function verifyClientCredentials(runtime: Runtime, clientId: string, secretValue: string, address: string | undefined): Promise<Outcome> {
   // A value that fails its own format or checksum cannot be ours: refused before any store or bcrypt work.
   const parsed = parseSecret(secretValue);
   if (!parsed || clientId.length > MAX_CLIENT_ID_LENGTH) return { ok: false, reason: 'malformed_credentials' };
   const account = await runtime.accounts.get(clientId);
   const secret = account?.secrets.find((s) => s.id === parsed.secretId);
   const live = isLive(account, secret);
-  const matches = await runtime.secrets.verify(secretValue, secret?.hash, live);
+  const matches = await runtime.secrets.verify(secretValue, secret?.hash, live, { address, clientId });
   if (!account) return { ok: false, reason: 'unknown_client' };
   if (!secret || !matches) return { ok: false, reason: 'wrong_secret', account };
   if (secret.revokedAt !== null) return { ok: false, reason: 'revoked_secret', account };
@@ -122,7 +126,7 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
       done(null, remembered);
       return;
     }
-    verifyClientCredentials(runtime, credentials.clientId, credentials.secret).then((outcome) => {
+    verifyClientCredentials(runtime, credentials.clientId, credentials.secret, clientAddress(req)).then((outcome) => {
       outcomes.set(req, outcome);
       done(null, outcome.ok ? outcome.client : false);
     }, done);

@@ -2,14 +2,19 @@
  * bcrypt work is bounded (issue 6): a flood of wrong secrets can neither exhaust libuv's thread pool
  * nor delay the bearer check of other requests. At most 2 compares run at once and a bounded queue
  * waits; past it the token endpoint answers 503 temporarily_unavailable with Retry-After at once.
- * The bearer check never uses bcrypt.
+ * The bearer check never uses bcrypt. The queue is shared fairly (a freed slot goes to the address
+ * with the fewest compares running, a share per address and per client ID): a flood from one address does not starve others' first
+ * requests. The gate's own order is unit-tested in test/unit/bcrypt-gate.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BcryptGate, DEFAULT_BCRYPT_CONCURRENCY, DEFAULT_BCRYPT_QUEUE } from '../../src/secrets/bcrypt-gate.js';
 import { generateSecret } from '../../src/secrets/generate-credentials.js';
-import { TemporarilyUnavailableError } from '../../src/index.js';
+import { TemporarilyUnavailableError, type AuditEvent } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { json, listen, tokenRequest, type LiveServer, type RawResponse } from './helpers.js';
+
+/** The flood tests wait for dozens of real compares: on a loaded machine that is slow, never wrong. */
+const FLOOD_TEST_TIMEOUT_MS = 60_000;
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -72,9 +77,12 @@ describe('a flood of wrong secrets at the token endpoint', () => {
   });
 
   it('fills the bcrypt queue, is refused 503 past it, and requireBearer keeps answering while bcrypt work is pending', async () => {
-    // Cost 11 (~0.1 s a compare): 34 admitted compares at 2 at a time keep bcrypt busy for well over a second.
+    // Cost 10 (~50 ms a compare on an idle core): 34 admitted compares at 2 at a time keep bcrypt busy
+    // for most of a second, far longer than the bearer checks below take.
     const queue = 32;
-    const { app, sa } = createTestApp({ secretHashRounds: 11, failureLimit: false, maxQueuedSecretChecks: queue });
+    const { app, sa } = createTestApp({ secretHashRounds: 10, failureLimit: false, maxQueuedSecretChecks: queue });
+    // Each flooding request from its own address (X-Forwarded-For): no address's share is the limit, the queue is.
+    app.set('trust proxy', true);
     close = () => sa.close();
     const account = await sa.admin.createAccount({ name: 'flooded' });
     server = await listen(app);
@@ -91,8 +99,8 @@ describe('a flood of wrong secrets at the token endpoint', () => {
     let notifyRefusals: () => void = () => {};
     const allRefused = new Promise<void>((resolve) => (notifyRefusals = resolve));
     const floodDone = Promise.all(
-      Array.from({ length: flood }, () =>
-        tokenRequest(live, { grant_type: 'client_credentials', client_id: account.clientId, client_secret: wrong }).then((res) => {
+      Array.from({ length: flood }, (_, i) =>
+        tokenRequest(live, { grant_type: 'client_credentials', client_id: `esa_flood${i}`, client_secret: wrong }, { 'x-forwarded-for': `203.0.113.${i + 1}` }).then((res) => {
           if (res.status === 401) answered401++;
           if (res.status === 503) {
             refusals.push(res);
@@ -128,5 +136,54 @@ describe('a flood of wrong secrets at the token endpoint', () => {
     const refused = results.filter((r) => r.status === 503).length;
     expect(refused).toBeGreaterThan(0);
     expect(results.filter((r) => r.status === 401)).toHaveLength(flood - refused);
-  });
+  }, FLOOD_TEST_TIMEOUT_MS);
+
+  // A flood from one address holds at most its share of the queue, and the first request of a client
+  // from another address takes the next turn instead of waiting behind the flood's backlog (or being
+  // refused because the flood filled the queue).
+  it("serves another address's first request among the next few compares, ahead of the flood's backlog", async () => {
+    // Cost 10 (~50 ms a compare): far slower than a request's way to the gate, so the order is the gate's.
+    const queue = 32;
+    const { app, sa, events } = createTestApp({ secretHashRounds: 10, failureLimit: false, maxQueuedSecretChecks: queue });
+    app.set('trust proxy', true);
+    close = () => sa.close();
+    const legit = await sa.admin.createAccount({ name: 'legit' });
+    server = await listen(app);
+    const live = server;
+
+    // From one address, rotating client IDs (so no client ID's share applies): each costs one dummy compare.
+    const wrong = generateSecret().value;
+    const flood = DEFAULT_BCRYPT_CONCURRENCY + queue + 8;
+    let notifyRefused: () => void = () => {};
+    const refused = new Promise<void>((resolve) => (notifyRefused = resolve));
+    const floodDone = Promise.all(
+      Array.from({ length: flood }, (_, i) =>
+        tokenRequest(live, { grant_type: 'client_credentials', client_id: `esa_flood${i}`, client_secret: wrong }, { 'x-forwarded-for': '203.0.113.1' }).then((res) => {
+          if (res.status === 503) notifyRefused();
+          return res;
+        }),
+      ),
+    );
+    await refused; // the flooding address cannot queue any more
+
+    const isFailure = (e: AuditEvent): boolean => e.type === 'client.authentication_failed';
+    const failedBefore = events.filter(isFailure).length;
+    const res = await tokenRequest(
+      live,
+      { grant_type: 'client_credentials', client_id: legit.clientId, client_secret: legit.secret.value },
+      { 'x-forwarded-for': '198.51.100.7' },
+    );
+    expect(res.status).toBe(200);
+    const issued = events.findIndex((e) => e.type === 'token.issued');
+    // Its place in line: its compare starts when the first of the flood's two running compares ends (the
+    // flood has one still running, it none); the other, and one flood compare started after it, may
+    // finish before its token is issued.
+    expect(events.slice(0, issued).filter(isFailure).length - failedBefore).toBeLessThanOrEqual(4);
+
+    const results = await floodDone;
+    // The flood's backlog was still waiting: most of its admitted compares finished after the token was issued.
+    expect(events.slice(issued).filter(isFailure).length).toBeGreaterThanOrEqual(8);
+    const statuses = new Set(results.map((r) => r.status));
+    expect([...statuses].sort()).toEqual([401, 503]);
+  }, FLOOD_TEST_TIMEOUT_MS);
 });

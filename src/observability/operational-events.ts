@@ -89,8 +89,9 @@ export interface ChangeFeedEvent extends OperationalBase {
 }
 
 /**
- * The secret-check queue was full: token requests of clients not yet verified on this instance are
- * answered 503 `temporarily_unavailable` meanwhile. At most one event every 10 seconds.
+ * A token request was refused 503 `temporarily_unavailable` because the secret-check queue was full, or
+ * the share of it one client address or client ID may hold was (a flood of wrong secrets). At most one
+ * event every 10 seconds.
  *
  * @example
  * ```ts

@@ -5,6 +5,8 @@
  */
 import type { AccountStore } from './store/account-store.js';
 import type { AuditEvent } from './audit/audit-events.js';
+import type { OperationalEvent } from './observability/operational-events.js';
+import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './tokens/keyring.js';
 
 /**
@@ -83,6 +85,18 @@ export interface ServiceAccountsOptions {
    * changes). Never receives a secret. Called off the request path; a hook that throws or rejects is ignored.
    */
   onAudit?: (event: AuditEvent) => void | Promise<void>;
+  /**
+   * Told when the service degrades or recovers: the store becomes unreachable or answers again, the
+   * change feed loses or regains its push connection, the limiter's Redis fails, the secret-check queue
+   * fills up. A few events per outage, never one per request, and never a secret. Called off the
+   * request path; what it throws or rejects is ignored. See docs/observability.md.
+   */
+  onEvent?: (event: OperationalEvent) => void | Promise<void>;
+  /**
+   * OpenTelemetry metrics and traces (no-ops until your app installs an OpenTelemetry SDK).
+   * @default the global providers; bearer checks are not traced
+   */
+  telemetry?: TelemetryOptions;
   /** Live (unrevoked) secrets allowed per account; adding one more fails. @default 5 */
   maxSecretsPerAccount?: number;
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
@@ -139,6 +153,8 @@ export interface ResolvedConfig {
   readonly clockTolerance: number;
   readonly realm: string;
   readonly onAudit: ((event: AuditEvent) => void | Promise<void>) | undefined;
+  readonly onEvent: ((event: OperationalEvent) => void | Promise<void>) | undefined;
+  readonly telemetry: Readonly<TelemetryOptions>;
   readonly maxSecretsPerAccount: number;
   readonly secretHashRounds: number;
   readonly maxQueuedSecretChecks: number;
@@ -151,7 +167,7 @@ export interface ResolvedConfig {
 }
 
 const KNOWN_OPTIONS = new Set<string>([
-  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'realm', 'onAudit',
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'realm', 'onAudit', 'onEvent', 'telemetry',
   'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);
@@ -171,6 +187,25 @@ function integer(name: string, value: unknown, fallback: number, min: number, ma
 function nonEmptyString(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '') fail(name, 'must be a non-empty string');
   return value;
+}
+
+function resolveTelemetry(value: unknown): Readonly<TelemetryOptions> {
+  if (value === undefined) return Object.freeze({});
+  if (typeof value !== 'object' || value === null) fail('telemetry', 'must be an object');
+  const options = value as TelemetryOptions;
+  for (const key of Object.keys(options)) {
+    if (!['meterProvider', 'tracerProvider', 'traceBearerChecks'].includes(key)) fail(`telemetry.${key}`, 'is not a known option');
+  }
+  if (options.meterProvider !== undefined && typeof options.meterProvider?.getMeter !== 'function') {
+    fail('telemetry.meterProvider', 'must be an OpenTelemetry MeterProvider');
+  }
+  if (options.tracerProvider !== undefined && typeof options.tracerProvider?.getTracer !== 'function') {
+    fail('telemetry.tracerProvider', 'must be an OpenTelemetry TracerProvider');
+  }
+  if (options.traceBearerChecks !== undefined && typeof options.traceBearerChecks !== 'boolean') {
+    fail('telemetry.traceBearerChecks', 'must be a boolean');
+  }
+  return Object.freeze({ ...options });
 }
 
 function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
@@ -213,6 +248,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
   const issuer = nonEmptyString('issuer', options.issuer);
   const audience = options.audience === undefined ? issuer : nonEmptyString('audience', options.audience);
   if (options.onAudit !== undefined && typeof options.onAudit !== 'function') fail('onAudit', 'must be a function');
+  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') fail('onEvent', 'must be a function');
   if (options.now !== undefined && typeof options.now !== 'function') fail('now', 'must be a function');
   if (options.allowBrowserRequests !== undefined && typeof options.allowBrowserRequests !== 'boolean') {
     fail('allowBrowserRequests', 'must be a boolean');
@@ -230,6 +266,8 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, 300),
     realm,
     onAudit: options.onAudit,
+    onEvent: options.onEvent,
+    telemetry: resolveTelemetry(options.telemetry),
     maxSecretsPerAccount: integer('maxSecretsPerAccount', options.maxSecretsPerAccount, 5, 1, 100),
     secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
     maxQueuedSecretChecks: integer('maxQueuedSecretChecks', options.maxQueuedSecretChecks, 256, 0, 100_000),

@@ -29,6 +29,7 @@ export type {
   NewAccountRecord,
   NewSecretRecord,
   AccountChangeListener,
+  WatchOptions,
 } from './store/account-store.js';
 export { MemoryAccountStore } from './store/memory-account-store.js';
 export type {
@@ -39,6 +40,16 @@ export type {
   AccountEvent,
   SecretEvent,
 } from './audit/audit-events.js';
+export type {
+  OperationalEvent,
+  DependencyUnavailableEvent,
+  DependencyRecoveredEvent,
+  ChangeFeedEvent,
+  ChangeFeedState,
+  SecretChecksSaturatedEvent,
+} from './observability/operational-events.js';
+export type { HealthReport, HealthStatus } from './observability/health.js';
+export type { TelemetryOptions } from './observability/telemetry.js';
 export type { AuthorizationServerMetadata, MetadataOptions } from './discovery/authorization-server-metadata.js';
 export {
   OAuthError,

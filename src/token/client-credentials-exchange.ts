@@ -73,6 +73,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Middleware {
         now,
         lifetime: config.tokenLifetime,
       });
+      runtime.telemetry.tokenIssued();
       runtime.audit({
         type: 'token.issued',
         clientId: account.clientId,

@@ -1,5 +1,5 @@
 /**
- * The runnable example API of CONTRACT §5: `npm start` (or `npx tsx examples/server.ts`).
+ * The runnable example API (examples/README.md): `npm start` (or `npx tsx examples/server.ts`).
  *
  *   PORT                    where to listen                              (default 3000)
  *   SERVICE_ACCOUNTS_STORE  sqlite:PATH or postgres://...                (default sqlite:./.data/service-accounts.db)

@@ -30,7 +30,7 @@ import { AdminError } from './admin-errors.js';
 export interface CreateAccountInput {
   /** Shown in audit logs and activity history; 1–200 characters. */
   name: string;
-  /** The hiring platform's client account the service account acts for. */
+  /** The client account (your customer or tenant) the service account acts for; `req.serviceAccount.clientAccountId`. */
   clientAccountId?: string | null;
   /** Allowed scopes (an array, or one space-separated string); none means unrestricted. */
   scopes?: readonly string[] | string;

@@ -1,0 +1,50 @@
+/**
+ * docs/writing-a-store.md promises that its template, as written, passes the contract suite of
+ * `express-service-accounts/testing`, and that the interface has ten methods. The block after the
+ * `<!-- store-template -->` marker is written to a temporary module, imported and run through
+ * `describeAccountStore`, every test of the suite included (none skipped: the template has `watch`).
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AccountStore } from '../../src/index.js';
+import { describeAccountStore } from '../../src/testing/index.js';
+
+const DOC = resolve(__dirname, '..', '..', 'docs', 'writing-a-store.md');
+const text = readFileSync(DOC, 'utf8');
+
+function templateBlock(): string {
+  const found = /^<!-- store-template -->\n```ts\n([\s\S]*?)^```$/m.exec(text);
+  if (!found) throw new Error('docs/writing-a-store.md: no ```ts block after <!-- store-template -->');
+  return found[1]!;
+}
+
+// The template imports types only, so it runs as it is written.
+const file = join(mkdtempSync(join(tmpdir(), 'esa-store-template-')), 'my-account-store.ts');
+writeFileSync(file, templateBlock());
+const { MyAccountStore } = (await import(pathToFileURL(file).href)) as { MyAccountStore: new () => AccountStore };
+
+describe('docs/writing-a-store.md', () => {
+  it('counts the methods of AccountStore right', () => {
+    const source = readFileSync(resolve(__dirname, '..', '..', 'src', 'store', 'account-store.ts'), 'utf8');
+    const body = /export interface AccountStore \{([\s\S]*?)\n\}/.exec(source)![1]!;
+    const methods = body.match(/^ {2}\w+\??\(/gm)!;
+    expect(methods).toHaveLength(10);
+    expect(text).toContain('ten small async methods (three of them\noptional)');
+    expect(text).not.toMatch(/nine small async methods/);
+  });
+
+  it('says to delete watch rather than keep a stub', () => {
+    expect(text).toMatch(/delete the `watch` method/);
+  });
+});
+
+describeAccountStore('the template of docs/writing-a-store.md', async () => ({ store: new MyAccountStore(), cleanup: async () => {} }), {
+  describe,
+  it,
+  expect,
+  beforeEach,
+  afterEach,
+});

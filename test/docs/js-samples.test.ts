@@ -15,7 +15,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 const ROOT = resolve(__dirname, '..', '..');
 
 /** Pages whose every TypeScript sample has a CommonJS one. */
-const PAIRED = ['README.md', 'docs/getting-started.md'];
+const PAIRED = [
+  'README.md',
+  'docs/getting-started.md',
+  'docs/configuration.md',
+  'docs/errors.md',
+  'docs/require-bearer.md',
+  'docs/rotation.md',
+  'docs/stores.md',
+  'docs/token-endpoint.md',
+];
 
 interface Block {
   readonly page: string;

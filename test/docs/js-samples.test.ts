@@ -24,6 +24,7 @@ const PAIRED = [
   'docs/rotation.md',
   'docs/stores.md',
   'docs/token-endpoint.md',
+  'docs/writing-a-store.md',
 ];
 
 interface Block {

@@ -2,11 +2,13 @@
  * docs/writing-a-store.md promises that its template, as written, passes the contract suite of
  * `express-service-accounts/testing`, and that the interface has ten methods. The block after the
  * `<!-- store-template -->` marker is written to a temporary module, imported and run through
- * `describeAccountStore`, every test of the suite included (none skipped: the template has `watch`).
+ * `describeAccountStore`, every test of the suite included (none skipped: the template has `watch`);
+ * so is its CommonJS twin (after `<!-- store-template-cjs -->`), require()d.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccountStore } from '../../src/index.js';
@@ -15,9 +17,9 @@ import { describeAccountStore } from '../../src/testing/index.js';
 const DOC = resolve(__dirname, '..', '..', 'docs', 'writing-a-store.md');
 const text = readFileSync(DOC, 'utf8');
 
-function templateBlock(): string {
-  const found = /^<!-- store-template -->\n```ts\n([\s\S]*?)^```$/m.exec(text);
-  if (!found) throw new Error('docs/writing-a-store.md: no ```ts block after <!-- store-template -->');
+function templateBlock(marker = 'store-template', lang = 'ts'): string {
+  const found = new RegExp(`^<!-- ${marker} -->\\n\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(text);
+  if (!found) throw new Error(`docs/writing-a-store.md: no \`\`\`${lang} block after <!-- ${marker} -->`);
   return found[1]!;
 }
 
@@ -43,10 +45,11 @@ describe('docs/writing-a-store.md', () => {
   });
 });
 
-describeAccountStore('the template of docs/writing-a-store.md', async () => ({ store: new (await MyAccountStore())(), cleanup: async () => {} }), {
-  describe,
-  it,
-  expect,
-  beforeEach,
-  afterEach,
-});
+const suite = { describe, it, expect, beforeEach, afterEach };
+describeAccountStore('the template of docs/writing-a-store.md', async () => ({ store: new (await MyAccountStore())(), cleanup: async () => {} }), suite);
+
+// Its CommonJS twin, require()d as a CommonJS project would.
+const cjsFile = join(dirname(file), 'my-account-store.cjs');
+writeFileSync(cjsFile, templateBlock('store-template-cjs', 'js'));
+const { MyAccountStore: CjsStore } = createRequire(__filename)(cjsFile) as { MyAccountStore: new () => AccountStore };
+describeAccountStore('the CommonJS template of docs/writing-a-store.md', async () => ({ store: new CjsStore(), cleanup: async () => {} }), suite);

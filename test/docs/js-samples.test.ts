@@ -25,6 +25,7 @@ const PAIRED = [
   'docs/stores.md',
   'docs/token-endpoint.md',
   'docs/writing-a-store.md',
+  'docs/clients.md',
 ];
 
 interface Block {

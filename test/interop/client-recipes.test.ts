@@ -1,7 +1,7 @@
 /**
  * The recipes of docs/clients.md, extracted from the page (the block after each
  * `<!-- client-recipe: NAME -->` marker) and run against the example API over a real socket: the
- * `fetch` client in TypeScript and CommonJS, openid-client 6, simple-oauth2 and, where python3 has
+ * `fetch` client, openid-client 6 and simple-oauth2, each in TypeScript and CommonJS, and, where python3 has
  * `requests`, the Python client. The server's clock is injected, so "the token expired" is a step
  * of the test: the fetch and Python clients must then get a new token and retry once.
  */
@@ -98,10 +98,13 @@ describe('docs/clients.md recipes against the example API', () => {
     expect(tokenRequests - before).toBe(2);
   });
 
-  it('openid-client: discovery with the exact issuer (localhost is not 127.0.0.1), a cached token that works', async () => {
-    const { openidClientTokens } = (await import(pathToFileURL(recipeFile('openid-client', 'openid-client.ts')).href)) as {
-      openidClientTokens: (issuer: string, id: string, secret: string) => Promise<() => Promise<string>>;
-    };
+  type OpenidClientTokens = (issuer: string, id: string, secret: string) => Promise<() => Promise<string>>;
+  const openidClientRecipes: [string, () => Promise<OpenidClientTokens>][] = [
+    ['TypeScript', async () => ((await import(pathToFileURL(recipeFile('openid-client', 'openid-client.ts')).href)) as { openidClientTokens: OpenidClientTokens }).openidClientTokens],
+    ['CommonJS', async () => (createRequire(__filename)(recipeFile('openid-client-js', 'openid-client.cjs')) as { openidClientTokens: OpenidClientTokens }).openidClientTokens],
+  ];
+  it.each(openidClientRecipes)('openid-client (%s): discovery with the exact issuer (localhost is not 127.0.0.1), a cached token that works', async (_name, load) => {
+    const openidClientTokens = await load();
     const accessToken = await openidClientTokens(issuer, account.clientId, account.secret.value);
     const first = await accessToken();
     expect(await accessToken()).toBe(first);
@@ -112,10 +115,13 @@ describe('docs/clients.md recipes against the example API', () => {
     await expect(openidClientTokens(otherName, account.clientId, account.secret.value)).rejects.toThrow();
   });
 
-  it('simple-oauth2: a cached token that works', async () => {
-    const { simpleOauth2Tokens } = (await import(pathToFileURL(recipeFile('simple-oauth2', 'simple-oauth2.ts')).href)) as {
-      simpleOauth2Tokens: (baseUrl: string, id: string, secret: string) => () => Promise<string>;
-    };
+  type SimpleOauth2Tokens = (baseUrl: string, id: string, secret: string) => () => Promise<string>;
+  const simpleOauth2Recipes: [string, () => Promise<SimpleOauth2Tokens>][] = [
+    ['TypeScript', async () => ((await import(pathToFileURL(recipeFile('simple-oauth2', 'simple-oauth2.ts')).href)) as { simpleOauth2Tokens: SimpleOauth2Tokens }).simpleOauth2Tokens],
+    ['CommonJS', async () => (createRequire(__filename)(recipeFile('simple-oauth2-js', 'simple-oauth2.cjs')) as { simpleOauth2Tokens: SimpleOauth2Tokens }).simpleOauth2Tokens],
+  ];
+  it.each(simpleOauth2Recipes)('simple-oauth2 (%s): a cached token that works', async (_name, load) => {
+    const simpleOauth2Tokens = await load();
     const accessToken = simpleOauth2Tokens(issuer, account.clientId, account.secret.value);
     const before = tokenRequests;
     const first = await accessToken();

@@ -1,5 +1,5 @@
 /**
- * The runnable example API of CONTRACT §5: `npm start` (or `npx tsx examples/server.ts`).
+ * The runnable example API (examples/README.md): `npm start` (or `npx tsx examples/server.ts`).
  *
  *   PORT                    where to listen                              (default 3000)
  *   SERVICE_ACCOUNTS_STORE  sqlite:PATH or postgres://...                (default sqlite:./.data/service-accounts.db)
@@ -109,6 +109,9 @@ async function main(): Promise<void> {
     await sa.ready(); // create the schema and start watching for changes before saying we are ready
     const demo = await provisionDemoAccount(sa.admin, provisioningLock(settings.store));
     if (demo) printDemoAccount(demo, url);
+    // The provisioning's audit lines are logged off the request path (setImmediate): let them out
+    // first, so "Listening on" is the last line of the start-up, as examples/README.md says.
+    await new Promise((done) => setImmediate(done));
   } catch (error) {
     server.close();
     await Promise.allSettled([sa.close(), activity.close()]);

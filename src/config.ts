@@ -113,7 +113,7 @@ export interface ServiceAccountsOptions {
   bodyLimit?: number;
   /**
    * Accept token requests that a browser marks (an `Origin` or `Sec-Fetch-Site` header). The client
-   * credentials flow is for backend clients only (SPEC §1, §5.7). No CORS headers are sent either way.
+   * credentials flow is for confidential backend clients only (RFC 6749 §4.4; see docs/security.md). No CORS headers are sent either way.
    * @default false
    */
   allowBrowserRequests?: boolean;

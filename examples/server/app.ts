@@ -54,7 +54,7 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   });
   if (metrics) app.get('/metrics', (req, res) => metrics.handle(req, res));
 
-  // RFC 8414 metadata; jwks_uri only when signing is asymmetric (CONTRACT §6).
+  // RFC 8414 metadata; jwks_uri only when signing is asymmetric (docs/token-endpoint.md).
   app.get('/.well-known/oauth-authorization-server', (_req, res) => {
     res.json(sa.authorizationServerMetadata({ tokenEndpoint: `${base}/oauth/token`, jwksUri: `${base}/.well-known/jwks.json` }));
   });

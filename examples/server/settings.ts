@@ -1,5 +1,5 @@
 /**
- * The example server's settings, read once from the environment (CONTRACT §5). A bad value stops the
+ * The example server's settings, read once from the environment (examples/README.md). A bad value stops the
  * server with one clear line and exit code 1.
  */
 import { parseAccountStoreUrl, type AccountStoreLocation } from 'express-service-accounts/sql';

@@ -50,7 +50,7 @@ export interface AccountRecord {
   readonly clientId: string;
   /** Shown in audit logs and activity history against every action of the account. */
   readonly name: string;
-  /** The hiring platform's client account the service account acts for, if any. */
+  /** The client account (your customer or tenant) the service account acts for, if any. */
   readonly clientAccountId: string | null;
   /** Scopes the account may be granted; empty means unrestricted. */
   readonly scopes: readonly string[];

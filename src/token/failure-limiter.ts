@@ -1,6 +1,6 @@
 /**
  * @module failure-limiter
- * Counts failed client authentications per client ID and per client address (CONTRACT §2, 429 row):
+ * Counts failed client authentications per client ID and per client address (docs/security.md):
  * with a limit of N failures a window, the first N failures are answered 401 and every attempt after
  * them, right or wrong, 429 `too_many_requests` with `Retry-After` until the window passes. Successes
  * never count.

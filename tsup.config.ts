@@ -14,8 +14,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
 
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+
 const shared: Options = {
   target: 'node20',
+  // The version reported as the OpenTelemetry instrumentation scope version (src/version.ts).
+  define: { __LIBRARY_VERSION__: JSON.stringify(version) },
   platform: 'node',
   outDir: 'dist',
   sourcemap: true,

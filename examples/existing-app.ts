@@ -33,7 +33,7 @@ app.get('/public/status', (_req, res) => {
 const partner = express.Router();
 partner.use(serviceAccounts.requireBearer());
 partner.get('/orders', (req, res) => {
-  // Every action is attributed to the account's name (SPEC §1).
+  // Every action is attributed to the account's name.
   res.json({ orders: [], requestedBy: req.serviceAccount?.name });
 });
 partner.post('/orders', serviceAccounts.requireBearer({ scope: 'orders:write' }), (req, res) => {

@@ -1,5 +1,5 @@
 /**
- * The runnable example API of CONTRACT §5: `npm start` (or `npx tsx examples/server.ts`).
+ * The runnable example API (examples/README.md): `npm start` (or `npx tsx examples/server.ts`).
  *
  *   PORT                    where to listen                              (default 3000)
  *   SERVICE_ACCOUNTS_STORE  sqlite:PATH or postgres://...                (default sqlite:./.data/service-accounts.db)
@@ -8,12 +8,15 @@
  *   TOKEN_FAILURE_LIMIT     failed authentications per client ID and per address per minute before 429; 0 = off (default 10)
  *   TOKEN_SIGNING_KEY       ≥ 32 characters (HS256) or a PEM EC P-256 private key (ES256);
  *                           generated once beside a SQLite file when absent; required with PostgreSQL
+ *   METRICS                 1: Prometheus metrics at GET /metrics through the OpenTelemetry SDK (default 0)
+ *
+ * Every request is logged as one JSON line on stdout; GET /healthz is liveness, GET /readyz readiness.
  *
  * It imports only the package's public entry points, as an application would.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createServiceAccounts, type AuditEvent, type CreatedAccount, type ServiceAccounts } from 'express-service-accounts';
+import { createServiceAccounts, type CreatedAccount, type ServiceAccounts } from 'express-service-accounts';
 import { openAccountStore } from 'express-service-accounts/sql';
 import { openActivityStore } from './server/activity-store.js';
 import { activityEntry, createApp } from './server/app.js';
@@ -21,6 +24,7 @@ import { provisionDemoAccount } from './server/demo-account.js';
 import { provisioningLock } from './server/provisioning-lock.js';
 import { readSettings, StartupError } from './server/settings.js';
 import { resolveSigningKey } from './server/signing-key.js';
+import { createLogger, createMetrics, createRequestLogger, logAudit, logOperationalEvent } from './server/observability.js';
 
 function listen(server: Server, port: number): Promise<number> {
   return new Promise((done, fail) => {
@@ -47,12 +51,6 @@ function printDemoAccount(account: CreatedAccount, url: string): void {
   );
 }
 
-/** One line per audit event, never with a secret (the hook never receives one). */
-function logAudit(event: AuditEvent): void {
-  const { type, at, ...rest } = event;
-  console.log(`audit ${at.toISOString()} ${type} ${JSON.stringify(rest)}`);
-}
-
 async function main(): Promise<void> {
   const settings = readSettings(process.env);
   const signingKey = resolveSigningKey(settings.signingKey, settings.store);
@@ -63,6 +61,8 @@ async function main(): Promise<void> {
   const url = `http://localhost:${port}`;
   const issuer = settings.issuer ?? url;
 
+  const logger = createLogger();
+  const metrics = settings.metrics ? createMetrics() : undefined;
   const activity = openActivityStore(settings.store);
   let sa: ServiceAccounts;
   try {
@@ -72,8 +72,10 @@ async function main(): Promise<void> {
       signingKeys: [signingKey.key],
       tokenLifetime: settings.tokenLifetime,
       failureLimit: settings.failureLimit,
+      ...(metrics && { telemetry: { meterProvider: metrics.meterProvider } }),
+      onEvent: (event) => logOperationalEvent(logger, event),
       onAudit: (event) => {
-        logAudit(event);
+        logAudit(logger, event);
         if (event.type === 'token.issued') {
           const actor = { type: 'service_account', clientId: event.clientId, name: event.name } as const;
           activity.record(activityEntry('token.issued', actor)).catch((error: unknown) => {
@@ -86,7 +88,7 @@ async function main(): Promise<void> {
     server.close();
     throw error instanceof TypeError ? new StartupError(error.message) : error;
   }
-  server.on('request', createApp(sa, issuer, activity));
+  server.on('request', createApp(sa, { issuer, activity, requestLogger: createRequestLogger(logger), ...(metrics && { metrics }) }));
 
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -96,7 +98,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => server.closeAllConnections(), 5000);
     force.unref();
     server.close(() => {
-      void Promise.allSettled([sa.close(), activity.close()]).finally(() => process.exit(0));
+      void Promise.allSettled([sa.close(), activity.close(), metrics?.shutdown()]).finally(() => process.exit(0));
     });
     server.closeIdleConnections();
   };
@@ -107,6 +109,9 @@ async function main(): Promise<void> {
     await sa.ready(); // create the schema and start watching for changes before saying we are ready
     const demo = await provisionDemoAccount(sa.admin, provisioningLock(settings.store));
     if (demo) printDemoAccount(demo, url);
+    // The provisioning's audit lines are logged off the request path (setImmediate): let them out
+    // first, so "Listening on" is the last line of the start-up, as examples/README.md says.
+    await new Promise((done) => setImmediate(done));
   } catch (error) {
     server.close();
     await Promise.allSettled([sa.close(), activity.close()]);
@@ -114,6 +119,7 @@ async function main(): Promise<void> {
     throw new StartupError(`cannot use the account store: ${error instanceof Error ? error.message : String(error)}${cause}`);
   }
 
+  if (metrics) console.log(`Metrics: ${url}/metrics (Prometheus text format)`);
   console.log(`Signing key: ${signingKey.origin}. Issuer: ${issuer}`);
   console.log(`Listening on ${url}`);
 }

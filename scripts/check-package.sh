@@ -28,14 +28,12 @@ else
 fi
 
 step() { printf '\n== package check: %s\n' "$*"; }
-
-# The versions the repository is developed against, so the install is served from npm's cache.
-version() { (cd "$repo" && node -p "require('$1/package.json').version"); }
+# pack_package, repo_version
+source "$repo/scripts/lib/pack.sh"
 
 step "npm pack"
-tarball_name="$(cd "$repo" && npm pack --silent --pack-destination "$work" | tail -n 1)"
-tarball="$work/$tarball_name"
-test -f "$tarball"
+tarball="$(pack_package "$work")"
+tarball_name="$(basename "$tarball")"
 tar -tzf "$tarball" | sort > "$work/contents.txt"
 for required in package/package.json package/README.md package/LICENSE package/CHANGELOG.md \
   package/dist/index.js package/dist/index.mjs package/dist/index.d.ts package/dist/index.d.mts \
@@ -60,12 +58,12 @@ JSON
   cd "$project"
   npm install --prefer-offline --no-audit --no-fund --loglevel=error \
     "$tarball" \
-    "express@$(version express)" \
-    "better-sqlite3@$(version better-sqlite3)" \
-    "vitest@$(version vitest)" \
-    "typescript@$(version typescript)" \
-    "@types/express@$(version @types/express)" \
-    "@types/node@$(version @types/node)"
+    "express@$(repo_version express)" \
+    "better-sqlite3@$(repo_version better-sqlite3)" \
+    "vitest@$(repo_version vitest)" \
+    "typescript@$(repo_version typescript)" \
+    "@types/express@$(repo_version @types/express)" \
+    "@types/node@$(repo_version @types/node)"
 )
 
 step "require() and import"

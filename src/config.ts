@@ -5,8 +5,10 @@
  */
 import type { AccountStore } from './store/account-store.js';
 import type { AuditEvent } from './audit/audit-events.js';
+import type { OperationalEvent } from './observability/operational-events.js';
+import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './tokens/keyring.js';
-import { checkKnownKeys, fail, integer, nonEmptyString } from './config-checks.js';
+import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
 
 /**
@@ -85,6 +87,18 @@ export interface ServiceAccountsOptions {
    * changes). Never receives a secret. Called off the request path; a hook that throws or rejects is ignored.
    */
   onAudit?: (event: AuditEvent) => void | Promise<void>;
+  /**
+   * Told when the service degrades or recovers: the store becomes unreachable or answers again, the
+   * change feed loses or regains its push connection, the limiter's Redis fails, the secret-check queue
+   * fills up. A few events per outage, never one per request, and never a secret. Called off the
+   * request path; what it throws or rejects is ignored. See docs/observability.md.
+   */
+  onEvent?: (event: OperationalEvent) => void | Promise<void>;
+  /**
+   * OpenTelemetry metrics and traces (no-ops until your app installs an OpenTelemetry SDK).
+   * @default the global providers; bearer checks are not traced
+   */
+  telemetry?: TelemetryOptions;
   /** Live (unrevoked) secrets allowed per account; adding one more fails. @default 5 */
   maxSecretsPerAccount?: number;
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
@@ -101,7 +115,7 @@ export interface ServiceAccountsOptions {
   bodyLimit?: number;
   /**
    * Accept token requests that a browser marks (an `Origin` or `Sec-Fetch-Site` header). The client
-   * credentials flow is for backend clients only (SPEC §1, §5.7). No CORS headers are sent either way.
+   * credentials flow is for confidential backend clients only (RFC 6749 §4.4; see docs/security.md). No CORS headers are sent either way.
    * @default false
    */
   allowBrowserRequests?: boolean;
@@ -139,6 +153,8 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly tokenLifetime: number;
   readonly clockTolerance: number;
   readonly realm: string;
+  readonly onEvent: ((event: OperationalEvent) => void | Promise<void>) | undefined;
+  readonly telemetry: Readonly<TelemetryOptions>;
   readonly maxQueuedSecretChecks: number;
   readonly bodyLimit: number;
   readonly allowBrowserRequests: boolean;
@@ -147,10 +163,29 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 }
 
 const KNOWN_OPTIONS = new Set<string>([
-  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'realm', 'onAudit',
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'realm', 'onAudit', 'onEvent', 'telemetry',
   'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);
+
+function resolveTelemetry(value: unknown): Readonly<TelemetryOptions> {
+  if (value === undefined) return Object.freeze({});
+  if (typeof value !== 'object' || value === null) fail('telemetry', 'must be an object');
+  const options = value as TelemetryOptions;
+  for (const key of Object.keys(options)) {
+    if (!['meterProvider', 'tracerProvider', 'traceBearerChecks'].includes(key)) fail(`telemetry.${key}`, 'is not a known option');
+  }
+  if (options.meterProvider !== undefined && typeof options.meterProvider?.getMeter !== 'function') {
+    fail('telemetry.meterProvider', 'must be an OpenTelemetry MeterProvider');
+  }
+  if (options.tracerProvider !== undefined && typeof options.tracerProvider?.getTracer !== 'function') {
+    fail('telemetry.tracerProvider', 'must be an OpenTelemetry TracerProvider');
+  }
+  if (options.traceBearerChecks !== undefined && typeof options.traceBearerChecks !== 'boolean') {
+    fail('telemetry.traceBearerChecks', 'must be a boolean');
+  }
+  return Object.freeze({ ...options });
+}
 
 function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
   if (value === false) return false;
@@ -183,6 +218,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
   const admin = resolveAdminSettings(options);
   const issuer = nonEmptyString('issuer', options.issuer);
   const audience = options.audience === undefined ? issuer : nonEmptyString('audience', options.audience);
+  const onEvent = optionalFunction('onEvent', options.onEvent);
   if (options.allowBrowserRequests !== undefined && typeof options.allowBrowserRequests !== 'boolean') {
     fail('allowBrowserRequests', 'must be a boolean');
   }
@@ -198,6 +234,8 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, 86_400),
     clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, 300),
     realm,
+    onEvent,
+    telemetry: resolveTelemetry(options.telemetry),
     maxQueuedSecretChecks: integer('maxQueuedSecretChecks', options.maxQueuedSecretChecks, 256, 0, 100_000),
     bodyLimit: integer('bodyLimit', options.bodyLimit, 8192, 256, 1_048_576),
     allowBrowserRequests: options.allowBrowserRequests ?? false,

@@ -160,7 +160,7 @@ export class InvalidClientError extends OAuthError {
 }
 
 /**
- * 400 `invalid_grant`: `grant_type` missing or not `client_credentials` (SPEC §4.1 rule 1).
+ * 400 `invalid_grant`: `grant_type` missing or not `client_credentials` (see docs/errors.md).
  *
  * @example
  * ```ts

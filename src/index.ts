@@ -33,6 +33,7 @@ export type {
   AddSecretOptions,
   AddSecretResult,
   AccountChangeListener,
+  WatchOptions,
 } from './store/account-store.js';
 export { MemoryAccountStore } from './store/memory-account-store.js';
 export type {
@@ -43,6 +44,16 @@ export type {
   AccountEvent,
   SecretEvent,
 } from './audit/audit-events.js';
+export type {
+  OperationalEvent,
+  DependencyUnavailableEvent,
+  DependencyRecoveredEvent,
+  ChangeFeedEvent,
+  ChangeFeedState,
+  SecretChecksSaturatedEvent,
+} from './observability/operational-events.js';
+export type { HealthReport, HealthStatus } from './observability/health.js';
+export type { TelemetryOptions } from './observability/telemetry.js';
 export type { AuthorizationServerMetadata, MetadataOptions } from './discovery/authorization-server-metadata.js';
 export {
   OAuthError,

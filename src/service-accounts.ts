@@ -9,6 +9,7 @@ import { createRuntime } from './runtime.js';
 import { createTokenRouter } from './token/token-router.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
 import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
+import type { HealthReport } from './observability/health.js';
 import {
   buildAuthorizationServerMetadata,
   type AuthorizationServerMetadata,
@@ -51,6 +52,20 @@ export interface ServiceAccounts {
   readonly config: ResolvedConfig;
   /** Initialises the store and starts watching for changes; called lazily by the first request otherwise. */
   ready(): Promise<void>;
+  /**
+   * The state of each part this instance depends on, checked now: the store (probed with a read), the
+   * change feed, the limiter's backend and the secret-check queue, with an overall `ok`, `degraded` or
+   * `unavailable`. Never throws; answers within `storeTimeout`. See docs/observability.md.
+   *
+   * @example
+   * ```ts
+   * app.get('/readyz', async (_req, res) => {
+   *   const report = await sa.health()
+   *   res.status(report.store.status === 'ok' ? 200 : 503).json(report)
+   * })
+   * ```
+   */
+  health(): Promise<HealthReport>;
   /** Stops watching, releases the limiter and closes the store. */
   close(): Promise<void>;
 }
@@ -90,6 +105,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     jwks: config.keyring.jwks,
     config,
     ready: () => runtime.ready(),
+    health: () => runtime.health(),
     close: () => runtime.close(),
   });
 }

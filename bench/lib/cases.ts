@@ -73,6 +73,14 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       prepare: libraryBearer,
     },
     {
+      id: 'library-memory-otel',
+      label: 'requireBearer, memory, OpenTelemetry SDK (info)',
+      group: 'bearer',
+      server: 'library',
+      config: { store: 'memory', otelSdk: true },
+      prepare: libraryBearer,
+    },
+    {
       id: 'library-postgres',
       label: 'requireBearer, PostgreSQL store (watch)',
       group: 'bearer',
@@ -132,6 +140,17 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       group: 'token',
       server: 'library',
       config: { store: 'memory' },
+      prepare: async (ready) => {
+        await checkTokenEndpoint(ready.port, needClient(ready));
+        return tokenRequest(needClient(ready));
+      },
+    },
+    {
+      id: 'library-token-otel',
+      label: 'token endpoint, repeat client, OpenTelemetry SDK (info)',
+      group: 'token',
+      server: 'library',
+      config: { store: 'memory', otelSdk: true },
       prepare: async (ready) => {
         await checkTokenEndpoint(ready.port, needClient(ready));
         return tokenRequest(needClient(ready));

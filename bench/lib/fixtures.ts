@@ -41,6 +41,8 @@ export interface ServerConfig {
   readonly token?: string;
   /** Bare server: read the token request body with `express.urlencoded()` before answering. */
   readonly parseBody?: boolean;
+  /** Library server: install the OpenTelemetry metrics SDK with a reader (default: the API alone, no SDK). */
+  readonly otelSdk?: boolean;
   /**
    * Flood case (bench/flood.ts): trust `X-Forwarded-For` (so each request can come from its own
    * address), no failure limiter (the bcrypt gate alone), and `accounts` fresh accounts to report.

@@ -3,13 +3,22 @@
  * express-service-accounts as a host would mount it: the token router at /oauth and `requireBearer`
  * (with a scope) on the protected route. The store is the memory store or a SQL store by URL; the
  * revocation check is always on (the account status is read from the account cache on every request).
+ * With `otelSdk`, the OpenTelemetry metrics SDK is installed with a reader (collected by nobody during
+ * the run, as a Prometheus exporter between scrapes); without it, only the OpenTelemetry API is present.
  * With `flood` (bench/flood.ts): `trust proxy` on, no failure limiter, and fresh accounts reported.
  */
 import express from 'express';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
 import { openAccountStore } from '../../src/sql/index.js';
 import { AUDIENCE, HS256_KEY, ISSUER, KID, PROTECTED_PATH, RESOURCE, SCOPE } from '../lib/fixtures.js';
 import { readConfig, run, serve } from './serve.js';
+
+/** A reader that only holds what the SDK aggregates (what a pull exporter does between scrapes). */
+class HeldReader extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
 
 run(async () => {
   const config = readConfig();
@@ -20,6 +29,7 @@ run(async () => {
     issuer: ISSUER,
     audience: AUDIENCE,
     signingKeys: [{ alg: 'HS256', key: HS256_KEY, kid: KID }],
+    ...(config.otelSdk && { telemetry: { meterProvider: new MeterProvider({ readers: [new HeldReader()] }) } }),
     ...(config.flood ? { failureLimit: false as const } : {}),
   });
   await sa.ready();

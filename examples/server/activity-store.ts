@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import type { AccountStoreLocation } from 'express-service-accounts/sql';
 import pg from 'pg';
 
-/** Who did something: the service account, by name (SPEC §1: actions are attributed to its name). */
+/** Who did something: the service account, by name (every action is attributed to its name). */
 export interface Actor {
   readonly type: 'service_account';
   readonly clientId: string;

@@ -6,6 +6,19 @@ import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import type { ServiceAccounts } from 'express-service-accounts';
 import type { ActivityEntry, ActivityStore, Actor, Job } from './activity-store.js';
+import type { HttpLogger } from 'pino-http';
+import type { Metrics } from './observability.js';
+
+/** What the app is given besides the service accounts instance. */
+export interface AppParts {
+  /** The public base URL the discovery documents point to. */
+  readonly issuer: string;
+  readonly activity: ActivityStore;
+  /** Logs one JSON line per request. */
+  readonly requestLogger?: HttpLogger;
+  /** With METRICS=1: serves GET /metrics. */
+  readonly metrics?: Metrics;
+}
 
 /** A new activity entry, now. */
 export function activityEntry(action: ActivityEntry['action'], actor: Actor, target?: ActivityEntry['target']): ActivityEntry {
@@ -21,17 +34,27 @@ function jsonError(status: number, error: string, description: string): { status
   return { status, body: { error, error_description: description } };
 }
 
-/** Builds the app. `issuer` is the public base URL the discovery documents point to. */
-export function createApp(sa: ServiceAccounts, issuer: string, activity: ActivityStore): Express {
+/** Builds the app. */
+export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics }: AppParts): Express {
   const app = express();
   app.disable('x-powered-by');
   const base = issuer.replace(/\/+$/, '');
+  if (requestLogger) app.use(requestLogger);
 
+  // Liveness: the process serves requests. It looks at nothing else, so a database outage never gets
+  // the process restarted (Kubernetes livenessProbe).
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // Readiness: 503 while the account store does not answer (Kubernetes readinessProbe), with the
+  // state of every part; 200 when it answers, even if something else is degraded.
+  app.get('/readyz', async (_req, res) => {
+    const report = await sa.health();
+    res.status(report.store.status === 'ok' ? 200 : 503).json(report);
+  });
+  if (metrics) app.get('/metrics', (req, res) => metrics.handle(req, res));
 
-  // RFC 8414 metadata; jwks_uri only when signing is asymmetric (CONTRACT §6).
+  // RFC 8414 metadata; jwks_uri only when signing is asymmetric (docs/token-endpoint.md).
   app.get('/.well-known/oauth-authorization-server', (_req, res) => {
     res.json(sa.authorizationServerMetadata({ tokenEndpoint: `${base}/oauth/token`, jwksUri: `${base}/.well-known/jwks.json` }));
   });

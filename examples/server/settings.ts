@@ -1,5 +1,5 @@
 /**
- * The example server's settings, read once from the environment (CONTRACT §5). A bad value stops the
+ * The example server's settings, read once from the environment (examples/README.md). A bad value stops the
  * server with one clear line and exit code 1.
  */
 import { parseAccountStoreUrl, type AccountStoreLocation } from 'express-service-accounts/sql';
@@ -26,6 +26,8 @@ export interface ServerSettings {
   readonly failureLimit: { max: number; windowSeconds: number } | false;
   /** TOKEN_SIGNING_KEY, as given (parsed by signing-key.ts). */
   readonly signingKey: string | undefined;
+  /** METRICS=1: serve Prometheus metrics at GET /metrics. */
+  readonly metrics: boolean;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -36,6 +38,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new StartupError(`${name} must be an integer from ${min} to ${max}`);
   }
   return value;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase() ?? '';
+  if (raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new StartupError(`${name} must be 1 or 0`);
 }
 
 /** Reads the settings from `env`; throws {@link StartupError} naming the first bad variable. */
@@ -60,5 +69,6 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     issuer,
     failureLimit: failures === 0 ? false : { max: failures, windowSeconds: 60 },
     signingKey: env.TOKEN_SIGNING_KEY === '' ? undefined : env.TOKEN_SIGNING_KEY,
+    metrics: flag(env, 'METRICS'),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The example server's signing key (CONTRACT §5 TOKEN_SIGNING_KEY):
+ * The example server's signing key (TOKEN_SIGNING_KEY in examples/README.md):
  * - a text of at least 32 characters: its UTF-8 bytes are an HS256 key;
  * - a PEM private key: ES256 for EC P-256 (RS256 for RSA);
  * - absent, SQLite store: a random key generated once and kept beside the database file, readable by

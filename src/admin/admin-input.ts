@@ -27,7 +27,10 @@ export interface CreateAccountInput {
    * when it contains a client secret anywhere or is exactly a client ID.
    */
   name: string;
-  /** The hiring platform's client account the service account acts for; refused like `name` when it holds a credential. */
+  /**
+   * The client account (your customer or tenant) the service account acts for;
+   * `req.serviceAccount.clientAccountId`. Refused like `name` when it holds a credential.
+   */
   clientAccountId?: string | null;
   /** Allowed scopes (an array, or one space-separated string); none means unrestricted. */
   scopes?: readonly string[] | string;

@@ -4,6 +4,7 @@
  * known, name) and never carries a secret or a hash.
  */
 import type { ClientAuthenticationFailure, InvalidTokenReason } from '../errors.js';
+import { createHookEmitter } from '../observability/hook-emitter.js';
 
 interface AuditBase {
   /** When it happened (the configured clock). */
@@ -141,23 +142,10 @@ export type AuditEvent =
 /** An event before its timestamp is added. */
 export type AuditEventInput = AuditEvent extends infer E ? (E extends AuditEvent ? Omit<E, 'at'> : never) : never;
 
-/**
- * Returns an emitter that stamps events and hands them to the hook off the request path: a hook that
- * throws, rejects or is slow never breaks or delays a request.
- */
+/** Returns the emitter of audit events (see {@link createHookEmitter}). */
 export function createAuditEmitter(
   hook: ((event: AuditEvent) => void | Promise<void>) | undefined,
   now: () => Date,
 ): (event: AuditEventInput) => void {
-  if (!hook) return () => {};
-  return (input) => {
-    const event = Object.freeze({ ...input, at: now() }) as AuditEvent;
-    setImmediate(() => {
-      try {
-        Promise.resolve(hook(event)).catch(() => {});
-      } catch {
-        // The hook's failure is the host's to log; it never reaches the request.
-      }
-    });
-  };
+  return createHookEmitter<AuditEvent>(hook, now) as (event: AuditEventInput) => void;
 }

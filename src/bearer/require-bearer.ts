@@ -83,7 +83,7 @@ function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean {
 
 /** Builds `requireBearer` for one runtime. */
 export function createRequireBearer(runtime: Runtime) {
-  const { config } = runtime;
+  const { config, telemetry } = runtime;
   // One cache per instance, shared by every requireBearer() route.
   const tokens = new VerifiedTokenCache({
     keyring: config.keyring,
@@ -98,6 +98,7 @@ export function createRequireBearer(runtime: Runtime) {
 
     const refuse = (res: ServerResponse, error: unknown, claims?: AccessTokenClaims, account?: AccountRecord): void => {
       const err = toOAuthError(error);
+      telemetry.bearerCheckRefused(err.code, err instanceof InvalidTokenError ? err.reason : undefined);
       if (err instanceof InvalidTokenError || err instanceof InsufficientScopeError) {
         runtime.audit({
           type: 'token.refused',
@@ -134,7 +135,7 @@ export function createRequireBearer(runtime: Runtime) {
       next();
     };
 
-    return (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
+    const check = (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
       let token: string | undefined;
       let claims: AccessTokenClaims;
       try {
@@ -158,5 +159,27 @@ export function createRequireBearer(runtime: Runtime) {
           (err: unknown) => refuse(res, err, claims),
         );
     };
+    return telemetry.traceBearerChecks ? traced(check) : check;
   };
+
+  /** `check` with a span per request (the `telemetry.traceBearerChecks` option). */
+  function traced(check: (req: IncomingMessage, res: ServerResponse, next: NodeNext) => void) {
+    return (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
+      const span = telemetry.tracer.startSpan('service_accounts.bearer_check');
+      let ended = false;
+      const end = (): void => {
+        if (ended) return;
+        ended = true;
+        span.end();
+      };
+      res.once('close', () => {
+        span.setAttribute('http.response.status_code', res.statusCode);
+        end();
+      });
+      check(req, res, (err) => {
+        end();
+        next(err);
+      });
+    };
+  }
 }

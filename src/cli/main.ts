@@ -1,7 +1,7 @@
 /**
  * @module main
  * Entry point of the `service-accounts` bin: runs the command line and exits 0 on success, 1 on a
- * failure (one line on stderr, never a stack trace) and 2 on a usage error (CONTRACT §4).
+ * failure (one line on stderr, never a stack trace) and 2 on a usage error (docs/cli.md).
  */
 import { CommanderError } from 'commander';
 import { AdminError } from '../admin/admin-errors.js';

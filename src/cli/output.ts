@@ -1,6 +1,6 @@
 /**
  * @module output
- * What each CLI command prints: the exact `--json` documents of CONTRACT §4 (dates as ISO strings,
+ * What each CLI command prints: the exact `--json` documents of docs/cli.md (dates as ISO strings,
  * `null` when absent) and their human-readable counterparts. No function here prints a hash, and only
  * the two that create a secret print its value.
  */

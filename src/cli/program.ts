@@ -25,7 +25,7 @@ import {
 } from './output.js';
 import { UsageError } from './usage-error.js';
 
-/** The store used when neither `--store` nor `SERVICE_ACCOUNTS_STORE` names one (CONTRACT §4). */
+/** The store used when neither `--store` nor `SERVICE_ACCOUNTS_STORE` names one (docs/cli.md). */
 export const DEFAULT_STORE_URL = 'sqlite:./.data/service-accounts.db';
 
 /** Where the CLI writes. */
@@ -75,7 +75,12 @@ export function buildProgram(io: CliIo): Command {
   // Settings set before .command() are inherited by every subcommand.
   program
     .exitOverride()
-    .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })
+    .configureOutput({
+      writeOut: (text) => io.stdout(text),
+      writeErr: (text) => io.stderr(text),
+      // Commander's own messages ("error: unknown option '--bogus'") carry the prefix of all the others.
+      outputError: (text, write) => write(`service-accounts: ${text.replace(/^error: /, '')}`),
+    })
     .configureHelp({ showGlobalOptions: true })
     .allowExcessArguments(false);
 
@@ -181,6 +186,18 @@ export function buildProgram(io: CliIo): Command {
           const status = enabled ? await admin.enableAccount(clientId) : await admin.disableAccount(clientId);
           return { json: accountStatusJson(status), text: accountStatusText(status) };
         });
+      });
+  }
+
+  // `secret add` and `secret revoke` typed without `secret`: say so rather than just "unknown command".
+  for (const word of ['add', 'revoke']) {
+    program
+      .command(word, { hidden: true })
+      .argument('[arguments...]')
+      .allowUnknownOption()
+      .helpOption(false)
+      .action(() => {
+        throw new UsageError(`unknown command '${word}' (did you mean 'service-accounts secret ${word}'?)`);
       });
   }
 

@@ -6,6 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import type { AccountStore } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
 
 /** How often, at most, one secret's `lastUsedAt` is written. */
 export const SECRET_USE_WRITE_INTERVAL_MS = 60_000;
@@ -16,13 +17,14 @@ export class SecretUseRecorder {
   constructor(
     private readonly store: AccountStore,
     private readonly timeout: number,
+    private readonly observer?: CallObserver,
   ) {}
 
   record(clientId: string, secretId: string, at: Date): void {
     const last = this.#written.get(secretId);
     if (last !== undefined && at.getTime() - last < SECRET_USE_WRITE_INTERVAL_MS) return;
     this.#written.set(secretId, at.getTime());
-    callStore(() => this.store.recordSecretUse(clientId, secretId, at), this.timeout, 'recordSecretUse').catch(() => {
+    callStore(() => this.store.recordSecretUse(clientId, secretId, at), this.timeout, 'recordSecretUse', this.observer).catch(() => {
       this.#written.delete(secretId);
     });
   }

@@ -9,7 +9,12 @@
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { hashSecret, verifySecretHash } from './hash-secret.js';
-import { BcryptGate, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
+import { BcryptGate, DEFAULT_BCRYPT_QUEUE, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
+import { TemporarilyUnavailableError } from '../errors.js';
+import type { Telemetry } from '../observability/telemetry.js';
+
+/** At most one "queue full" report in this many milliseconds. */
+const SATURATION_REPORT_INTERVAL_MS = 10_000;
 
 /** Tuning of {@link SecretVerifier}. */
 export interface SecretVerifierOptions {
@@ -21,6 +26,10 @@ export interface SecretVerifierOptions {
   readonly ttl?: number;
   /** Bounds on concurrent bcrypt compares (see {@link BcryptGate}). @default { concurrency: 2, queue: 256, perKey: 16 } */
   readonly gate?: BcryptGateOptions;
+  /** Records queue wait and compare durations. */
+  readonly telemetry?: Pick<Telemetry, 'secretVerified' | 'secretQueueWait'>;
+  /** Told (at most every 10 s) that a check was refused because the queue was full. */
+  readonly onSaturated?: (queued: number) => void;
 }
 
 /** See the module description. One per `ServiceAccounts` instance. */
@@ -30,11 +39,18 @@ export class SecretVerifier {
   readonly #verified: LRUCache<string, Buffer>;
   readonly #rounds: number;
   readonly #gate: BcryptGate;
+  readonly #queueLimit: number;
+  readonly #telemetry: SecretVerifierOptions['telemetry'];
+  readonly #onSaturated: SecretVerifierOptions['onSaturated'];
+  #saturationReportedAt = -Infinity;
   #dummyHash: Promise<string> | undefined;
 
   constructor(options: SecretVerifierOptions) {
     this.#rounds = options.rounds;
     this.#gate = new BcryptGate(options.gate);
+    this.#queueLimit = options.gate?.queue ?? DEFAULT_BCRYPT_QUEUE;
+    this.#telemetry = options.telemetry;
+    this.#onSaturated = options.onSaturated;
     this.#verified = new LRUCache({ max: options.max ?? 10_000, ttl: options.ttl ?? 600_000 });
   }
 
@@ -68,9 +84,40 @@ export class SecretVerifier {
     const against = hash ?? (await this.dummyHash());
     // Every compare, real or dummy, waits for a slot and its address's turn: a flood cannot exhaust
     // libuv's thread pool nor starve other addresses (→ 503 when the queue or the key's share is full).
-    const ok = await this.#gate.run(() => verifySecretHash(value, against), keys);
+    const ok = await this.#compare(value, against, keys);
     if (ok && hash !== undefined && mayUseCache) this.#verified.set(hash, this.#mac(value));
     return ok && hash !== undefined;
+  }
+
+  /** bcrypt compares running now, waiting, and how many may wait. */
+  get load(): { running: number; queued: number; queueLimit: number } {
+    return { running: this.#gate.running, queued: this.#gate.queued, queueLimit: this.#queueLimit };
+  }
+
+  async #compare(value: string, hash: string, keys: BcryptGateKeys): Promise<boolean> {
+    const telemetry = this.#telemetry;
+    const queuedAt = performance.now();
+    try {
+      return await this.#gate.run(async () => {
+        const startedAt = performance.now();
+        telemetry?.secretQueueWait((startedAt - queuedAt) / 1000);
+        try {
+          return await verifySecretHash(value, hash);
+        } finally {
+          telemetry?.secretVerified((performance.now() - startedAt) / 1000);
+        }
+      }, keys);
+    } catch (error) {
+      if (error instanceof TemporarilyUnavailableError) this.#reportSaturation();
+      throw error;
+    }
+  }
+
+  #reportSaturation(): void {
+    const now = performance.now();
+    if (!this.#onSaturated || now - this.#saturationReportedAt < SATURATION_REPORT_INTERVAL_MS) return;
+    this.#saturationReportedAt = now;
+    this.#onSaturated(this.#gate.queued);
   }
 
   /** Forgets every remembered secret (e.g. when the store reports that anything may have changed). */

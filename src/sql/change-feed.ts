@@ -1,27 +1,14 @@
 /**
  * @module change-feed
  * Turns the `account_changes` table (polled) and an optional push channel (PostgreSQL `LISTEN`) into
- * calls of `watch()` listeners, without ever throwing into the caller or the event loop.
+ * calls of `watch()` listeners, without ever throwing into the caller or the event loop. The polling
+ * and the push channel themselves are the {@link FeedLoop}'s (feed-loop.ts); this module fans them out.
  */
-import type { AccountChangeListener } from '../store/account-store.js';
-import { callStore } from '../store/call-store.js';
-import { FeedWatchdog } from './feed-watchdog.js';
+import type { AccountChangeListener, WatchOptions } from '../store/account-store.js';
+import type { ChangeFeedState } from '../observability/operational-events.js';
+import { FeedLoop } from './feed-loop.js';
 
-/**
- * The client ID passed to listeners when changes may have been missed (the feed or the push channel
- * failed): "everything may have changed", drop every cached account.
- *
- * @example
- * ```ts
- * import type { AccountRecord } from 'express-service-accounts'
- * import { ALL_ACCOUNTS, openAccountStore } from 'express-service-accounts/sql'
- *
- * const cache = new Map<string, AccountRecord>()
- * const store = openAccountStore(process.env.SERVICE_ACCOUNTS_STORE ?? 'sqlite:./.data/service-accounts.db')
- * await store.watch((clientId) => (clientId === ALL_ACCOUNTS ? cache.clear() : cache.delete(clientId)))
- * ```
- */
-export const ALL_ACCOUNTS = '*';
+export { ALL_ACCOUNTS } from './feed-loop.js';
 
 /**
  * One row of the change feed.
@@ -72,23 +59,7 @@ export interface ChangeFeedOptions {
   readonly onError: (error: unknown) => void;
 }
 
-const POLL_BATCH = 500;
-/**
- * Longest a poll may wait for the database before it is abandoned (counted as a failure) and the next
- * one starts, on a fresh connection if the old one silently died.
- */
-export const POLL_DEADLINE_MS = 750;
-/**
- * How much longer than `pollIntervalMs` the feed may go without a successful poll. A poll that started
- * at time `s` and succeeded has delivered every change committed before `s`; when no later poll has
- * succeeded by `s + pollIntervalMs + POLL_GRACE_MS`, listeners get `'*'`. So a change is delivered, or
- * every cache told to stop trusting itself, within `pollIntervalMs + POLL_GRACE_MS` of its commit
- * (400 ms by default), whatever happens to the push channel or the database.
- */
-export const POLL_GRACE_MS = 200;
-const MAX_BATCHES_PER_POLL = 20;
-const LISTEN_RETRY_MIN_MS = 500;
-const LISTEN_RETRY_MAX_MS = 30_000;
+export { POLL_DEADLINE_MS, POLL_GRACE_MS } from './feed-loop.js';
 
 /**
  * Fans the change feed out to listeners. One poll loop (and one push connection) serves every
@@ -102,7 +73,7 @@ const LISTEN_RETRY_MAX_MS = 30_000;
  */
 export class ChangeFeed {
   readonly #options: ChangeFeedOptions;
-  readonly #listeners = new Set<{ readonly listener: AccountChangeListener }>();
+  readonly #listeners = new Set<Watcher>();
   #run: { readonly loop: FeedLoop; readonly started: Promise<void> } | undefined;
   #closed = false;
 
@@ -110,18 +81,22 @@ export class ChangeFeed {
     this.#options = options;
   }
 
-  /** Adds a listener, starting the loop from the current end of the feed. */
-  async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {
+  /**
+   * Adds a listener, starting the loop from the current end of the feed. `options.onStateChange` is
+   * told the feed's state once watching has started, then on every change of state.
+   */
+  async watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>> {
     if (this.#closed) throw new Error('The account store is closed');
-    const entry = { listener }; // its own identity, so one function can be added twice
+    const entry: Watcher = { listener, onStateChange: options?.onStateChange?.bind(options), told: undefined }; // its own identity, so one function can be added twice
     this.#listeners.add(entry);
     if (!this.#run) {
-      const loop = new FeedLoop(this.#options, (clientId) => this.#emit(clientId));
+      const loop = new FeedLoop(this.#options, (clientId) => this.#emit(clientId), (state) => this.#emitState(state));
       this.#run = { loop, started: loop.start() };
     }
     const run = this.#run;
     try {
       await run.started;
+      this.#tell(entry, run.loop.state);
     } catch (error) {
       this.#listeners.delete(entry);
       if (this.#run === run) {
@@ -150,6 +125,21 @@ export class ChangeFeed {
     await run.loop.stop();
   }
 
+  #emitState(state: ChangeFeedState): void {
+    for (const entry of [...this.#listeners]) this.#tell(entry, state);
+  }
+
+  /** Tells one watcher the state, unless it was the last one it was told. */
+  #tell(entry: Watcher, state: ChangeFeedState): void {
+    if (entry.told === state) return;
+    entry.told = state;
+    try {
+      entry.onStateChange?.(state);
+    } catch (error) {
+      this.#options.onError(error);
+    }
+  }
+
   #emit(clientId: string): void {
     for (const { listener } of [...this.#listeners]) {
       try {
@@ -161,145 +151,9 @@ export class ChangeFeed {
   }
 }
 
-/** One poll loop plus push channel, from start() to stop(). */
-class FeedLoop {
-  readonly #options: ChangeFeedOptions;
-  readonly #emit: (clientId: string) => void;
-  /** Highest sequence number delivered by the poll. */
-  #last = 0;
-  /** Sequence numbers above #last already delivered by push, so the poll does not repeat them. */
-  readonly #pushed = new Set<number>();
-  #failing = false;
-  #stopped = false;
-  #pollTimer: NodeJS.Timeout | undefined;
-  #listenTimer: NodeJS.Timeout | undefined;
-  #listenRetryMs = LISTEN_RETRY_MIN_MS;
-  #stopListening: (() => Promise<void>) | undefined;
-  /** Announces `'*'` `pollIntervalMs + POLL_GRACE_MS` after the start of the last successful read. */
-  readonly #watchdog: FeedWatchdog;
-
-  constructor(options: ChangeFeedOptions, emit: (clientId: string) => void) {
-    this.#options = options;
-    this.#emit = emit;
-    this.#watchdog = new FeedWatchdog(options.pollIntervalMs + POLL_GRACE_MS, () => this.#stale());
-  }
-
-  async start(): Promise<void> {
-    const read = this.#watchdog.begin();
-    let succeeded = false;
-    try {
-      this.#last = await this.#options.readLatestSeq();
-      succeeded = true;
-    } finally {
-      this.#watchdog.end(read, succeeded);
-    }
-    if (this.#stopped) return;
-    this.#schedulePoll();
-    // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
-    // attempt is reported to onError and retried, and the poll covers the gap).
-    await this.#listen();
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#pollTimer);
-    clearTimeout(this.#listenTimer);
-    this.#watchdog.stop();
-    const stopListening = this.#stopListening;
-    this.#stopListening = undefined;
-    await stopListening?.().catch(this.#options.onError);
-  }
-
-  #schedulePoll(): void {
-    if (this.#stopped) return;
-    // A chain of timeouts, not an interval: polls never overlap, and a slow database slows the loop.
-    this.#pollTimer = setTimeout(() => void this.#poll(), this.#options.pollIntervalMs);
-    this.#pollTimer.unref();
-  }
-
-  #stale(): void {
-    this.#options.onError(new Error(`The change feed was not read for ${this.#options.pollIntervalMs + POLL_GRACE_MS} ms`));
-    if (!this.#failing) this.#emit(ALL_ACCOUNTS); // once per outage, like a failed poll
-    this.#failing = true;
-  }
-
-  async #poll(): Promise<void> {
-    const read = this.#watchdog.begin();
-    let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
-    try {
-      for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !complete; batch++) {
-        const rows = await callStore(() => this.#options.readSince(this.#last, POLL_BATCH), POLL_DEADLINE_MS, 'change feed poll');
-        if (this.#stopped) return;
-        for (const row of rows) {
-          if (row.seq <= this.#last) continue;
-          this.#last = row.seq;
-          if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);
-        }
-        complete = rows.length < POLL_BATCH;
-      }
-      for (const seq of this.#pushed) if (seq <= this.#last) this.#pushed.delete(seq);
-      this.#failing = false;
-    } catch (error) {
-      complete = false;
-      this.#options.onError(error);
-      // Changes are delayed (not lost: the poll resumes from #last), but caches must not trust
-      // themselves meanwhile. Once per outage.
-      if (!this.#failing && !this.#stopped) this.#emit(ALL_ACCOUNTS);
-      this.#failing = true;
-    } finally {
-      this.#watchdog.end(read, complete);
-      this.#schedulePoll();
-    }
-  }
-
-  async #listen(): Promise<void> {
-    const notifications = this.#options.notifications;
-    if (!notifications || this.#stopped) return;
-    let broken = false;
-    const onError = (error: unknown): void => {
-      if (broken) return;
-      broken = true;
-      this.#options.onError(error);
-      const stopListening = this.#stopListening;
-      this.#stopListening = undefined;
-      void stopListening?.().catch(this.#options.onError);
-      // Pushes may have been lost: the poll still delivers them, but say so at once.
-      if (!this.#stopped) this.#emit(ALL_ACCOUNTS);
-      this.#scheduleListen();
-    };
-    try {
-      const stopListening = await notifications.listen((payload) => this.#onPush(payload), onError);
-      if (this.#stopped || broken) {
-        await stopListening().catch(this.#options.onError);
-        return;
-      }
-      this.#stopListening = stopListening;
-      this.#listenRetryMs = LISTEN_RETRY_MIN_MS;
-    } catch (error) {
-      this.#options.onError(error);
-      this.#scheduleListen();
-    }
-  }
-
-  #scheduleListen(): void {
-    if (this.#stopped) return;
-    this.#listenTimer = setTimeout(() => void this.#listen(), this.#listenRetryMs);
-    this.#listenTimer.unref();
-    this.#listenRetryMs = Math.min(this.#listenRetryMs * 2, LISTEN_RETRY_MAX_MS);
-  }
-
-  #onPush(payload: string): void {
-    if (this.#stopped) return;
-    const separator = payload.indexOf(':');
-    const seq = Number(payload.slice(0, separator));
-    const clientId = payload.slice(separator + 1);
-    if (separator < 0 || !Number.isSafeInteger(seq)) {
-      this.#emit(payload); // not ours to dedupe: deliver as is, the poll may repeat it
-      return;
-    }
-    if (seq <= this.#last || this.#pushed.has(seq)) return;
-    if (this.#pushed.size >= 10_000) this.#pushed.clear(); // bound memory; worst case a repeated call
-    this.#pushed.add(seq);
-    this.#emit(clientId);
-  }
+/** A listener of {@link ChangeFeed.watch}, with the state it was last told. */
+interface Watcher {
+  readonly listener: AccountChangeListener;
+  readonly onStateChange: ((state: ChangeFeedState) => void) | undefined;
+  told: ChangeFeedState | undefined;
 }

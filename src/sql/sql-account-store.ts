@@ -13,6 +13,7 @@ import type {
   NewAccountRecord,
   NewSecretRecord,
   SecretRecord,
+  WatchOptions,
 } from '../store/account-store.js';
 import { ChangeFeed, type ChangeNotifications } from './change-feed.js';
 import {
@@ -80,7 +81,8 @@ const FEED_RETENTION_MS = 60 * 60 * 1000;
  * change is delivered once even when both see it). When the feed cannot be read, no poll has succeeded
  * for `pollIntervalMs + 200` ms, or the push connection breaks, listeners get `'*'`: "everything may
  * have changed". Background failures never throw; they go to `onWatchError`, and polling keeps
- * retrying. Timers are `unref()`ed.
+ * retrying. Timers are `unref()`ed. Its second argument's `onStateChange` is told how changes arrive:
+ * `push`, `polling` (SQLite), `reconnecting` (the push connection is down) or `failing`.
  *
  * Every method applies the migrations first if `init()` has not run yet.
  *
@@ -263,9 +265,9 @@ export class SqlAccountStore implements AccountStore {
    * Calls `listener(clientId)` after every change by any process sharing the database, and
    * `listener('*')` when changes may have been missed. Resolves once watching has started.
    */
-  async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {
+  async watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>> {
     await this.init();
-    return this.#feed.watch(listener);
+    return this.#feed.watch(listener, options);
   }
 
   #write<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {

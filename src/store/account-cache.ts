@@ -4,7 +4,8 @@
  * the bearer check, so a protected request does not need a store round trip.
  *
  * Freshness: when the store announces changes (`watch`), entries live `statusCacheTtl` and are dropped
- * as soon as a change is announced; without `watch`, entries live at most 500 ms. Changes made through
+ * as soon as a change is announced; without `watch`, and while the store reports that its change feed
+ * is `failing` (announcements may be missed), entries live at most 500 ms. Changes made through
  * this instance drop the entry at once. Lifetimes count from the moment the store read *began*, not from
  * when its answer arrived, so a slow store cannot stretch them.
  *
@@ -37,6 +38,8 @@
 import { LRUCache } from 'lru-cache';
 import type { AccountRecord, AccountStore } from './account-store.js';
 import { callStore } from './call-store.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { ChangeFeedState } from '../observability/operational-events.js';
 
 /** Cache lifetime when the store cannot announce changes: half of the contract's 1-second bound. */
 export const WATCHLESS_TTL_MS = 500;
@@ -61,11 +64,29 @@ export class AccountCache {
   /** The read each client ID may join; an invalidation removes it (the read goes on, detached). */
   readonly #inflight = new Map<string, Load>();
   readonly #listeners = new Set<(clientId: string) => void>();
+  readonly #observer: CallObserver | undefined;
+  readonly #onFeedState: ((state: ChangeFeedState) => void) | undefined;
+  #hits = 0;
+  #misses = 0;
   #watching = false;
+  /** The store reported that its change feed cannot be read: changes may go unannounced. */
+  #feedFailing = false;
   #unwatch: (() => Promise<void>) | undefined;
 
-  constructor(options: { store: AccountStore; storeTimeout: number; statusCacheTtl: number; max?: number; clock?: { now(): number } }) {
+  constructor(options: {
+    store: AccountStore;
+    storeTimeout: number;
+    statusCacheTtl: number;
+    max?: number;
+    clock?: { now(): number };
+    /** Sees every store call (metrics, spans, outage events). */
+    observer?: CallObserver;
+    /** Told how the store's change feed delivers changes, when the store reports it. */
+    onFeedState?: (state: ChangeFeedState) => void;
+  }) {
     this.#store = options.store;
+    this.#observer = options.observer;
+    this.#onFeedState = options.onFeedState;
     this.#timeout = options.storeTimeout;
     this.#watchedTtl = options.statusCacheTtl;
     // One monotonic millisecond clock (`performance` unless a test injects one) measures entry lifetimes
@@ -75,13 +96,26 @@ export class AccountCache {
   }
 
   get #ttl(): number {
-    return this.#watching ? this.#watchedTtl : Math.min(this.#watchedTtl, WATCHLESS_TTL_MS);
+    // While the store says its change feed cannot be read, announcements may be missed: cache as if
+    // the store could not watch at all, so a revocation still reaches this instance within 1 second.
+    return this.#watching && !this.#feedFailing ? this.#watchedTtl : Math.min(this.#watchedTtl, WATCHLESS_TTL_MS);
   }
 
   /** Subscribes to the store's change announcements, if it makes any. */
   async start(): Promise<void> {
     if (!this.#store.watch || this.#unwatch) return;
-    this.#unwatch = await callStore(() => this.#store.watch!((clientId) => this.invalidate(clientId)), this.#timeout, 'watch');
+    const options = {
+      onStateChange: (state: ChangeFeedState): void => {
+        this.#feedFailing = state === 'failing';
+        this.#onFeedState?.(state);
+      },
+    };
+    this.#unwatch = await callStore(
+      () => this.#store.watch!((clientId) => this.invalidate(clientId), options),
+      this.#timeout,
+      'watch',
+      this.#observer,
+    );
     this.#watching = true;
   }
 
@@ -101,7 +135,19 @@ export class AccountCache {
 
   /** The cached record, if fresh: `{ account }` (account may be undefined = unknown client), else `undefined`. */
   peek(clientId: string): Entry | undefined {
-    return this.#entries.get(clientId);
+    const entry = this.#entries.get(clientId);
+    if (entry) this.#hits++;
+    return entry;
+  }
+
+  /** Whether the store's changes are being watched. */
+  get watching(): boolean {
+    return this.#watching;
+  }
+
+  /** Lookups answered from the cache (`hits`) and by the store (`misses`) since start. */
+  counts(): { hits: number; misses: number } {
+    return { hits: this.#hits, misses: this.#misses };
   }
 
   /**
@@ -110,7 +156,11 @@ export class AccountCache {
    */
   get(clientId: string): Promise<AccountRecord | undefined> {
     const cached = this.#entries.get(clientId);
-    if (cached) return Promise.resolve(cached.account);
+    if (cached) {
+      this.#hits++;
+      return Promise.resolve(cached.account);
+    }
+    this.#misses++;
     const now = this.#clock.now();
     const pending = this.#inflight.get(clientId);
     if (pending && now - pending.startedAt < this.#ttl) return pending.promise;
@@ -119,7 +169,7 @@ export class AccountCache {
 
   #load(clientId: string, startedAt: number): Promise<AccountRecord | undefined> {
     const load: Load = { startedAt, promise: Promise.resolve(undefined) };
-    load.promise = callStore(() => this.#store.findAccount(clientId), this.#timeout, 'findAccount')
+    load.promise = callStore(() => this.#store.findAccount(clientId), this.#timeout, 'findAccount', this.#observer)
       .then((account) => {
         // Detached (an invalidation since it began, or a newer read): what it read may be stale, or older
         // than the newer read's answer. Do not cache it.

@@ -3,6 +3,7 @@
  * The persistence interface a host application implements, and the plain records it stores.
  * Stores only persist data: hashing, ID generation, scope checks and clock reads stay in the core.
  */
+import type { ChangeFeedState } from '../observability/operational-events.js';
 
 /**
  * One client secret of an account, as stored. The plaintext value is never stored.
@@ -49,7 +50,7 @@ export interface AccountRecord {
   readonly clientId: string;
   /** Shown in audit logs and activity history against every action of the account. */
   readonly name: string;
-  /** The hiring platform's client account the service account acts for, if any. */
+  /** The client account (your customer or tenant) the service account acts for, if any. */
   readonly clientAccountId: string | null;
   /** Scopes the account may be granted; empty means unrestricted. */
   readonly scopes: readonly string[];
@@ -171,6 +172,25 @@ export interface NewAccountRecord {
 export type AccountChangeListener = (clientId: string) => void;
 
 /**
+ * Optional second argument of {@link AccountStore.watch}: a store that can tell how it delivers
+ * changes reports it, and `sa.health()` and the `onEvent` hook show it. A store may ignore it.
+ *
+ * @example
+ * ```ts
+ * import type { WatchOptions } from 'express-service-accounts'
+ *
+ * // In a store that listens on a push channel and falls back to polling:
+ * function reportState(options: WatchOptions | undefined, pushConnected: boolean): void {
+ *   options?.onStateChange?.(pushConnected ? 'push' : 'reconnecting')
+ * }
+ * ```
+ */
+export interface WatchOptions {
+  /** Called when the delivery of changes changes state (only on a change, not repeatedly). */
+  onStateChange?(state: ChangeFeedState): void;
+}
+
+/**
  * Persistence for service accounts. Every method is async; "not found" resolves to `undefined`;
  * throwing (or rejecting) means the infrastructure failed, which the HTTP layer answers with
  * 503 `temporarily_unavailable` and never lets a request through.
@@ -251,5 +271,5 @@ export interface AccountStore {
    * revocation still takes effect everywhere within 1 second.
    * @returns a function that stops watching.
    */
-  watch?(listener: AccountChangeListener): Promise<() => Promise<void>>;
+  watch?(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>>;
 }

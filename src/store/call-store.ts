@@ -2,8 +2,10 @@
  * @module call-store
  * Every store call goes through here: a failure or a call slower than `storeTimeout` becomes a
  * {@link StoreUnavailableError}, which the HTTP layer answers with 503 and never lets a request through.
+ * An optional observer sees each call start and end (duration metrics, spans, outage events).
  */
 import { StoreUnavailableError } from '../errors.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
 
 /**
  * Runs a store call with a deadline.
@@ -12,12 +14,19 @@ import { StoreUnavailableError } from '../errors.js';
  * const account = await callStore(() => store.findAccount(clientId), 2000, 'findAccount')
  * ```
  */
-export function callStore<T>(call: () => Promise<T>, timeoutMs: number, what: string): Promise<T> {
+export function callStore<T>(call: () => Promise<T>, timeoutMs: number, what: string, observer?: CallObserver): Promise<T> {
+  const end = observer?.begin(what);
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new StoreUnavailableError(`Store call ${what} timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    // The first outcome wins: a call that answers after its deadline changes nothing.
+    let settled = false;
+    const fail = (error: StoreUnavailableError): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      end?.(error);
+      reject(error);
+    };
+    const timer = setTimeout(() => fail(new StoreUnavailableError(`Store call ${what} timed out after ${timeoutMs} ms`)), timeoutMs);
     timer.unref?.();
     let pending: Promise<T>;
     try {
@@ -27,13 +36,13 @@ export function callStore<T>(call: () => Promise<T>, timeoutMs: number, what: st
     }
     pending.then(
       (value) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
+        end?.();
         resolve(value);
       },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(new StoreUnavailableError(`Store call ${what} failed`, { cause: err }));
-      },
+      (err: unknown) => fail(new StoreUnavailableError(`Store call ${what} failed`, { cause: err })),
     );
   });
 }

@@ -2,7 +2,7 @@
  * @module client-credentials-exchange
  * The RFC 6749 §4.4 exchange run by oauth2orize: checks `grant_type` and the requested scope, then
  * issues an RFC 9068 access token. oauth2orize's own statuses (501 for an unknown grant type, 403 for
- * `invalid_grant`) never reach the client: the grant type is checked here first (SPEC §4.1 rule 1).
+ * `invalid_grant`) never reach the client: the grant type is checked here first (400 `invalid_grant`, docs/errors.md).
  */
 import oauth2orize from 'oauth2orize';
 import { InvalidGrantError, InvalidScopeError } from '../errors.js';
@@ -73,6 +73,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Middleware {
         now,
         lifetime: config.tokenLifetime,
       });
+      runtime.telemetry.tokenIssued();
       runtime.audit({
         type: 'token.issued',
         clientId: account.clientId,

@@ -1,6 +1,6 @@
 /**
  * @module failure-limiter
- * Counts failed client authentications per client ID and per client address (CONTRACT §2, 429 row):
+ * Counts failed client authentications per client ID and per client address (docs/security.md):
  * with a limit of N failures a window, the first N failures are answered 401 and every attempt after
  * them, right or wrong, 429 `too_many_requests` with `Retry-After` until the window passes. Successes
  * never count.
@@ -25,6 +25,7 @@ import { callStore } from '../store/call-store.js';
 import { RecentFailures } from './recent-failures.js';
 import { limiterAddress } from './limiter-address.js';
 import type { StoreUnavailableError } from '../errors.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
 
 /** What an attempt is counted under. */
 export interface FailureKeys {
@@ -122,7 +123,11 @@ const giveBackMarginMs = (windowSeconds: number): number => Math.min(1000, windo
  * if (await checkSecret()) attempt.release() // a failure keeps its count
  * ```
  */
-export function createFailureLimiter(options: Exclude<ResolvedConfig['failureLimit'], false>, timeoutMs: number): FailureLimiter {
+export function createFailureLimiter(
+  options: Exclude<ResolvedConfig['failureLimit'], false>,
+  timeoutMs: number,
+  observer?: CallObserver,
+): FailureLimiter {
   const { max, windowSeconds, ipv6Prefix, redis } = options;
   let store: RateLimiterAbstract;
   let giveBack: (key: string) => Promise<unknown>;
@@ -155,7 +160,7 @@ export function createFailureLimiter(options: Exclude<ResolvedConfig['failureLim
   // Redis is shared by other instances, whose counts this one never sees: only in memory can a key
   // without anything counted here be passed without asking.
   const inMemory = redis === undefined || redis === null;
-  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => (inMemory ? work() : callStore(work, timeoutMs, what));
+  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => (inMemory ? work() : callStore(work, timeoutMs, what, observer));
   const recent = inMemory ? new RecentFailures() : undefined;
   const margin = giveBackMarginMs(windowSeconds);
 

@@ -21,7 +21,7 @@ export const requirePost: Middleware = (req, _res, next) => {
 };
 
 /**
- * Refuses requests a browser marks as such (SPEC §1, §5.7: confidential backend clients only).
+ * Refuses requests a browser marks as such (RFC 6749 §4.4: confidential backend clients only).
  * `Sec-Fetch-Mode` is not used: Node's own fetch sends `Sec-Fetch-Mode: cors` on every request.
  */
 export function createBrowserGuard(allowBrowserRequests: boolean): Middleware {

@@ -5,7 +5,8 @@
  * Express 4 and Express 5 (`app.use('/oauth', tokenRouter)`).
  */
 import type { ServerResponse } from 'node:http';
-import { sendOAuthError, toOAuthError } from '../errors.js';
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { InvalidClientError, sendOAuthError, toOAuthError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { createClientAuthentication } from './client-authentication.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
@@ -55,7 +56,13 @@ export function createTokenRouter(runtime: Runtime): readonly [Middleware, Error
     if (runtime.isReady()) return next();
     runtime.ready().then(() => next(), next);
   };
-  const render = (err: unknown, _req: TokenHttpRequest, res: ServerResponse): void => sendOAuthError(res, toOAuthError(err));
+  const { telemetry } = runtime;
+  const render = (err: unknown, _req: TokenHttpRequest, res: ServerResponse): void => {
+    const error = toOAuthError(err);
+    telemetry.tokenRequestRefused(error.code, error instanceof InvalidClientError ? error.reason : undefined);
+    if (error.code === 'too_many_requests') telemetry.limiterRefused();
+    sendOAuthError(res, error);
+  };
   const handle = chain(
     [
       noStore,
@@ -73,7 +80,18 @@ export function createTokenRouter(runtime: Runtime): readonly [Middleware, Error
 
   const endpoint: Middleware = (req, res, next) => {
     if (!isTokenPath(req.url)) return next();
-    handle(req, res, () => next());
+    const span = telemetry.tracer.startSpan('service_accounts.token_request');
+    // Without an OpenTelemetry SDK (or when not sampled) the span records nothing: skip its bookkeeping.
+    if (!span.isRecording()) return handle(req, res, () => next());
+    res.once('close', () => {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    // Store calls made for this request become children of its span, also those made from the body
+    // stream's events (bound to the span's context, as they would otherwise run in the socket's).
+    const active = trace.setSpan(context.active(), span);
+    context.with(active, () => handle(context.bind(active, req), res, () => next()));
   };
   const hostErrors: ErrorMiddleware = (err, req, res, next) => {
     if (!isTokenPath(req.url)) return next(err);

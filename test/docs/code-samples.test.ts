@@ -30,6 +30,8 @@ interface Sample {
   /** 1-based line of the sample's first code line in the Markdown file. */
   readonly line: number;
   readonly code: string;
+  /** The file it is in a project, when the page says so (`<!-- newcomer: file=app.ts -->` before it). */
+  readonly file?: string;
 }
 
 function markdownFiles(dir: string): string[] {
@@ -46,14 +48,17 @@ function markdownFiles(dir: string): string[] {
 function extractSamples(doc: string, text: string, examplesOnly = false): Sample[] {
   const samples: Sample[] = [];
   const lines = text.split('\n');
-  let open: { line: number; code: string[] } | undefined;
+  let open: { line: number; code: string[]; file?: string } | undefined;
   let inExample = false;
   lines.forEach((line, index) => {
     if (open === undefined) {
       if (/^#{1,6}\s/.test(line)) inExample = /^#{1,6}\s+Examples?\s*$/.test(line);
-      if (/^```(ts|typescript)\s*$/.test(line) && (inExample || !examplesOnly)) open = { line: index + 2, code: [] };
+      if (/^```(ts|typescript)\s*$/.test(line) && (inExample || !examplesOnly)) {
+        const file = /^<!-- newcomer: file=(\S+\.ts) -->$/.exec(lines[index - 1] ?? '')?.[1];
+        open = { line: index + 2, code: [], ...(file !== undefined && { file }) };
+      }
     } else if (/^```\s*$/.test(line)) {
-      samples.push({ doc, line: open.line, code: open.code.join('\n') + '\n' });
+      samples.push({ doc, line: open.line, code: open.code.join('\n') + '\n', ...(open.file !== undefined && { file: open.file }) });
       open = undefined;
     } else {
       open.code.push(line);
@@ -173,14 +178,23 @@ function createProgram(samples: readonly Sample[]): { program: ts.Program; virtu
   };
   // Virtual files beside the repository, so `express`, `@types/node`... resolve from its node_modules.
   const virtual = new Map<string, Sample>();
+  // The files of a page's project (getting-started's app.ts imports ./service-accounts.js) sit
+  // together in a folder of their own, an ES module package as the page sets up.
+  const projects = new Map<string, string>();
   samples.forEach((sample, index) => {
     const name = relative(root, sample.doc).replace(/[^A-Za-z0-9]+/g, '-');
-    virtual.set(join(root, '.code-samples', `${name}-${index}.mts`), sample);
+    if (sample.file === undefined) virtual.set(join(root, '.code-samples', `${name}-${index}.mts`), sample);
+    else {
+      virtual.set(join(root, '.code-samples', name, sample.file), sample);
+      projects.set(join(root, '.code-samples', name, 'package.json'), '{ "type": "module" }');
+    }
   });
   const host = ts.createCompilerHost(options, true);
-  const { getSourceFile, fileExists, readFile } = host;
-  host.fileExists = (file) => virtual.has(file) || fileExists.call(host, file);
-  host.readFile = (file) => virtual.get(file)?.code ?? readFile.call(host, file);
+  const { getSourceFile, fileExists, readFile, directoryExists } = host;
+  host.fileExists = (file) => virtual.has(file) || projects.has(file) || fileExists.call(host, file);
+  host.readFile = (file) => virtual.get(file)?.code ?? projects.get(file) ?? readFile.call(host, file);
+  host.directoryExists = (dir) =>
+    [...projects.keys()].some((file) => file.startsWith(`${dir}/`)) || (directoryExists?.call(host, dir) ?? ts.sys.directoryExists(dir));
   host.getSourceFile = (file, language, ...rest) => {
     const sample = virtual.get(file);
     if (sample) return ts.createSourceFile(file, sample.code, language, true);

@@ -8,6 +8,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../helpers/create-app.js';
@@ -70,11 +72,18 @@ describe('shell samples in README.md and docs/*.md', () => {
       ['create', '--name', 'docs-samples', '--scope', 'jobs:read jobs:write', '--store', store],
       { cwd: dir },
     );
-    const { sa } = createTestApp();
+    // The routes the docs call: the example server's (docs/observability.md: /readyz, /metrics).
+    const exporter = new PrometheusExporter({ preventServerStart: true });
+    const { sa } = createTestApp({ telemetry: { meterProvider: new MeterProvider({ readers: [exporter] }) } });
     const account = await sa.admin.createAccount({ name: 'docs-curl', scopes: ['jobs:write'] });
     const app = express();
     app.use('/oauth', sa.tokenRouter);
     app.get('/api/whoami', sa.requireBearer(), (req, res) => res.json(req.serviceAccount));
+    app.get('/readyz', async (_req, res) => {
+      const report = await sa.health();
+      res.status(report.store.status === 'ok' ? 200 : 503).json(report);
+    });
+    app.get('/metrics', (req, res) => exporter.getMetricsRequestHandler(req, res));
     server = await listen(app);
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',

@@ -109,6 +109,15 @@ describe('example server on SQLite', TIMEOUT, () => {
     expect(first.output).toMatch(new RegExp(`curl .*${demo.clientId}.*grant_type=client_credentials.*/oauth/token`));
   });
 
+  // examples/README.md: "The `Listening on URL` line comes last, once the store is ready."
+  it('prints "Listening on" last: the start-up audit lines come before it', async () => {
+    // The server is another process: give lines logged after "Listening on" a generous second to arrive.
+    await new Promise((done) => setTimeout(done, 1000));
+    const lines = first.output.trimEnd().split('\n').filter((line) => !line.startsWith('npm warn '));
+    expect(lines.filter((line) => line.startsWith('audit ')).length).toBeGreaterThanOrEqual(2); // account and secret created
+    expect(lines.at(-1)).toBe(`Listening on ${first.url}`);
+  });
+
   // "when absent with a SQLite store, one is generated once and kept, readable by its owner only,
   // in the folder of the SQLite file"
   it('generated its signing key beside the SQLite file, mode 0600', () => {

@@ -32,7 +32,7 @@ beforeAll(async () => {
     signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }],
     secretHashRounds: 4,
   });
-  server.on('request', createApp(sa, issuer, openActivityStore({ kind: 'sqlite', filename: ':memory:' })));
+  server.on('request', createApp(sa, { issuer, activity: openActivityStore({ kind: 'sqlite', filename: ':memory:' }) }));
   scoped = await sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:read', 'jobs:write'] });
   unrestricted = await sa.admin.createAccount({ name: 'nightly-export' });
 });

@@ -1,0 +1,73 @@
+/**
+ * What an operator sees of the example server: one JSON log line per request on stdout (pino-http),
+ * naming the service account of a protected request and never holding a token or secret; the audit
+ * and operational events as JSON lines too; and, with METRICS=1, the OpenTelemetry SDK with a
+ * Prometheus exporter whose text the app serves at GET /metrics.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { MeterProvider as MeterProviderApi } from '@opentelemetry/api';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import type { AuditEvent, OperationalEvent } from 'express-service-accounts';
+import { pino, type Logger } from 'pino';
+import { pinoHttp, type HttpLogger } from 'pino-http';
+
+/** The JSON logger of the server (stdout). */
+export function createLogger(): Logger {
+  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+}
+
+type LoggedRequest = IncomingMessage & { id?: unknown; serviceAccount?: { name: string; clientId: string } };
+
+/**
+ * One line per request, written when the response is finished. Only the method, the path (never the
+ * query string, where a careless client might put a secret), the status and the duration are logged:
+ * no header (so never an Authorization header), no body.
+ */
+export function createRequestLogger(logger: Logger): HttpLogger {
+  return pinoHttp({
+    logger,
+    quietReqLogger: true,
+    wrapSerializers: false,
+    serializers: {
+      req: (req: LoggedRequest) => ({ id: req.id, method: req.method, path: (req.url ?? '').split('?')[0] }),
+      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
+      err: (err: Error) => ({ type: err.name, message: err.message }),
+    },
+    // Called again when the response is finished, after requireBearer() has named the account.
+    customProps: (req: LoggedRequest) =>
+      req.serviceAccount ? { serviceAccount: { name: req.serviceAccount.name, clientId: req.serviceAccount.clientId } } : {},
+    customSuccessMessage: () => 'request completed',
+    customErrorMessage: () => 'request failed',
+  });
+}
+
+/** Audit events (who did what) as JSON lines. The hook never receives a secret. */
+export function logAudit(logger: Logger, event: AuditEvent): void {
+  logger.info({ audit: event }, event.type);
+}
+
+/** Operational events (outages, recoveries) as JSON lines: warnings, but for recoveries. */
+export function logOperationalEvent(logger: Logger, event: OperationalEvent): void {
+  const recovered = event.type === 'store.recovered' || event.type === 'limiter.recovered';
+  const state = event.type === 'change_feed.state_changed' && (event.state === 'push' || event.state === 'polling');
+  logger[recovered || state ? 'info' : 'warn']({ event }, event.type);
+}
+
+/** The metrics side: a MeterProvider for the library, and the handler of GET /metrics. */
+export interface Metrics {
+  readonly meterProvider: MeterProviderApi;
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  shutdown(): Promise<void>;
+}
+
+/** With METRICS=1: the OpenTelemetry SDK with a Prometheus exporter (served by the app, not a port of its own). */
+export function createMetrics(): Metrics {
+  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const meterProvider = new MeterProvider({ readers: [exporter] });
+  return {
+    meterProvider,
+    handle: (req, res) => exporter.getMetricsRequestHandler(req, res),
+    shutdown: () => meterProvider.shutdown(),
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * @module dependency-monitor
+ * Watches the calls made to one dependency (the account store, or the failure limiter's Redis): it
+ * records their duration and a span for each, and turns their outcomes into state changes. The first
+ * failure after success is a `*.unavailable` event, the first success after failure a `*.recovered`
+ * event, so an outage gives two events however many requests it fails. A dependency that flaps is
+ * limited to {@link MAX_EVENTS_PER_MINUTE} events a minute; the state itself is always current.
+ */
+import { performance } from 'node:perf_hooks';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { describeError, type OperationalEventInput } from './operational-events.js';
+import type { Telemetry } from './telemetry.js';
+
+/** Most events one dependency may emit in a minute (a flapping dependency is not a flood of events). */
+export const MAX_EVENTS_PER_MINUTE = 6;
+
+/** What `callStore` reports to: `begin` when a call starts, and the returned function when it ends. */
+export interface CallObserver {
+  begin(operation: string): (error?: unknown) => void;
+}
+
+/** The availability of a dependency, as the last call found it. */
+export interface DependencyState {
+  readonly available: boolean;
+  /** The error of the call that made it unavailable (one line). */
+  readonly error?: string;
+  /** Since when it is in this state. */
+  readonly since: Date | undefined;
+}
+
+/** See the module description. */
+export class DependencyMonitor implements CallObserver {
+  readonly #dependency: 'store' | 'limiter';
+  readonly #telemetry: Telemetry;
+  readonly #emit: (event: OperationalEventInput) => void;
+  readonly #now: () => Date;
+  #available = true;
+  #since: Date | undefined;
+  #error: string | undefined;
+  #recent: number[] = [];
+
+  constructor(dependency: 'store' | 'limiter', telemetry: Telemetry, emit: (event: OperationalEventInput) => void, now: () => Date) {
+    this.#dependency = dependency;
+    this.#telemetry = telemetry;
+    this.#emit = emit;
+    this.#now = now;
+  }
+
+  get state(): DependencyState {
+    return { available: this.#available, since: this.#since, ...(this.#error !== undefined ? { error: this.#error } : {}) };
+  }
+
+  begin(operation: string): (error?: unknown) => void {
+    const started = performance.now();
+    const span = this.#dependency === 'store' ? this.#telemetry.startStoreSpan(operation) : undefined;
+    return (error) => {
+      const failed = error !== undefined;
+      if (this.#dependency === 'store') {
+        this.#telemetry.storeCall(operation, (performance.now() - started) / 1000, failed ? errorType(error) : undefined);
+      }
+      if (span) {
+        if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: errorType(error) });
+        span.end();
+      }
+      if (failed) this.#failed(operation, error);
+      else if (!this.#available) this.#recovered();
+    };
+  }
+
+  #failed(operation: string, error: unknown): void {
+    if (!this.#available) return;
+    this.#available = false;
+    this.#since = this.#now();
+    this.#error = describeError(error);
+    if (!this.#mayEmit()) return;
+    this.#emit(
+      this.#dependency === 'store'
+        ? { type: 'store.unavailable', dependency: 'store', operation, error: this.#error }
+        : { type: 'limiter.unavailable', dependency: 'limiter', operation, error: this.#error, failMode: 'closed' },
+    );
+  }
+
+  #recovered(): void {
+    const downtimeMs = this.#since ? this.#now().getTime() - this.#since.getTime() : 0;
+    this.#available = true;
+    this.#since = this.#now();
+    this.#error = undefined;
+    if (!this.#mayEmit()) return;
+    this.#emit({ type: this.#dependency === 'store' ? 'store.recovered' : 'limiter.recovered', dependency: this.#dependency, downtimeMs });
+  }
+
+  #mayEmit(): boolean {
+    const now = Date.now();
+    this.#recent = this.#recent.filter((t) => now - t < 60_000);
+    if (this.#recent.length >= MAX_EVENTS_PER_MINUTE) return false;
+    this.#recent.push(now);
+    return true;
+  }
+}
+
+/** The `error.type` of a failed call: `timeout`, or the class name of the underlying error. */
+function errorType(error: unknown): string {
+  if (!(error instanceof Error)) return 'unknown';
+  if (error.cause instanceof Error) return error.cause.name;
+  return /timed out/.test(error.message) ? 'timeout' : error.name;
+}

@@ -1,0 +1,113 @@
+/**
+ * @module health
+ * `sa.health()`: the state of each part an instance depends on, checked now, as one typed report with
+ * an overall verdict. It never throws and answers within the store timeout (`storeTimeout`), so it
+ * can back a readiness probe directly.
+ */
+import { describeError, type ChangeFeedState } from './operational-events.js';
+
+/**
+ * The overall verdict: `ok`; `degraded` (requests are served, but something needs attention: the
+ * change feed is reconnecting or failing, the limiter's Redis is down so token requests that need it
+ * get 503, or the secret-check queue is full); `unavailable` (the store does not answer: token
+ * requests and uncached bearer checks get 503).
+ *
+ * @example
+ * ```ts
+ * import type { HealthStatus } from 'express-service-accounts'
+ *
+ * const httpStatus = (status: HealthStatus): number => (status === 'unavailable' ? 503 : 200)
+ * ```
+ */
+export type HealthStatus = 'ok' | 'degraded' | 'unavailable';
+
+/**
+ * What `sa.health()` reports.
+ *
+ * @example
+ * ```ts
+ * import type { HealthReport } from 'express-service-accounts'
+ *
+ * app.get('/readyz', async (_req, res) => {
+ *   const report: HealthReport = await sa.health()
+ *   res.status(report.store.status === 'ok' ? 200 : 503).json(report)
+ * })
+ * ```
+ */
+export interface HealthReport {
+  readonly status: HealthStatus;
+  readonly checkedAt: Date;
+  /** The account store, probed now with a read that has the `storeTimeout` deadline. */
+  readonly store: {
+    readonly status: 'ok' | 'unavailable';
+    /** How long the probe took (up to the deadline when it timed out). */
+    readonly latencyMs: number;
+    /** Why it is unavailable: our error's name and message, and the class name and code of its cause. */
+    readonly error?: string;
+  };
+  /**
+   * How changes made by other instances reach this one: a {@link ChangeFeedState} the store reports,
+   * `watching` (the store watches but reports no detail), `unsupported` (the store cannot watch: account
+   * status is cached for at most 500 ms instead) or `not_started` (nothing has used the instance yet).
+   */
+  readonly changeFeed: { readonly status: ChangeFeedState | 'watching' | 'unsupported' | 'not_started' };
+  /** The failed-authentication limiter: `off`, counting in this process's `memory`, or in `redis` (probed now). */
+  readonly limiter: {
+    readonly status: 'ok' | 'unavailable' | 'off';
+    readonly backend: 'memory' | 'redis' | 'none';
+    readonly error?: string;
+  };
+  /** bcrypt comparisons of client secrets: running now, waiting, and how many may wait. */
+  readonly secretChecks: { readonly running: number; readonly queued: number; readonly queueLimit: number };
+}
+
+/** The parts of an instance the report reads. */
+export interface HealthSources {
+  probeStore(): Promise<void>;
+  changeFeed(): HealthReport['changeFeed']['status'];
+  limiterBackend: HealthReport['limiter']['backend'];
+  probeLimiter(): Promise<void>;
+  secretChecks(): HealthReport['secretChecks'];
+  now(): Date;
+}
+
+
+/** Builds the report; never rejects. */
+export async function checkHealth(sources: HealthSources): Promise<HealthReport> {
+  const started = performance.now();
+  const [store, limiter] = await Promise.all([
+    sources.probeStore().then(
+      () => ({ status: 'ok' as const, latencyMs: Math.round(performance.now() - started) }),
+      (error: unknown) => ({ status: 'unavailable' as const, latencyMs: Math.round(performance.now() - started), error: describeError(error) }),
+    ),
+    sources.limiterBackend === 'redis'
+      ? sources.probeLimiter().then(
+          () => ({ status: 'ok' as const, backend: 'redis' as const }),
+          (error: unknown) => ({ status: 'unavailable' as const, backend: 'redis' as const, error: describeError(error) }),
+        )
+      : { status: sources.limiterBackend === 'none' ? ('off' as const) : ('ok' as const), backend: sources.limiterBackend },
+  ]);
+  const changeFeed = { status: safely(sources.changeFeed, 'not_started' as const) };
+  const secretChecks = safely(sources.secretChecks, { running: 0, queued: 0, queueLimit: 0 });
+  const degraded =
+    changeFeed.status === 'reconnecting' ||
+    changeFeed.status === 'failing' ||
+    limiter.status === 'unavailable' ||
+    (secretChecks.queueLimit > 0 && secretChecks.queued >= secretChecks.queueLimit);
+  return {
+    status: store.status === 'unavailable' ? 'unavailable' : degraded ? 'degraded' : 'ok',
+    checkedAt: sources.now(),
+    store,
+    changeFeed,
+    limiter,
+    secretChecks,
+  };
+}
+
+function safely<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
+}

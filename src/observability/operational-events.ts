@@ -1,0 +1,143 @@
+/**
+ * @module operational-events
+ * The typed events given to the `onEvent` hook: what an operator must be told the moment it happens
+ * (the store became unreachable or recovered, the change feed lost or regained its push connection,
+ * the limiter's Redis failed, the secret-check queue filled up). Events mark changes of state, so an
+ * outage gives a handful of events, not one per request. No event ever carries a secret, a token or
+ * a hash: errors are reduced to their class name and message.
+ */
+
+interface OperationalBase {
+  /** When it happened (the configured clock). */
+  readonly at: Date;
+}
+
+/**
+ * A dependency stopped answering: a call failed or timed out. Emitted once per outage.
+ *
+ * @example
+ * ```ts
+ * import type { DependencyUnavailableEvent } from 'express-service-accounts'
+ *
+ * const page = (event: DependencyUnavailableEvent): void =>
+ *   console.error(`${event.dependency} unavailable since ${event.at.toISOString()} (${event.operation}): ${event.error}`)
+ * ```
+ */
+export interface DependencyUnavailableEvent extends OperationalBase {
+  readonly type: 'store.unavailable' | 'limiter.unavailable';
+  /** `store` (the account store) or `limiter` (the failure limiter's Redis). */
+  readonly dependency: 'store' | 'limiter';
+  /** The call that failed first, such as `findAccount`. */
+  readonly operation: string;
+  /** The error's name and message, such as `StoreUnavailableError: Store call findAccount timed out after 2000 ms`. */
+  readonly error: string;
+  /**
+   * For the limiter: what the token endpoint does meanwhile. Always `closed`: attempts are answered
+   * 503 rather than let through uncounted (see docs/observability.md).
+   */
+  readonly failMode?: 'closed';
+}
+
+/**
+ * A dependency answers again after an outage.
+ *
+ * @example
+ * ```ts
+ * import type { DependencyRecoveredEvent } from 'express-service-accounts'
+ *
+ * const resolve = (event: DependencyRecoveredEvent): void =>
+ *   console.info(`${event.dependency} back after ${Math.round(event.downtimeMs / 1000)} s`)
+ * ```
+ */
+export interface DependencyRecoveredEvent extends OperationalBase {
+  readonly type: 'store.recovered' | 'limiter.recovered';
+  readonly dependency: 'store' | 'limiter';
+  /** Milliseconds since the matching `*.unavailable` event. */
+  readonly downtimeMs: number;
+}
+
+/**
+ * How the store delivers changes made by other instances, as the store reports it: `push` (a live
+ * notification connection, such as PostgreSQL `LISTEN`, with polling behind it), `polling` (the store
+ * polls and has no push channel), `reconnecting` (the push connection is down and being reconnected;
+ * polling still delivers changes) or `failing` (the change feed cannot be read: cached account status
+ * is dropped and every request asks the store).
+ *
+ * @example
+ * ```ts
+ * import type { ChangeFeedState } from 'express-service-accounts'
+ *
+ * const worrying: ChangeFeedState[] = ['reconnecting', 'failing']
+ * ```
+ */
+export type ChangeFeedState = 'push' | 'polling' | 'reconnecting' | 'failing';
+
+/**
+ * The store's change feed changed state.
+ *
+ * @example
+ * ```ts
+ * import type { ChangeFeedEvent } from 'express-service-accounts'
+ *
+ * const log = (event: ChangeFeedEvent): void => console.warn(`change feed: ${event.previous} -> ${event.state}`)
+ * ```
+ */
+export interface ChangeFeedEvent extends OperationalBase {
+  readonly type: 'change_feed.state_changed';
+  readonly state: ChangeFeedState;
+  readonly previous: ChangeFeedState | undefined;
+}
+
+/**
+ * A token request was refused 503 `temporarily_unavailable` because the secret-check queue was full, or
+ * the share of it one client address or client ID may hold was (a flood of wrong secrets). At most one
+ * event every 10 seconds.
+ *
+ * @example
+ * ```ts
+ * import type { SecretChecksSaturatedEvent } from 'express-service-accounts'
+ *
+ * const warn = (event: SecretChecksSaturatedEvent): void => console.warn(`bcrypt queue full (${event.queued} waiting)`)
+ * ```
+ */
+export interface SecretChecksSaturatedEvent extends OperationalBase {
+  readonly type: 'secret_checks.saturated';
+  /** Checks waiting when it happened. */
+  readonly queued: number;
+}
+
+/**
+ * Every operational event; switch on `type` to narrow.
+ *
+ * @example
+ * ```ts
+ * import { createServiceAccounts, type OperationalEvent } from 'express-service-accounts'
+ *
+ * const sa = createServiceAccounts({
+ *   store, issuer, signingKeys,
+ *   onEvent(event: OperationalEvent) {
+ *     console.warn(JSON.stringify({ level: 'warn', ...event }))
+ *   },
+ * })
+ * ```
+ */
+export type OperationalEvent = DependencyUnavailableEvent | DependencyRecoveredEvent | ChangeFeedEvent | SecretChecksSaturatedEvent;
+
+/** An event before its timestamp is added. */
+export type OperationalEventInput = OperationalEvent extends infer E ? (E extends OperationalEvent ? Omit<E, 'at'> : never) : never;
+
+/**
+ * One line for an error: its name and message, and of its cause only the class name and code (such as
+ * `ECONNREFUSED` or a SQLSTATE), never the cause's own message, stack or properties, which may carry
+ * connection details. Our own messages never carry a secret.
+ */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return 'unknown error';
+  const cause = error.cause;
+  let detail = '';
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    detail = ` (${cause.name}${typeof code === 'string' && /^[A-Za-z0-9_]{1,32}$/.test(code) ? ` ${code}` : ''})`;
+  }
+  return `${error.name}: ${error.message}${detail}`.slice(0, 300);
+}

@@ -1,0 +1,214 @@
+/**
+ * @module feed-loop
+ * One poll loop of the change feed plus its push channel, from start() to stop(): reads the feed every
+ * `pollIntervalMs`, listens for pushes, announces `'*'` when changes may have been missed, and reports
+ * how changes arrive (`push`, `polling`, `reconnecting`, `failing`).
+ */
+import type { ChangeFeedState } from '../observability/operational-events.js';
+import { callStore } from '../store/call-store.js';
+import type { ChangeFeedOptions } from './change-feed.js';
+import { FeedWatchdog } from './feed-watchdog.js';
+
+/**
+ * The client ID passed to listeners when changes may have been missed (the feed or the push channel
+ * failed): "everything may have changed", drop every cached account.
+ *
+ * @example
+ * ```ts
+ * import type { AccountRecord } from 'express-service-accounts'
+ * import { ALL_ACCOUNTS, openAccountStore } from 'express-service-accounts/sql'
+ *
+ * const cache = new Map<string, AccountRecord>()
+ * const store = openAccountStore(process.env.SERVICE_ACCOUNTS_STORE ?? 'sqlite:./.data/service-accounts.db')
+ * await store.watch((clientId) => (clientId === ALL_ACCOUNTS ? cache.clear() : cache.delete(clientId)))
+ * ```
+ */
+export const ALL_ACCOUNTS = '*';
+
+const POLL_BATCH = 500;
+/**
+ * Longest a poll may wait for the database before it is abandoned (counted as a failure) and the next
+ * one starts, on a fresh connection if the old one silently died.
+ */
+export const POLL_DEADLINE_MS = 750;
+/**
+ * How much longer than `pollIntervalMs` the feed may go without a successful poll. A poll that started
+ * at time `s` and succeeded has delivered every change committed before `s`; when no later poll has
+ * succeeded by `s + pollIntervalMs + POLL_GRACE_MS`, listeners get `'*'`. So a change is delivered, or
+ * every cache told to stop trusting itself, within `pollIntervalMs + POLL_GRACE_MS` of its commit
+ * (400 ms by default), whatever happens to the push channel or the database.
+ */
+export const POLL_GRACE_MS = 200;
+const MAX_BATCHES_PER_POLL = 20;
+const LISTEN_RETRY_MIN_MS = 500;
+const LISTEN_RETRY_MAX_MS = 30_000;
+
+/** One poll loop plus push channel, from start() to stop(). */
+export class FeedLoop {
+  readonly #options: ChangeFeedOptions;
+  readonly #emit: (clientId: string) => void;
+  readonly #onState: (state: ChangeFeedState) => void;
+  #reported: ChangeFeedState | undefined;
+  /** Whether the push channel is connected. */
+  #pushing = false;
+  /** Highest sequence number delivered by the poll. */
+  #last = 0;
+  /** Sequence numbers above #last already delivered by push, so the poll does not repeat them. */
+  readonly #pushed = new Set<number>();
+  #failing = false;
+  #stopped = false;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #listenTimer: NodeJS.Timeout | undefined;
+  #listenRetryMs = LISTEN_RETRY_MIN_MS;
+  #stopListening: (() => Promise<void>) | undefined;
+  /** Announces `'*'` `pollIntervalMs + POLL_GRACE_MS` after the start of the last successful read. */
+  readonly #watchdog: FeedWatchdog;
+
+  constructor(options: ChangeFeedOptions, emit: (clientId: string) => void, onState: (state: ChangeFeedState) => void) {
+    this.#options = options;
+    this.#emit = emit;
+    this.#onState = onState;
+    this.#watchdog = new FeedWatchdog(options.pollIntervalMs + POLL_GRACE_MS, () => this.#stale());
+  }
+
+  async start(): Promise<void> {
+    const read = this.#watchdog.begin();
+    let succeeded = false;
+    try {
+      this.#last = await this.#options.readLatestSeq();
+      succeeded = true;
+    } finally {
+      this.#watchdog.end(read, succeeded);
+    }
+    if (this.#stopped) return;
+    this.#schedulePoll();
+    // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
+    // attempt is reported to onError and retried, and the poll covers the gap).
+    await this.#listen();
+  }
+
+  /** How changes are delivered now: `failing` (the feed cannot be read), else `push` or `reconnecting` with a push channel, `polling` without. */
+  get state(): ChangeFeedState {
+    if (this.#failing) return 'failing';
+    if (!this.#options.notifications) return 'polling';
+    return this.#pushing ? 'push' : 'reconnecting';
+  }
+
+  /** Reports the state when it changed since the last report. */
+  #report(): void {
+    const state = this.state;
+    if (this.#stopped || state === this.#reported) return;
+    this.#reported = state;
+    this.#onState(state);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#pollTimer);
+    clearTimeout(this.#listenTimer);
+    this.#watchdog.stop();
+    const stopListening = this.#stopListening;
+    this.#stopListening = undefined;
+    await stopListening?.().catch(this.#options.onError);
+  }
+
+  #schedulePoll(): void {
+    if (this.#stopped) return;
+    // A chain of timeouts, not an interval: polls never overlap, and a slow database slows the loop.
+    this.#pollTimer = setTimeout(() => void this.#poll(), this.#options.pollIntervalMs);
+    this.#pollTimer.unref();
+  }
+
+  #stale(): void {
+    this.#options.onError(new Error(`The change feed was not read for ${this.#options.pollIntervalMs + POLL_GRACE_MS} ms`));
+    if (!this.#failing) this.#emit(ALL_ACCOUNTS); // once per outage, like a failed poll
+    this.#failing = true;
+    this.#report();
+  }
+
+  async #poll(): Promise<void> {
+    const read = this.#watchdog.begin();
+    let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
+    try {
+      for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !complete; batch++) {
+        const rows = await callStore(() => this.#options.readSince(this.#last, POLL_BATCH), POLL_DEADLINE_MS, 'change feed poll');
+        if (this.#stopped) return;
+        for (const row of rows) {
+          if (row.seq <= this.#last) continue;
+          this.#last = row.seq;
+          if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);
+        }
+        complete = rows.length < POLL_BATCH;
+      }
+      for (const seq of this.#pushed) if (seq <= this.#last) this.#pushed.delete(seq);
+      this.#failing = false;
+    } catch (error) {
+      complete = false;
+      this.#options.onError(error);
+      // Changes are delayed (not lost: the poll resumes from #last), but caches must not trust
+      // themselves meanwhile. Once per outage.
+      if (!this.#failing && !this.#stopped) this.#emit(ALL_ACCOUNTS);
+      this.#failing = true;
+    } finally {
+      this.#watchdog.end(read, complete);
+      this.#report();
+      this.#schedulePoll();
+    }
+  }
+
+  async #listen(): Promise<void> {
+    const notifications = this.#options.notifications;
+    if (!notifications || this.#stopped) return;
+    let broken = false;
+    const onError = (error: unknown): void => {
+      if (broken) return;
+      broken = true;
+      this.#pushing = false;
+      this.#report();
+      this.#options.onError(error);
+      const stopListening = this.#stopListening;
+      this.#stopListening = undefined;
+      void stopListening?.().catch(this.#options.onError);
+      // Pushes may have been lost: the poll still delivers them, but say so at once.
+      if (!this.#stopped) this.#emit(ALL_ACCOUNTS);
+      this.#scheduleListen();
+    };
+    try {
+      const stopListening = await notifications.listen((payload) => this.#onPush(payload), onError);
+      if (this.#stopped || broken) {
+        await stopListening().catch(this.#options.onError);
+        return;
+      }
+      this.#stopListening = stopListening;
+      this.#listenRetryMs = LISTEN_RETRY_MIN_MS;
+      this.#pushing = true;
+      this.#report();
+    } catch (error) {
+      this.#options.onError(error);
+      this.#report();
+      this.#scheduleListen();
+    }
+  }
+
+  #scheduleListen(): void {
+    if (this.#stopped) return;
+    this.#listenTimer = setTimeout(() => void this.#listen(), this.#listenRetryMs);
+    this.#listenTimer.unref();
+    this.#listenRetryMs = Math.min(this.#listenRetryMs * 2, LISTEN_RETRY_MAX_MS);
+  }
+
+  #onPush(payload: string): void {
+    if (this.#stopped) return;
+    const separator = payload.indexOf(':');
+    const seq = Number(payload.slice(0, separator));
+    const clientId = payload.slice(separator + 1);
+    if (separator < 0 || !Number.isSafeInteger(seq)) {
+      this.#emit(payload); // not ours to dedupe: deliver as is, the poll may repeat it
+      return;
+    }
+    if (seq <= this.#last || this.#pushed.has(seq)) return;
+    if (this.#pushed.size >= 10_000) this.#pushed.clear(); // bound memory; worst case a repeated call
+    this.#pushed.add(seq);
+    this.#emit(clientId);
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * What a new user of the `service-accounts` CLI reads when they get a command wrong: every message,
+ * commander's own included, starts with `service-accounts:` (docs/cli.md: "one line on stderr"), and
+ * `revoke` or `add` typed without `secret` points to the command they meant. Exit code 2 (usage).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+
+let dir: string;
+let store: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sa-cli-messages-'));
+  store = `sqlite:${join(dir, 'cli.db')}`;
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
+  it('commander’s parse errors carry the service-accounts: prefix like every other message', async () => {
+    const cases = [['bogus'], ['list', '--bogus'], ['list', 'extra-argument'], ['create'], ['secret', 'revoke', 'esa_x']];
+    const runs = await Promise.all(cases.map((args) => runCli([...args, '--store', store])));
+    runs.forEach((run, i) => {
+      const what = `service-accounts ${cases[i]!.join(' ')}`;
+      expect(run.code, what).toBe(2);
+      expect(run.stderr, what).toMatch(/^service-accounts: /);
+      expect(run.stderr, what).not.toMatch(/^error: /m);
+    });
+  });
+
+  it.each(['revoke', 'add'])('`service-accounts %s` suggests the `secret` subcommand', async (word) => {
+    const run = await runCli([word, 'esa_x', 'sec_x', '--store', store]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(`service-accounts: unknown command '${word}' (did you mean 'service-accounts secret ${word}'?)\n`);
+  });
+
+  it('the suggestions are not listed in --help', async () => {
+    const run = await runCli(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toMatch(/^\s+(revoke|add)\b/m);
+    expect(run.stdout).toMatch(/^\s+secret\b/m);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * What an operator sees of the example server (docs/observability.md): each request is one JSON log
+ * line on stdout, a protected request's line names the service account (name and client ID) and
+ * never holds a token or a secret; with METRICS=1, GET /metrics serves the library's counters in
+ * Prometheus text format; GET /readyz is readiness (200 while the store answers), GET /healthz liveness.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { bearer, freePort, getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
+
+interface LogLine {
+  readonly level: number;
+  readonly msg: string;
+  readonly req?: { readonly id: number; readonly method: string; readonly path: string };
+  readonly res?: { readonly statusCode: number };
+  readonly serviceAccount?: { readonly name: string; readonly clientId: string };
+}
+
+/** The JSON lines the server wrote (the start-up banner is plain text). */
+function logLines(server: ExampleServer): LogLine[] {
+  return server.output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+}
+
+describe('example server operability', { timeout: 120_000 }, () => {
+  let dir: string;
+  let server: ExampleServer;
+  let demo: DemoCredentials;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sa-example-ops-'));
+    server = await startServer({ PORT: String(await freePort()), SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'ops.db')}`, METRICS: '1' });
+    demo = server.demo!;
+  });
+  afterAll(async () => {
+    await killAllServers();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('logs one JSON line per request; a protected request names the account and holds no token or secret', async () => {
+    const token = await getToken(server.url, demo);
+    const res = await fetch(`${server.url}/api/whoami?trace=ops-test`, { headers: bearer(token) });
+    expect(res.status).toBe(200);
+    await vi.waitFor(() => expect(logLines(server).some((line) => line.req?.path === '/api/whoami')).toBe(true), { timeout: 5000 });
+    const lines = logLines(server).filter((line) => line.req?.path === '/api/whoami');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      req: { method: 'GET', path: '/api/whoami' },
+      res: { statusCode: 200 },
+      serviceAccount: { name: 'demo-service-account', clientId: demo.clientId },
+    });
+    // Every request line is JSON; no line holds the token, and the secret only in the banner (leak guard).
+    expect(logLines(server).filter((line) => line.req?.path === '/oauth/token').length).toBeGreaterThanOrEqual(1);
+    expect(server.output).not.toContain(token);
+    expect(server.output).not.toContain('ops-test');
+  });
+
+  it('GET /metrics (METRICS=1) exposes the counters after a token is issued and one is refused', async () => {
+    await getToken(server.url, demo);
+    expect((await requestToken(server.url, { clientId: demo.clientId, secret: `${demo.secret.slice(0, -1)}x` }, 'basic')).status).toBe(401);
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(/^service_accounts_tokens_issued_total\{[^}]*\} [1-9]\d*$/m);
+    expect(text).toMatch(/^service_accounts_token_requests_refused_total\{error_type="invalid_client"[^}]*\} [1-9]\d*$/m);
+    expect(text).toMatch(/^service_accounts_store_duration_count\{db_operation_name="findAccount"/m);
+    expect(text).not.toContain(demo.secret);
+  });
+
+  it('GET /readyz is 200 with the health report while the store answers; GET /healthz stays liveness', async () => {
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ok', store: { status: 'ok' }, limiter: { backend: 'memory' } });
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * `sa.health()` and the `onEvent` hook (docs/observability.md): the state of each part as a typed
+ * report that never throws and answers within the store timeout; and an operator told when the store
+ * or the limiter's Redis goes away and comes back, and when the secret-check queue fills up, with a
+ * few events per outage (never one per request) and never a secret.
+ */
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { OperationalEvent } from '../../src/index.js';
+import { MAX_EVENTS_PER_MINUTE } from '../../src/observability/dependency-monitor.js';
+import { createTestApp } from '../helpers/create-app.js';
+import { listen, redisUrl, RedisProxy, testKeyPrefix, tokenRequest, UnreliableStore, type LiveServer } from '../hardening/helpers.js';
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function started(options: Parameters<typeof createTestApp>[0] = {}) {
+  const events: OperationalEvent[] = [];
+  const made = createTestApp({ ...options, onEvent: (event) => void events.push(event) });
+  closers.push(() => made.sa.close());
+  const server: LiveServer = await listen(made.app);
+  closers.push(() => server.close());
+  return { ...made, server, events };
+}
+
+/** Waits until `check` passes (events are delivered off the request path). */
+const eventually = (check: () => void): Promise<void> => vi.waitFor(check, { timeout: 2000, interval: 10 });
+
+describe('sa.health()', () => {
+  it('reports ok with every part, when everything answers', async () => {
+    const { sa } = await started();
+    const report = await sa.health();
+    expect(report).toEqual({
+      status: 'ok',
+      checkedAt: expect.any(Date),
+      store: { status: 'ok', latencyMs: expect.any(Number) },
+      changeFeed: { status: 'watching' },
+      limiter: { status: 'ok', backend: 'memory' },
+      secretChecks: { running: 0, queued: 0, queueLimit: 256 },
+    });
+  });
+
+  it('reports the limiter off when failureLimit is false', async () => {
+    const { sa } = await started({ failureLimit: false });
+    expect((await sa.health()).limiter).toEqual({ status: 'off', backend: 'none' });
+  });
+
+  for (const mode of ['fail', 'hang'] as const) {
+    it(`reports unavailable, without throwing and within storeTimeout, when the store ${mode === 'fail' ? 'fails' : 'hangs'}`, async () => {
+      const store = new UnreliableStore();
+      const { sa } = await started({ store, storeTimeout: 150 });
+      await sa.ready();
+      store.mode = mode;
+      const start = performance.now();
+      const report = await sa.health();
+      const ms = performance.now() - start;
+      expect(report.status).toBe('unavailable');
+      expect(report.store.status).toBe('unavailable');
+      // Generous margins: this bounds the answer by the deadline, it is not a benchmark.
+      expect(ms).toBeLessThan(150 + 1500);
+      if (mode === 'hang') expect(report.store.error).toMatch(/timed out after 150 ms/);
+      // The store's own message (host names, credentials) never reaches the report.
+      expect(JSON.stringify(report)).not.toMatch(/hunter2|10\.0\.0\.5/);
+      store.mode = 'ok';
+      expect((await sa.health()).status).toBe('ok');
+    });
+  }
+});
+
+describe('operational events', () => {
+  it('tells of a store outage once, however many requests it fails, and of its end', async () => {
+    const store = new UnreliableStore();
+    const { sa, server, events } = await started({ store, storeTimeout: 200 });
+    const account = await sa.admin.createAccount({ name: 'outage' });
+    const right = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value };
+    store.mode = 'fail';
+    for (let i = 0; i < 5; i++) expect((await tokenRequest(server, right)).status).toBe(503);
+    await eventually(() => expect(events.map((e) => e.type)).toEqual(['store.unavailable']));
+    store.mode = 'ok';
+    expect((await tokenRequest(server, right)).status).toBe(200);
+    await eventually(() => expect(events.map((e) => e.type)).toEqual(['store.unavailable', 'store.recovered']));
+    expect(events[0]).toMatchObject({ dependency: 'store', operation: 'findAccount', error: expect.stringContaining('StoreUnavailableError') });
+    expect(events[1]).toMatchObject({ dependency: 'store', downtimeMs: expect.any(Number) });
+    expect(JSON.stringify(events)).not.toMatch(/hunter2|10\.0\.0\.5|esas_/);
+  });
+
+  it(`limits a flapping store to ${MAX_EVENTS_PER_MINUTE} events a minute`, async () => {
+    const store = new UnreliableStore();
+    const { sa, events } = await started({ store, statusCacheTtl: 0 });
+    await sa.ready();
+    for (let i = 0; i < 20; i++) {
+      store.mode = i % 2 === 0 ? 'fail' : 'ok';
+      await sa.health();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    await eventually(() => expect(events.length).toBe(MAX_EVENTS_PER_MINUTE));
+  });
+
+  it('tells that the secret-check queue is full, at most once every 10 seconds', async () => {
+    const { sa, server, events } = await started({ maxQueuedSecretChecks: 0, failureLimit: false, secretHashRounds: 8 });
+    const account = await sa.admin.createAccount({ name: 'queue' });
+    const wrong = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value.slice(0, -1) };
+    const right = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value };
+    // Two compares run at once and none may wait: the rest of a burst is refused with 503.
+    const statuses = (await Promise.all(Array.from({ length: 8 }, (_, i) => tokenRequest(server, i % 2 ? wrong : right)))).map((r) => r.status);
+    expect(statuses).toContain(503);
+    await eventually(() => expect(events.filter((e) => e.type === 'secret_checks.saturated')).toHaveLength(1));
+  });
+});
+
+const url = redisUrl('health and events');
+describe.runIf(url)('the limiter on Redis', () => {
+  it('reports degraded and tells that the limiter is unavailable (failing closed), then recovered', async () => {
+    const proxy = await RedisProxy.start(url!);
+    closers.push(() => proxy.close());
+    const redis = new Redis({ host: '127.0.0.1', port: proxy.port, keyPrefix: testKeyPrefix(), maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+    redis.on('error', () => {});
+    closers.push(async () => void redis.disconnect());
+    await redis.ping();
+    const { sa, events } = await started({ failureLimit: { max: 5, redis }, storeTimeout: 200 });
+    expect((await sa.health()).limiter).toEqual({ status: 'ok', backend: 'redis' });
+    proxy.freeze();
+    const report = await sa.health();
+    expect(report.status).toBe('degraded');
+    expect(report.limiter).toMatchObject({ status: 'unavailable', backend: 'redis' });
+    await eventually(() => expect(events.map((e) => e.type)).toContain('limiter.unavailable'));
+    expect(events.find((e) => e.type === 'limiter.unavailable')).toMatchObject({ failMode: 'closed' });
+    proxy.restore();
+    await vi.waitFor(async () => expect((await sa.health()).status).toBe('ok'), { timeout: 5000, interval: 50 });
+    await eventually(() => expect(events.map((e) => e.type)).toContain('limiter.recovered'));
+  });
+});

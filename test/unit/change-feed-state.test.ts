@@ -1,0 +1,82 @@
+/**
+ * The change feed tells its watchers how changes arrive (docs/observability.md: `push`, `polling`,
+ * `reconnecting`, `failing`), once watching has started and then on every change of state only; the
+ * account cache keeps entries at most 500 ms while the feed is failing (announcements may be missed).
+ * Time is faked; nothing sleeps.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ChangeFeedState } from '../../src/index.js';
+import { ChangeFeed, type ChangeNotifications } from '../../src/sql/change-feed.js';
+
+/** A push channel the test breaks and lets reconnect. */
+class TestNotifications implements ChangeNotifications {
+  refuse = false;
+  #onError: ((error: unknown) => void) | undefined;
+  async listen(_onPayload: (payload: string) => void, onError: (error: unknown) => void): Promise<() => Promise<void>> {
+    if (this.refuse) throw new Error('connection refused');
+    this.#onError = onError;
+    return async () => {};
+  }
+  break(): void {
+    this.#onError?.(new Error('connection terminated'));
+  }
+}
+
+describe('ChangeFeed state', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('reports polling without a push channel, failing while the feed cannot be read, then polling again', async () => {
+    let fail = false;
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => 0,
+      readSince: async () => {
+        if (fail) throw new Error('database down');
+        return [];
+      },
+      pollIntervalMs: 200,
+      onError: () => {},
+    });
+    const states: ChangeFeedState[] = [];
+    const stop = await feed.watch(() => {}, { onStateChange: (state) => states.push(state) });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(states).toEqual(['polling']);
+    fail = true;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(states).toEqual(['polling', 'failing']);
+    fail = false;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(states).toEqual(['polling', 'failing', 'polling']);
+    await stop();
+  });
+
+  it('reports push while the push channel is connected, reconnecting while it is down, push once it is back', async () => {
+    const notifications = new TestNotifications();
+    const feed = new ChangeFeed({ readLatestSeq: async () => 0, readSince: async () => [], pollIntervalMs: 200, notifications, onError: () => {} });
+    const states: ChangeFeedState[] = [];
+    const stop = await feed.watch(() => {}, { onStateChange: (state) => states.push(state) });
+    expect(states).toEqual(['push']);
+    notifications.refuse = true;
+    notifications.break();
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(states).toEqual(['push', 'reconnecting']);
+    notifications.refuse = false;
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(states).toEqual(['push', 'reconnecting', 'push']);
+    await stop();
+  });
+
+  it('tells a watcher that joins a running feed its current state', async () => {
+    const feed = new ChangeFeed({ readLatestSeq: async () => 0, readSince: async () => [], pollIntervalMs: 200, onError: () => {} });
+    const stopFirst = await feed.watch(() => {});
+    const states: ChangeFeedState[] = [];
+    const stopSecond = await feed.watch(() => {}, { onStateChange: (state) => states.push(state) });
+    expect(states).toEqual(['polling']);
+    await stopSecond();
+    await stopFirst();
+  });
+});

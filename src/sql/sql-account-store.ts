@@ -17,6 +17,7 @@ import type {
 } from '../store/account-store.js';
 import { ChangeFeed, type ChangeNotifications } from './change-feed.js';
 import {
+  countLiveSecrets,
   selectAccountRows,
   secretValues,
   serializeScopes,
@@ -201,10 +202,8 @@ export class SqlAccountStore implements AccountStore {
   }
 
   /**
-   * Counts the account's live secrets and inserts the new one in one write transaction. PostgreSQL:
-   * the account's row is locked first (`select ... for update`), so concurrent adds to one account,
-   * from any process, run one after another and each counts the others' committed secrets. SQLite:
-   * `BEGIN IMMEDIATE` already lets one writer in at a time.
+   * Counts live secrets and inserts in one write transaction; on PostgreSQL the account's row is locked
+   * first (`for update`), so concurrent adds from any process run one after another (SQLite: `BEGIN IMMEDIATE`).
    */
   async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
     await this.init();
@@ -212,13 +211,7 @@ export class SqlAccountStore implements AccountStore {
       let account = trx.selectFrom('accounts').select('client_id').where('client_id', '=', clientId);
       if (this.#dialect === 'postgres') account = account.forUpdate();
       if ((await account.executeTakeFirst()) === undefined) return undefined;
-      const { live } = await trx
-        .selectFrom('secrets')
-        .select((eb) => eb.fn.countAll().as('live'))
-        .where('client_id', '=', clientId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirstOrThrow();
-      if (toNumber(live) >= options.maxLiveSecrets) return 'limit_reached';
+      if ((await countLiveSecrets(trx, clientId)) >= options.maxLiveSecrets) return 'limit_reached';
       const values = secretValues(clientId, secret);
       await trx.insertInto('secrets').values(values).execute();
       await this.#appendChange(trx, clientId);

@@ -9,6 +9,7 @@
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { hashSecret, verifySecretHash } from './hash-secret.js';
+import type { TemporarilyUnavailableError } from '../errors.js';
 import { BcryptGate, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
 
 /** Tuning of {@link SecretVerifier}. */
@@ -71,6 +72,14 @@ export class SecretVerifier {
     const ok = await this.#gate.run(() => verifySecretHash(value, against), keys);
     if (ok && hash !== undefined && mayUseCache) this.#verified.set(hash, this.#mac(value));
     return ok && hash !== undefined;
+  }
+
+  /**
+   * The 503 that {@link verify} would meet now in the bcrypt gate for `keys`, or `undefined`: lets the
+   * token endpoint refuse a flooding address or client ID before reading the store.
+   */
+  refusal(keys: BcryptGateKeys): TemporarilyUnavailableError | undefined {
+    return this.#gate.refusal(keys);
   }
 
   /** Forgets every remembered secret (e.g. when the store reports that anything may have changed). */

@@ -120,6 +120,16 @@ export class SecretVerifier {
     this.#onSaturated(this.#gate.queued);
   }
 
+  /**
+   * The 503 that {@link verify} would meet now in the bcrypt gate for `keys`, or `undefined`: lets the
+   * token endpoint refuse a flooding address or client ID before reading the store.
+   */
+  refusal(keys: BcryptGateKeys): TemporarilyUnavailableError | undefined {
+    const refused = this.#gate.refusal(keys);
+    if (refused) this.#reportSaturation();
+    return refused;
+  }
+
   /** Forgets every remembered secret (e.g. when the store reports that anything may have changed). */
   clear(): void {
     this.#verified.clear();

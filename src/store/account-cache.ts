@@ -34,7 +34,9 @@ export class AccountCache {
     this.#store = options.store;
     this.#timeout = options.storeTimeout;
     this.#watchedTtl = options.statusCacheTtl;
-    this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 50_000 });
+    // ttlResolution 0: read the clock on each lookup instead of caching it behind a 1 ms timer, which
+    // would schedule a timer per request whenever requests are more than 1 ms apart.
+    this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 50_000, ttlResolution: 0 });
   }
 
   get #ttl(): number {

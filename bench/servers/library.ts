@@ -6,14 +6,15 @@
  */
 import express from 'express';
 import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
-import { openAccountStore } from '../../src/sql/index.js';
 import { AUDIENCE, HS256_KEY, ISSUER, KID, PROTECTED_PATH, RESOURCE, SCOPE } from '../lib/fixtures.js';
 import { readConfig, run, serve } from './serve.js';
 
 run(async () => {
   const config = readConfig();
   const storeUrl = config.store ?? 'memory';
-  const store: AccountStore = storeUrl === 'memory' ? new MemoryAccountStore() : openAccountStore(storeUrl);
+  // The SQL stores (Kysely, pg) are loaded only when used, as a host on the memory store would: their
+  // modules would otherwise enlarge the heap that every garbage collection walks.
+  const store: AccountStore = storeUrl === 'memory' ? new MemoryAccountStore() : (await import('../../src/sql/index.js')).openAccountStore(storeUrl);
   const sa = createServiceAccounts({
     store,
     issuer: ISSUER,

@@ -10,8 +10,20 @@ import { LRUCache } from 'lru-cache';
 import { InvalidTokenError } from '../errors.js';
 import { verifyAccessToken, type AccessTokenClaims, type TokenVerification } from './access-token.js';
 
+interface Verified {
+  readonly token: string;
+  readonly claims: AccessTokenClaims;
+}
+
+/** The signature segment: unique per token in practice, and far shorter to hash than the whole token. */
+function signatureOf(token: string): string {
+  return token.slice(token.lastIndexOf('.') + 1);
+}
+
 export class VerifiedTokenCache {
-  readonly #claims: LRUCache<string, AccessTokenClaims>;
+  // Keyed by signature (hashing a ~300-character key on every request costs more than the rest of the
+  // lookup); a hit counts only when the whole token is the same.
+  readonly #claims: LRUCache<string, Verified>;
 
   constructor(
     private readonly settings: TokenVerification,
@@ -25,17 +37,18 @@ export class VerifiedTokenCache {
    * @throws {InvalidTokenError} as {@link verifyAccessToken} does
    */
   verify(token: string, now: Date): AccessTokenClaims {
-    const known = this.#claims.get(token);
-    if (known) {
+    const key = signatureOf(token);
+    const known = this.#claims.get(key);
+    if (known !== undefined && known.token === token) {
       // Same rule as jsonwebtoken: expired once now >= exp + tolerance.
-      if (Math.floor(now.getTime() / 1000) >= known.exp + this.settings.clockTolerance) {
-        this.#claims.delete(token);
+      if (Math.floor(now.getTime() / 1000) >= known.claims.exp + this.settings.clockTolerance) {
+        this.#claims.delete(key);
         throw new InvalidTokenError('expired');
       }
-      return known;
+      return known.claims;
     }
     const claims = verifyAccessToken(this.settings, token, now);
-    this.#claims.set(token, claims);
+    this.#claims.set(key, { token, claims });
     return claims;
   }
 }

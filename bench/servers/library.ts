@@ -14,7 +14,7 @@ run(async () => {
   const storeUrl = config.store ?? 'memory';
   // The SQL stores (Kysely, pg) are loaded only when used, as a host on the memory store would: their
   // modules would otherwise enlarge the heap that every garbage collection walks.
-  const store: AccountStore = storeUrl === 'memory' ? new MemoryAccountStore() : (await import('../../src/sql/index.js')).openAccountStore(storeUrl);
+  const store: AccountStore = storeUrl === 'memory' ? new MemoryAccountStore() : (await import('../../src/sql/index.js')).openAccountStore(storeUrl, config.pollIntervalMs ? { pollIntervalMs: config.pollIntervalMs } : {});
   const sa = createServiceAccounts({
     store,
     issuer: ISSUER,

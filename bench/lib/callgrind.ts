@@ -35,12 +35,17 @@ export function callgrindMissing(): string | undefined {
  * as fast) and is switched on before the warm-up, so the warm-up and the measured requests run
  * instrumented alike; counters are zeroed after the warm-up. `--single-threaded`: V8 compiles and
  * collects garbage on the main thread, so no background thread's work lands in a random window.
- * Node's other options stay at their defaults (heap sizes included), as a host would run it.
+ * `--no-incremental-marking`: V8 otherwise marks the old generation in steps bounded by wall time (1 ms
+ * tasks between events) and pays a write barrier on every pointer store while marking is on; under
+ * valgrind, and more so on a busy host, how long marking stays on varies from run to run, and so did
+ * the counts (±5% on bare Express on a loaded machine). Without it, a full collection runs atomically
+ * when the allocation limit is reached: the same marking work, paid at a point that depends only on
+ * what the program did. Node's other options stay at their defaults (heap sizes included).
  */
 export function callgrindLaunch(outFile: string, script: string): Launch {
   return {
     prefix: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', '--instr-atstart=no', '--collect-atstart=yes'],
-    nodeArgs: ['--single-threaded'],
+    nodeArgs: ['--single-threaded', '--no-incremental-marking'],
     script,
     startTimeoutMs: 180_000,
   };

@@ -32,6 +32,8 @@ const SECONDS_PER_REQUEST = 0.012;
  * every few requests: the interval is stretched by that factor so the measured mix stays native.
  */
 const POLL_INTERVAL_MS = 200 * 50;
+/** Likewise the 2 s store deadline: a cold PostgreSQL read under callgrind on a busy host exceeded it (503). */
+const STORE_TIMEOUT_MS = 60_000;
 const schemaOf = (repeat: number): string => `bench_instr_${repeat}`;
 const log = (message: string): void => {
   process.stderr.write(`${message}\n`);
@@ -60,7 +62,7 @@ function drive(input: DriverInput): Promise<void> {
 async function measureOnce(c: Case, repeat: number, script: string, settings: InstructionSettings): Promise<number> {
   const outFile = resolve(WORK_DIR, `callgrind.${c.id}.${repeat}.out`);
   for (const suffix of ['', '.1']) rmSync(outFile + suffix, { force: true });
-  const config = c.postgres ? { ...c.config, store: schemaUrl(schemaOf(repeat)), pollIntervalMs: POLL_INTERVAL_MS } : c.config;
+  const config = c.postgres ? { ...c.config, store: schemaUrl(schemaOf(repeat)), pollIntervalMs: POLL_INTERVAL_MS, storeTimeout: STORE_TIMEOUT_MS } : c.config;
   const server = await startServer(c.server, config, undefined, callgrindLaunch(outFile, script));
   try {
     const request = await c.prepare(server.ready);

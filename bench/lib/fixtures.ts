@@ -44,6 +44,8 @@ export interface ServerConfig {
    * bench stretches it by valgrind's slowdown, so polls per request stay what they are natively.
    */
   readonly pollIntervalMs?: number;
+  /** Library: `storeTimeout` (default 2 s); stretched under valgrind like the poll interval. */
+  readonly storeTimeout?: number;
   /** Bare server: read the token request body with `express.urlencoded()` before answering. */
   readonly parseBody?: boolean;
 }

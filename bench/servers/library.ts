@@ -20,6 +20,7 @@ run(async () => {
     issuer: ISSUER,
     audience: AUDIENCE,
     signingKeys: [{ alg: 'HS256', key: HS256_KEY, kid: KID }],
+    ...(config.storeTimeout ? { storeTimeout: config.storeTimeout } : {}),
   });
   await sa.ready();
   let client = config.client;

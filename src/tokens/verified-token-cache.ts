@@ -4,9 +4,8 @@
  * presents the same token again costs a map lookup instead of a signature check. A token is
  * immutable: only its expiry can change the answer, and that is checked on every hit against the
  * configured clock. Revocation and disabling are not decided here: the bearer check consults the
- * account status on every request. Bounded (LRU); only tokens that verified are ever stored.
+ * account status on every request. Bounded (the oldest entry goes first); only tokens that verified are ever stored.
  */
-import { LRUCache } from 'lru-cache';
 import { InvalidTokenError } from '../errors.js';
 import { verifyAccessToken, type AccessTokenClaims, type TokenVerification } from './access-token.js';
 
@@ -22,14 +21,17 @@ function signatureOf(token: string): string {
 
 export class VerifiedTokenCache {
   // Keyed by signature (hashing a ~300-character key on every request costs more than the rest of the
-  // lookup); a hit counts only when the whole token is the same.
-  readonly #claims: LRUCache<string, Verified>;
+  // lookup); a hit counts only when the whole token is the same. A Map in insertion order, the oldest
+  // dropped when full: a hit is one lookup (an LRU's bookkeeping on every request is not worth it:
+  // an evicted token that comes back is verified once more).
+  readonly #claims = new Map<string, Verified>();
+  readonly #max: number;
 
   constructor(
     private readonly settings: TokenVerification,
     max = 10_000,
   ) {
-    this.#claims = new LRUCache({ max });
+    this.#max = max;
   }
 
   /**
@@ -48,7 +50,9 @@ export class VerifiedTokenCache {
       return known.claims;
     }
     const claims = verifyAccessToken(this.settings, token, now);
+    this.#claims.delete(key);
     this.#claims.set(key, { token, claims });
+    if (this.#claims.size > this.#max) this.#claims.delete(this.#claims.keys().next().value!);
     return claims;
   }
 }

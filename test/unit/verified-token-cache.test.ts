@@ -46,3 +46,16 @@ describe('VerifiedTokenCache', () => {
     expect(() => cache.verify(token, new Date(now.getTime() + 60_000))).toThrow(InvalidTokenError);
   });
 });
+
+describe('VerifiedTokenCache bound', () => {
+  it('keeps at most `max` tokens, dropping the oldest; a dropped token verifies again', () => {
+    const cache = new VerifiedTokenCache({ keyring: config.keyring, issuer: config.issuer, audience: config.audience, clockTolerance: 0 }, 2);
+    const [a, b, c] = [issue(['a']), issue(['b']), issue(['c'])];
+    const first = cache.verify(a.token, now);
+    cache.verify(b.token, now);
+    cache.verify(c.token, now);
+    const again = cache.verify(a.token, now);
+    expect(again).toEqual(a.claims);
+    expect(again).not.toBe(first); // verified anew, not served from the cache
+  });
+});

@@ -1,8 +1,22 @@
 /**
  * @module budgets
- * The performance budgets of issue 4, judged on one run's rows (ratios to the bare row of the same run).
+ * Every performance budget, in one place, judged on one run's rows (ratios to the bare row of the same
+ * run): by requests per second for `npm run bench` (coarse: the machine's noise is ±20%), and by
+ * instructions per request for `npm run bench:instructions` (the budgets that decide).
  */
 import type { Budget, Row } from './report.js';
+
+/** Minimum ratio to bare Express of the same group, per case id and measure. */
+export const BUDGETS = {
+  throughput: { 'library-memory': 0.85, 'library-postgres': 0.8, 'library-token': 0.6 },
+  instructions: { 'library-memory': 0.9, 'library-postgres': 0.85, 'library-token': 0.75 },
+} as const;
+
+const CASE_NAMES: Record<keyof typeof BUDGETS.instructions, string> = {
+  'library-memory': 'requireBearer, memory store',
+  'library-postgres': 'requireBearer, PostgreSQL store',
+  'library-token': 'token endpoint, repeat client',
+};
 
 const verdict = (pass: boolean): Budget['status'] => (pass ? 'PASS' : 'FAIL');
 
@@ -37,10 +51,34 @@ function aheadBudget(rows: ReadonlyMap<string, Row>, skipped: ReadonlySet<string
 export function judgeBudgets(list: readonly Row[], skipped: ReadonlySet<string>): Budget[] {
   const rows = new Map(list.map((r) => [r.id, r]));
   return [
-    ratioBudget(rows, skipped, 'library-memory', 0.85, 'requireBearer, memory store ≥ 0.85× bare'),
+    throughputBudget(rows, skipped, 'library-memory'),
     aheadBudget(rows, skipped, 'library-memory', ['auth0', 'node-oauth2'], 'requireBearer, memory store ahead of every peer'),
-    ratioBudget(rows, skipped, 'library-postgres', 0.8, 'requireBearer, PostgreSQL store ≥ 0.80× bare'),
-    ratioBudget(rows, skipped, 'library-token', 0.6, 'token endpoint, repeat client ≥ 0.60× bare'),
+    throughputBudget(rows, skipped, 'library-postgres'),
+    throughputBudget(rows, skipped, 'library-token'),
     aheadBudget(rows, skipped, 'library-token', ['node-oauth2-token'], 'token endpoint, repeat client ahead of node-oauth2-server'),
   ];
+}
+
+function throughputBudget(rows: ReadonlyMap<string, Row>, skipped: ReadonlySet<string>, id: keyof typeof BUDGETS.throughput): Budget {
+  const min = BUDGETS.throughput[id];
+  return ratioBudget(rows, skipped, id, min, `${CASE_NAMES[id]} ≥ ${min.toFixed(2)}× bare`);
+}
+
+/** A case's instruction figures: `ratio` is bare's instructions per request ÷ the case's. */
+export interface InstructionRow {
+  readonly id: string;
+  readonly ratio: number;
+  readonly failed?: string;
+}
+
+/** The instruction budgets (bare ÷ case, instructions per request, means over the repeats). */
+export function judgeInstructionBudgets(list: readonly InstructionRow[], skipped: ReadonlySet<string>): Budget[] {
+  const rows = new Map(list.map((r) => [r.id, r]));
+  return (Object.entries(BUDGETS.instructions) as [keyof typeof BUDGETS.instructions, number][]).map(([id, min]) => {
+    const name = `${CASE_NAMES[id]} ≥ ${min.toFixed(2)}× bare (instructions)`;
+    const row = rows.get(id);
+    if (!row) return missing(name, [id], skipped);
+    if (row.failed) return { name, status: 'FAIL', detail: row.failed };
+    return { name, status: verdict(row.ratio >= min), detail: `${row.ratio.toFixed(3)}× bare, needs ≥ ${min.toFixed(2)}×` };
+  });
 }

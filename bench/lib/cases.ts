@@ -112,6 +112,17 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       },
     },
     {
+      id: 'jwt-minimal',
+      label: 'hand-written jsonwebtoken check (reference)',
+      group: 'bearer',
+      server: 'jwt-minimal',
+      config: {},
+      prepare: async (ready) => {
+        await checkProtected(ready.port, peerToken);
+        return bearer(peerToken);
+      },
+    },
+    {
       id: 'bare-token',
       label: 'bare Express (POST, fixed token JSON)',
       group: 'token',
@@ -161,6 +172,17 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       label: 'node-oauth2-server token (plaintext)',
       group: 'token',
       server: 'node-oauth2',
+      config: {},
+      prepare: async (ready) => {
+        await checkTokenEndpoint(ready.port, needClient(ready));
+        return tokenRequest(needClient(ready));
+      },
+    },
+    {
+      id: 'jwt-minimal-token',
+      label: 'hand-written token endpoint (reference)',
+      group: 'token',
+      server: 'jwt-minimal',
       config: {},
       prepare: async (ready) => {
         await checkTokenEndpoint(ready.port, needClient(ready));

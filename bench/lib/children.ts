@@ -26,6 +26,17 @@ export function pinCpus(): CpuPlan | undefined {
   return pinned.status === 0 ? plan : undefined;
 }
 
+/** How to start a server other than `node --import tsx <script>` (the instruction bench: under valgrind). */
+export interface Launch {
+  /** Command words before `node` (e.g. `valgrind --tool=callgrind ...`). */
+  readonly prefix?: readonly string[];
+  /** Node options before the script. */
+  readonly nodeArgs?: readonly string[];
+  /** A ready-to-run JavaScript file instead of the TypeScript source. */
+  readonly script?: string;
+  readonly startTimeoutMs?: number;
+}
+
 export interface RunningServer {
   readonly ready: ServerReady;
   readonly child: ChildProcess;
@@ -33,13 +44,12 @@ export interface RunningServer {
 }
 
 /** Starts `bench/servers/<name>.ts` in its own Node process and waits for its ready line. */
-export function startServer(name: string, config: ServerConfig, cpus: CpuPlan | undefined): Promise<RunningServer> {
-  const script = resolve(__dirname, '..', 'servers', `${name}.ts`);
-  const nodeArgs = ['--import', 'tsx', script];
-  const [command, args] = cpus
-    ? ['taskset', ['-c', cpus.server, process.execPath, ...nodeArgs]]
-    : [process.execPath, nodeArgs];
-  const child = spawn(command as string, args as string[], {
+export function startServer(name: string, config: ServerConfig, cpus: CpuPlan | undefined, launch: Launch = {}): Promise<RunningServer> {
+  const script = launch.script ?? resolve(__dirname, '..', 'servers', `${name}.ts`);
+  const nodeArgs = [...(launch.nodeArgs ?? []), ...(launch.script ? [] : ['--import', 'tsx']), script];
+  const words = [...(cpus ? ['taskset', '-c', cpus.server] : []), ...(launch.prefix ?? []), process.execPath, ...nodeArgs];
+  const startTimeoutMs = launch.startTimeoutMs ?? START_TIMEOUT_MS;
+  const child = spawn(words[0]!, words.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, BENCH_SERVER_CONFIG: JSON.stringify(config), NODE_ENV: 'production' },
   });
@@ -57,7 +67,7 @@ export function startServer(name: string, config: ServerConfig, cpus: CpuPlan | 
       kill(child);
       reject(new Error(`server ${name} ${why}${stderr ? `:\n${stderr.slice(-2000)}` : ''}`));
     };
-    const timer = setTimeout(() => fail(`did not start within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs / 1000} s`), startTimeoutMs);
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-8000);
     });

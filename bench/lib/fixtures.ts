@@ -39,6 +39,13 @@ export interface ServerConfig {
   readonly client?: { readonly clientId: string; readonly secret: string };
   /** A token to answer with (bare token route) or to accept (node-oauth2-server's in-memory tokens). */
   readonly token?: string;
+  /**
+   * SQL store: how often its change feed is polled (default: the store's, 200 ms). The instruction
+   * bench stretches it by valgrind's slowdown, so polls per request stay what they are natively.
+   */
+  readonly pollIntervalMs?: number;
+  /** Library: `storeTimeout` (default 2 s); stretched under valgrind like the poll interval. */
+  readonly storeTimeout?: number;
   /** Bare server: read the token request body with `express.urlencoded()` before answering. */
   readonly parseBody?: boolean;
   /** Library server: install the OpenTelemetry metrics SDK with a reader (default: the API alone, no SDK). */

@@ -4,7 +4,7 @@
  * <port> <connections> <address>`): every connection sends token requests back to back, each with a
  * new unknown client ID and a well-formed wrong secret (so each costs the server one bcrypt compare and
  * no per-client key repeats), all from one address. Prints `FLOOD_RUNNING` once every connection has had
- * an answer; on SIGTERM prints `{ statuses }` as JSON and exits.
+ * an answer (so the server has accepted all of them); on SIGTERM prints `{ statuses }` as JSON and exits.
  */
 import http from 'node:http';
 import { generateSecret } from '../../src/secrets/generate-credentials.js';
@@ -19,14 +19,26 @@ const wrong = generateSecret().value;
 let sent = 0;
 let stopping = false;
 
-let answered = 0;
+/** Connections that have had their first answer, so the server has accepted them. */
+let connected = 0;
 
+/**
+ * One connection's requests, back to back. Every loop starts at once, so the agent opens one socket per
+ * loop and a loop's first answer means the server accepted that socket. Counting answers instead would
+ * say "running" after the first few connections answered 300 times, with the rest still waiting in the
+ * kernel's accept queue, which Node drains one connection per event-loop turn: a newcomer's connection
+ * would then wait behind them, measuring the flood's connection set-up instead of its steady state.
+ */
 async function loop(): Promise<void> {
+  let first = true;
   while (!stopping) {
     const clientId = `esa_flood${String(sent++).padStart(19, '0')}`;
     const status = await postToken(agent, port, { clientId, secret: wrong, address }, 120_000);
     statuses[status] = (statuses[status] ?? 0) + 1;
-    if (++answered === connections) process.stdout.write('FLOOD_RUNNING\n');
+    if (first && status !== 0) {
+      first = false;
+      if (++connected === connections) process.stdout.write('FLOOD_RUNNING\n');
+    }
   }
 }
 

@@ -81,3 +81,37 @@ export function writeResults(file: string, document: unknown): string {
   writeFileSync(path, `${JSON.stringify(document, null, 2)}\n`);
   return path;
 }
+
+/** One case of the instruction bench: instructions per request of each server process. */
+export interface InstructionResult {
+  readonly id: string;
+  readonly label: string;
+  readonly group: string;
+  readonly perRequest: readonly number[];
+  readonly mean: number;
+  readonly min: number;
+  readonly max: number;
+  /** Half the min–max range over the mean: ±this fraction. */
+  readonly spread: number;
+  /** Bare's mean ÷ this case's mean (same group). */
+  readonly ratio: number;
+  readonly failed?: string;
+}
+
+const thousands = (value: number): string => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '-');
+
+export function formatInstructionTable(rows: readonly InstructionResult[]): string {
+  const width = Math.max(4, ...rows.map((r) => r.label.length));
+  const header = `${pad('case', width)}  ${pad('instr/request', 13, true)}  ${pad('min–max', 21, true)}  ${pad('spread', 7, true)}  ${pad('× bare', 6, true)}`;
+  const lines = [header, '-'.repeat(header.length)];
+  let group = '';
+  for (const row of rows) {
+    if (group && row.group !== group) lines.push('');
+    group = row.group;
+    const range = `${thousands(row.min)}–${thousands(row.max)}`;
+    const spread = Number.isFinite(row.spread) ? `±${(row.spread * 100).toFixed(2)}%` : '-';
+    const ratio = Number.isFinite(row.ratio) ? row.ratio.toFixed(3) : '-';
+    lines.push(`${pad(row.label, width)}  ${pad(thousands(row.mean), 13, true)}  ${pad(range, 21, true)}  ${pad(spread, 7, true)}  ${pad(ratio, 6, true)}${row.failed ? `  FAILED: ${row.failed}` : ''}`);
+  }
+  return lines.join('\n');
+}

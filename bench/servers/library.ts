@@ -10,7 +10,6 @@
 import express from 'express';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
-import { openAccountStore } from '../../src/sql/index.js';
 import { AUDIENCE, HS256_KEY, ISSUER, KID, PROTECTED_PATH, RESOURCE, SCOPE } from '../lib/fixtures.js';
 import { readConfig, run, serve } from './serve.js';
 
@@ -23,7 +22,9 @@ class HeldReader extends MetricReader {
 run(async () => {
   const config = readConfig();
   const storeUrl = config.store ?? 'memory';
-  const store: AccountStore = storeUrl === 'memory' ? new MemoryAccountStore() : openAccountStore(storeUrl);
+  // The SQL stores (Kysely, pg) are loaded only when used, as a host on the memory store would: their
+  // modules would otherwise enlarge the heap that every garbage collection walks.
+  const store: AccountStore = storeUrl === 'memory' ? new MemoryAccountStore() : (await import('../../src/sql/index.js')).openAccountStore(storeUrl, config.pollIntervalMs ? { pollIntervalMs: config.pollIntervalMs } : {});
   const sa = createServiceAccounts({
     store,
     issuer: ISSUER,
@@ -31,6 +32,7 @@ run(async () => {
     signingKeys: [{ alg: 'HS256', key: HS256_KEY, kid: KID }],
     ...(config.otelSdk && { telemetry: { meterProvider: new MeterProvider({ readers: [new HeldReader()] }) } }),
     ...(config.flood ? { failureLimit: false as const } : {}),
+    ...(config.storeTimeout ? { storeTimeout: config.storeTimeout } : {}),
   });
   await sa.ready();
   let client = config.client;

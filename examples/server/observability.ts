@@ -12,9 +12,12 @@ import type { AuditEvent, OperationalEvent } from 'express-service-accounts';
 import { pino, type Logger } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 
-/** The JSON logger of the server (stdout). */
+/**
+ * The JSON logger of the server (stdout). Written synchronously, like `console.log`: lines come out in
+ * the order they were logged (the start-up banner stays last) and none is lost when the process exits.
+ */
 export function createLogger(): Logger {
-  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: true }));
 }
 
 type LoggedRequest = IncomingMessage & { id?: unknown; serviceAccount?: { name: string; clientId: string } };

@@ -4,6 +4,9 @@
  */
 import { InvalidRequestError, MissingTokenError } from '../errors.js';
 
+/** Whitespace or a comma: never part of a single token. */
+const NOT_TOKEN_CHAR = /[\s,]/;
+
 /**
  * Returns the bearer token of an `Authorization` header value.
  * @throws {MissingTokenError} no header, or another scheme (401 without an `error` attribute, RFC 6750 §3.1)
@@ -15,6 +18,11 @@ import { InvalidRequestError, MissingTokenError } from '../errors.js';
  */
 export function extractBearerToken(header: string | undefined): string {
   if (header === undefined) throw new MissingTokenError();
+  // The usual form, "Bearer <token>" with nothing else: no copies beyond the token itself.
+  if (header.length > 7 && header.startsWith('Bearer ')) {
+    const token = header.slice(7);
+    if (!NOT_TOKEN_CHAR.test(token)) return token;
+  }
   const value = header.trim();
   const space = value.search(/\s/);
   const scheme = space < 0 ? value : value.slice(0, space);
@@ -22,6 +30,6 @@ export function extractBearerToken(header: string | undefined): string {
   if (scheme.toLowerCase() !== 'bearer') throw new MissingTokenError();
   const rest = space < 0 ? '' : value.slice(space).trim();
   if (rest === '') throw new InvalidRequestError('The Authorization header has no bearer token');
-  if (/\s/.test(rest) || rest.includes(',')) throw new InvalidRequestError('The Authorization header must carry exactly one bearer token');
+  if (NOT_TOKEN_CHAR.test(rest)) throw new InvalidRequestError('The Authorization header must carry exactly one bearer token');
   return rest;
 }

@@ -81,6 +81,17 @@ function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean {
   return false;
 }
 
+// Plain loops: no closure per request on this path.
+function findSecret(account: AccountRecord, id: string): AccountRecord['secrets'][number] | undefined {
+  for (const secret of account.secrets) if (secret.id === id) return secret;
+  return undefined;
+}
+
+function includesAll(granted: readonly string[], needed: readonly string[]): boolean {
+  for (const scope of needed) if (!granted.includes(scope)) return false;
+  return true;
+}
+
 /** Builds `requireBearer` for one runtime. */
 export function createRequireBearer(runtime: Runtime) {
   const { config, telemetry } = runtime;
@@ -113,13 +124,13 @@ export function createRequireBearer(runtime: Runtime) {
 
     const admit = (req: IncomingMessage, res: ServerResponse, next: NodeNext, claims: AccessTokenClaims, account: AccountRecord | undefined): void => {
       // A deleted account or an unknown secret: the token no longer maps to anything.
-      const secret = account?.secrets.find((s) => s.id === claims.secret_id);
+      const secret = account === undefined ? undefined : findSecret(account, claims.secret_id);
       if (!account || !secret) return refuse(res, new InvalidTokenError('invalid'), claims, account);
       if (secret.revokedAt !== null) return refuse(res, new InvalidTokenError('revoked'), claims, account);
       if (!account.enabled) return refuse(res, new InvalidTokenError('disabled'), claims, account);
       const unrestricted = claims.scope === undefined && account.scopes.length === 0;
       const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
-      if (!unrestricted && !needed.every((s) => granted.includes(s))) {
+      if (!unrestricted && !includesAll(granted, needed)) {
         return refuse(res, new InsufficientScopeError(neededText), claims, account);
       }
       const principal: ServiceAccountPrincipal = {

@@ -96,12 +96,11 @@ export class BcryptGate {
    * the queue, or the share of `keys.address` or `keys.clientId`, is full
    */
   async run<T>(task: () => Promise<T>, keys: BcryptGateKeys = {}): Promise<T> {
-    // Without an address (no socket address), the client ID takes its turn; without either, one shared turn.
-    const turn = keys.address !== undefined ? `a:${keys.address}` : keys.clientId !== undefined ? `c:${keys.clientId}` : '';
+    const turn = turnOf(keys);
+    const refused = this.refusal(keys);
+    if (refused) throw refused;
     if (this.#running >= this.#concurrency) {
       const line = this.#turns.get(turn);
-      const byClientId = keys.clientId === undefined ? 0 : (this.#perClientId.get(keys.clientId) ?? 0);
-      if (this.#waiting >= this.#queueLimit || (line?.length ?? 0) >= this.#perKey || byClientId >= this.#perKey) throw busy();
       // The slot is handed over by release(): #running is not decremented in between.
       await new Promise<void>((start) => {
         const waiter = { start, clientId: keys.clientId };
@@ -119,6 +118,18 @@ export class BcryptGate {
     } finally {
       this.#release(turn);
     }
+  }
+
+  /**
+   * The 503 that {@link run} would throw for `keys` now, or `undefined` when it would run or queue the
+   * compare. Synchronous, so a caller can refuse a flooding key before doing any work for its request.
+   */
+  refusal(keys: BcryptGateKeys = {}): TemporarilyUnavailableError | undefined {
+    if (this.#running < this.#concurrency) return undefined;
+    const waitingForTurn = this.#turns.get(turnOf(keys))?.length ?? 0;
+    const waitingForClientId = keys.clientId === undefined ? 0 : (this.#perClientId.get(keys.clientId) ?? 0);
+    const full = this.#waiting >= this.#queueLimit || waitingForTurn >= this.#perKey || waitingForClientId >= this.#perKey;
+    return full ? busy() : undefined;
   }
 
   #count(counts: Map<string, number>, key: string, delta: number): void {
@@ -153,6 +164,11 @@ export class BcryptGate {
     this.#count(this.#runningByTurn, turn, 1);
     start();
   }
+}
+
+/** The round-robin key: the address; without one (no socket address) the client ID; without either, one shared turn. */
+function turnOf(keys: BcryptGateKeys): string {
+  return keys.address !== undefined ? `a:${keys.address}` : keys.clientId !== undefined ? `c:${keys.clientId}` : '';
 }
 
 interface Waiter {

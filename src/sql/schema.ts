@@ -200,6 +200,11 @@ export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;
  * advisory lock keyed by the schema, or an SQLite `BEGIN IMMEDIATE` write lock. A second process that
  * arrives meanwhile waits, then finds everything applied. Safe to call any number of times.
  *
+ * Why not Kysely's `Migrator`: its SQLite migration lock is a no-op that only guards one connection of
+ * one process, so two processes starting on one new SQLite file (the CLI and a server, or several
+ * servers) could both run the first migration; and databases created by earlier versions already
+ * record their schema version in `account_store_migrations`, which `Migrator` would not read.
+ *
  * @example
  * ```ts
  * await migrateToLatest(db, { dialect: 'postgres', schema: 'service_accounts' })

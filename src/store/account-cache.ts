@@ -90,8 +90,14 @@ export class AccountCache {
     this.#timeout = options.storeTimeout;
     this.#watchedTtl = options.statusCacheTtl;
     // One monotonic millisecond clock (`performance` unless a test injects one) measures entry lifetimes
-    // (inside lru-cache) and read ages (here).
-    this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 50_000, ...(options.clock ? { perf: options.clock } : {}) });
+    // (inside lru-cache) and read ages (here). ttlResolution 0: read the clock on each lookup instead of
+    // caching it behind a 1 ms timer, which would schedule a timer per request whenever requests are more
+    // than 1 ms apart.
+    this.#entries = new LRUCache<string, Entry>({
+      max: options.max ?? 50_000,
+      ttlResolution: 0,
+      ...(options.clock ? { perf: options.clock } : {}),
+    });
     this.#clock = this.#entries.perf;
   }
 

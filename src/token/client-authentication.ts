@@ -12,7 +12,7 @@ import { BasicStrategy } from 'passport-http';
 import { Strategy as ClientPasswordStrategy } from 'passport-oauth2-client-password';
 import type { IncomingMessage } from 'node:http';
 import { formatChallenge } from '../challenge.js';
-import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure } from '../errors.js';
+import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure, type TemporarilyUnavailableError } from '../errors.js';
 import type { AccountRecord, SecretRecord } from '../store/account-store.js';
 import { parseSecret } from '../secrets/generate-credentials.js';
 import { redactSecrets } from '../secrets/redact-secrets.js';
@@ -59,6 +59,20 @@ export function verifyRememberedClient(runtime: Runtime, clientId: string, secre
   return { account, secret: secret! };
 }
 
+/** The parsed secret when the pair could be ours (so checking it costs a bcrypt compare), else undefined. */
+function parseWellFormed(clientId: string, secretValue: string): ReturnType<typeof parseSecret> | undefined {
+  return clientId.length > MAX_CLIENT_ID_LENGTH ? undefined : parseSecret(secretValue);
+}
+
+/**
+ * The 503 that {@link verifyClientCredentials} would meet in the bcrypt gate now, or undefined. Asked
+ * before passport and the store read, so a flooding address or client ID whose share of the queue is
+ * full is refused with the least work: no store query, no account cache entry.
+ */
+function gateRefusal(runtime: Runtime, clientId: string, secretValue: string, address: string | undefined): TemporarilyUnavailableError | undefined {
+  return parseWellFormed(clientId, secretValue) ? runtime.secrets.refusal({ address, clientId }) : undefined;
+}
+
 /**
  * Checks one client ID + secret pair against the store. `address` is the client's address, for the
  * bcrypt gate's fair share per address and per client ID. Throws on a store failure, or when the gate
@@ -66,8 +80,8 @@ export function verifyRememberedClient(runtime: Runtime, clientId: string, secre
  */
 export async function verifyClientCredentials(runtime: Runtime, clientId: string, secretValue: string, address: string | undefined): Promise<Outcome> {
   // A value that fails its own format or checksum cannot be ours: refused before any store or bcrypt work.
-  const parsed = parseSecret(secretValue);
-  if (!parsed || clientId.length > MAX_CLIENT_ID_LENGTH) return { ok: false, reason: 'malformed_credentials' };
+  const parsed = parseWellFormed(clientId, secretValue);
+  if (!parsed) return { ok: false, reason: 'malformed_credentials' };
   const account = await runtime.accounts.get(clientId);
   const secret = account?.secrets.find((s) => s.id === parsed.secretId);
   const live = isLive(account, secret);
@@ -103,7 +117,8 @@ function clientAddress(req: TokenHttpRequest): string | undefined {
 
 /**
  * Returns the client-authentication middleware: failure limiter (a repeat client is checked, any other
- * attempt counted in advance and given back on success), passport, then
+ * attempt counted in advance and given back on success), the bcrypt gate's refusal of a key whose share is
+ * full (503 before any store read), passport, then
  * the client recorded for {@link getAuthenticatedClient} on success, or 401 `invalid_client` (with a Basic challenge when the request has an `Authorization` header).
  */
 export function createClientAuthentication(runtime: Runtime): Middleware {
@@ -169,6 +184,11 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
     const authenticate = (): void => {
       if (credentials.method === 'none') return fail('missing_credentials');
       if (!('secret' in credentials)) return fail('malformed_credentials');
+      const busy = rememberedClients.has(req) ? undefined : gateRefusal(runtime, credentials.clientId, credentials.secret, keys.address);
+      if (busy) {
+        reservation?.release(); // undecided (503): not a failure
+        return next(busy);
+      }
       const strategy = credentials.method === 'basic' ? 'basic' : 'oauth2-client-password';
       const attempt = passport.authenticate(strategy, { session: false }, (err: unknown, client: AuthenticatedClient | false) => {
         if (err) {

@@ -3,10 +3,10 @@
  * RFC 9068 JWT access tokens: signed with the keyring's signer, verified with the key its `kid`
  * names and that key's own algorithm only. Framework-free.
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID, sign, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { InvalidTokenError } from '../errors.js';
-import type { Keyring } from './keyring.js';
+import type { Keyring, SigningAlgorithm } from './keyring.js';
 
 /**
  * The claims of an access token (RFC 9068), as a resource server that verifies tokens itself reads them.
@@ -80,14 +80,29 @@ export function signAccessToken(
     secret_id: input.secretId,
   };
   const { signer } = settings.keyring;
-  const token = jwt.sign(claims, signer.signKey, {
-    algorithm: signer.alg,
-    keyid: signer.kid,
-    header: { alg: signer.alg, typ: 'at+jwt', kid: signer.kid },
-    // `claims` is built fresh above: jsonwebtoken may use it as it is instead of copying it.
-    mutatePayload: true,
-  });
-  return { token, claims };
+  // RFC 7515 §7.1 compact serialization, as jsonwebtoken writes it for these claims and this header
+  // (same bytes; test/unit/access-token-signing.test.ts compares), without its option validation.
+  const signingInput = `${encodedHeader(signer)}.${Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url')}`;
+  return { token: `${signingInput}.${signJws(signer.alg, signer.signKey, signingInput)}`, claims };
+}
+
+const headers = new WeakMap<object, string>();
+
+/** The signer's protected header, `{ alg, typ: 'at+jwt', kid }` (RFC 9068 §2.1), base64url-encoded once. */
+function encodedHeader(signer: { readonly alg: SigningAlgorithm; readonly kid: string }): string {
+  let header = headers.get(signer);
+  if (header === undefined) {
+    header = Buffer.from(JSON.stringify({ alg: signer.alg, typ: 'at+jwt', kid: signer.kid }), 'utf8').toString('base64url');
+    headers.set(signer, header);
+  }
+  return header;
+}
+
+/** The JWS signature of `input` (RFC 7518 §3.2 HMAC, §3.3 RSASSA-PKCS1-v1_5, §3.4 ECDSA as R || S), base64url. */
+function signJws(alg: SigningAlgorithm, key: KeyObject, input: string): string {
+  if (alg === 'HS256') return createHmac('sha256', key).update(input, 'utf8').digest('base64url');
+  const data = Buffer.from(input, 'utf8');
+  return (alg === 'ES256' ? sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' }) : sign('sha256', data, key)).toString('base64url');
 }
 
 function isTokenType(typ: unknown): boolean {

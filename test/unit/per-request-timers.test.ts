@@ -1,0 +1,52 @@
+/**
+ * The caches on the per-request paths read their clock without scheduling timers: lru-cache's default
+ * (`ttlResolution: 1`) caches the clock behind a 1 ms `setTimeout`, which schedules a timer on every
+ * lookup whenever requests are more than 1 ms apart — work that grows with wall time, not with
+ * requests ("requireBearer … instructions per request", docs/performance.md). Entries must still
+ * expire on time.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryAccountStore } from '../../src/index.js';
+import { hashSecret } from '../../src/secrets/hash-secret.js';
+import { SecretVerifier } from '../../src/secrets/secret-verifier.js';
+import { AccountCache } from '../../src/store/account-cache.js';
+
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('per-request cache lookups schedule no timers', () => {
+  it('AccountCache.peek on a cached entry, requests more than 1 ms apart', async () => {
+    const cache = new AccountCache({ store: new MemoryAccountStore(), storeTimeout: 1000, statusCacheTtl: 30_000 });
+    await cache.get('esa_unknown'); // caches "unknown client"
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    let scheduled = 0;
+    for (let i = 0; i < 3; i++) {
+      await wait(3);
+      timers.mockClear();
+      expect(cache.peek('esa_unknown')).toEqual({ account: undefined });
+      scheduled += timers.mock.calls.length;
+    }
+    expect(scheduled).toBe(0);
+  });
+
+  it('AccountCache entries still expire after their lifetime', async () => {
+    const cache = new AccountCache({ store: new MemoryAccountStore(), storeTimeout: 1000, statusCacheTtl: 20 });
+    await cache.get('esa_unknown');
+    expect(cache.peek('esa_unknown')).toBeDefined();
+    await wait(60);
+    expect(cache.peek('esa_unknown')).toBeUndefined();
+  });
+
+  it('SecretVerifier.isRemembered on a remembered secret', async () => {
+    const verifier = new SecretVerifier({ rounds: 4, gate: { queue: 10 } });
+    const hash = await hashSecret('s3cret', 4);
+    expect(await verifier.verify('s3cret', hash, true)).toBe(true);
+    await wait(3);
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    expect(verifier.isRemembered('s3cret', hash)).toBe(true);
+    expect(timers).not.toHaveBeenCalled();
+  });
+});

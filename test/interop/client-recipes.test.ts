@@ -7,17 +7,13 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openActivityStore } from '../../examples/server/activity-store.js';
-import { createApp } from '../../examples/server/app.js';
-import { createServiceAccounts, MemoryAccountStore, type CreatedAccount, type ServiceAccounts } from '../../src/index.js';
-import { TEST_HS256_KEY } from '../helpers/create-app.js';
+import type { CreatedAccount, ServiceAccounts } from '../../src/index.js';
+import { startExampleApp, type RunningExampleApp } from '../helpers/example-app.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 const PAGE = readFileSync(join(ROOT, 'docs', 'clients.md'), 'utf8');
@@ -37,7 +33,7 @@ function recipeFile(name: string, file: string): string {
   return path;
 }
 
-let server: Server;
+let app: RunningExampleApp;
 let issuer: string;
 let sa: ServiceAccounts;
 let account: CreatedAccount;
@@ -45,27 +41,18 @@ let clock = Date.now();
 let tokenRequests = 0;
 
 beforeAll(async () => {
-  server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  sa = createServiceAccounts({
-    store: new MemoryAccountStore(),
-    issuer,
-    signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }],
-    secretHashRounds: 4,
+  app = await startExampleApp({
     now: () => new Date(clock),
+    onRequest: (req) => {
+      if (req.url === '/oauth/token') tokenRequests++;
+    },
   });
-  const app = createApp(sa, { issuer, activity: openActivityStore({ kind: 'sqlite', filename: ':memory:' }) });
-  server.on('request', (req, res) => {
-    if (req.url === '/oauth/token') tokenRequests++;
-    app(req, res);
-  });
+  ({ issuer, sa } = app);
   account = await sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:read', 'jobs:write'] });
 });
 
 afterAll(async () => {
-  await new Promise((done) => server.close(done));
-  await sa.close();
+  await app.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

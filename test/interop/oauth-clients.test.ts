@@ -5,41 +5,28 @@
  * and the hardening issue: "Tested so that curl, Node's fetch and server-side OAuth clients
  * (openid-client, simple-oauth2) are unaffected" by the refusal of browser requests.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
 import { ClientCredentials } from 'simple-oauth2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openActivityStore } from '../../examples/server/activity-store.js';
-import { createApp } from '../../examples/server/app.js';
-import { createServiceAccounts, MemoryAccountStore, type CreatedAccount, type ServiceAccounts } from '../../src/index.js';
-import { TEST_HS256_KEY } from '../helpers/create-app.js';
+import type { CreatedAccount, ServiceAccounts } from '../../src/index.js';
+import { startExampleApp, type RunningExampleApp } from '../helpers/example-app.js';
 import { decodeToken } from '../helpers/tokens.js';
 
-let server: Server;
+let app: RunningExampleApp;
 let issuer: string;
 let sa: ServiceAccounts;
 let scoped: CreatedAccount;
 let unrestricted: CreatedAccount;
 
 beforeAll(async () => {
-  server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  sa = createServiceAccounts({
-    store: new MemoryAccountStore(),
-    issuer,
-    signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }],
-    secretHashRounds: 4,
-  });
-  server.on('request', createApp(sa, { issuer, activity: openActivityStore({ kind: 'sqlite', filename: ':memory:' }) }));
+  app = await startExampleApp();
+  ({ issuer, sa } = app);
   scoped = await sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:read', 'jobs:write'] });
   unrestricted = await sa.admin.createAccount({ name: 'nightly-export' });
 });
 
 afterAll(async () => {
-  await new Promise((done) => server.close(done));
-  await sa.close();
+  await app.close();
 });
 
 async function whoami(accessToken: string): Promise<{ status: number; body: Record<string, unknown> }> {

@@ -8,6 +8,8 @@ import type { AuditEvent } from './audit/audit-events.js';
 import type { OperationalEvent } from './observability/operational-events.js';
 import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './tokens/keyring.js';
+import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
+import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
 
 /**
  * Options for the failed-authentication limiter of the token endpoint (429 `too_many_requests`).
@@ -144,26 +146,20 @@ export interface ServiceAccountsOptions {
  * if (config.failureLimit === false) console.warn('the token endpoint has no failed-authentication limit')
  * ```
  */
-export interface ResolvedConfig {
-  readonly store: AccountStore;
+export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly issuer: string;
   readonly audience: string;
   readonly keyring: Keyring;
   readonly tokenLifetime: number;
   readonly clockTolerance: number;
   readonly realm: string;
-  readonly onAudit: ((event: AuditEvent) => void | Promise<void>) | undefined;
   readonly onEvent: ((event: OperationalEvent) => void | Promise<void>) | undefined;
   readonly telemetry: Readonly<TelemetryOptions>;
-  readonly maxSecretsPerAccount: number;
-  readonly secretHashRounds: number;
   readonly maxQueuedSecretChecks: number;
   readonly bodyLimit: number;
   readonly allowBrowserRequests: boolean;
   readonly failureLimit: Readonly<Required<Omit<FailureLimitOptions, 'redis'>> & { redis: unknown }> | false;
-  readonly storeTimeout: number;
   readonly statusCacheTtl: number;
-  readonly now: () => Date;
 }
 
 const KNOWN_OPTIONS = new Set<string>([
@@ -171,23 +167,6 @@ const KNOWN_OPTIONS = new Set<string>([
   'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);
-
-function fail(name: string, problem: string): never {
-  throw new TypeError(`express-service-accounts: option "${name}" ${problem}`);
-}
-
-function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    fail(name, `must be an integer from ${min} to ${max}, got ${String(value)}`);
-  }
-  return value;
-}
-
-function nonEmptyString(name: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') fail(name, 'must be a non-empty string');
-  return value;
-}
 
 function resolveTelemetry(value: unknown): Readonly<TelemetryOptions> {
   if (value === undefined) return Object.freeze({});
@@ -235,21 +214,11 @@ function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
  * ```
  */
 export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('express-service-accounts: options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(key)) fail(key, 'is not a known option');
-  }
-  const store = options.store;
-  if (typeof store !== 'object' || store === null || typeof store.findAccount !== 'function') {
-    fail('store', 'must implement AccountStore');
-  }
+  checkKnownKeys(options, KNOWN_OPTIONS);
+  const admin = resolveAdminSettings(options);
   const issuer = nonEmptyString('issuer', options.issuer);
   const audience = options.audience === undefined ? issuer : nonEmptyString('audience', options.audience);
-  if (options.onAudit !== undefined && typeof options.onAudit !== 'function') fail('onAudit', 'must be a function');
-  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') fail('onEvent', 'must be a function');
-  if (options.now !== undefined && typeof options.now !== 'function') fail('now', 'must be a function');
+  const onEvent = optionalFunction('onEvent', options.onEvent);
   if (options.allowBrowserRequests !== undefined && typeof options.allowBrowserRequests !== 'boolean') {
     fail('allowBrowserRequests', 'must be a boolean');
   }
@@ -258,24 +227,19 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
   if (!/^[\x20-\x7e]+$/.test(realm)) fail('realm', 'must be printable ASCII (it is sent in WWW-Authenticate headers)');
 
   return Object.freeze({
-    store,
+    ...admin,
     issuer,
     audience,
     keyring: createKeyring(options.signingKeys, fail),
     tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, 86_400),
     clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, 300),
     realm,
-    onAudit: options.onAudit,
-    onEvent: options.onEvent,
+    onEvent,
     telemetry: resolveTelemetry(options.telemetry),
-    maxSecretsPerAccount: integer('maxSecretsPerAccount', options.maxSecretsPerAccount, 5, 1, 100),
-    secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
     maxQueuedSecretChecks: integer('maxQueuedSecretChecks', options.maxQueuedSecretChecks, 256, 0, 100_000),
     bodyLimit: integer('bodyLimit', options.bodyLimit, 8192, 256, 1_048_576),
     allowBrowserRequests: options.allowBrowserRequests ?? false,
     failureLimit: resolveFailureLimit(options.failureLimit),
-    storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),
     statusCacheTtl: integer('statusCacheTtl', options.statusCacheTtl, 30_000, 0, 3_600_000),
-    now: options.now ?? (() => new Date()),
   });
 }

@@ -11,16 +11,18 @@ export type { SigningKeyOptions, SigningAlgorithm } from './tokens/keyring.js';
 export type { AccessTokenClaims } from './tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
+export type { AdminApi } from './admin/admin-api.js';
+export { createAdminApi } from './admin/create-admin-api.js';
+export type { AdminApiOptions, ResolvedAdminConfig } from './admin/admin-options.js';
+export type { CreateAccountInput } from './admin/admin-input.js';
 export type {
-  AdminApi,
-  CreateAccountInput,
   CreatedAccount,
   CreatedSecret,
   AccountSummary,
   SecretSummary,
   RevokedSecret,
   AccountStatus,
-} from './admin/admin-api.js';
+} from './admin/admin-summaries.js';
 export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
 export type {
   AccountStore,
@@ -28,6 +30,8 @@ export type {
   SecretRecord,
   NewAccountRecord,
   NewSecretRecord,
+  AddSecretOptions,
+  AddSecretResult,
   AccountChangeListener,
   WatchOptions,
 } from './store/account-store.js';

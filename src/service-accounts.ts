@@ -8,7 +8,7 @@ import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from 
 import { createRuntime } from './runtime.js';
 import { createTokenRouter } from './token/token-router.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
-import { createAdminApi, type AdminApi } from './admin/admin-api.js';
+import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
 import type { HealthReport } from './observability/health.js';
 import {
   buildAuthorizationServerMetadata,
@@ -95,7 +95,12 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
   return Object.freeze({
     tokenRouter: createTokenRouter(runtime) as unknown as [RequestHandler, ErrorRequestHandler],
     requireBearer: (opts?: RequireBearerOptions) => requireBearer(opts) as unknown as RequestHandler,
-    admin: createAdminApi(runtime),
+    admin: buildAdminApi({
+      config,
+      ready: () => runtime.ready(),
+      audit: runtime.audit,
+      changed: (clientId) => runtime.accounts.invalidate(clientId),
+    }),
     authorizationServerMetadata: (opts: MetadataOptions) => buildAuthorizationServerMetadata(config.issuer, config.keyring, opts),
     jwks: config.keyring.jwks,
     config,

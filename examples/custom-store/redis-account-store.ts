@@ -14,6 +14,8 @@ import type Redis from 'ioredis';
 import type {
   AccountChangeListener,
   AccountRecord,
+  AddSecretOptions,
+  AddSecretResult,
   AccountStore,
   NewAccountRecord,
   NewSecretRecord,
@@ -64,6 +66,14 @@ const newSecret = (s: NewSecretRecord): StoredSecret => ({
   revokedAt: null,
 });
 
+/** KEYS[1] = account key, ARGV[1] = the document read, ARGV[2] = the document to write. */
+const COMPARE_AND_SET = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`;
+
 export interface RedisAccountStoreOptions {
   /** The host's Redis connection (ioredis). Not closed by the store. */
   redis: Redis;
@@ -90,19 +100,24 @@ export class RedisAccountStore implements AccountStore {
     return json === null ? undefined : (JSON.parse(json) as StoredAccount);
   }
 
-  /** Read-modify-write under WATCH/MULTI, retried when another writer got in between. */
-  async #update(clientId: string, change: (account: StoredAccount) => StoredAccount): Promise<StoredAccount | undefined> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const key = this.#key(clientId);
-      await this.#redis.watch(key);
-      const current = await this.#read(clientId);
-      if (!current) {
-        await this.#redis.unwatch();
-        return undefined;
-      }
-      const updated = change(current);
-      const result = await this.#redis.multi().set(key, JSON.stringify(updated)).exec();
-      if (result !== null) return updated;
+  /**
+   * Read-modify-write as compare-and-set: the Lua script writes the new document only if the key still
+   * holds the one `change` saw (Redis runs a script atomically), else the update is retried. Unlike
+   * WATCH/MULTI, this stays correct when concurrent calls share one connection. `change` returns
+   * `undefined` to write nothing.
+   */
+  async #update(
+    clientId: string,
+    change: (account: StoredAccount) => StoredAccount | undefined,
+  ): Promise<{ before: StoredAccount; after: StoredAccount | undefined } | undefined> {
+    const key = this.#key(clientId);
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const json = await this.#redis.get(key);
+      if (json === null) return undefined;
+      const before = JSON.parse(json) as StoredAccount;
+      const after = change(before);
+      if (after === undefined) return { before, after };
+      if ((await this.#redis.eval(COMPARE_AND_SET, 1, key, json, JSON.stringify(after))) === 1) return { before, after };
     }
     throw new Error(`RedisAccountStore: too much contention updating ${clientId}`);
   }
@@ -142,29 +157,38 @@ export class RedisAccountStore implements AccountStore {
   }
 
   async setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {
-    const updated = await this.#update(clientId, (a) => ({ ...a, enabled }));
+    const updated = (await this.#update(clientId, (a) => ({ ...a, enabled })))?.after;
     if (updated) await this.#announce(clientId);
     return updated && toAccount(updated);
   }
 
-  async addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+  /** The count and the insert are one compare-and-set: a concurrent add makes this one re-read and recount. */
+  async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
     const stored = newSecret(secret);
-    const updated = await this.#update(clientId, (a) => ({ ...a, secrets: [...a.secrets, stored] }));
+    const updated = await this.#update(clientId, (a) =>
+      a.secrets.filter((s) => s.revokedAt === null).length >= options.maxLiveSecrets
+        ? undefined
+        : { ...a, secrets: [...a.secrets, stored] },
+    );
     if (!updated) return undefined;
+    if (!updated.after) return 'limit_reached';
     await this.#announce(clientId);
     return toSecret(stored);
   }
 
   async revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
     let revoked: StoredSecret | undefined;
-    await this.#update(clientId, (a) => ({
-      ...a,
-      secrets: a.secrets.map((s) => {
-        if (s.id !== secretId) return s;
-        revoked = { ...s, revokedAt: s.revokedAt ?? at.getTime() };
-        return revoked;
-      }),
-    }));
+    await this.#update(clientId, (a) => {
+      revoked = undefined; // a retried update starts over
+      return {
+        ...a,
+        secrets: a.secrets.map((s) => {
+          if (s.id !== secretId) return s;
+          revoked = { ...s, revokedAt: s.revokedAt ?? at.getTime() };
+          return revoked;
+        }),
+      };
+    });
     if (!revoked) return undefined;
     await this.#announce(clientId);
     return toSecret(revoked);

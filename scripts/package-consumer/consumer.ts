@@ -2,11 +2,14 @@
 // check-package.sh, so both the import and the require types are compiled), never run.
 import express, { type Request } from 'express';
 import {
+  createAdminApi,
   createServiceAccounts,
   InsufficientScopeError,
   OAuthError,
   type AccountRecord,
   type AccountStore,
+  type AddSecretOptions,
+  type AddSecretResult,
   type AnyOAuthError,
   type AuditEvent,
   type NewAccountRecord,
@@ -40,9 +43,10 @@ class MapAccountStore implements AccountStore {
     this.#accounts.set(clientId, updated);
     return updated;
   }
-  async addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+  async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
     const account = this.#accounts.get(clientId);
     if (!account) return undefined;
+    if (account.secrets.filter((s) => s.revokedAt === null).length >= options.maxLiveSecrets) return 'limit_reached';
     const record: SecretRecord = { ...secret, lastUsedAt: null, revokedAt: null };
     this.#accounts.set(clientId, { ...account, secrets: [...account.secrets, record] });
     return record;
@@ -68,6 +72,9 @@ const options: ServiceAccountsOptions = {
   },
 };
 const serviceAccounts = createServiceAccounts(options);
+// The admin API alone, for provisioning scripts: no issuer, no signing keys.
+const standaloneAdmin = createAdminApi({ store: new MapAccountStore(), maxSecretsPerAccount: 3 });
+void standaloneAdmin.listAccounts();
 const sqlStore: SqlAccountStore = openAccountStore('sqlite:./accounts.db');
 const alsoSql = createServiceAccounts({ ...options, store: sqlStore });
 

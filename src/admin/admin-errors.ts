@@ -1,7 +1,9 @@
 /**
  * @module admin-errors
- * Errors of the admin API (and so of the CLI). They carry a stable `code` to switch on.
+ * Errors of the admin API (and so of the CLI). They carry a stable `code` to switch on. Messages
+ * may echo caller input, never a secret pasted by mistake (they reach logs and the CLI's stderr).
  */
+import { redactSecrets } from '../secrets/redact-secrets.js';
 
 /**
  * Stable codes of {@link AdminError}.
@@ -49,4 +51,48 @@ export class AdminError extends Error {
     super(message);
     this.name = 'AdminError';
   }
+}
+
+/** Echoes caller input in an error message, with any secret in it redacted. */
+function quoteInput(value: unknown): string {
+  return redactSecrets(JSON.stringify(value) ?? String(value));
+}
+
+/**
+ * The `account_not_found` error for a client ID.
+ *
+ * @example
+ * ```ts
+ * if (!account) throw accountNotFound(clientId)
+ * ```
+ */
+export function accountNotFound(clientId: unknown): AdminError {
+  return new AdminError('account_not_found', `No service account has client ID ${quoteInput(clientId)}`);
+}
+
+/**
+ * The `secret_not_found` error for a secret ID of an account.
+ *
+ * @example
+ * ```ts
+ * if (!revoked) throw secretNotFound(clientId, secretId)
+ * ```
+ */
+export function secretNotFound(clientId: string, secretId: unknown): AdminError {
+  return new AdminError('secret_not_found', `Service account ${clientId} has no secret with ID ${quoteInput(secretId)}`);
+}
+
+/**
+ * The `secret_limit_reached` error: the account has `live` live secrets, `limit` being the most allowed.
+ *
+ * @example
+ * ```ts
+ * if (live >= limit) throw secretLimitReached(clientId, live, limit)
+ * ```
+ */
+export function secretLimitReached(clientId: string, live: number, limit: number): AdminError {
+  return new AdminError(
+    'secret_limit_reached',
+    `Service account ${clientId} already has ${live} live secrets (the limit is ${limit}); revoke one first`,
+  );
 }

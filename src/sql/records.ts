@@ -195,3 +195,21 @@ export function selectAccountRows(db: Kysely<Database>) {
     .orderBy('s.created_at')
     .orderBy('s.id');
 }
+
+/**
+ * The number of live (unrevoked) secrets of an account.
+ *
+ * @example
+ * ```ts
+ * if ((await countLiveSecrets(trx, clientId)) >= maxLiveSecrets) return 'limit_reached'
+ * ```
+ */
+export async function countLiveSecrets(db: Kysely<Database>, clientId: string): Promise<number> {
+  const { live } = await db
+    .selectFrom('secrets')
+    .select((eb) => eb.fn.countAll().as('live'))
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return toNumber(live);
+}

@@ -6,6 +6,8 @@
 import { type Kysely, sql } from 'kysely';
 import type {
   AccountChangeListener,
+  AddSecretOptions,
+  AddSecretResult,
   AccountRecord,
   AccountStore,
   NewAccountRecord,
@@ -15,6 +17,7 @@ import type {
 } from '../store/account-store.js';
 import { ChangeFeed, type ChangeNotifications } from './change-feed.js';
 import {
+  countLiveSecrets,
   selectAccountRows,
   secretValues,
   serializeScopes,
@@ -198,10 +201,17 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
-  async addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+  /**
+   * Counts live secrets and inserts in one write transaction; on PostgreSQL the account's row is locked
+   * first (`for update`), so concurrent adds from any process run one after another (SQLite: `BEGIN IMMEDIATE`).
+   */
+  async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
     await this.init();
     return this.#write(async (trx) => {
-      if (!(await this.#exists(trx, clientId))) return undefined;
+      let account = trx.selectFrom('accounts').select('client_id').where('client_id', '=', clientId);
+      if (this.#dialect === 'postgres') account = account.forUpdate();
+      if ((await account.executeTakeFirst()) === undefined) return undefined;
+      if ((await countLiveSecrets(trx, clientId)) >= options.maxLiveSecrets) return 'limit_reached';
       const values = secretValues(clientId, secret);
       await trx.insertInto('secrets').values(values).execute();
       await this.#appendChange(trx, clientId);

@@ -65,13 +65,16 @@ export interface AccountRecord {
  *
  * @example
  * ```ts
- * import type { AccountRecord, NewSecretRecord, SecretRecord } from 'express-service-accounts'
+ * import type { AccountRecord, AddSecretOptions, AddSecretResult, NewSecretRecord, SecretRecord } from 'express-service-accounts'
  *
- * // `AccountStore.addSecret` of a store that keeps accounts in a Map.
+ * // `AccountStore.addSecret` of a store that keeps accounts in a Map (a single process: the check and
+ * // the insert run without an `await` between them, so no other call can get in between).
  * const accounts = new Map<string, AccountRecord>()
- * async function addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+ * async function addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
  *   const account = accounts.get(clientId)
  *   if (!account) return undefined
+ *   const live = account.secrets.filter((s) => s.revokedAt === null).length
+ *   if (live >= options.maxLiveSecrets) return 'limit_reached'
  *   const record: SecretRecord = { ...secret, lastUsedAt: null, revokedAt: null }
  *   accounts.set(clientId, { ...account, secrets: [...account.secrets, record] })
  *   return record
@@ -83,6 +86,44 @@ export interface NewSecretRecord {
   readonly hash: string;
   readonly createdAt: Date;
 }
+
+/**
+ * The cap {@link AccountStore.addSecret} enforces.
+ *
+ * @example
+ * ```ts
+ * import type { AddSecretOptions } from 'express-service-accounts'
+ *
+ * // What the admin API passes with `maxSecretsPerAccount: 5`.
+ * const options: AddSecretOptions = { maxLiveSecrets: 5 }
+ * const result = await store.addSecret(clientId, { id: secretId, hash: '$2b$10$...', createdAt: new Date() }, options)
+ * ```
+ */
+export interface AddSecretOptions {
+  /**
+   * Live (unrevoked) secrets the account may hold. The store adds the secret only when the account
+   * has fewer live secrets than this, checked and inserted as one atomic step.
+   */
+  readonly maxLiveSecrets: number;
+}
+
+/**
+ * What {@link AccountStore.addSecret} resolves to: the stored secret; `undefined` when the client ID
+ * is unknown; or `'limit_reached'` when the account already has `maxLiveSecrets` live secrets, in which
+ * case nothing was stored.
+ *
+ * @example
+ * ```ts
+ * import type { AddSecretResult, NewSecretRecord } from 'express-service-accounts'
+ *
+ * declare const newSecret: NewSecretRecord // ID and hash made by the core
+ * const result: AddSecretResult = await store.addSecret(clientId, newSecret, { maxLiveSecrets: 5 })
+ * if (result === undefined) console.log('no such account')
+ * else if (result === 'limit_reached') console.log('revoke a secret first')
+ * else console.log(`stored secret ${result.id}`)
+ * ```
+ */
+export type AddSecretResult = SecretRecord | 'limit_reached' | undefined;
 
 /**
  * An account to create, with its first secret.
@@ -198,10 +239,17 @@ export interface AccountStore {
   setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined>;
 
   /**
-   * Adds a secret (hash only) to an account.
-   * @returns the stored secret, or `undefined` when the client ID is unknown.
+   * Adds a secret (hash only) to an account, unless the account already has `options.maxLiveSecrets`
+   * live (unrevoked) secrets. Counting the live secrets and inserting must be one atomic step with
+   * respect to every other `addSecret` on the same account, including calls from other processes
+   * sharing the store: of concurrent calls, exactly as many succeed as there is room for. In SQL,
+   * count and insert in one transaction that first locks the account's row (`select ... for update`);
+   * elsewhere use the store's own atomic operation (a Lua script in Redis, a conditional write).
+   * A refused call stores nothing, not even a revoked row.
+   * @returns the stored secret; `undefined` when the client ID is unknown; `'limit_reached'` when the
+   * account has no room.
    */
-  addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined>;
+  addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult>;
 
   /**
    * Marks a secret revoked at `at`. Revoking an already revoked secret keeps its first `revokedAt`.

@@ -4,6 +4,8 @@
  */
 import type {
   AccountChangeListener,
+  AddSecretOptions,
+  AddSecretResult,
   AccountRecord,
   AccountStore,
   NewAccountRecord,
@@ -53,10 +55,14 @@ export class MemoryAccountStore implements AccountStore {
     return this.#update(clientId, (account) => ({ ...account, enabled }));
   }
 
-  async addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
+  async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
+    // Count and insert run with no `await` between them: no other call can add in between.
+    const account = this.#accounts.get(clientId);
+    if (!account) return undefined;
+    if (account.secrets.filter((s) => s.revokedAt === null).length >= options.maxLiveSecrets) return 'limit_reached';
     const stored = newSecret(secret);
-    const account = this.#update(clientId, (a) => ({ ...a, secrets: [...a.secrets, stored] }));
-    return account && { ...stored };
+    this.#update(clientId, (a) => ({ ...a, secrets: [...a.secrets, stored] }));
+    return { ...stored };
   }
 
   async revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {

@@ -7,6 +7,10 @@
 import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { IdFactory, waitFor } from './contract-fixtures.js';
+import { describeSecretCap } from './describe-secret-cap.js';
+
+/** Room enough for every secret the other tests add: they do not test the cap. */
+const ROOM = { maxLiveSecrets: 100 } as const;
 
 /**
  * A store to test, and how to dispose of what it left behind once it is closed.
@@ -119,7 +123,7 @@ export function describeAccountStore(
       const a = await store.createAccount(ids.account());
       const b = await store.createAccount(ids.account());
       const extra = ids.secret();
-      await store.addSecret(a.clientId, extra);
+      await store.addSecret(a.clientId, extra, ROOM);
       const c = await store.createAccount(ids.account());
       const mine = (await store.listAccounts()).filter((x) => [a, b, c].some((y) => y.clientId === x.clientId));
       expect(mine.map((x) => x.clientId)).toEqual([a.clientId, b.clientId, c.clientId]);
@@ -146,7 +150,7 @@ export function describeAccountStore(
     it('addSecret stores the secret after the existing ones and returns it', async () => {
       const account = await store.createAccount(ids.account());
       const secret = ids.secret();
-      const added = await store.addSecret(account.clientId, secret);
+      const added = await store.addSecret(account.clientId, secret, ROOM);
       const expected = { ...secret, lastUsedAt: null, revokedAt: null };
       expect(added).toEqual(expected);
       const found = await store.findAccount(account.clientId);
@@ -155,14 +159,14 @@ export function describeAccountStore(
 
     it('addSecret resolves undefined for an unknown client ID and creates nothing', async () => {
       const clientId = ids.clientId();
-      expect(await store.addSecret(clientId, ids.secret())).toBeUndefined();
+      expect(await store.addSecret(clientId, ids.secret(), ROOM)).toBeUndefined();
       expect(await store.findAccount(clientId)).toBeUndefined();
     });
 
     it('revokeSecret sets revokedAt on that secret only', async () => {
       const account = await store.createAccount(ids.account());
       const other = ids.secret();
-      await store.addSecret(account.clientId, other);
+      await store.addSecret(account.clientId, other, ROOM);
       const target = account.secrets[0];
       const at = ids.time();
       const revoked = await store.revokeSecret(account.clientId, target?.id ?? '', at);
@@ -197,7 +201,7 @@ export function describeAccountStore(
     it('recordSecretUse sets lastUsedAt of that secret only', async () => {
       const account = await store.createAccount(ids.account());
       const other = ids.secret();
-      await store.addSecret(account.clientId, other);
+      await store.addSecret(account.clientId, other, ROOM);
       const bystander = await store.createAccount(ids.account());
       const secretId = account.secrets[0]?.id ?? '';
       const first = ids.time();
@@ -231,6 +235,8 @@ export function describeAccountStore(
       expect((await store.listAccounts()).some((a) => a.clientId === input.clientId)).toBe(true);
     });
 
+    describeSecretCap(() => store, ids, { it, expect });
+
     describe('watch', () => {
       // The test functions read vitest's test context from `arguments` (see skipRunningTest).
       it('calls the listener with the client ID after each change', async function () {
@@ -244,7 +250,7 @@ export function describeAccountStore(
           await store.createAccount(input);
           await waitFor(() => count() >= 1, 'createAccount');
           const secret = ids.secret();
-          await store.addSecret(input.clientId, secret);
+          await store.addSecret(input.clientId, secret, ROOM);
           await waitFor(() => count() >= 2, 'addSecret');
           await store.revokeSecret(input.clientId, secret.id, ids.time());
           await waitFor(() => count() >= 3, 'revokeSecret');

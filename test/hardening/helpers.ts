@@ -7,7 +7,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import express, { type Express } from 'express';
-import { MemoryAccountStore, type AccountRecord, type ServiceAccounts, type AccountStore, type NewAccountRecord, type NewSecretRecord, type SecretRecord } from '../../src/index.js';
+import { MemoryAccountStore, type AccountRecord, type ServiceAccounts, type AccountStore, type NewAccountRecord, type NewSecretRecord, type SecretRecord, type AddSecretOptions, type AddSecretResult } from '../../src/index.js';
 
 /**
  * REDIS_URL, or (CI=true) the default local server, which must then be there: a missing server fails
@@ -155,8 +155,8 @@ export class UnreliableStore implements AccountStore {
   setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {
     return this.#call(() => this.inner.setAccountEnabled(clientId, enabled));
   }
-  addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
-    return this.#call(() => this.inner.addSecret(clientId, secret));
+  addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
+    return this.#call(() => this.inner.addSecret(clientId, secret, options));
   }
   revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
     return this.#call(() => this.inner.revokeSecret(clientId, secretId, at));

@@ -2,7 +2,7 @@
  * A store that passes every required call to an inner store: the base of the test stores that change
  * one behaviour of a real store (no `watch`, slow reads). Optional methods are the subclass's choice.
  */
-import type { AccountRecord, AccountStore, NewAccountRecord, NewSecretRecord, SecretRecord } from '../../src/index.js';
+import type { AccountRecord, AccountStore, NewAccountRecord, NewSecretRecord, SecretRecord, AddSecretOptions, AddSecretResult } from '../../src/index.js';
 
 export class ForwardingStore implements AccountStore {
   constructor(readonly inner: AccountStore) {}
@@ -18,8 +18,8 @@ export class ForwardingStore implements AccountStore {
   setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {
     return this.inner.setAccountEnabled(clientId, enabled);
   }
-  addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
-    return this.inner.addSecret(clientId, secret);
+  addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
+    return this.inner.addSecret(clientId, secret, options);
   }
   revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
     return this.inner.revokeSecret(clientId, secretId, at);

@@ -87,6 +87,23 @@ function describePostgres(connectionString: string): void {
       expect(await migrationCount(schema)).toBe(LATEST_SCHEMA_VERSION);
     });
 
+    // AccountStore.addSecret: "Counting the live secrets and inserting must be one atomic step with respect to
+    // every other `addSecret` on the same account, including calls from other processes sharing the store".
+    it('keeps the live-secret cap when four stores (four pools, as four processes) add to one account at once', async () => {
+      const schema = newSchema();
+      const stores = [open(schema), open(schema), open(schema), open(schema)];
+      await Promise.all(stores.map((store) => store.init()));
+      const account = await stores[0]!.createAccount(newAccount());
+      const secrets = Array.from({ length: 12 }, (_, i) => ({ id: `sec_race_${i}`, hash: `$2b$12$${'y'.repeat(53)}`, createdAt: new Date() }));
+      const results = await Promise.all(
+        secrets.map((secret, i) => stores[i % stores.length]!.addSecret(account.clientId, secret, { maxLiveSecrets: 4 })),
+      );
+      expect(results.filter((r) => typeof r === 'object')).toHaveLength(3);
+      expect(results.filter((r) => r === 'limit_reached')).toHaveLength(9);
+      const rows = await admin.query<{ n: string }>(`select count(*) as n from ${quote(schema)}.secrets where client_id = $1`, [account.clientId]);
+      expect(Number(rows.rows[0]?.n)).toBe(4);
+    });
+
     it('two processes initialising the same fresh schema at once both succeed', async () => {
       const schema = newSchema();
       const storeUrl = new URL(connectionString);

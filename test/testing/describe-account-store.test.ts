@@ -11,6 +11,8 @@ import type {
   NewAccountRecord,
   NewSecretRecord,
   SecretRecord,
+  AddSecretOptions,
+  AddSecretResult,
 } from '../../src/store/account-store.js';
 import { MemoryAccountStore } from '../../src/store/memory-account-store.js';
 import { skipRunningTest } from '../../src/testing/account-store-test-api.js';
@@ -55,8 +57,8 @@ class WatchlessAccountStore implements AccountStore {
   setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {
     return this.#inner.setAccountEnabled(clientId, enabled);
   }
-  addSecret(clientId: string, secret: NewSecretRecord): Promise<SecretRecord | undefined> {
-    return this.#inner.addSecret(clientId, secret);
+  addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
+    return this.#inner.addSecret(clientId, secret, options);
   }
   revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
     return this.#inner.revokeSecret(clientId, secretId, at);

@@ -1,0 +1,103 @@
+/**
+ * @module admin-options
+ * `AdminApiOptions` → `resolveAdminConfig()` → the frozen settings the admin API runs with. The same
+ * settings, with the same defaults and checks, are part of `createServiceAccounts()`'s options.
+ */
+import type { AuditEvent } from '../audit/audit-events.js';
+import type { AccountStore } from '../store/account-store.js';
+import { checkKnownKeys, fail, integer, optionalFunction } from '../config-checks.js';
+
+/**
+ * Options of {@link createAdminApi}: a store and the settings of provisioning, nothing about tokens.
+ * Only `store` is required.
+ *
+ * @example
+ * ```ts
+ * import { MemoryAccountStore, type AdminApiOptions } from 'express-service-accounts'
+ *
+ * const options: AdminApiOptions = {
+ *   store: new MemoryAccountStore(),
+ *   maxSecretsPerAccount: 3,
+ *   onAudit: (event) => console.log(event.type, event.clientId),
+ * }
+ * ```
+ */
+export interface AdminApiOptions {
+  /** Where accounts and hashed secrets live. Closing it stays the caller's job. */
+  store: AccountStore;
+  /** Live (unrevoked) secrets allowed per account; adding one more fails. @default 5 */
+  maxSecretsPerAccount?: number;
+  /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
+  secretHashRounds?: number;
+  /** Milliseconds a store call may take before it fails. @default 2000 */
+  storeTimeout?: number;
+  /**
+   * Receives an audit event for every change (account created, enabled, disabled; secret created,
+   * revoked). Never receives a secret. A hook that throws or rejects is ignored.
+   */
+  onAudit?: (event: AuditEvent) => void | Promise<void>;
+  /** The clock, injectable for tests. @default () => new Date() */
+  now?: () => Date;
+}
+
+/**
+ * The validated, frozen settings of the admin API; `createServiceAccounts()`'s `config` has them too.
+ *
+ * @example
+ * ```ts
+ * import type { ResolvedAdminConfig } from 'express-service-accounts'
+ *
+ * const settings: ResolvedAdminConfig = sa.config
+ * console.log(`at most ${settings.maxSecretsPerAccount} live secrets per account`)
+ * ```
+ */
+export interface ResolvedAdminConfig {
+  readonly store: AccountStore;
+  readonly maxSecretsPerAccount: number;
+  readonly secretHashRounds: number;
+  readonly storeTimeout: number;
+  readonly onAudit: ((event: AuditEvent) => void | Promise<void>) | undefined;
+  readonly now: () => Date;
+}
+
+const ADMIN_OPTIONS: ReadonlySet<string> = new Set<keyof AdminApiOptions>([
+  'store', 'maxSecretsPerAccount', 'secretHashRounds', 'storeTimeout', 'onAudit', 'now',
+]);
+
+/**
+ * Checks the admin settings among a larger set of options (unknown keys are the caller's concern) and
+ * fills their defaults. Throws a `TypeError` naming the first bad one.
+ *
+ * @example
+ * ```ts
+ * const { store, maxSecretsPerAccount } = resolveAdminSettings(options)
+ * ```
+ */
+export function resolveAdminSettings(options: AdminApiOptions): ResolvedAdminConfig {
+  const store = options.store;
+  if (typeof store !== 'object' || store === null || typeof store.findAccount !== 'function') {
+    fail('store', 'must implement AccountStore');
+  }
+  return {
+    store,
+    maxSecretsPerAccount: integer('maxSecretsPerAccount', options.maxSecretsPerAccount, 5, 1, 100),
+    secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
+    storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),
+    onAudit: optionalFunction('onAudit', options.onAudit),
+    now: optionalFunction('now', options.now) ?? (() => new Date()),
+  };
+}
+
+/**
+ * Validates {@link AdminApiOptions} once, fills defaults and returns them frozen. Throws a `TypeError`
+ * naming the first bad option, including any option the admin API does not know.
+ *
+ * @example
+ * ```ts
+ * const settings = resolveAdminConfig({ store, maxSecretsPerAccount: 3 })
+ * ```
+ */
+export function resolveAdminConfig(options: AdminApiOptions): ResolvedAdminConfig {
+  checkKnownKeys(options, ADMIN_OPTIONS);
+  return Object.freeze(resolveAdminSettings(options));
+}

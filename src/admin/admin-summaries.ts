@@ -1,0 +1,148 @@
+/**
+ * @module admin-summaries
+ * What the admin API returns: accounts and secrets as shown to operators, never a hash, and a
+ * secret's value only in the result of the call that created it.
+ */
+import type { AccountRecord, SecretRecord } from '../store/account-store.js';
+
+/**
+ * A new secret: `value` is shown this once.
+ *
+ * @example
+ * ```ts
+ * import type { CreatedSecret } from 'express-service-accounts'
+ *
+ * // Rotation, step 1: a second secret for the client to switch to (docs/rotation.md).
+ * const secret: CreatedSecret = await sa.admin.addSecret(clientId)
+ * console.log(`new secret ${secret.id}: ${secret.value}`) // shown this once: only its hash is stored
+ * ```
+ */
+export interface CreatedSecret {
+  readonly id: string;
+  readonly value: string;
+}
+
+/**
+ * Result of {@link AdminApi.createAccount}.
+ *
+ * @example
+ * ```ts
+ * import type { CreatedAccount } from 'express-service-accounts'
+ *
+ * // A provisioning script: the secret's value is returned this once, never stored or shown again.
+ * const account: CreatedAccount = await sa.admin.createAccount({ name: 'procurement-portal', scopes: ['jobs:write'] })
+ * console.log(JSON.stringify({ client_id: account.clientId, client_secret: account.secret.value }))
+ * ```
+ */
+export interface CreatedAccount {
+  readonly clientId: string;
+  readonly name: string;
+  readonly clientAccountId: string | null;
+  readonly scopes: readonly string[];
+  readonly secret: CreatedSecret;
+}
+
+/**
+ * A secret as listed: no value, no hash.
+ *
+ * @example
+ * ```ts
+ * import type { SecretSummary } from 'express-service-accounts'
+ *
+ * // Live secrets nobody has used for 90 days: candidates for revocation.
+ * const cutoff = Date.now() - 90 * 24 * 60 * 60 * 1000
+ * const account = await sa.admin.getAccount(clientId)
+ * const stale: SecretSummary[] = (account?.secrets ?? []).filter(
+ *   (secret) => secret.revokedAt === null && (secret.lastUsedAt ?? secret.createdAt).getTime() < cutoff,
+ * )
+ * ```
+ */
+export interface SecretSummary {
+  readonly id: string;
+  readonly createdAt: Date;
+  readonly lastUsedAt: Date | null;
+  readonly revokedAt: Date | null;
+}
+
+/**
+ * An account as listed.
+ *
+ * @example
+ * ```ts
+ * import type { AccountSummary } from 'express-service-accounts'
+ *
+ * const accounts: AccountSummary[] = await sa.admin.listAccounts()
+ * for (const account of accounts) {
+ *   const live = account.secrets.filter((secret) => secret.revokedAt === null).length
+ *   console.log(`${account.clientId} ${account.name}: ${account.enabled ? 'enabled' : 'disabled'}, ${live} live secret(s)`)
+ * }
+ * ```
+ */
+export interface AccountSummary {
+  readonly clientId: string;
+  readonly name: string;
+  readonly clientAccountId: string | null;
+  readonly enabled: boolean;
+  readonly scopes: readonly string[];
+  readonly createdAt: Date;
+  readonly secrets: readonly SecretSummary[];
+}
+
+/**
+ * Result of {@link AdminApi.revokeSecret}.
+ *
+ * @example
+ * ```ts
+ * import type { RevokedSecret } from 'express-service-accounts'
+ *
+ * // Tokens issued against the secret are refused on every instance within a second.
+ * const revoked: RevokedSecret = await sa.admin.revokeSecret(clientId, secretId)
+ * console.log(`${revoked.clientId}: secret ${revoked.secretId} revoked at ${revoked.revokedAt.toISOString()}`)
+ * ```
+ */
+export interface RevokedSecret {
+  readonly clientId: string;
+  readonly secretId: string;
+  readonly revokedAt: Date;
+}
+
+/**
+ * Result of {@link AdminApi.disableAccount} and {@link AdminApi.enableAccount}.
+ *
+ * @example
+ * ```ts
+ * import type { AccountStatus } from 'express-service-accounts'
+ *
+ * // Its tokens are refused (`invalid_token`, "disabled") until the account is enabled again.
+ * const status: AccountStatus = await sa.admin.disableAccount(clientId)
+ * console.log(`${status.clientId} enabled: ${status.enabled}`) // enabled: false
+ * ```
+ */
+export interface AccountStatus {
+  readonly clientId: string;
+  readonly enabled: boolean;
+}
+
+function summarizeSecret(secret: SecretRecord): SecretSummary {
+  return { id: secret.id, createdAt: secret.createdAt, lastUsedAt: secret.lastUsedAt, revokedAt: secret.revokedAt };
+}
+
+/**
+ * An account as listed: its fields and its secrets' IDs and dates, without their hashes.
+ *
+ * @example
+ * ```ts
+ * const summaries = (await store.listAccounts()).map(summarizeAccount)
+ * ```
+ */
+export function summarizeAccount(account: AccountRecord): AccountSummary {
+  return {
+    clientId: account.clientId,
+    name: account.name,
+    clientAccountId: account.clientAccountId,
+    enabled: account.enabled,
+    scopes: [...account.scopes],
+    createdAt: account.createdAt,
+    secrets: account.secrets.map(summarizeSecret),
+  };
+}

@@ -56,9 +56,23 @@ function freePort() {
   });
 }
 
+/** Servers the walk started in the background (each the leader of its process group). */
+const backgroundServers = new Set();
+
 function fail(message) {
   console.error(`newcomer walk: FAILED: ${message}`);
+  // process.exit skips the `finally` that stops the session: stop its servers here, or they outlive us.
+  for (const child of backgroundServers) stopServer(child);
   process.exit(1);
+}
+
+function stopServer(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    // Already gone.
+  }
 }
 
 class Session {
@@ -119,6 +133,7 @@ class Session {
     if (step.output === undefined) fail(`docs/getting-started.md:${step.line}: a background block needs an output block`);
     const child = spawn('bash', ['-c', script], { cwd: this.dir, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     this.background.push(child);
+    backgroundServers.add(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -144,7 +159,7 @@ class Session {
   }
 
   stop() {
-    for (const child of this.background) if (child.exitCode === null) process.kill(-child.pid, 'SIGTERM');
+    for (const child of this.background) stopServer(child);
   }
 }
 

@@ -6,17 +6,13 @@
 import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { InvalidTokenError, MemoryAccountStore, resolveConfig } from '../../src/index.js';
+import { InvalidTokenError } from '../../src/index.js';
 import { readVerifiedClaims, signAccessToken, verifyAccessToken } from '../../src/tokens/access-token.js';
 import { TEST_HS256_KEY } from '../helpers/create-app.js';
+import { TOKEN_TEST_NOW, tokenConfig } from '../helpers/token-settings.js';
 
-const config = resolveConfig({
-  store: new MemoryAccountStore(),
-  issuer: 'https://api.test',
-  audience: 'https://api.test/resources',
-  signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY, kid: 'key-1' }],
-});
-const now = new Date('2026-11-22T10:00:00Z');
+const config = tokenConfig;
+const now = TOKEN_TEST_NOW;
 const nowSeconds = now.getTime() / 1000;
 const input = { clientId: 'esa_client', secretId: 'SECRETID00000001', now, lifetime: 3600 };
 

@@ -4,18 +4,13 @@
  * that verified (RFC 7515 §5.2: the signature covers the header and payload it was computed over).
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidTokenError, MemoryAccountStore, resolveConfig } from '../../src/index.js';
+import { InvalidTokenError } from '../../src/index.js';
 import { signAccessToken } from '../../src/tokens/access-token.js';
 import { VerifiedTokenCache } from '../../src/tokens/verified-token-cache.js';
-import { TEST_HS256_KEY } from '../helpers/create-app.js';
+import { TOKEN_TEST_NOW, tokenConfig } from '../helpers/token-settings.js';
 
-const config = resolveConfig({
-  store: new MemoryAccountStore(),
-  issuer: 'https://api.test',
-  audience: 'https://api.test/resources',
-  signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY, kid: 'key-1' }],
-});
-const now = new Date('2026-11-22T10:00:00Z');
+const config = tokenConfig;
+const now = TOKEN_TEST_NOW;
 const issue = (scopes: string[]) => signAccessToken(config, { clientId: 'esa_client', secretId: 'S1', scopes, now, lifetime: 60 });
 const cacheOf = () => new VerifiedTokenCache({ keyring: config.keyring, issuer: config.issuer, audience: config.audience, clockTolerance: 0 });
 

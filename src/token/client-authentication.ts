@@ -102,13 +102,18 @@ interface CredentialsView {
   readonly headers: IncomingMessage['headers'];
   readonly body: unknown;
   readonly request: TokenHttpRequest;
+  /** A repeat client recognised before passport ran (verified without bcrypt), handed to verify. */
+  readonly remembered: AuthenticatedClient | undefined;
+  /** What verify decided, for the failure's audit reason. */
+  outcome: Outcome | undefined;
 }
 
-function credentialsView(req: TokenHttpRequest): CredentialsView {
+function credentialsView(req: TokenHttpRequest, remembered: AuthenticatedClient | undefined): CredentialsView {
   const { authorization } = req.headers;
   // passport-http splits the header at each single space; RFC 7235 §2.1 allows several after the scheme.
   const spaced = authorization === undefined ? authorization : singleSpaceAfterScheme(authorization);
-  return { headers: spaced === authorization ? req.headers : { ...req.headers, authorization: spaced }, body: req.body, request: req };
+  const headers = spaced === authorization ? req.headers : { ...req.headers, authorization: spaced };
+  return { headers, body: req.body, request: req, remembered, outcome: undefined };
 }
 
 function clientAddress(req: TokenHttpRequest): string | undefined {
@@ -125,9 +130,6 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
   const { config, limiter } = runtime;
   // With our adapter, passport.authenticate() returns a function of the request that runs the strategy once.
   const passport = new Passport().framework(callbackFramework());
-  const outcomes = new WeakMap<IncomingMessage, Outcome>();
-  // Repeat clients, recognised before the limiter (they are not counted in advance) and handed to verify.
-  const rememberedClients = new WeakMap<IncomingMessage, AuthenticatedClient>();
 
   const verify = (view: CredentialsView, done: (err: unknown, user?: AuthenticatedClient | false) => void): void => {
     const req = view.request;
@@ -136,13 +138,12 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
       done(null, false);
       return;
     }
-    const remembered = rememberedClients.get(req);
-    if (remembered) {
-      done(null, remembered);
+    if (view.remembered) {
+      done(null, view.remembered);
       return;
     }
     verifyClientCredentials(runtime, credentials.clientId, credentials.secret, clientAddress(req)).then((outcome) => {
-      outcomes.set(req, outcome);
+      view.outcome = outcome;
       done(null, outcome.ok ? outcome.client : false);
     }, done);
   };
@@ -184,19 +185,20 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
     const authenticate = (): void => {
       if (credentials.method === 'none') return fail('missing_credentials');
       if (!('secret' in credentials)) return fail('malformed_credentials');
-      const busy = rememberedClients.has(req) ? undefined : gateRefusal(runtime, credentials.clientId, credentials.secret, keys.address);
+      const busy = remembered ? undefined : gateRefusal(runtime, credentials.clientId, credentials.secret, keys.address);
       if (busy) {
         reservation?.release(); // undecided (503): not a failure
         return next(busy);
       }
       const strategy = credentials.method === 'basic' ? 'basic' : 'oauth2-client-password';
+      const view = credentialsView(req, remembered);
       const attempt = passport.authenticate(strategy, { session: false }, (err: unknown, client: AuthenticatedClient | false) => {
         if (err) {
           reservation?.release(); // undecided (503): not a failure
           return next(err);
         }
         if (!client) {
-          const outcome = outcomes.get(req);
+          const { outcome } = view;
           return fail(outcome && !outcome.ok ? outcome.reason : 'malformed_credentials', outcome && !outcome.ok ? outcome.account : undefined);
         }
         reservation?.release();
@@ -204,7 +206,7 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
         authenticatedClients.set(req, client);
         next();
       }) as unknown as Attempt;
-      attempt(credentialsView(req));
+      attempt(view);
     };
 
     const refuse = (retryAfter: number): void => {
@@ -218,7 +220,6 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
     };
 
     const remembered = 'secret' in credentials ? verifyRememberedClient(runtime, credentials.clientId, credentials.secret) : undefined;
-    if (remembered) rememberedClients.set(req, remembered);
     if (!limiter) return authenticate();
     if (remembered) {
       // A repeat client's exact secret, verified without bcrypt: not a guess, so only checked, not counted.

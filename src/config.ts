@@ -7,6 +7,7 @@ import type { AccountStore } from './store/account-store.js';
 import type { AuditEvent } from './audit/audit-events.js';
 import type { OperationalEvent } from './observability/operational-events.js';
 import type { TelemetryOptions } from './observability/telemetry.js';
+import { DEFAULT_IPV6_PREFIX } from './token/limiter-address.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
@@ -199,7 +200,7 @@ function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
   return Object.freeze({
     max: integer('failureLimit.max', options.max, 10, 1, 1_000_000),
     windowSeconds: integer('failureLimit.windowSeconds', options.windowSeconds, 60, 1, 86_400),
-    ipv6Prefix: integer('failureLimit.ipv6Prefix', options.ipv6Prefix, 64, 1, 128),
+    ipv6Prefix: integer('failureLimit.ipv6Prefix', options.ipv6Prefix, DEFAULT_IPV6_PREFIX, 1, 128),
     redis: options.redis,
   });
 }

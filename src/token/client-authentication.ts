@@ -19,6 +19,7 @@ import { redactSecrets } from '../secrets/redact-secrets.js';
 import type { Runtime } from '../runtime.js';
 import { singleSpaceAfterScheme } from './basic-credentials.js';
 import type { AttemptReservation } from './failure-limiter.js';
+import { DEFAULT_IPV6_PREFIX, limiterAddress } from './limiter-address.js';
 import { getTokenRequest, type Middleware, type TokenHttpRequest } from './token-request.js';
 import { callbackFramework, type Attempt } from './passport-framework.js';
 
@@ -104,16 +105,18 @@ interface CredentialsView {
   readonly request: TokenHttpRequest;
   /** A repeat client recognised before passport ran (verified without bcrypt), handed to verify. */
   readonly remembered: AuthenticatedClient | undefined;
+  /** The client's address as the bcrypt gate keys it (IPv4-mapped as IPv4, IPv6 by prefix). */
+  readonly gateAddress: string | undefined;
   /** What verify decided, for the failure's audit reason. */
   outcome: Outcome | undefined;
 }
 
-function credentialsView(req: TokenHttpRequest, remembered: AuthenticatedClient | undefined): CredentialsView {
+function credentialsView(req: TokenHttpRequest, remembered: AuthenticatedClient | undefined, gateAddress: string | undefined): CredentialsView {
   const { authorization } = req.headers;
   // passport-http splits the header at each single space; RFC 7235 §2.1 allows several after the scheme.
   const spaced = authorization === undefined ? authorization : singleSpaceAfterScheme(authorization);
   const headers = spaced === authorization ? req.headers : { ...req.headers, authorization: spaced };
-  return { headers, body: req.body, request: req, remembered, outcome: undefined };
+  return { headers, body: req.body, request: req, remembered, gateAddress, outcome: undefined };
 }
 
 function clientAddress(req: TokenHttpRequest): string | undefined {
@@ -142,7 +145,7 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
       done(null, view.remembered);
       return;
     }
-    verifyClientCredentials(runtime, credentials.clientId, credentials.secret, clientAddress(req)).then((outcome) => {
+    verifyClientCredentials(runtime, credentials.clientId, credentials.secret, view.gateAddress).then((outcome) => {
       view.outcome = outcome;
       done(null, outcome.ok ? outcome.client : false);
     }, done);
@@ -156,10 +159,13 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
   );
 
   const basicChallenge = formatChallenge('Basic', { realm: config.realm });
+  // The bcrypt gate keys addresses as the limiter does, so one IPv6 prefix gets one turn and one share.
+  const ipv6Prefix = config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX;
 
   return (req, res, next) => {
     const { credentials } = getTokenRequest(req);
     const keys = { clientId: 'clientId' in credentials ? credentials.clientId : undefined, address: clientAddress(req) };
+    const gateAddress = keys.address === undefined ? undefined : limiterAddress(keys.address, ipv6Prefix);
     // The client ID for the audit log, computed on failure only; a client that put its secret in the
     // client ID field must not find it there.
     const clientIdField = (): { clientId?: string } => (keys.clientId === undefined ? {} : { clientId: redactSecrets(keys.clientId) });
@@ -185,13 +191,13 @@ export function createClientAuthentication(runtime: Runtime): Middleware {
     const authenticate = (): void => {
       if (credentials.method === 'none') return fail('missing_credentials');
       if (!('secret' in credentials)) return fail('malformed_credentials');
-      const busy = remembered ? undefined : gateRefusal(runtime, credentials.clientId, credentials.secret, keys.address);
+      const busy = remembered ? undefined : gateRefusal(runtime, credentials.clientId, credentials.secret, gateAddress);
       if (busy) {
         reservation?.release(); // undecided (503): not a failure
         return next(busy);
       }
       const strategy = credentials.method === 'basic' ? 'basic' : 'oauth2-client-password';
-      const view = credentialsView(req, remembered);
+      const view = credentialsView(req, remembered, gateAddress);
       const attempt = passport.authenticate(strategy, { session: false }, (err: unknown, client: AuthenticatedClient | false) => {
         if (err) {
           reservation?.release(); // undecided (503): not a failure

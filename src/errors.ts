@@ -1,7 +1,7 @@
 /**
  * @module errors
  * One error hierarchy for everything the token endpoint and `requireBearer()` can answer.
- * Each class is one row of the contract tables; {@link sendOAuthError} renders them all.
+ * Each class is one answer of the token endpoint or `requireBearer()` (docs/errors.md); {@link sendOAuthError} renders them all.
  */
 import type { ServerResponse } from 'node:http';
 

@@ -19,15 +19,6 @@ export interface CallObserver {
   begin(operation: string): (error?: unknown) => void;
 }
 
-/** The availability of a dependency, as the last call found it. */
-export interface DependencyState {
-  readonly available: boolean;
-  /** The error of the call that made it unavailable (one line). */
-  readonly error?: string;
-  /** Since when it is in this state. */
-  readonly since: Date | undefined;
-}
-
 /** See the module description. */
 export class DependencyMonitor implements CallObserver {
   readonly #dependency: 'store' | 'limiter';
@@ -46,12 +37,9 @@ export class DependencyMonitor implements CallObserver {
     this.#now = now;
   }
 
-  get state(): DependencyState {
-    return { available: this.#available, since: this.#since, ...(this.#error !== undefined ? { error: this.#error } : {}) };
-  }
-
   begin(operation: string): (error?: unknown) => void {
     const started = performance.now();
+    // Store calls get a span (a child of the request's); the limiter's Redis calls do not.
     const span = this.#dependency === 'store' ? this.#telemetry.startStoreSpan(operation) : undefined;
     return (error) => {
       const failed = error !== undefined;

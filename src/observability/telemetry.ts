@@ -77,7 +77,7 @@ export interface Telemetry {
   secretVerified(seconds: number): void;
   /** A secret check waited `seconds` for a bcrypt slot. */
   secretQueueWait(seconds: number): void;
-  /** Starts a span for a store call, or returns undefined when store calls are not traced. */
+  /** Starts a span for a store call (a no-op span without an OpenTelemetry SDK). */
   startStoreSpan(operation: string): Span;
 }
 

@@ -85,6 +85,11 @@ export class BcryptGate {
     return this.#running;
   }
 
+  /** Compares allowed to wait in all. */
+  get queueLimit(): number {
+    return this.#queueLimit;
+  }
+
   /** Compares waiting for a slot. */
   get queued(): number {
     return this.#waiting;

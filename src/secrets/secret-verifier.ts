@@ -9,7 +9,7 @@
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { hashSecret, verifySecretHash } from './hash-secret.js';
-import { BcryptGate, DEFAULT_BCRYPT_QUEUE, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
+import { BcryptGate, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
 import { TemporarilyUnavailableError } from '../errors.js';
 import type { Telemetry } from '../observability/telemetry.js';
 
@@ -39,7 +39,6 @@ export class SecretVerifier {
   readonly #verified: LRUCache<string, Buffer>;
   readonly #rounds: number;
   readonly #gate: BcryptGate;
-  readonly #queueLimit: number;
   readonly #telemetry: SecretVerifierOptions['telemetry'];
   readonly #onSaturated: SecretVerifierOptions['onSaturated'];
   #saturationReportedAt = -Infinity;
@@ -48,7 +47,6 @@ export class SecretVerifier {
   constructor(options: SecretVerifierOptions) {
     this.#rounds = options.rounds;
     this.#gate = new BcryptGate(options.gate);
-    this.#queueLimit = options.gate?.queue ?? DEFAULT_BCRYPT_QUEUE;
     this.#telemetry = options.telemetry;
     this.#onSaturated = options.onSaturated;
     // ttlResolution 0: no 1 ms timer per lookup (see AccountCache).
@@ -92,7 +90,7 @@ export class SecretVerifier {
 
   /** bcrypt compares running now, waiting, and how many may wait. */
   get load(): { running: number; queued: number; queueLimit: number } {
-    return { running: this.#gate.running, queued: this.#gate.queued, queueLimit: this.#queueLimit };
+    return { running: this.#gate.running, queued: this.#gate.queued, queueLimit: this.#gate.queueLimit };
   }
 
   async #compare(value: string, hash: string, keys: BcryptGateKeys): Promise<boolean> {

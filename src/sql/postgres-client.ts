@@ -85,7 +85,7 @@ export interface PostgresAccountStoreOptions {
   readonly pool?: PgPool;
   /**
    * How often `watch()` polls the change feed, in milliseconds (the safety net behind `LISTEN`). When no
-   * poll has succeeded for `pollIntervalMs + 200` ms, listeners get `'*'`: the revocation bound.
+   * poll has succeeded for `pollIntervalMs + 200` ms, listeners get `'*'`, so a revocation takes effect within 1 second (docs/security.md).
    * @default 200
    */
   readonly pollIntervalMs?: number;

@@ -41,7 +41,7 @@ import { callStore } from './call-store.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import type { ChangeFeedState } from '../observability/operational-events.js';
 
-/** Cache lifetime when the store cannot announce changes: half of the contract's 1-second bound. */
+/** Cache lifetime when the store cannot announce changes: half of the 1-second revocation bound (docs/security.md). */
 export const WATCHLESS_TTL_MS = 500;
 
 interface Entry {

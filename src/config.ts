@@ -7,8 +7,8 @@ import type { AccountStore } from './store/account-store.js';
 import type { AuditEvent } from './audit/audit-events.js';
 import type { OperationalEvent } from './observability/operational-events.js';
 import type { TelemetryOptions } from './observability/telemetry.js';
-import { DEFAULT_IPV6_PREFIX } from './token/limiter-address.js';
-import { createKeyring, type Keyring, type SigningKeyOptions } from './tokens/keyring.js';
+import { DEFAULT_IPV6_PREFIX } from './token-endpoint/limiter-address.js';
+import { createKeyring, type Keyring, type SigningKeyOptions } from './access-tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
 

@@ -7,8 +7,8 @@ import './express-augmentation.js';
 
 export { createServiceAccounts, type ServiceAccounts } from './service-accounts.js';
 export { resolveConfig, type ServiceAccountsOptions, type ResolvedConfig, type FailureLimitOptions } from './config.js';
-export type { SigningKeyOptions, SigningAlgorithm } from './tokens/keyring.js';
-export type { AccessTokenClaims } from './tokens/access-token.js';
+export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
+export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
 export type { AdminApi } from './admin/admin-api.js';

@@ -10,7 +10,7 @@ import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.j
 import { AccountCache } from './store/account-cache.js';
 import { callStore } from './store/call-store.js';
 import { SecretVerifier } from './secrets/secret-verifier.js';
-import { createFailureLimiter, type FailureLimiter } from './token/failure-limiter.js';
+import { createFailureLimiter, type FailureLimiter } from './token-endpoint/failure-limiter.js';
 import { SecretUseRecorder } from './secrets/secret-use-recorder.js';
 import { DependencyMonitor } from './observability/dependency-monitor.js';
 import { checkHealth, type HealthReport } from './observability/health.js';

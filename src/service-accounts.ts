@@ -6,7 +6,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from './config.js';
 import { createRuntime } from './runtime.js';
-import { createTokenRouter } from './token/token-router.js';
+import { createTokenRouter } from './token-endpoint/token-router.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
 import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
 import type { HealthReport } from './observability/health.js';

@@ -3,8 +3,8 @@
  * What every benchmark server shares: the HS256 key, issuer and audience, the scope the protected
  * route needs, and the JSON every route answers, so each server does the same work but its auth.
  */
-import { createKeyring } from '../../src/tokens/keyring.js';
-import { signAccessToken } from '../../src/tokens/access-token.js';
+import { createKeyring } from '../../src/access-tokens/keyring.js';
+import { signAccessToken } from '../../src/access-tokens/access-token.js';
 
 export const ISSUER = 'https://bench.example';
 export const AUDIENCE = 'https://bench.example/api';

@@ -16,8 +16,8 @@ import {
   type OAuthError,
 } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
-import { readVerifiedClaims, type AccessTokenClaims } from '../tokens/access-token.js';
-import { VerifiedTokenCache } from '../tokens/verified-token-cache.js';
+import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
+import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
 import type { Runtime } from '../runtime.js';
 import { extractBearerToken } from './extract-bearer-token.js';
 import type { ServiceAccountPrincipal } from './service-account-principal.js';

@@ -2,7 +2,7 @@
  * @module authorization-server-metadata
  * RFC 8414 authorization server metadata for the token endpoint, and the JWK Set of public keys.
  */
-import type { Keyring } from '../tokens/keyring.js';
+import type { Keyring } from '../access-tokens/keyring.js';
 
 /**
  * Where the host serves the endpoints the metadata points to.

@@ -13,8 +13,8 @@ export { ALL_ACCOUNTS } from './change-feed.js';
 export type { ChangeFeedEntry, ChangeNotifications } from './change-feed.js';
 export { openAccountStore, parseAccountStoreUrl } from './open-account-store.js';
 export type { AccountStoreLocation, OpenAccountStoreOptions } from './open-account-store.js';
-export { createPostgresAccountStore, notificationChannel } from './postgres-client.js';
-export type { PgNotification, PgPool, PgPoolClient, PostgresAccountStoreOptions } from './postgres-client.js';
+export { createPostgresAccountStore, notificationChannel } from './postgres-account-store.js';
+export type { PgNotification, PgPool, PgPoolClient, PostgresAccountStoreOptions } from './postgres-account-store.js';
 export { LATEST_SCHEMA_VERSION, migrateToLatest } from './schema.js';
 export type {
   AccountChangesTable,
@@ -29,5 +29,5 @@ export type {
 } from './schema.js';
 export { SqlAccountStore } from './sql-account-store.js';
 export type { SqlAccountStoreOptions } from './sql-account-store.js';
-export { createSqliteAccountStore } from './sqlite-client.js';
-export type { SqliteAccountStoreOptions } from './sqlite-client.js';
+export { createSqliteAccountStore } from './sqlite-account-store.js';
+export type { SqliteAccountStoreOptions } from './sqlite-account-store.js';

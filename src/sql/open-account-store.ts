@@ -3,9 +3,9 @@
  * `openAccountStore(url)`: one string picks the SQL store, as the CLI's `--store` and the example's
  * `SERVICE_ACCOUNTS_STORE` do.
  */
-import { createPostgresAccountStore } from './postgres-client.js';
+import { createPostgresAccountStore } from './postgres-account-store.js';
 import type { SqlAccountStore } from './sql-account-store.js';
-import { createSqliteAccountStore } from './sqlite-client.js';
+import { createSqliteAccountStore } from './sqlite-account-store.js';
 
 /**
  * Where a store URL points.

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { withPrivatePostgres } from '../helpers/private-postgres.js';
-import { getToken, killAllServers, requestToken, startServer, type ExampleServer } from '../example/example-server.js';
+import { getToken, killAllServers, requestToken, startServer, type ExampleServer } from '../examples/example-server.js';
 
 /** The operational events the server logged (JSON lines with an `event`). */
 function loggedEvents(server: ExampleServer): Array<{ type: string; state?: string }> {

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { withPrivatePostgres } from '../helpers/private-postgres.js';
-import { bearer, getToken, killAllServers, requestToken, startServer } from '../example/example-server.js';
+import { bearer, getToken, killAllServers, requestToken, startServer } from '../examples/example-server.js';
 import { lockSchema } from './pg-instance.js';
 
 async function eventuallyStatus(call: () => Promise<Response>, status: number, timeoutMs = 15_000): Promise<void> {

@@ -10,7 +10,7 @@ import express4 from 'express4';
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedAccount } from '../../src/index.js';
-import { BODY_ALREADY_PARSED_WARNING } from '../../src/token/token-request-body.js';
+import { BODY_ALREADY_PARSED_WARNING } from '../../src/token-endpoint/token-request-body.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { expectNoSecret, expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { decodeToken, duplicateCredentialsJson } from '../helpers/tokens.js';

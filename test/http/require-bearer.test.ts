@@ -7,7 +7,7 @@ import { connect, type AddressInfo } from 'node:net';
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedAccount } from '../../src/index.js';
-import { signAccessToken } from '../../src/tokens/access-token.js';
+import { signAccessToken } from '../../src/access-tokens/access-token.js';
 import { createTestApp, type TestAppOptions } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { FailingStore } from '../helpers/failing-store.js';

@@ -9,7 +9,7 @@
  * - console.*, process.stdout.write, process.stderr.write: captured;
  * - http.ServerResponse write/end: every response of an in-process server (status line, headers, body);
  * test/helpers/create-app.ts adds audit events, admin results and admin errors; run-cli.ts and
- * example/example-server.ts add the output of the processes they spawn.
+ * examples/example-server.ts add the output of the processes they spawn.
  */
 import { ServerResponse } from 'node:http';
 import { format } from 'node:util';

@@ -9,7 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
 import { MemoryAccountStore, resolveConfig, type SigningKeyOptions } from '../../src/index.js';
-import { signAccessToken, verifyAccessToken } from '../../src/tokens/access-token.js';
+import { signAccessToken, verifyAccessToken } from '../../src/access-tokens/access-token.js';
 import { TEST_HS256_KEY } from '../helpers/create-app.js';
 
 const pem = (type: 'rsa' | 'ec') => {

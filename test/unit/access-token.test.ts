@@ -1,5 +1,5 @@
 /**
- * RFC 9068 access tokens (src/tokens/access-token.ts). CONTRACT §6: "header `typ: "at+jwt"` and a `kid`;
+ * RFC 9068 access tokens (src/access-tokens/access-token.ts). CONTRACT §6: "header `typ: "at+jwt"` and a `kid`;
  * claims `iss`, `sub` (the client ID), `client_id`, `aud`, `iat`, `exp`, `jti`, `scope` when granted, and
  * the ID of the secret it was issued against".
  */
@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
 import { InvalidTokenError } from '../../src/index.js';
-import { readVerifiedClaims, signAccessToken, verifyAccessToken } from '../../src/tokens/access-token.js';
+import { readVerifiedClaims, signAccessToken, verifyAccessToken } from '../../src/access-tokens/access-token.js';
 import { TEST_HS256_KEY } from '../helpers/create-app.js';
 import { TOKEN_TEST_NOW, tokenConfig } from '../helpers/token-settings.js';
 

@@ -1,9 +1,9 @@
 /**
- * `parseBasicAuthorization` (src/token/basic-credentials.ts): HTTP Basic client credentials decoded per
+ * `parseBasicAuthorization` (src/token-endpoint/basic-credentials.ts): HTTP Basic client credentials decoded per
  * RFC 6749 §2.3.1 and Appendix B; `singleSpaceAfterScheme`, the header as passport-http can split it.
  */
 import { describe, expect, it } from 'vitest';
-import { parseBasicAuthorization, singleSpaceAfterScheme } from '../../src/token/basic-credentials.js';
+import { parseBasicAuthorization, singleSpaceAfterScheme } from '../../src/token-endpoint/basic-credentials.js';
 
 const basic = (pair: string) => `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`;
 

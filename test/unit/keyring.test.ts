@@ -1,5 +1,5 @@
 /**
- * The keyring (src/tokens/keyring.ts). CONTRACT §6: "one key signs, every listed key verifies, so keys
+ * The keyring (src/access-tokens/keyring.ts). CONTRACT §6: "one key signs, every listed key verifies, so keys
  * rotate without rejecting live tokens. HS256 and at least one asymmetric algorithm (ES256 or RS256)";
  * the JWKS holds "the public keys only".
  */
@@ -7,7 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
 import { MemoryAccountStore, createServiceAccounts, resolveConfig, type SigningKeyOptions } from '../../src/index.js';
-import { signAccessToken, verifyAccessToken } from '../../src/tokens/access-token.js';
+import { signAccessToken, verifyAccessToken } from '../../src/access-tokens/access-token.js';
 import { TEST_HS256_KEY } from '../helpers/create-app.js';
 
 const p256 = () => {

@@ -1,12 +1,12 @@
 /**
- * `callbackFramework` (src/token/passport-framework.ts): the passport framework adapter of the token
+ * `callbackFramework` (src/token-endpoint/passport-framework.ts): the passport framework adapter of the token
  * endpoint reports each strategy action to the callback the way passport's Connect adapter does for a
  * custom callback, and leaves the request it is given undecorated.
  */
 import { Passport, type Strategy } from 'passport';
 import { BasicStrategy } from 'passport-http';
 import { describe, expect, it } from 'vitest';
-import { callbackFramework, type Attempt, type StrategyCallback } from '../../src/token/passport-framework.js';
+import { callbackFramework, type Attempt, type StrategyCallback } from '../../src/token-endpoint/passport-framework.js';
 
 type Actions = Record<'success' | 'fail' | 'error' | 'redirect' | 'pass', (...args: unknown[]) => void>;
 

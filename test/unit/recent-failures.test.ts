@@ -4,7 +4,7 @@
  * on record, and a flood of distinct keys cannot push a failing key out of it.
  */
 import { describe, expect, it } from 'vitest';
-import { RecentFailures } from '../../src/token/recent-failures.js';
+import { RecentFailures } from '../../src/token-endpoint/recent-failures.js';
 
 describe('RecentFailures', () => {
   it('lists a key from its failure until its window ends, then forgets it', () => {

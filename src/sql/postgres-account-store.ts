@@ -1,5 +1,5 @@
 /**
- * @module postgres-client
+ * @module postgres-account-store
  * `createPostgresAccountStore()`: the SQL store on PostgreSQL through `pg`, loaded only when the store
  * is first used, with `LISTEN`/`NOTIFY` for near-instant change delivery.
  */

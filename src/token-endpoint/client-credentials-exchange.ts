@@ -6,7 +6,7 @@
  */
 import oauth2orize from 'oauth2orize';
 import { InvalidGrantError, InvalidScopeError } from '../errors.js';
-import { signAccessToken } from '../tokens/access-token.js';
+import { signAccessToken } from '../access-tokens/access-token.js';
 import type { Runtime } from '../runtime.js';
 import type { ServerResponse } from 'node:http';
 import { getAuthenticatedClient, type AuthenticatedClient } from './client-authentication.js';

@@ -1,5 +1,5 @@
 /**
- * @module sqlite-client
+ * @module sqlite-account-store
  * `createSqliteAccountStore()`: the SQL store on a SQLite file through better-sqlite3, loaded only
  * when the store is first used, so the core works without it installed.
  */

@@ -7,10 +7,12 @@ import type { AccountStore } from './store/account-store.js';
 import type { AuditEvent } from './audit/audit-events.js';
 import type { OperationalEvent } from './observability/operational-events.js';
 import type { TelemetryOptions } from './observability/telemetry.js';
-import { DEFAULT_IPV6_PREFIX } from './token-endpoint/limiter-address.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './access-tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
+
+/** How many leading bits of an IPv6 address count as one client by default: a /64, what one host or site gets. */
+export const DEFAULT_IPV6_PREFIX = 64;
 
 /**
  * Options for the failed-authentication limiter of the token endpoint (429 `too_many_requests`).

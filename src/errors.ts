@@ -4,6 +4,7 @@
  * Each class is one answer of the token endpoint or `requireBearer()` (docs/errors.md); {@link sendOAuthError} renders them all.
  */
 import type { ServerResponse } from 'node:http';
+import { formatChallenge } from './challenge.js';
 
 /**
  * The OAuth `error` values this library answers with (RFC 6749 §5.2, RFC 6750 §3.1, RFC 6585).
@@ -51,12 +52,24 @@ export type OAuthErrorCode =
 export abstract class OAuthError extends Error {
   abstract readonly code: OAuthErrorCode;
   abstract readonly status: number;
-  /** Extra response headers: `WWW-Authenticate`, `Allow`, `Retry-After`. */
-  readonly headers: Record<string, string> = {};
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
+  }
+
+  /** Response headers other than the challenge: `Allow` (405) or `Retry-After` (429, 503). */
+  get headers(): Readonly<Record<string, string>> {
+    return {};
+  }
+
+  /**
+   * The `WWW-Authenticate` value this answer carries for a protection space (`realm`), or `undefined`
+   * for none: a Bearer challenge from `requireBearer()` (RFC 6750 §3), a Basic challenge for a client
+   * that authenticated with the `Authorization` header (RFC 6749 §5.2).
+   */
+  challenge(_realm: string): string | undefined {
+    return undefined;
   }
 
   /** Mirrors `status` for Express-style error handlers. */
@@ -96,10 +109,19 @@ export abstract class OAuthError extends Error {
 export class InvalidRequestError extends OAuthError {
   readonly code = 'invalid_request';
   readonly status: number;
-  /** @param options - `status` is 400 by default, 413 for a body over the limit; `cause` is for the server only. */
-  constructor(message: string, options?: { status?: number; cause?: unknown }) {
+  readonly #bearer: boolean;
+  /**
+   * @param options - `status` is 400 by default, 413 for a body over the limit; `challenge: 'Bearer'` for
+   * a malformed request to a protected route (RFC 6750 §3.1); `cause` is for the server only.
+   */
+  constructor(message: string, options?: { status?: number; challenge?: 'Bearer'; cause?: unknown }) {
     super(message, options);
     this.status = options?.status ?? 400;
+    this.#bearer = options?.challenge === 'Bearer';
+  }
+
+  override challenge(realm: string): string | undefined {
+    return this.#bearer ? bearerChallenge(realm, this) : undefined;
   }
 }
 
@@ -150,12 +172,22 @@ export type ClientAuthenticationFailure =
 export class InvalidClientError extends OAuthError {
   readonly code = 'invalid_client';
   readonly status = 401;
+  readonly #basic: boolean;
+  /**
+   * @param options - `authorizationHeader`: the request carried an `Authorization` header, whatever it
+   * held (malformed, empty or another scheme), so the answer challenges with Basic (RFC 6749 §5.2).
+   */
   constructor(
     /** Internal reason, for the audit hook only. */
     readonly reason: ClientAuthenticationFailure,
-    options?: { cause?: unknown },
+    options?: { authorizationHeader?: boolean; cause?: unknown },
   ) {
     super(INVALID_CLIENT_DESCRIPTION, options);
+    this.#basic = options?.authorizationHeader === true;
+  }
+
+  override challenge(realm: string): string | undefined {
+    return this.#basic ? formatChallenge('Basic', { realm }) : undefined;
   }
 }
 
@@ -243,6 +275,10 @@ export class InvalidTokenError extends OAuthError {
   ) {
     super(INVALID_TOKEN_DESCRIPTIONS[reason], options);
   }
+
+  override challenge(realm: string): string {
+    return bearerChallenge(realm, this);
+  }
 }
 
 /**
@@ -263,6 +299,10 @@ export class MissingTokenError extends OAuthError {
   readonly status = 401;
   constructor() {
     super('A bearer access token is required');
+  }
+
+  override challenge(realm: string): string {
+    return formatChallenge('Bearer', { realm });
   }
 }
 
@@ -285,6 +325,10 @@ export class InsufficientScopeError extends OAuthError {
   constructor(readonly scope: string) {
     super(`The access token lacks the scope this route needs: ${scope}`);
   }
+
+  override challenge(realm: string): string {
+    return bearerChallenge(realm, this, this.scope);
+  }
 }
 
 /**
@@ -303,9 +347,12 @@ export class InsufficientScopeError extends OAuthError {
 export class MethodNotAllowedError extends OAuthError {
   readonly code = 'invalid_request';
   readonly status = 405;
-  constructor(allow: string) {
+  constructor(readonly allow: string) {
     super(`Method not allowed; use ${allow}`);
-    this.headers.Allow = allow;
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return { Allow: this.allow };
   }
 }
 
@@ -327,7 +374,10 @@ export class TooManyRequestsError extends OAuthError {
   readonly status = 429;
   constructor(readonly retryAfterSeconds: number) {
     super('Too many failed client authentications; retry later');
-    this.headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return { 'Retry-After': retryAfter(this.retryAfterSeconds) };
   }
 }
 
@@ -347,8 +397,15 @@ export class TooManyRequestsError extends OAuthError {
 export class TemporarilyUnavailableError extends OAuthError {
   readonly code = 'temporarily_unavailable';
   readonly status = 503;
-  constructor(options?: { cause?: unknown }) {
+  /** Seconds after which a retry may succeed, sent as `Retry-After`; `undefined` when unknown. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(options?: { retryAfterSeconds?: number; cause?: unknown }) {
     super('The service is temporarily unavailable; retry later', options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return this.retryAfterSeconds === undefined ? {} : { 'Retry-After': retryAfter(this.retryAfterSeconds) };
   }
 }
 
@@ -370,6 +427,16 @@ export class ServerError extends OAuthError {
   constructor(options?: { cause?: unknown }) {
     super('The server encountered an unexpected error', options);
   }
+}
+
+/** `Retry-After` in whole seconds, at least 1 (RFC 9110 §10.2.3). */
+function retryAfter(seconds: number): string {
+  return String(Math.max(1, Math.ceil(seconds)));
+}
+
+/** A Bearer challenge naming the error (RFC 6750 §3). */
+function bearerChallenge(realm: string, err: OAuthError, scope?: string): string {
+  return formatChallenge('Bearer', { realm, error: err.code, error_description: err.message, scope });
 }
 
 /**
@@ -415,27 +482,42 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
- * Maps anything thrown to an {@link OAuthError}: OAuth errors pass through, store outages become 503,
- * everything else becomes a 500 that hides its detail.
+ * Thrown when a client secret cannot be checked now: every bcrypt slot is busy and the queue, or the
+ * share of the client's address or client ID, is full (docs/security.md); rendered as 503 with `Retry-After`.
+ */
+export class SecretChecksBusyError extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super('Every secret check slot is busy and the queue is full');
+    this.name = 'SecretChecksBusyError';
+  }
+}
+
+/**
+ * Maps anything thrown to an {@link OAuthError}: OAuth errors pass through, store outages and a full
+ * secret-check queue become 503, everything else becomes a 500 that hides its detail.
  */
 export function toOAuthError(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err;
   if (err instanceof StoreUnavailableError) return new TemporarilyUnavailableError({ cause: err });
+  if (err instanceof SecretChecksBusyError) return new TemporarilyUnavailableError({ retryAfterSeconds: err.retryAfterSeconds, cause: err });
   return new ServerError({ cause: err });
 }
 
 /**
- * Writes an OAuth error as JSON with its headers. The single renderer of the token endpoint and
- * `requireBearer()`; framework-free, so it works the same under Express 4 and 5.
+ * Writes an OAuth error as JSON with its headers and its challenge for `realm`. The single renderer of
+ * the token endpoint and `requireBearer()`; framework-free, so it works the same under Express 4 and 5.
  */
-export function sendOAuthError(res: ServerResponse, err: OAuthError, extraHeaders: Record<string, string> = {}): void {
+export function sendOAuthError(res: ServerResponse, err: OAuthError, realm: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const body = JSON.stringify(err.toJSON());
   res.statusCode = err.status;
-  for (const [name, value] of Object.entries({ ...err.headers, ...extraHeaders })) res.setHeader(name, value);
+  const { headers } = err;
+  for (const name in headers) res.setHeader(name, headers[name]!);
+  const challenge = err.challenge(realm);
+  if (challenge !== undefined) res.setHeader('WWW-Authenticate', challenge);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);

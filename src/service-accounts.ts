@@ -6,10 +6,10 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from './config.js';
 import { createRuntime } from './runtime.js';
-import { createTokenRouter } from './token-endpoint/token-router.js';
+import { createTokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
 import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
-import type { HealthReport } from './observability/health.js';
+import { checkHealth, type HealthReport } from './observability/health.js';
 import {
   buildAuthorizationServerMetadata,
   type AuthorizationServerMetadata,
@@ -91,10 +91,12 @@ export interface ServiceAccounts {
 export function createServiceAccounts(options: ServiceAccountsOptions): ServiceAccounts {
   const config = resolveConfig(options);
   const runtime = createRuntime(config);
+  const tokenEndpoint = createTokenEndpoint(runtime);
+  const [endpoint, hostErrors] = tokenEndpoint.router;
   const requireBearer = createRequireBearer(runtime);
   return Object.freeze({
-    tokenRouter: createTokenRouter(runtime) as unknown as [RequestHandler, ErrorRequestHandler],
-    requireBearer: (opts?: RequireBearerOptions) => requireBearer(opts) as unknown as RequestHandler,
+    tokenRouter: [endpoint, hostErrors] satisfies [RequestHandler, ErrorRequestHandler],
+    requireBearer: (opts?: RequireBearerOptions): RequestHandler => requireBearer(opts),
     admin: buildAdminApi({
       config,
       ready: () => runtime.ready(),
@@ -105,7 +107,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     jwks: config.keyring.jwks,
     config,
     ready: () => runtime.ready(),
-    health: () => runtime.health(),
+    health: () => checkHealth({ ...runtime.storeHealth, ...tokenEndpoint.health, now: config.now }),
     close: () => runtime.close(),
   });
 }

@@ -4,28 +4,9 @@
  * CLI. It needs no issuer and no signing key, and starts no timer: it never watches the store.
  */
 import { createAuditEmitter } from '../audit/audit-events.js';
-import { callStore } from '../store/call-store.js';
-import type { AccountStore } from '../store/account-store.js';
+import { initStore, onceUntilSuccess } from '../store/init-store.js';
 import { buildAdminApi, type AdminApi } from './admin-api.js';
 import { resolveAdminConfig, type AdminApiOptions } from './admin-options.js';
-
-/** `init()` may migrate a schema: it gets at least this long, whatever `storeTimeout` says. */
-const MIN_INIT_TIMEOUT_MS = 30_000;
-
-/** Runs `store.init()` once, before the first call; a failed init is retried by the next call. */
-function initOnce(store: AccountStore, storeTimeout: number): () => Promise<void> {
-  let initializing: Promise<void> | undefined;
-  return () => {
-    if (!store.init) return Promise.resolve();
-    initializing ??= callStore(() => store.init!(), Math.max(storeTimeout, MIN_INIT_TIMEOUT_MS), 'init').catch(
-      (err: unknown) => {
-        initializing = undefined;
-        throw err;
-      },
-    );
-    return initializing;
-  };
-}
 
 /**
  * Creates the admin API over a store, without a token endpoint: no issuer, no signing keys. Options
@@ -55,7 +36,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
   const config = resolveAdminConfig(options);
   return buildAdminApi({
     config,
-    ready: initOnce(config.store, config.storeTimeout),
+    ready: onceUntilSuccess(() => initStore(config.store, config.storeTimeout)),
     audit: createAuditEmitter(config.onAudit, config.now),
     changed: () => undefined,
   });

@@ -29,7 +29,7 @@ export function extractBearerToken(header: string | undefined): string {
   // RFC 7235 §2.1: the scheme is case-insensitive.
   if (scheme.toLowerCase() !== 'bearer') throw new MissingTokenError();
   const rest = space < 0 ? '' : value.slice(space).trim();
-  if (rest === '') throw new InvalidRequestError('The Authorization header has no bearer token');
-  if (NOT_TOKEN_CHAR.test(rest)) throw new InvalidRequestError('The Authorization header must carry exactly one bearer token');
+  if (rest === '') throw new InvalidRequestError('The Authorization header has no bearer token', { challenge: 'Bearer' });
+  if (NOT_TOKEN_CHAR.test(rest)) throw new InvalidRequestError('The Authorization header must carry exactly one bearer token', { challenge: 'Bearer' });
   return rest;
 }

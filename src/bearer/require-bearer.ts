@@ -5,16 +5,8 @@
  * `req.serviceAccount`. Written directly (no passport) to keep the per-request cost in microseconds.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { formatChallenge } from '../challenge.js';
-import {
-  InsufficientScopeError,
-  InvalidRequestError,
-  InvalidTokenError,
-  MissingTokenError,
-  sendOAuthError,
-  toOAuthError,
-  type OAuthError,
-} from '../errors.js';
+import { InsufficientScopeError, InvalidRequestError, InvalidTokenError, sendOAuthError, toOAuthError } from '../errors.js';
+import { RequestSpan } from '../observability/request-span.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
 import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
@@ -41,20 +33,6 @@ export interface RequireBearerOptions {
    * scopes are unrestricted and pass every scope check.
    */
   scope?: string | readonly string[];
-}
-
-/** The `WWW-Authenticate` challenge for a refusal (RFC 6750 §3), or `undefined` for 5xx. */
-function challengeFor(err: OAuthError, realm: string): string | undefined {
-  if (err instanceof MissingTokenError) return formatChallenge('Bearer', { realm });
-  if (err instanceof InvalidRequestError || err instanceof InvalidTokenError || err instanceof InsufficientScopeError) {
-    return formatChallenge('Bearer', {
-      realm,
-      error: err.code,
-      error_description: err.message,
-      scope: err instanceof InsufficientScopeError ? err.scope : undefined,
-    });
-  }
-  return undefined;
 }
 
 function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string[] {
@@ -118,8 +96,7 @@ export function createRequireBearer(runtime: Runtime) {
           ...(account ? { name: account.name } : {}),
         });
       }
-      const challenge = challengeFor(err, config.realm);
-      sendOAuthError(res, err, challenge ? { 'WWW-Authenticate': challenge } : {});
+      sendOAuthError(res, err, config.realm);
     };
 
     const admit = (req: IncomingMessage, res: ServerResponse, next: NodeNext, claims: AccessTokenClaims, account: AccountRecord | undefined): void => {
@@ -151,7 +128,7 @@ export function createRequireBearer(runtime: Runtime) {
       let claims: AccessTokenClaims;
       try {
         // Node keeps only the first of several Authorization headers: look at them all (RFC 6750 §2).
-        if (hasRepeatedAuthorization(req.rawHeaders)) throw new InvalidRequestError('The request must carry exactly one Authorization header');
+        if (hasRepeatedAuthorization(req.rawHeaders)) throw new InvalidRequestError('The request must carry exactly one Authorization header', { challenge: 'Bearer' });
         token = extractBearerToken(req.headers.authorization);
         claims = tokens.verify(token, config.now());
       } catch (err) {
@@ -173,22 +150,13 @@ export function createRequireBearer(runtime: Runtime) {
     return telemetry.traceBearerChecks ? traced(check) : check;
   };
 
-  /** `check` with a span per request (the `telemetry.traceBearerChecks` option). */
+  /** `check` with a span per request (the `telemetry.traceBearerChecks` option), ended when the request is passed on. */
   function traced(check: (req: IncomingMessage, res: ServerResponse, next: NodeNext) => void) {
     return (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
-      const span = telemetry.tracer.startSpan('service_accounts.bearer_check');
-      let ended = false;
-      const end = (): void => {
-        if (ended) return;
-        ended = true;
-        span.end();
-      };
-      res.once('close', () => {
-        span.setAttribute('http.response.status_code', res.statusCode);
-        end();
-      });
+      const span = RequestSpan.start(telemetry.tracer, 'service_accounts.bearer_check', res);
+      if (!span) return check(req, res, next);
       check(req, res, (err) => {
-        end();
+        span.end();
         next(err);
       });
     };

@@ -61,13 +61,21 @@ export interface HealthReport {
   readonly secretChecks: { readonly running: number; readonly queued: number; readonly queueLimit: number };
 }
 
-/** The parts of an instance the report reads. */
-export interface HealthSources {
+/** The store's and the change feed's part of the report. */
+export interface StoreHealthSources {
   probeStore(): Promise<void>;
   changeFeed(): HealthReport['changeFeed']['status'];
-  limiterBackend: HealthReport['limiter']['backend'];
+}
+
+/** The token endpoint's part of the report: its failure limiter and its secret checks. */
+export interface TokenEndpointHealthSources {
+  readonly limiterBackend: HealthReport['limiter']['backend'];
   probeLimiter(): Promise<void>;
   secretChecks(): HealthReport['secretChecks'];
+}
+
+/** The parts of an instance the report reads. */
+export interface HealthSources extends StoreHealthSources, TokenEndpointHealthSources {
   now(): Date;
 }
 

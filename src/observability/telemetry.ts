@@ -51,7 +51,7 @@ export interface TelemetryOptions {
   traceBearerChecks?: boolean;
 }
 
-/** What can be observed at collection time (gauges). */
+/** What can be observed at collection time (gauges), each given by the part that owns it. */
 export interface TelemetryGauges {
   /** Secret checks waiting for a bcrypt slot. */
   secretCheckQueueDepth(): number;
@@ -79,6 +79,8 @@ export interface Telemetry {
   secretQueueWait(seconds: number): void;
   /** Starts a span for a store call (a no-op span without an OpenTelemetry SDK). */
   startStoreSpan(operation: string): Span;
+  /** Gives the gauges their sources; a gauge without one reports nothing. */
+  observe(gauges: Partial<TelemetryGauges>): void;
 }
 
 const PREFIX = 'service_accounts';
@@ -95,7 +97,8 @@ function withReason(code: string, reason: string | undefined): Attributes {
 }
 
 /** Creates the instruments of one instance. */
-export function createTelemetry(options: TelemetryOptions, version: string, gauges: TelemetryGauges): Telemetry {
+export function createTelemetry(options: TelemetryOptions, version: string): Telemetry {
+  const gauges: Partial<TelemetryGauges> = {};
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE, version);
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE, version);
 
@@ -135,13 +138,16 @@ export function createTelemetry(options: TelemetryOptions, version: string, gaug
       description: 'Client secret checks waiting for a bcrypt slot',
       unit: '{check}',
     })
-    .addCallback((result: ObservableResult) => result.observe(gauges.secretCheckQueueDepth()));
+    .addCallback((result: ObservableResult) => {
+      if (gauges.secretCheckQueueDepth) result.observe(gauges.secretCheckQueueDepth());
+    });
   meter
     .createObservableGauge(`${PREFIX}.account_cache.hit_ratio`, {
       description: 'Share of account lookups answered from the cache since start (0 to 1)',
       unit: '1',
     })
     .addCallback((result: ObservableResult) => {
+      if (!gauges.accountCacheCounts) return;
       const { hits, misses } = gauges.accountCacheCounts();
       if (hits + misses > 0) result.observe(hits / (hits + misses));
     });
@@ -158,5 +164,6 @@ export function createTelemetry(options: TelemetryOptions, version: string, gaug
     secretVerified: (seconds) => verifyDuration.record(seconds),
     secretQueueWait: (seconds) => queueWait.record(seconds),
     startStoreSpan: (operation) => tracer.startSpan(`${PREFIX}.store ${operation}`, { attributes: { [OPERATION]: operation } }),
+    observe: (sources) => void Object.assign(gauges, sources),
   };
 }

@@ -13,7 +13,7 @@
  * as deficit round-robin here. The bearer check never uses bcrypt, so protected routes keep answering
  * while the gate is full.
  */
-import { TemporarilyUnavailableError } from '../errors.js';
+import { SecretChecksBusyError } from '../errors.js';
 
 /** bcrypt compares allowed in flight at once: half of libuv's default pool of 4. */
 export const DEFAULT_BCRYPT_CONCURRENCY = 2;
@@ -97,7 +97,7 @@ export class BcryptGate {
 
   /**
    * Runs `task` when a slot is free and it is the turn of its address (see the module description).
-   * @throws {TemporarilyUnavailableError} at once (503 with `Retry-After`), when every slot is busy and
+   * @throws {SecretChecksBusyError} at once (answered 503 with `Retry-After`), when every slot is busy and
    * the queue, or the share of `keys.address` or `keys.clientId`, is full
    */
   async run<T>(task: () => Promise<T>, keys: BcryptGateKeys = {}): Promise<T> {
@@ -129,7 +129,7 @@ export class BcryptGate {
    * The 503 that {@link run} would throw for `keys` now, or `undefined` when it would run or queue the
    * compare. Synchronous, so a caller can refuse a flooding key before doing any work for its request.
    */
-  refusal(keys: BcryptGateKeys = {}): TemporarilyUnavailableError | undefined {
+  refusal(keys: BcryptGateKeys = {}): SecretChecksBusyError | undefined {
     if (this.#running < this.#concurrency) return undefined;
     const waitingForTurn = this.#turns.get(turnOf(keys))?.length ?? 0;
     const waitingForClientId = keys.clientId === undefined ? 0 : (this.#perClientId.get(keys.clientId) ?? 0);
@@ -181,9 +181,7 @@ interface Waiter {
   readonly clientId: string | undefined;
 }
 
-/** The one refusal of the gate: 503 `temporarily_unavailable` with `Retry-After`. */
-function busy(): TemporarilyUnavailableError {
-  const error = new TemporarilyUnavailableError();
-  error.headers['Retry-After'] = String(BCRYPT_BUSY_RETRY_AFTER);
-  return error;
+/** The one refusal of the gate (answered 503 `temporarily_unavailable` with `Retry-After`). */
+function busy(): SecretChecksBusyError {
+  return new SecretChecksBusyError(BCRYPT_BUSY_RETRY_AFTER);
 }

@@ -10,7 +10,7 @@ import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:
 import { LRUCache } from 'lru-cache';
 import { hashSecret, verifySecretHash } from './hash-secret.js';
 import { BcryptGate, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
-import { TemporarilyUnavailableError } from '../errors.js';
+import { SecretChecksBusyError } from '../errors.js';
 import type { Telemetry } from '../observability/telemetry.js';
 
 /** At most one "queue full" report in this many milliseconds. */
@@ -107,7 +107,7 @@ export class SecretVerifier {
         }
       }, keys);
     } catch (error) {
-      if (error instanceof TemporarilyUnavailableError) this.#reportSaturation();
+      if (error instanceof SecretChecksBusyError) this.#reportSaturation();
       throw error;
     }
   }
@@ -123,7 +123,7 @@ export class SecretVerifier {
    * The 503 that {@link verify} would meet now in the bcrypt gate for `keys`, or `undefined`: lets the
    * token endpoint refuse a flooding address or client ID before reading the store.
    */
-  refusal(keys: BcryptGateKeys): TemporarilyUnavailableError | undefined {
+  refusal(keys: BcryptGateKeys): SecretChecksBusyError | undefined {
     const refused = this.#gate.refusal(keys);
     if (refused) this.#reportSaturation();
     return refused;

@@ -2,7 +2,8 @@
  * @module basic-credentials
  * HTTP Basic client credentials decoded the way RFC 6749 §2.3.1 and Appendix B require: the client ID
  * and secret are each form-urlencoded before base64, so a `:` `%` `+` or non-ASCII character survives.
- * (passport-http splits at every `:` and decodes nothing, so its values are never used.) Framework-free.
+ * The one decoder of Basic client credentials (passport-http splits at every `:` and decodes nothing, so it never
+ * decodes ours: see client-strategies.ts). Framework-free.
  */
 
 /** The result of reading an `Authorization` header for Basic credentials. */
@@ -42,17 +43,4 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
   const secret = formDecode(decoded.slice(colon + 1));
   if (!clientId || !secret) return { kind: 'malformed' };
   return { kind: 'present', clientId, secret };
-}
-
-/**
- * The `Authorization` header with one space between the scheme and the credentials. RFC 7235 §2.1
- * allows one or more (`auth-scheme [ 1*SP ( token68 / #auth-param ) ]`), but passport-http's
- * BasicStrategy splits the header at each single space and would find empty credentials.
- * @example
- * ```ts
- * singleSpaceAfterScheme('Basic   ZXNh...') // 'Basic ZXNh...'
- * ```
- */
-export function singleSpaceAfterScheme(header: string): string {
-  return header.replace(/^(\S+) {2,}/, '$1 ');
 }

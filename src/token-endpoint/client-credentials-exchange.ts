@@ -9,8 +9,8 @@ import { InvalidGrantError, InvalidScopeError } from '../errors.js';
 import { signAccessToken } from '../access-tokens/access-token.js';
 import type { Runtime } from '../runtime.js';
 import type { ServerResponse } from 'node:http';
-import { getAuthenticatedClient, type AuthenticatedClient } from './client-authentication.js';
-import { getTokenRequest, type Middleware } from './token-request.js';
+import type { AuthenticatedClient } from './client-credentials-check.js';
+import type { Step } from './token-request-context.js';
 
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
@@ -32,8 +32,8 @@ export function grantScopes(allowed: readonly string[], requested: string | unde
 }
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
-export const requireClientCredentialsGrant: Middleware = (req, _res, next) => {
-  const { grantType } = getTokenRequest(req);
+export const requireClientCredentialsGrant: Step = (context, next) => {
+  const { grantType } = context.parameters;
   if (grantType === 'client_credentials') return next();
   next(
     new InvalidGrantError(
@@ -55,8 +55,11 @@ interface ExchangeView {
   readonly [CLIENT_PROPERTY]: AuthenticatedClient;
 }
 
-/** Returns oauth2orize's token middleware with the client credentials exchange registered. */
-export function createClientCredentialsExchange(runtime: Runtime): Middleware {
+/**
+ * Returns the exchange step: oauth2orize's token middleware, as a thin adapter, with the client
+ * credentials exchange registered; it is given a view of the context, never the host's request.
+ */
+export function createClientCredentialsExchange(runtime: Runtime): Step {
   const { config } = runtime;
   const server = oauth2orize.createServer();
 
@@ -94,8 +97,8 @@ export function createClientCredentialsExchange(runtime: Runtime): Middleware {
   );
   const token = server.token() as unknown as (view: ExchangeView, res: ServerResponse, next: (err?: unknown) => void) => void;
 
-  return (req, res, next) => {
-    const { grantType, scope } = getTokenRequest(req);
-    token({ body: { grant_type: grantType, scope }, [CLIENT_PROPERTY]: getAuthenticatedClient(req) }, res, next);
+  return (context, next) => {
+    const { grantType, scope } = context.parameters;
+    token({ body: { grant_type: grantType, scope }, [CLIENT_PROPERTY]: context.client }, context.res, next);
   };
 }

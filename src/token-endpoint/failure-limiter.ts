@@ -60,6 +60,13 @@ export interface FailureLimiter {
    * @throws {StoreUnavailableError} the limiter's store failed or timed out (→ 503)
    */
   reserve(keys: FailureKeys): Promise<AttemptReservation>;
+  /** Where counts live: this process's `memory`, or `redis` shared by every instance. */
+  readonly backend: 'memory' | 'redis';
+  /**
+   * Checks that the backend answers now (a Redis `PING`, with the `storeTimeout` deadline); memory always does.
+   * @throws {StoreUnavailableError} Redis failed or timed out
+   */
+  probe(): Promise<void>;
   /** Releases timers. A Redis client given by the host is the host's to close. */
   close(): Promise<void>;
 }
@@ -85,6 +92,7 @@ function keyOf(kind: 'c' | 'a', value: string, inMemory: boolean): string {
 interface IoredisLike {
   readonly status: string;
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+  ping(): Promise<unknown>;
 }
 
 function isIoredisClient(value: unknown): value is IoredisLike {
@@ -131,6 +139,7 @@ export function createFailureLimiter(
   const { max, windowSeconds, ipv6Prefix, redis } = options;
   let store: RateLimiterAbstract;
   let giveBack: (key: string) => Promise<unknown>;
+  let ping: () => Promise<unknown> = () => Promise.resolve();
   if (redis === undefined || redis === null) {
     const memory = new RateLimiterMemory({ keyPrefix: FAILURE_KEY_PREFIX, points: max, duration: windowSeconds });
     // In memory the key is certainly alive (see giveBackMarginMs) and holds this count: a plain decrement.
@@ -153,6 +162,7 @@ export function createFailureLimiter(
     const command = (client as unknown as Record<string, (key: string) => Promise<unknown>>)[GIVE_BACK_COMMAND]!.bind(client);
     // Not queued while disconnected: delivered late, it could land in another window.
     giveBack = (key) => (client.status === 'ready' ? command(shared.getKey(key)) : Promise.resolve());
+    ping = () => client.ping();
     store = shared;
   }
 
@@ -186,6 +196,8 @@ export function createFailureLimiter(
   };
 
   return {
+    backend: inMemory ? 'memory' : 'redis',
+    probe: () => call(async () => void (await ping()), 'limiter ping'),
     check(keys) {
       const keyList = keysOf(keys);
       if (recent) {

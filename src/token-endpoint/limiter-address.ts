@@ -30,9 +30,6 @@ export function ipv6Hextets(address: string): number[] | undefined {
   return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
-/** How many leading bits of an IPv6 address count as one client: a /64, what one host or site gets. */
-export const DEFAULT_IPV6_PREFIX = 64;
-
 /**
  * The limiter's key for a client address: an IPv4 address as it is; an IPv4-mapped IPv6 address as its
  * IPv4 address; any other IPv6 address (zone ID dropped) as its first `ipv6Prefix` bits, written

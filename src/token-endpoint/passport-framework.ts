@@ -1,9 +1,11 @@
 /**
  * @module passport-framework
  * The passport framework adapter of the token endpoint (`passport.framework()`, passport's documented
- * extension point for non-Connect callers): `passport.authenticate(name, options, callback)` returns a
- * function of the request alone that runs the named strategy once and reports its outcome to `callback`,
- * as passport's own Connect adapter does with a custom callback (no session, no `req.login`, no response).
+ * extension point for non-Connect callers): `passport.authenticate(name, options)`, called once, returns
+ * a function of a request and a callback that runs the named strategy once and reports its outcome to
+ * the callback, as passport's own Connect adapter does with a custom callback (no session, no
+ * `req.login`, no response). It looks strategies up with passport's `_strategy()`, which is not public
+ * API: package.json pins passport to the 0.7 minor versions for that reason.
  *
  * Why not passport's Connect adapter: it builds each attempt by creating an object from the strategy and
  * then assigning five new closures to it (`success`, `fail`, `error`, `pass`, `redirect`). Under load on
@@ -18,11 +20,11 @@ import type { Framework, Strategy } from 'passport';
 export type StrategyCallback = (err: unknown, user?: unknown, challenge?: unknown, status?: number) => void;
 
 /**
- * `passport.authenticate()` as this adapter returns it: run the strategy on this request, once.
- * (@types/passport types the return value of `authenticate()` as the framework's `AuthenticateRet`,
- * not as the function the framework returns, hence the cast at the call.)
+ * `passport.authenticate()` as this adapter returns it: run the strategy on this request, once, and
+ * report to `callback`. (@types/passport types the return value of `authenticate()` as the framework's
+ * `AuthenticateRet`, not as the function the framework returns, hence the cast at the call.)
  */
-export type Attempt = (req: object) => void;
+export type Attempt = (req: object, callback: StrategyCallback) => void;
 
 /** A strategy run for one request: the strategy as prototype, its actions as own properties. */
 interface StrategyAttempt {
@@ -36,15 +38,15 @@ interface StrategyRegistry {
 
 /**
  * Returns the adapter, to install with `passport.framework(callbackFramework())` on a private
- * `Passport` instance. Only single strategy names and a callback are supported (what the token
- * endpoint uses); a strategy that redirects or passes is reported as an error or a failure.
+ * `Passport` instance. Only single strategy names are supported (what the token endpoint uses); a
+ * strategy that redirects or passes is reported as an error or a failure.
  *
  * @example
  * ```ts
  * const passport = new Passport().framework(callbackFramework())
  * passport.use('basic', new BasicStrategy(verify))
- * const attempt = passport.authenticate('basic', { session: false }, (err, user) => { ... }) as unknown as Attempt
- * attempt(req)
+ * const attempt = passport.authenticate('basic', { session: false }) as unknown as Attempt
+ * attempt(req, (err, user) => { ... })
  * ```
  */
 export function callbackFramework(): Framework<never, void> {
@@ -54,9 +56,9 @@ export function callbackFramework(): Framework<never, void> {
         throw new Error('express-service-accounts: passport.initialize() is not used by the token endpoint');
       };
     },
-    authenticate(passport: unknown, name: string, options?: unknown, callback?: StrategyCallback): Attempt {
-      if (typeof name !== 'string' || !callback) throw new TypeError('express-service-accounts: one strategy name and a callback are required');
-      return (req) => {
+    authenticate(passport: unknown, name: string, options?: unknown): Attempt {
+      if (typeof name !== 'string') throw new TypeError('express-service-accounts: one strategy name is required');
+      return (req, callback) => {
         const strategy = (passport as unknown as StrategyRegistry)._strategy(name);
         if (!strategy) {
           callback(new Error(`Unknown authentication strategy "${name}"`));

@@ -3,20 +3,20 @@
  * Checks every token request before passport and oauth2orize see it: method, browser origin, the
  * parameters' shape, and how credentials are presented. Parameters are validated here once.
  */
+import type { ServerResponse } from 'node:http';
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
 import { parseBasicAuthorization } from './basic-credentials.js';
 import { getRawJson, hasDuplicateTopLevelKeys } from './token-request-body.js';
-import { setTokenRequest, type Middleware, type PresentedCredentials } from './token-request.js';
+import type { PresentedCredentials, Step } from './token-request-context.js';
 
 /** RFC 6749 §5.1: token responses, errors included, must not be cached. */
-export const noStore: Middleware = (_req, res, next) => {
+export function setNoStore(res: ServerResponse): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
-  next();
-};
+}
 
 /** Only POST reaches the token endpoint (RFC 6749 §3.2); anything else is 405 with `Allow: POST`. */
-export const requirePost: Middleware = (req, _res, next) => {
+export const requirePost: Step = ({ req }, next) => {
   next(req.method === 'POST' ? undefined : new MethodNotAllowedError('POST'));
 };
 
@@ -24,8 +24,8 @@ export const requirePost: Middleware = (req, _res, next) => {
  * Refuses requests a browser marks as such (RFC 6749 §4.4: confidential backend clients only).
  * `Sec-Fetch-Mode` is not used: Node's own fetch sends `Sec-Fetch-Mode: cors` on every request.
  */
-export function createBrowserGuard(allowBrowserRequests: boolean): Middleware {
-  return (req, _res, next) => {
+export function createBrowserGuard(allowBrowserRequests: boolean): Step {
+  return ({ req }, next) => {
     if (!allowBrowserRequests && (req.headers.origin !== undefined || req.headers['sec-fetch-site'] !== undefined)) {
       next(new InvalidRequestError('The client credentials flow is for backend clients only; browser requests are refused'));
       return;
@@ -53,14 +53,16 @@ function readFields(body: unknown): Record<Field, string | undefined> {
 }
 
 /**
- * Validates the parameters and the presentation of credentials, then records the {@link TokenRequest}.
- * RFC 6749 §2.3: a client must not use more than one authentication method in a request.
+ * Validates the parameters and the presentation of credentials (HTTP Basic decoded here, once), then
+ * records them on the context. RFC 6749 §2.3: a client must not use more than one authentication
+ * method in a request.
  */
-export const validateTokenRequest: Middleware = (req, _res, next) => {
+export const validateTokenRequest: Step = (context, next) => {
   try {
+    const { req } = context;
     const raw = getRawJson(req);
     if (raw !== undefined && hasDuplicateTopLevelKeys(raw)) throw new InvalidRequestError('A parameter is repeated');
-    const fields = readFields(req.body);
+    const fields = readFields(context.body);
     const basic = parseBasicAuthorization(req.headers.authorization);
     let credentials: PresentedCredentials;
     if (basic.kind !== 'absent') {
@@ -79,7 +81,7 @@ export const validateTokenRequest: Middleware = (req, _res, next) => {
     } else {
       credentials = { method: 'none' };
     }
-    setTokenRequest(req, { grantType: fields.grant_type, scope: fields.scope, credentials });
+    context.parameters = { grantType: fields.grant_type, scope: fields.scope, credentials };
     next();
   } catch (err) {
     next(err);

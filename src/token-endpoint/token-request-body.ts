@@ -10,7 +10,10 @@
  * a prototype, with repeated parameters kept as arrays for the guards to refuse.
  */
 import { InvalidRequestError } from '../errors.js';
-import type { Middleware, TokenHttpRequest } from './token-request.js';
+import type { ServerResponse } from 'node:http';
+import type { TokenHttpRequest } from './token-request-context.js';
+
+type Middleware = (req: TokenHttpRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 const rawJson = new WeakMap<object, string>();
 

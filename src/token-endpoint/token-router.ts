@@ -1,36 +1,23 @@
 /**
  * @module token-router
- * `POST {mount}/token`: body parsers → guards → client authentication → grant check → oauth2orize
- * exchange → the one error renderer. Framework-free middleware, so the same function mounts in
- * Express 4 and Express 5 (`app.use('/oauth', tokenRouter)`).
+ * `POST {mount}/token` as framework-free middleware, so the same function mounts in Express 4 and
+ * Express 5 (`app.use('/oauth', tokenRouter)`): one {@link TokenRequestContext} per request, handed to
+ * each step in order; the first error skips to the one renderer, {@link sendOAuthError}.
  */
 import type { ServerResponse } from 'node:http';
-import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context as otelContext, trace } from '@opentelemetry/api';
 import { InvalidClientError, sendOAuthError, toOAuthError } from '../errors.js';
-import type { Runtime } from '../runtime.js';
-import { createClientAuthentication } from './client-authentication.js';
-import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
-import { createBrowserGuard, noStore, requirePost, validateTokenRequest } from './request-guards.js';
-import { createTokenBodyParser, isBodyParserError, toBodyError } from './token-request-body.js';
-import type { Middleware, TokenHttpRequest } from './token-request.js';
+import { RequestSpan } from '../observability/request-span.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import { setNoStore } from './request-guards.js';
+import { isBodyParserError, toBodyError } from './token-request-body.js';
+import { TokenRequestContext, type Step, type TokenHttpRequest } from './token-request-context.js';
 
-/** Runs middlewares in order; the first error skips to `onError`. */
-function chain(steps: readonly Middleware[], onError: (err: unknown, req: TokenHttpRequest, res: ServerResponse) => void): Middleware {
-  return (req, res, done) => {
-    let index = 0;
-    const next = (err?: unknown): void => {
-      if (err !== undefined && err !== null) return onError(err, req, res);
-      const step = steps[index++];
-      if (!step) return done();
-      try {
-        step(req, res, next);
-      } catch (e) {
-        onError(e, req, res);
-      }
-    };
-    next();
-  };
-}
+/** A framework-free middleware. */
+export type Middleware = (req: TokenHttpRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/** An error-handling middleware (four arguments, so Express routes errors to it). */
+export type ErrorMiddleware = (err: unknown, req: TokenHttpRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /** Only `{mount}/token` (and `{mount}/token/`) is ours; everything else passes to the host. */
 function isTokenPath(url: string | undefined): boolean {
@@ -38,64 +25,55 @@ function isTokenPath(url: string | undefined): boolean {
   return path === '/token' || path === '/token/';
 }
 
-/** An error-handling middleware (four arguments, so Express routes errors to it). */
-export type ErrorMiddleware = (err: unknown, req: TokenHttpRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
+/** What the router needs besides its steps. */
+export interface TokenRouterOptions {
+  readonly realm: string;
+  readonly telemetry: Pick<Telemetry, 'tracer' | 'tokenRequestRefused'>;
+}
 
 /**
  * Returns the token endpoint as a pair of middlewares to mount where the host likes. The second one
  * catches errors raised before us on `{mount}/token`, such as a malformed body rejected by the host's
  * own global `express.json()`, and renders them as RFC 6749 JSON instead of Express's HTML page.
- *
- * @example
- * ```ts
- * app.use('/oauth', serviceAccounts.tokenRouter) // serves POST /oauth/token
- * ```
  */
-export function createTokenRouter(runtime: Runtime): readonly [Middleware, ErrorMiddleware] {
-  const ready: Middleware = (_req, _res, next) => {
-    if (runtime.isReady()) return next();
-    runtime.ready().then(() => next(), next);
-  };
-  const { telemetry } = runtime;
-  const render = (err: unknown, _req: TokenHttpRequest, res: ServerResponse): void => {
+export function createTokenRouter(steps: readonly Step[], options: TokenRouterOptions): readonly [Middleware, ErrorMiddleware] {
+  const { realm, telemetry } = options;
+  const render = (err: unknown, res: ServerResponse): void => {
     const error = toOAuthError(err);
     telemetry.tokenRequestRefused(error.code, error instanceof InvalidClientError ? error.reason : undefined);
-    if (error.code === 'too_many_requests') telemetry.limiterRefused();
-    sendOAuthError(res, error);
+    sendOAuthError(res, error, realm);
   };
-  const handle = chain(
-    [
-      noStore,
-      requirePost,
-      createBrowserGuard(runtime.config.allowBrowserRequests),
-      createTokenBodyParser(runtime.config.bodyLimit),
-      validateTokenRequest,
-      ready,
-      createClientAuthentication(runtime),
-      requireClientCredentialsGrant,
-      createClientCredentialsExchange(runtime),
-    ],
-    render,
-  );
+
+  /** Runs the steps in order on one context; the first error renders the answer. The last step answers. */
+  const handle = (context: TokenRequestContext, passOn: () => void): void => {
+    let index = 0;
+    const next = (err?: unknown): void => {
+      if (err !== undefined && err !== null) return render(err, context.res);
+      const step = steps[index++];
+      if (!step) return passOn(); // only if a step let the request through unanswered
+      try {
+        step(context, next);
+      } catch (e) {
+        render(e, context.res);
+      }
+    };
+    next();
+  };
 
   const endpoint: Middleware = (req, res, next) => {
     if (!isTokenPath(req.url)) return next();
-    const span = telemetry.tracer.startSpan('service_accounts.token_request');
-    // Without an OpenTelemetry SDK (or when not sampled) the span records nothing: skip its bookkeeping.
-    if (!span.isRecording()) return handle(req, res, () => next());
-    res.once('close', () => {
-      span.setAttribute('http.response.status_code', res.statusCode);
-      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    });
+    setNoStore(res);
+    const span = RequestSpan.start(telemetry.tracer, 'service_accounts.token_request', res);
+    if (!span) return handle(new TokenRequestContext(req, res), next);
     // Store calls made for this request become children of its span, also those made from the body
     // stream's events (bound to the span's context, as they would otherwise run in the socket's).
-    const active = trace.setSpan(context.active(), span);
-    context.with(active, () => handle(context.bind(active, req), res, () => next()));
+    const active = trace.setSpan(otelContext.active(), span.span);
+    otelContext.with(active, () => handle(new TokenRequestContext(otelContext.bind(active, req), res), next));
   };
   const hostErrors: ErrorMiddleware = (err, req, res, next) => {
     if (!isTokenPath(req.url)) return next(err);
-    noStore(req, res, () => render(isBodyParserError(err) ? toBodyError(err) : err, req, res));
+    setNoStore(res);
+    render(isBodyParserError(err) ? toBodyError(err) : err, res);
   };
   return [endpoint, hostErrors];
 }

@@ -9,7 +9,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BcryptGate, DEFAULT_BCRYPT_CONCURRENCY, DEFAULT_BCRYPT_QUEUE } from '../../src/secrets/bcrypt-gate.js';
 import { generateSecret } from '../../src/secrets/generate-credentials.js';
-import { TemporarilyUnavailableError, type AuditEvent } from '../../src/index.js';
+import type { AuditEvent } from '../../src/index.js';
+import { SecretChecksBusyError, toOAuthError } from '../../src/errors.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { json, listen, tokenRequest, type LiveServer, type RawResponse } from './helpers.js';
 
@@ -39,8 +40,8 @@ describe('BcryptGate', () => {
     expect(gate.running).toBe(2);
     expect(gate.queued).toBe(2);
     const refused = gate.run(async () => 99);
-    await expect(refused).rejects.toBeInstanceOf(TemporarilyUnavailableError);
-    const err = (await refused.catch((e: unknown) => e)) as TemporarilyUnavailableError;
+    await expect(refused).rejects.toBeInstanceOf(SecretChecksBusyError);
+    const err = toOAuthError(await refused.catch((e: unknown) => e));
     expect(err.status).toBe(503);
     expect(err.headers['Retry-After']).toBe('1');
 

@@ -1,9 +1,9 @@
 /**
  * `parseBasicAuthorization` (src/token-endpoint/basic-credentials.ts): HTTP Basic client credentials decoded per
- * RFC 6749 §2.3.1 and Appendix B; `singleSpaceAfterScheme`, the header as passport-http can split it.
+ * RFC 6749 §2.3.1 and Appendix B.
  */
 import { describe, expect, it } from 'vitest';
-import { parseBasicAuthorization, singleSpaceAfterScheme } from '../../src/token-endpoint/basic-credentials.js';
+import { parseBasicAuthorization } from '../../src/token-endpoint/basic-credentials.js';
 
 const basic = (pair: string) => `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`;
 
@@ -56,25 +56,5 @@ describe('parseBasicAuthorization', () => {
     ['a lone percent', basic('cli%ent:secret')],
   ])('is malformed for %s', (_name, header) => {
     expect(parseBasicAuthorization(header)).toEqual({ kind: 'malformed' });
-  });
-});
-
-describe('singleSpaceAfterScheme', () => {
-  // RFC 7235 §2.1: "credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ]".
-  it('leaves one space between the scheme and the credentials, and parses the same credentials', () => {
-    const header = basic('esa_id:esas_secret');
-    const spaced = header.replace(' ', '    ');
-    expect(singleSpaceAfterScheme(spaced)).toBe(header);
-    expect(parseBasicAuthorization(spaced)).toEqual(parseBasicAuthorization(header));
-  });
-
-  it.each([
-    ['one space already', 'Basic abc', 'Basic abc'],
-    ['the scheme alone', 'Basic', 'Basic'],
-    ['an empty header', '', ''],
-    ['spaces inside the credentials', 'Basic abc  def', 'Basic abc  def'],
-    ['another scheme', 'Bearer  a  b', 'Bearer a  b'],
-  ])('changes nothing but the first run of spaces: %s', (_name, header, expected) => {
-    expect(singleSpaceAfterScheme(header)).toBe(expected);
   });
 });

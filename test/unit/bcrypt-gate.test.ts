@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BcryptGate, DEFAULT_BCRYPT_QUEUE_PER_KEY, type BcryptGateKeys } from '../../src/secrets/bcrypt-gate.js';
-import { TemporarilyUnavailableError } from '../../src/index.js';
+import { SecretChecksBusyError, toOAuthError } from '../../src/errors.js';
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -46,10 +46,12 @@ async function expectBusy(refused: Promise<unknown>): Promise<void> {
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(TemporarilyUnavailableError);
-  expect((err as TemporarilyUnavailableError).status).toBe(503);
-  expect((err as TemporarilyUnavailableError).code).toBe('temporarily_unavailable');
-  expect((err as TemporarilyUnavailableError).headers['Retry-After']).toBe('1');
+  expect(err).toBeInstanceOf(SecretChecksBusyError);
+  // As the token endpoint answers it.
+  const answer = toOAuthError(err);
+  expect(answer.status).toBe(503);
+  expect(answer.code).toBe('temporarily_unavailable');
+  expect(answer.headers['Retry-After']).toBe('1');
 }
 
 const from = (address: string, clientId?: string): BcryptGateKeys => ({ address, ...(clientId ? { clientId } : {}) });

@@ -17,7 +17,9 @@ import {
   TemporarilyUnavailableError,
   TooManyRequestsError,
 } from '../../src/index.js';
-import { INVALID_CLIENT_DESCRIPTION, StoreUnavailableError, toOAuthError } from '../../src/errors.js';
+import { INVALID_CLIENT_DESCRIPTION, SecretChecksBusyError, sendOAuthError, StoreUnavailableError, toOAuthError } from '../../src/errors.js';
+import { ServerResponse, IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 
 describe('OAuth errors', () => {
   // RFC 6749 §5.2: the error response holds "error" (REQUIRED) and "error_description" (OPTIONAL); the
@@ -75,6 +77,40 @@ describe('OAuth errors', () => {
     expect(new InvalidGrantError('x').headers).toEqual({});
   });
 
+  // RFC 6750 §3: every refusal of a protected resource challenges with Bearer; RFC 6749 §5.2: a client
+  // that used the Authorization header gets a Basic challenge with its 401.
+  it('each error builds its own WWW-Authenticate challenge from the realm', () => {
+    const realm = 'api "v1"';
+    expect(new MissingTokenError().challenge(realm)).toBe('Bearer realm="api \\"v1\\""');
+    expect(new InvalidTokenError('revoked').challenge('api')).toBe(
+      'Bearer realm="api", error="invalid_token", error_description="The access token was revoked"',
+    );
+    expect(new InsufficientScopeError('jobs:write').challenge('api')).toBe(
+      'Bearer realm="api", error="insufficient_scope", error_description="The access token lacks the scope this route needs: jobs:write", scope="jobs:write"',
+    );
+    expect(new InvalidRequestError('two headers', { challenge: 'Bearer' }).challenge('api')).toBe(
+      'Bearer realm="api", error="invalid_request", error_description="two headers"',
+    );
+    expect(new InvalidRequestError('bad body').challenge('api')).toBeUndefined();
+    expect(new InvalidClientError('wrong_secret', { authorizationHeader: true }).challenge('api')).toBe('Basic realm="api"');
+    expect(new InvalidClientError('wrong_secret').challenge('api')).toBeUndefined();
+    expect(new TemporarilyUnavailableError().challenge('api')).toBeUndefined();
+  });
+
+  it('sendOAuthError writes the status, the headers, the challenge and the JSON body', () => {
+    const res = new ServerResponse(new IncomingMessage(new Socket()));
+    const written: unknown[] = [];
+    res.end = ((chunk: unknown) => {
+      written.push(chunk);
+      return res;
+    }) as typeof res.end;
+    sendOAuthError(res, new InsufficientScopeError('jobs:write'), 'api');
+    expect(res.statusCode).toBe(403);
+    expect(res.getHeader('www-authenticate')).toMatch(/^Bearer realm="api", error="insufficient_scope"/);
+    expect(res.getHeader('content-type')).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(String(written[0]))).toEqual({ error: 'insufficient_scope', error_description: expect.any(String) });
+  });
+
   it('InsufficientScopeError names the scope', () => {
     const err = new InsufficientScopeError('jobs:write');
     expect(err.scope).toBe('jobs:write');
@@ -92,5 +128,13 @@ describe('OAuth errors', () => {
     expect(crash).toBeInstanceOf(ServerError);
     expect(JSON.stringify(crash)).not.toContain('esas_xyz');
     expect(toOAuthError('a string').status).toBe(500);
+  });
+
+  // docs/security.md: a full secret-check queue is answered 503 with Retry-After: 1.
+  it('toOAuthError: a full secret-check queue becomes 503 with Retry-After', () => {
+    const busy = toOAuthError(new SecretChecksBusyError(1));
+    expect(busy).toBeInstanceOf(TemporarilyUnavailableError);
+    expect(busy.headers).toEqual({ 'Retry-After': '1' });
+    expect(new TemporarilyUnavailableError().headers).toEqual({});
   });
 });

@@ -24,7 +24,7 @@ function run(strategy: Strategy, req: object = { headers: {} }): unknown[] {
   passport.use('scripted', strategy);
   const calls: unknown[][] = [];
   const callback: StrategyCallback = (...args) => calls.push(args);
-  (passport.authenticate('scripted', { session: false }, callback) as unknown as Attempt)(req);
+  (passport.authenticate('scripted', { session: false }) as unknown as Attempt)(req, callback);
   expect(calls).toHaveLength(1);
   return calls[0]!;
 }
@@ -49,7 +49,7 @@ describe('callbackFramework', () => {
   it('reports an unknown strategy name as an error', () => {
     const passport = new Passport().framework(callbackFramework());
     let reported: unknown;
-    (passport.authenticate('nope', {}, (err: unknown) => (reported = err)) as unknown as Attempt)({});
+    (passport.authenticate('nope', {}) as unknown as Attempt)({}, (err: unknown) => (reported = err));
     expect(String(reported)).toMatch(/Unknown authentication strategy "nope"/);
   });
 

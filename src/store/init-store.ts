@@ -1,0 +1,31 @@
+/**
+ * @module init-store
+ * Store start-up shared by an instance and the standalone admin API: `store.init()` (which may migrate
+ * a schema) with a deadline of its own, run once, and run again by the next caller after a failure.
+ */
+import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { AccountStore } from './account-store.js';
+import { callStore } from './call-store.js';
+
+/** `init()` may migrate a schema: it gets at least this long, whatever `storeTimeout` says. */
+const MIN_INIT_TIMEOUT_MS = 30_000;
+
+/** Runs the store's `init()`, if it has one, with at least {@link MIN_INIT_TIMEOUT_MS}. */
+export async function initStore(store: AccountStore, storeTimeout: number, observer?: CallObserver): Promise<void> {
+  if (store.init) await callStore(() => store.init!(), Math.max(storeTimeout, MIN_INIT_TIMEOUT_MS), 'init', observer);
+}
+
+/**
+ * Wraps `task` so it runs once: every caller shares the same run; after a failure the next caller
+ * starts a new one.
+ */
+export function onceUntilSuccess(task: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => {
+    running ??= task().catch((err: unknown) => {
+      running = undefined;
+      throw err;
+    });
+    return running;
+  };
+}

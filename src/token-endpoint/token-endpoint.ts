@@ -1,0 +1,86 @@
+/**
+ * @module token-endpoint
+ * Builds the token endpoint of an instance: the parts only it uses (the secret verifier, the failure
+ * limiter, the recorder of secret use) and its steps, in order: method and browser guards, body,
+ * validation, start-up, client authentication, grant check, oauth2orize exchange
+ * (docs/token-endpoint.md). The instance's shared state comes from the runtime.
+ */
+import { DEFAULT_IPV6_PREFIX } from '../config.js';
+import { DependencyMonitor } from '../observability/dependency-monitor.js';
+import type { TokenEndpointHealthSources } from '../observability/health.js';
+import type { Runtime } from '../runtime.js';
+import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
+import { SecretVerifier } from '../secrets/secret-verifier.js';
+import { createClientAuthentication } from './client-authentication.js';
+import { ClientCredentialsCheck } from './client-credentials-check.js';
+import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
+import { createFailureLimiter } from './failure-limiter.js';
+import { createBrowserGuard, requirePost, validateTokenRequest } from './request-guards.js';
+import { createTokenBodyParser } from './token-request-body.js';
+import type { Step } from './token-request-context.js';
+import { createTokenRouter, type ErrorMiddleware, type Middleware } from './token-router.js';
+
+/** The token endpoint of one instance. */
+export interface TokenEndpoint {
+  /** The two middlewares to mount (see `ServiceAccounts.tokenRouter`). */
+  readonly router: readonly [Middleware, ErrorMiddleware];
+  /** Its part of `sa.health()`. */
+  readonly health: TokenEndpointHealthSources;
+}
+
+export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
+  const { config, telemetry, event } = runtime;
+  const secrets = new SecretVerifier({
+    rounds: config.secretHashRounds,
+    gate: { queue: config.maxQueuedSecretChecks },
+    telemetry,
+    onSaturated: (queued) => event({ type: 'secret_checks.saturated', queued }),
+  });
+  telemetry.observe({ secretCheckQueueDepth: () => secrets.load.queued });
+  // The store says anything may have changed: no secret stays remembered.
+  runtime.accounts.onInvalidate((clientId) => {
+    if (clientId === '*') secrets.clear();
+  });
+  runtime.onStart(() => secrets.dummyHash().then(() => undefined));
+  const limiter = config.failureLimit
+    ? createFailureLimiter(config.failureLimit, config.storeTimeout, new DependencyMonitor('limiter', telemetry, event, config.now))
+    : undefined;
+  if (limiter) runtime.onClose(() => limiter.close());
+
+  const bodyParser = createTokenBodyParser(config.bodyLimit);
+  const readBody: Step = (context, next) =>
+    bodyParser(context.req, context.res, (err) => {
+      context.body = context.req.body;
+      next(err);
+    });
+  const ready: Step = (_context, next) => {
+    if (runtime.isReady()) return next();
+    runtime.ready().then(() => next(), next);
+  };
+  const steps: readonly Step[] = [
+    requirePost,
+    createBrowserGuard(config.allowBrowserRequests),
+    readBody,
+    validateTokenRequest,
+    ready,
+    createClientAuthentication({
+      check: new ClientCredentialsCheck(runtime.accounts, secrets),
+      limiter,
+      ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
+      secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
+      audit: runtime.audit,
+      telemetry,
+      now: config.now,
+    }),
+    requireClientCredentialsGrant,
+    createClientCredentialsExchange(runtime),
+  ];
+  return {
+    router: createTokenRouter(steps, { realm: config.realm, telemetry }),
+    health: {
+      limiterBackend: limiter ? limiter.backend : 'none',
+      probeLimiter: () => (limiter ? limiter.probe() : Promise.resolve()),
+      secretChecks: () => secrets.load,
+    },
+  };
+}

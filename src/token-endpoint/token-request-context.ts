@@ -1,0 +1,80 @@
+/**
+ * @module token-request-context
+ * One token request as it moves through the endpoint's steps (docs/token-endpoint.md): the one object
+ * every step receives. Each step reads what the steps before it recorded and records its own result:
+ * the body step the parsed body, the validation step the parameters and the presented credentials
+ * (decoded once), client authentication the client or the reason it failed.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthenticatedClient, ClientFailure, SecretCandidate } from './client-credentials-check.js';
+import type { AttemptReservation } from './failure-limiter.js';
+
+/** How the client presented its credentials. */
+export type PresentedCredentials =
+  | { readonly method: 'none' }
+  | { readonly method: 'basic' | 'body'; readonly clientId: string; readonly secret: string }
+  | { readonly method: 'basic' | 'body'; readonly malformed: true; readonly clientId?: string };
+
+/** The parameters of a token request after validation: every field a string or absent. */
+export interface TokenParameters {
+  readonly grantType: string | undefined;
+  readonly scope: string | undefined;
+  readonly credentials: PresentedCredentials;
+}
+
+/**
+ * The Node request as the token endpoint sees it: Express adds `ip`, and a host's body parser that ran
+ * first adds `body` (and, on Express 4, `_body`).
+ */
+export type TokenHttpRequest = IncomingMessage & { body?: unknown; ip?: string; _body?: unknown };
+
+/** One request's state; see the module description. */
+export class TokenRequestContext {
+  /** The parsed body (the body step). */
+  body: unknown = undefined;
+  #parameters: TokenParameters | undefined = undefined;
+  /** The client's address as the limiter and the bcrypt gate key it (client authentication). */
+  limiterAddress: string | undefined = undefined;
+  /** The presented pair, parsed once, when it could be ours (client authentication). */
+  candidate: SecretCandidate | undefined = undefined;
+  /** A repeat client recognised without bcrypt (client authentication). */
+  remembered: AuthenticatedClient | undefined = undefined;
+  /** The attempt counted in advance by the failure limiter, given back on success (client authentication). */
+  reservation: AttemptReservation | undefined = undefined;
+  /** Why the presented credentials were refused (client authentication). */
+  failure: ClientFailure | undefined = undefined;
+  #client: AuthenticatedClient | undefined = undefined;
+
+  constructor(
+    readonly req: TokenHttpRequest,
+    readonly res: ServerResponse,
+  ) {}
+
+  /** The client's address as Express sees it (`req.ip`, which respects `trust proxy`), else the socket's. */
+  get address(): string | undefined {
+    return typeof this.req.ip === 'string' ? this.req.ip : this.req.socket?.remoteAddress;
+  }
+
+  /** The validated parameters; throws if the validation step has not run (a wiring bug). */
+  get parameters(): TokenParameters {
+    if (!this.#parameters) throw new Error('the token request was not validated');
+    return this.#parameters;
+  }
+
+  set parameters(value: TokenParameters) {
+    this.#parameters = value;
+  }
+
+  /** The authenticated client; throws if client authentication has not succeeded (a wiring bug). */
+  get client(): AuthenticatedClient {
+    if (!this.#client) throw new Error('the client was not authenticated');
+    return this.#client;
+  }
+
+  set client(value: AuthenticatedClient) {
+    this.#client = value;
+  }
+}
+
+/** One step of the token endpoint: reads and records on the context, then calls `next` (with an error to stop). */
+export type Step = (context: TokenRequestContext, next: (err?: unknown) => void) => void;

@@ -1,8 +1,10 @@
 /**
  * @module client-credentials-exchange
- * The RFC 6749 §4.4 exchange run by oauth2orize: checks `grant_type` and the requested scope, then
- * issues an RFC 9068 access token. oauth2orize's own statuses (501 for an unknown grant type, 403 for
- * `invalid_grant`) never reach the client: the grant type is checked here first (400 `invalid_grant`, docs/errors.md).
+ * The RFC 6749 §4.4 exchange: checks `grant_type` and the requested scope, then issues an RFC 9068
+ * access token. oauth2orize is a thin adapter here: it dispatches the exchange and writes the token
+ * response; it sees only a view of the request's context (the validated parameters and the
+ * authenticated client). Its own statuses (501 for an unknown grant type, 403 for `invalid_grant`)
+ * never reach the client: the grant type is checked here first (400 `invalid_grant`, docs/errors.md).
  */
 import oauth2orize from 'oauth2orize';
 import { InvalidGrantError, InvalidScopeError } from '../errors.js';

@@ -89,7 +89,9 @@ function includesAll(granted: readonly string[], needed: readonly string[]): boo
 }
 
 /** Builds `requireBearer` for one runtime. */
-export function createRequireBearer(runtime: Runtime) {
+export function createRequireBearer(
+  runtime: Runtime,
+): (options?: RequireBearerOptions) => (req: IncomingMessage, res: ServerResponse, next: NodeNext) => void {
   const { config, telemetry } = runtime;
   // One cache per instance, shared by every requireBearer() route.
   const tokens = new VerifiedTokenCache({

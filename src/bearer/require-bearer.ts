@@ -59,7 +59,7 @@ function challengeFor(err: OAuthError, realm: string): string | undefined {
 }
 
 function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string[] {
-  return parseScopeList(scope ?? [], (s) => new TypeError(`requireBearer: option "scope" has an invalid scope: ${JSON.stringify(s)}`));
+  return parseScopeList(scope === undefined ? [] : scope, (s) => new TypeError(`requireBearer: option "scope" has an invalid scope: ${JSON.stringify(s)}`));
 }
 
 type NodeNext = (err?: unknown) => void;

@@ -288,6 +288,9 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
         new TypeError('requireBearer: option "scope" has an invalid scope: "jobs\\"write"'),
       );
       expect(() => t.sa.requireBearer({ scope: ['jobs:read', 'back\\slash'] })).toThrow(TypeError);
+      // Not a scope at all (JavaScript callers): refused too, rather than read as "no scope needed".
+      expect(() => t.sa.requireBearer({ scope: null as never })).toThrow(TypeError);
+      expect(() => t.sa.requireBearer({ scope: [42] as never })).toThrow(TypeError);
       // Spaces separate scopes in a string; empty items are ignored.
       expect(() => t.sa.requireBearer({ scope: '  jobs:read   jobs:write ' })).not.toThrow();
     });

@@ -6,14 +6,14 @@
 import './express-augmentation.js';
 
 export { createServiceAccounts, type ServiceAccounts } from './service-accounts.js';
-export { resolveConfig, type ServiceAccountsOptions, type ResolvedConfig, type FailureLimitOptions } from './config.js';
+export type { ServiceAccountsOptions, ResolvedConfig, FailureLimitOptions } from './config.js';
 export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
 export type { AdminApi } from './admin/admin-api.js';
 export { createAdminApi } from './admin/create-admin-api.js';
-export type { AdminApiOptions, ResolvedAdminConfig } from './admin/admin-options.js';
+export type { AdminApiOptions } from './admin/admin-options.js';
 export type { CreateAccountInput } from './admin/admin-input.js';
 export type {
   CreatedAccount,

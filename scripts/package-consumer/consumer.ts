@@ -18,7 +18,7 @@ import {
   type ServiceAccountPrincipal,
   type ServiceAccountsOptions,
 } from 'express-service-accounts';
-import { openAccountStore, type SqlAccountStore } from 'express-service-accounts/sql';
+import { createPostgresAccountStore, openAccountStore, type PgPool, type SqlAccountStore } from 'express-service-accounts/sql';
 
 /** A host's own store: the published AccountStore interface is implementable as documented. */
 class MapAccountStore implements AccountStore {
@@ -77,6 +77,10 @@ const standaloneAdmin = createAdminApi({ store: new MapAccountStore(), maxSecret
 void standaloneAdmin.listAccounts();
 const sqlStore: SqlAccountStore = openAccountStore('sqlite:./accounts.db');
 const alsoSql = createServiceAccounts({ ...options, store: sqlStore });
+// A host's own pg.Pool (structurally a PgPool) given to the PostgreSQL store.
+declare const hostPool: PgPool;
+const pgStore: SqlAccountStore = createPostgresAccountStore({ pool: hostPool, schema: 'service_accounts' });
+void pgStore;
 
 const app = express();
 app.use('/oauth', serviceAccounts.tokenRouter);
@@ -103,6 +107,14 @@ function status(err: unknown): number {
   }
   return 500;
 }
+
+// Internals are not published: none of these names resolve from the declarations.
+// @ts-expect-error: options are resolved by createServiceAccounts(), not by the user
+type ResolveConfig = typeof import('express-service-accounts').resolveConfig;
+// @ts-expect-error: the SQL tables are the store's own business
+type Tables = import('express-service-accounts/sql').Database;
+// @ts-expect-error: the SQL store is built by its factories, not constructed
+type SqlStoreClass = typeof import('express-service-accounts/sql').SqlAccountStore;
 
 // @ts-expect-error: an unknown option is a type error
 createServiceAccounts({ ...options, tokenLifetme: 60 });

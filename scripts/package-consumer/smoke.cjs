@@ -11,7 +11,12 @@ assert.equal(typeof core.createServiceAccounts, 'function');
 assert.equal(typeof core.MemoryAccountStore, 'function');
 assert.equal(typeof core.OAuthError, 'function');
 assert.equal(typeof sql.openAccountStore, 'function');
-assert.equal(typeof sql.SqlAccountStore, 'function');
+assert.equal(typeof sql.createSqliteAccountStore, 'function');
+assert.equal(typeof sql.createPostgresAccountStore, 'function');
+// Internals stay out of the published API: options are resolved by createServiceAccounts(), and the
+// SQL store is built by its factories only.
+assert.equal('resolveConfig' in core, false);
+assert.equal('SqlAccountStore' in sql, false);
 assert.equal(typeof testing.describeAccountStore, 'function');
 // Outside a test runner there are no global test functions: the suite says what to pass.
 assert.throws(() => testing.describeAccountStore('smoke', async () => ({ store: new core.MemoryAccountStore(), cleanup: async () => {} })), {

@@ -5,6 +5,7 @@
  */
 import { AdminError } from './admin-errors.js';
 import { rejectCredentialLookalike } from './reject-credential-lookalike.js';
+import { parseScopeList } from '../scopes.js';
 
 /**
  * Input of {@link AdminApi.createAccount}.
@@ -43,7 +44,6 @@ export interface CheckedAccountInput {
   readonly scopes: string[];
 }
 
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -56,14 +56,13 @@ function checkText(field: string, value: unknown, max: number): string {
 
 function checkScopes(value: CreateAccountInput['scopes']): string[] {
   if (value === undefined) return [];
-  const list = typeof value === 'string' ? value.split(' ') : Array.isArray(value) ? value : undefined;
-  if (!list) throw new AdminError('invalid_input', 'scopes must be an array of strings or a space-separated string');
-  const scopes = list.filter((s) => s !== '');
-  for (const s of scopes) {
-    if (typeof s !== 'string' || !SCOPE_TOKEN.test(s)) {
-      throw new AdminError('invalid_input', `invalid scope ${JSON.stringify(s)}: use printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3)`);
-    }
+  if (typeof value !== 'string' && !Array.isArray(value)) {
+    throw new AdminError('invalid_input', 'scopes must be an array of strings or a space-separated string');
   }
+  const scopes = parseScopeList(
+    value,
+    (s) => new AdminError('invalid_input', `invalid scope ${JSON.stringify(s)}: use printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3)`),
+  );
   return [...new Set(scopes)];
 }
 

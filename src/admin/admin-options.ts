@@ -41,14 +41,12 @@ export interface AdminApiOptions {
 }
 
 /**
- * The validated, frozen settings of the admin API; `createServiceAccounts()`'s `config` has them too.
+ * The validated, frozen settings of the admin API (`admin.config`); `createServiceAccounts()`'s
+ * `config` has them too.
  *
  * @example
  * ```ts
- * import type { ResolvedAdminConfig } from 'express-service-accounts'
- *
- * const settings: ResolvedAdminConfig = sa.config
- * console.log(`at most ${settings.maxSecretsPerAccount} live secrets per account`)
+ * console.log(`at most ${sa.admin.config.maxSecretsPerAccount} live secrets per account`)
  * ```
  */
 export interface ResolvedAdminConfig {

@@ -11,6 +11,7 @@ import type { AccountRecord } from '../store/account-store.js';
 import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
 import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
 import type { Runtime } from '../runtime.js';
+import { parseScopeList } from '../scopes.js';
 import { extractBearerToken } from './extract-bearer-token.js';
 import type { ServiceAccountPrincipal } from './service-account-principal.js';
 
@@ -36,12 +37,7 @@ export interface RequireBearerOptions {
 }
 
 function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string[] {
-  const list = scope === undefined ? [] : typeof scope === 'string' ? scope.split(' ') : [...scope];
-  const scopes = list.filter((s) => s !== '');
-  for (const s of scopes) {
-    if (!/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(s)) throw new TypeError(`requireBearer: option "scope" has an invalid scope: ${JSON.stringify(s)}`);
-  }
-  return scopes;
+  return parseScopeList(scope === undefined ? [] : scope, (s) => new TypeError(`requireBearer: option "scope" has an invalid scope: ${JSON.stringify(s)}`));
 }
 
 type NodeNext = (err?: unknown) => void;
@@ -71,7 +67,9 @@ function includesAll(granted: readonly string[], needed: readonly string[]): boo
 }
 
 /** Builds `requireBearer` for one runtime. */
-export function createRequireBearer(runtime: Runtime) {
+export function createRequireBearer(
+  runtime: Runtime,
+): (options?: RequireBearerOptions) => (req: IncomingMessage, res: ServerResponse, next: NodeNext) => void {
   const { config, telemetry } = runtime;
   // One cache per instance, shared by every requireBearer() route.
   const tokens = new VerifiedTokenCache({

@@ -15,11 +15,6 @@ import { FeedWatchdog } from './feed-watchdog.js';
  *
  * @example
  * ```ts
- * import type { AccountRecord } from 'express-service-accounts'
- * import { ALL_ACCOUNTS, openAccountStore } from 'express-service-accounts/sql'
- *
- * const cache = new Map<string, AccountRecord>()
- * const store = openAccountStore(process.env.SERVICE_ACCOUNTS_STORE ?? 'sqlite:./.data/service-accounts.db')
  * await store.watch((clientId) => (clientId === ALL_ACCOUNTS ? cache.clear() : cache.delete(clientId)))
  * ```
  */

@@ -9,25 +9,11 @@
  * const store = openAccountStore('sqlite:./.data/service-accounts.db')
  * ```
  */
-export { ALL_ACCOUNTS } from './change-feed.js';
-export type { ChangeFeedEntry, ChangeNotifications } from './change-feed.js';
 export { openAccountStore, parseAccountStoreUrl } from './open-account-store.js';
 export type { AccountStoreLocation, OpenAccountStoreOptions } from './open-account-store.js';
-export { createPostgresAccountStore, notificationChannel } from './postgres-account-store.js';
-export type { PgNotification, PgPool, PgPoolClient, PostgresAccountStoreOptions } from './postgres-account-store.js';
-export { LATEST_SCHEMA_VERSION, migrateToLatest } from './schema.js';
-export type {
-  AccountChangesTable,
-  AccountsTable,
-  Database,
-  EpochMillis,
-  MigrationsTable,
-  NullableEpochMillis,
-  SchemaLocation,
-  SecretsTable,
-  SqlDialectName,
-} from './schema.js';
-export { SqlAccountStore } from './sql-account-store.js';
-export type { SqlAccountStoreOptions } from './sql-account-store.js';
+export { createPostgresAccountStore } from './postgres-account-store.js';
+export type { PgPool, PostgresAccountStoreOptions } from './postgres-account-store.js';
 export { createSqliteAccountStore } from './sqlite-account-store.js';
 export type { SqliteAccountStoreOptions } from './sqlite-account-store.js';
+// The type the factories return; its constructor is not part of the API (use the factories).
+export type { SqlAccountStore } from './sql-account-store.js';

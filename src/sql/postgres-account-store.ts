@@ -8,7 +8,7 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } f
 import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
 import { guardClients } from './pg-client-guard.js';
-import { SqlAccountStore } from './sql-account-store.js';
+import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
 
 /**
  * A `NOTIFY` as `pg` delivers it.
@@ -127,7 +127,7 @@ export function createPostgresAccountStore(options: PostgresAccountStoreOptions)
     return poolPromise;
   };
   const channel = notificationChannel(schema);
-  return new SqlAccountStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: getPool }) }), {
+  return new KyselyAccountStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: getPool }) }), {
     dialect: 'postgres',
     schema,
     destroyOnClose: true,

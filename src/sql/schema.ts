@@ -10,7 +10,7 @@ import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } fr
  *
  * @example
  * ```ts
- * const store = new SqlAccountStore(db, { dialect: 'sqlite' satisfies SqlDialectName })
+ * const store = new KyselyAccountStore(db, { dialect: 'sqlite' satisfies SqlDialectName })
  * ```
  */
 export type SqlDialectName = 'sqlite' | 'postgres';
@@ -107,12 +107,8 @@ export interface MigrationsTable {
  *
  * @example
  * ```ts
- * import BetterSqlite3 from 'better-sqlite3'
- * import { Kysely, SqliteDialect } from 'kysely'
- * import { SqlAccountStore, type Database } from 'express-service-accounts/sql'
- *
  * const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3('accounts.db') }) })
- * const store = new SqlAccountStore(db, { dialect: 'sqlite' })
+ * const store = new KyselyAccountStore(db, { dialect: 'sqlite' })
  * ```
  */
 export interface Database {

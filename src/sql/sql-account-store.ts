@@ -34,12 +34,12 @@ import {
 } from './schema.js';
 
 /**
- * Options of {@link SqlAccountStore}. The factories `createSqliteAccountStore` and
- * `createPostgresAccountStore` fill them in for you.
+ * Options of {@link KyselyAccountStore}. The factories `createSqliteAccountStore` and
+ * `createPostgresAccountStore` fill them in.
  *
  * @example
  * ```ts
- * new SqlAccountStore(db, { dialect: 'postgres', schema: 'service_accounts', pollIntervalMs: 500 })
+ * new KyselyAccountStore(db, { dialect: 'postgres', schema: 'service_accounts', pollIntervalMs: 500 })
  * ```
  */
 export interface SqlAccountStoreOptions {
@@ -73,7 +73,8 @@ export interface SqlAccountStoreOptions {
 const FEED_RETENTION_MS = 60 * 60 * 1000;
 
 /**
- * Stores accounts in SQL through Kysely. Timestamps are integers (ms since the epoch) on both dialects,
+ * The store `createSqliteAccountStore()`, `createPostgresAccountStore()` and `openAccountStore()`
+ * return: accounts in SQL through Kysely. Timestamps are integers (ms since the epoch) on both dialects,
  * scopes a JSON array. Every mutation but `recordSecretUse` appends to the `account_changes` feed in
  * its own transaction, which `watch()` reads.
  *
@@ -89,18 +90,33 @@ const FEED_RETENTION_MS = 60 * 60 * 1000;
  *
  * @example
  * ```ts
- * import { Kysely, PostgresDialect } from 'kysely'
- * import pg from 'pg'
- * import { SqlAccountStore, type Database } from 'express-service-accounts/sql'
+ * import { createPostgresAccountStore, type SqlAccountStore } from 'express-service-accounts/sql'
  *
- * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
- * const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
- * const store = new SqlAccountStore(db, { dialect: 'postgres', schema: 'service_accounts' })
+ * const store: SqlAccountStore = createPostgresAccountStore({ connectionString: process.env.DATABASE_URL, schema: 'service_accounts' })
  * await store.init()
- * const stop = await store.watch((clientId) => console.log('changed', clientId))
+ * const stop = await store.watch((clientId) => console.log('changed', clientId), {
+ *   onStateChange: (state) => console.log('changes arrive by', state),
+ * })
  * ```
  */
-export class SqlAccountStore implements AccountStore {
+export interface SqlAccountStore extends AccountStore {
+  /** Applies pending migrations (once; retried on the next call if it failed). Safe across processes. */
+  init(): Promise<void>;
+  /** Stops every watcher and, when the store opened the database itself, closes it. */
+  close(): Promise<void>;
+  /**
+   * Calls `listener(clientId)` after every change by any process sharing the database, and
+   * `listener('*')` when changes may have been missed. Resolves, once watching has started, to a
+   * function that stops watching.
+   */
+  watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>>;
+}
+
+/**
+ * The {@link SqlAccountStore} over Kysely: one implementation for SQLite and PostgreSQL, built by
+ * the store factories (its constructor takes the typed `Kysely<Database>` they create).
+ */
+export class KyselyAccountStore implements SqlAccountStore {
   readonly #base: Kysely<Database>;
   readonly #db: Kysely<Database>;
   readonly #dialect: SqlDialectName;

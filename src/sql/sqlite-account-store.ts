@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { isSqliteBusy } from './schema.js';
-import { SqlAccountStore } from './sql-account-store.js';
+import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
 
 /**
  * Options of {@link createSqliteAccountStore}.
@@ -57,7 +57,7 @@ export function createSqliteAccountStore(options: SqliteAccountStoreOptions): Sq
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: () => openSqliteDatabase(filename, busyTimeoutMs) }),
   });
-  return new SqlAccountStore(db, {
+  return new KyselyAccountStore(db, {
     dialect: 'sqlite',
     destroyOnClose: true,
     ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),

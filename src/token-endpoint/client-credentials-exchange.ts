@@ -7,31 +7,13 @@
  * never reach the client: the grant type is checked here first (400 `invalid_grant`, docs/errors.md).
  */
 import oauth2orize from 'oauth2orize';
-import { InvalidGrantError, InvalidScopeError } from '../errors.js';
+import { InvalidGrantError } from '../errors.js';
 import { signAccessToken } from '../access-tokens/access-token.js';
+import { grantScopes } from '../scopes.js';
 import type { Runtime } from '../runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from './client-credentials-check.js';
 import type { Step } from './token-request-context.js';
-
-/** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
-
-/**
- * The scopes to grant: an account without scopes is unrestricted and its tokens carry no `scope`
- * (`undefined`); otherwise the requested scopes must all be allowed, and none requested means all allowed.
- */
-export function grantScopes(allowed: readonly string[], requested: string | undefined): readonly string[] | undefined {
-  const asked = requested === undefined ? [] : requested.split(' ').filter((s) => s !== '');
-  if (requested !== undefined && (asked.length === 0 || !asked.every((s) => SCOPE_TOKEN.test(s)))) {
-    throw new InvalidScopeError('The scope parameter is malformed');
-  }
-  if (allowed.length === 0) return undefined;
-  if (asked.length === 0) return allowed;
-  const notAllowed = asked.filter((s) => !allowed.includes(s));
-  if (notAllowed.length > 0) throw new InvalidScopeError('A requested scope is not allowed for this client');
-  return [...new Set(asked)];
-}
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
 export const requireClientCredentialsGrant: Step = (context, next) => {

@@ -100,10 +100,7 @@ const API_FIXTURES: Readonly<Record<string, string>> = {
   token: `declare const token: string`,
   err: `declare const err: unknown`,
   // The SQL stores (express-service-accounts/sql).
-  db: `declare const db: import('kysely').Kysely<import('express-service-accounts/sql').Database>`,
   url: `declare const url: string`,
-  location: `declare const location: import('express-service-accounts/sql').SchemaLocation`,
-  notifications: `declare const notifications: import('express-service-accounts/sql').ChangeNotifications`,
   // A host's own store and its test helper, for the contract suite (express-service-accounts/testing).
   MyStore: `declare const MyStore: new () => import('express-service-accounts').AccountStore`,
   RedisAccountStore: `declare const RedisAccountStore: new (options: { url?: string; prefix?: string }) => import('express-service-accounts').AccountStore`,

@@ -8,7 +8,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterEach, expect, it } from 'vitest';
-import { createPostgresAccountStore, notificationChannel } from '../../src/sql/index.js';
+import { createPostgresAccountStore } from '../../src/sql/index.js';
+import { notificationChannel } from '../../src/sql/postgres-account-store.js';
 import { withPrivatePostgres } from '../helpers/private-postgres.js';
 import { failOnUncaughtErrors } from '../helpers/uncaught-errors.js';
 import { callApi, eventually, issue, startInstance } from './pg-instance.js';

@@ -2,7 +2,8 @@
  * The resolved settings the access-token unit tests sign and verify with: the test HS256 key (kid
  * `key-1`), issuer `https://api.test`, audience `https://api.test/resources`, and a fixed "now".
  */
-import { MemoryAccountStore, resolveConfig } from '../../src/index.js';
+import { MemoryAccountStore } from '../../src/index.js';
+import { resolveConfig } from '../../src/config.js';
 import { TEST_HS256_KEY } from './create-app.js';
 
 export const tokenConfig = resolveConfig({

@@ -280,6 +280,20 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
       const res = await request(t.app).post('/api/jobs').set('Authorization', `Bearer ${signHs256(claims, kid())}`);
       expectOAuthError(res, 403, 'insufficient_scope', { challenge: /scope="jobs:write"/ });
     });
+
+    // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). A route scope outside the grammar is a
+    // configuration mistake, refused when the route is set up rather than answered with 403 on every request.
+    it('refuses a route scope that is not an RFC 6749 scope token, at setup', () => {
+      expect(() => t.sa.requireBearer({ scope: 'jobs:read jobs"write' })).toThrow(
+        new TypeError('requireBearer: option "scope" has an invalid scope: "jobs\\"write"'),
+      );
+      expect(() => t.sa.requireBearer({ scope: ['jobs:read', 'back\\slash'] })).toThrow(TypeError);
+      // Not a scope at all (JavaScript callers): refused too, rather than read as "no scope needed".
+      expect(() => t.sa.requireBearer({ scope: null as never })).toThrow(TypeError);
+      expect(() => t.sa.requireBearer({ scope: [42] as never })).toThrow(TypeError);
+      // Spaces separate scopes in a string; empty items are ignored.
+      expect(() => t.sa.requireBearer({ scope: '  jobs:read   jobs:write ' })).not.toThrow();
+    });
   });
 
   // CONTRACT §3: "the store is unreachable | 503 | never lets the request through".

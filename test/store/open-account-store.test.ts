@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { notificationChannel, openAccountStore, parseAccountStoreUrl, SqlAccountStore } from '../../src/sql/index.js';
+import { openAccountStore, parseAccountStoreUrl } from '../../src/sql/index.js';
+import { notificationChannel } from '../../src/sql/postgres-account-store.js';
+import { KyselyAccountStore } from '../../src/sql/sql-account-store.js';
 import { newAccount } from './helpers.js';
 
 describe('parseAccountStoreUrl', () => {
@@ -55,7 +57,7 @@ describe('openAccountStore', () => {
   it('opens a working SQLite store from a sqlite: URL', async () => {
     const store = openAccountStore(`sqlite:${join(root, 'deep', 'accounts.db')}`);
     try {
-      expect(store).toBeInstanceOf(SqlAccountStore);
+      expect(store).toBeInstanceOf(KyselyAccountStore);
       const account = await store.createAccount(newAccount());
       expect(await store.findAccount(account.clientId)).toEqual(account);
     } finally {
@@ -65,7 +67,7 @@ describe('openAccountStore', () => {
 
   it('creates a PostgreSQL store without connecting', async () => {
     const store = openAccountStore('postgres://nobody@127.0.0.1:1/nothing?schema=sa');
-    expect(store).toBeInstanceOf(SqlAccountStore);
+    expect(store).toBeInstanceOf(KyselyAccountStore);
     await store.close();
   });
 

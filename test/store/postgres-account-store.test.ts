@@ -6,14 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ALL_ACCOUNTS,
-  createPostgresAccountStore,
-  LATEST_SCHEMA_VERSION,
-  notificationChannel,
-  type PostgresAccountStoreOptions,
-  type SqlAccountStore,
-} from '../../src/sql/index.js';
+import { createPostgresAccountStore, type PostgresAccountStoreOptions, type SqlAccountStore } from '../../src/sql/index.js';
+import { ALL_ACCOUNTS } from '../../src/sql/change-feed.js';
+import { notificationChannel } from '../../src/sql/postgres-account-store.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/sql/schema.js';
 import { describeAccountStore } from '../../src/testing/index.js';
 import { withPostgres } from '../helpers/with-postgres.js';
 import { newAccount, runInitWorkers, waitFor } from './helpers.js';

@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ALL_ACCOUNTS, createSqliteAccountStore, LATEST_SCHEMA_VERSION, type SqlAccountStore } from '../../src/sql/index.js';
+import { createSqliteAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
+import { ALL_ACCOUNTS } from '../../src/sql/change-feed.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/sql/schema.js';
 import { describeAccountStore } from '../../src/testing/index.js';
 import { newAccount, runInitWorkers, waitFor } from './helpers.js';
 

@@ -3,7 +3,8 @@
  * naming it." CONTRACT §3: "Clock tolerance is configurable and at most 5 seconds by default."
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryAccountStore, resolveConfig, type ServiceAccountsOptions } from '../../src/index.js';
+import { MemoryAccountStore, type ServiceAccountsOptions } from '../../src/index.js';
+import { resolveConfig } from '../../src/config.js';
 import { TEST_HS256_KEY } from '../helpers/create-app.js';
 
 const base = (): ServiceAccountsOptions => ({

@@ -6,7 +6,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { MemoryAccountStore, createServiceAccounts, resolveConfig, type SigningKeyOptions } from '../../src/index.js';
+import { MemoryAccountStore, createServiceAccounts, type SigningKeyOptions } from '../../src/index.js';
+import { resolveConfig } from '../../src/config.js';
 import { signAccessToken, verifyAccessToken } from '../../src/access-tokens/access-token.js';
 import { TEST_HS256_KEY } from '../helpers/create-app.js';
 

@@ -1,0 +1,132 @@
+/**
+ * The published API, name by name: what `express-service-accounts`, `/sql` and `/testing` export from
+ * the built package (dist/, which `npm test` builds first), as values (require) and as types (the
+ * `.d.ts` and `.d.mts` declarations). Adding or removing an export is a decision, taken here and
+ * listed in the CHANGELOG; internals (option resolution, SQL tables, the change feed) stay out.
+ */
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const dist = resolve(__dirname, '../../dist');
+const requireDist = createRequire(join(dist, 'index.js'));
+
+const VALUES: Readonly<Record<string, readonly string[]>> = {
+  index: [
+    'AdminError',
+    'CLIENT_ID_PREFIX',
+    'InsufficientScopeError',
+    'InvalidClientError',
+    'InvalidGrantError',
+    'InvalidRequestError',
+    'InvalidScopeError',
+    'InvalidTokenError',
+    'MemoryAccountStore',
+    'MethodNotAllowedError',
+    'MissingTokenError',
+    'OAuthError',
+    'SECRET_PATTERN',
+    'SECRET_PREFIX',
+    'ServerError',
+    'TemporarilyUnavailableError',
+    'TooManyRequestsError',
+    'createAdminApi',
+    'createServiceAccounts',
+  ],
+  'sql/index': ['createPostgresAccountStore', 'createSqliteAccountStore', 'openAccountStore', 'parseAccountStoreUrl'],
+  'testing/index': ['describeAccountStore'],
+};
+
+/** Exports that are types only (no value at run time). */
+const TYPES: Readonly<Record<string, readonly string[]>> = {
+  index: [
+    'AccessTokenClaims',
+    'AccountChangeListener',
+    'AccountEvent',
+    'AccountRecord',
+    'AccountStatus',
+    'AccountStore',
+    'AccountSummary',
+    'AddSecretOptions',
+    'AddSecretResult',
+    'AdminApi',
+    'AdminApiOptions',
+    'AdminErrorCode',
+    'AnyOAuthError',
+    'AuditEvent',
+    'AuthorizationServerMetadata',
+    'ChangeFeedEvent',
+    'ChangeFeedState',
+    'ClientAuthenticationFailedEvent',
+    'ClientAuthenticationFailure',
+    'CreateAccountInput',
+    'CreatedAccount',
+    'CreatedSecret',
+    'DependencyRecoveredEvent',
+    'DependencyUnavailableEvent',
+    'FailureLimitOptions',
+    'HealthReport',
+    'HealthStatus',
+    'InvalidTokenReason',
+    'MetadataOptions',
+    'NewAccountRecord',
+    'NewSecretRecord',
+    'OAuthErrorCode',
+    'OperationalEvent',
+    'RequireBearerOptions',
+    'ResolvedConfig',
+    'RevokedSecret',
+    'SecretChecksSaturatedEvent',
+    'SecretEvent',
+    'SecretRecord',
+    'SecretSummary',
+    'ServiceAccountPrincipal',
+    'ServiceAccounts',
+    'ServiceAccountsOptions',
+    'SigningAlgorithm',
+    'SigningKeyOptions',
+    'TelemetryOptions',
+    'TokenIssuedEvent',
+    'TokenRefusedEvent',
+    'WatchOptions',
+  ],
+  'sql/index': [
+    'AccountStoreLocation',
+    'OpenAccountStoreOptions',
+    'PgPool',
+    'PostgresAccountStoreOptions',
+    'SqlAccountStore',
+    'SqliteAccountStoreOptions',
+  ],
+  'testing/index': ['AccountStoreFixture', 'AccountStoreMatchers', 'AccountStoreTestApi'],
+};
+
+const ENTRIES = Object.keys(VALUES);
+const DECLARATIONS = ENTRIES.flatMap((entry) => [join(dist, `${entry}.d.ts`), join(dist, `${entry}.d.mts`)]);
+let program: ts.Program | undefined;
+
+/** Every name a declaration file exports (values and types), as a user's compiler sees them. */
+function declaredExports(file: string): string[] {
+  program ??= ts.createProgram(DECLARATIONS, {
+    noEmit: true,
+    skipLibCheck: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  });
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(file);
+  expect(source, `no declarations at ${file}: run \`npm run build\` first`).toBeDefined();
+  return checker.getExportsOfModule(checker.getSymbolAtLocation(source!)!).map((symbol) => symbol.name).sort();
+}
+
+describe.each(ENTRIES)('the published %s', (entry) => {
+  it('exports exactly the listed values at run time', () => {
+    expect(Object.keys(requireDist(join(dist, `${entry}.js`)) as object).sort()).toEqual([...VALUES[entry]!].sort());
+  });
+
+  it.each(['d.ts', 'd.mts'])('declares exactly the listed values and types (.%s)', (extension) => {
+    const expected = [...VALUES[entry]!, ...TYPES[entry]!].sort();
+    expect(declaredExports(join(dist, `${entry}.${extension}`))).toEqual(expected);
+  });
+});

@@ -49,7 +49,6 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   const storeMonitor = new DependencyMonitor('store', telemetry, event, config.now);
   let feedState: ChangeFeedState | undefined;
   const onFeedState = (state: ChangeFeedState): void => {
-    if (state === feedState) return;
     const previous = feedState;
     feedState = state;
     event({ type: 'change_feed.state_changed', state, previous });

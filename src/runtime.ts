@@ -44,7 +44,7 @@ export interface Runtime {
 }
 
 export function createRuntime(config: ResolvedConfig): Runtime {
-  const event = createHookEmitter<OperationalEvent>(config.onEvent, config.now) as (event: OperationalEventInput) => void;
+  const event = createHookEmitter<OperationalEvent>(config.onEvent, config.now);
   const telemetry = createTelemetry(config.telemetry, LIBRARY_VERSION);
   const storeMonitor = new DependencyMonitor('store', telemetry, event, config.now);
   let feedState: ChangeFeedState | undefined;

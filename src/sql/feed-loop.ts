@@ -114,6 +114,11 @@ export class FeedLoop {
     clearTimeout(this.#pollTimer);
     clearTimeout(this.#listenTimer);
     this.#watchdog.stop();
+    await this.#releasePushChannel();
+  }
+
+  /** Stops the push channel, if one is open; what that throws goes to onError. */
+  async #releasePushChannel(): Promise<void> {
     const stopListening = this.#stopListening;
     this.#stopListening = undefined;
     await stopListening?.().catch(this.#options.onError);
@@ -173,9 +178,7 @@ export class FeedLoop {
       this.#pushing = false;
       this.#report();
       this.#options.onError(error);
-      const stopListening = this.#stopListening;
-      this.#stopListening = undefined;
-      void stopListening?.().catch(this.#options.onError);
+      void this.#releasePushChannel();
       // Pushes may have been lost: the poll still delivers them, but say so at once.
       if (!this.#stopped) this.#emit(ALL_ACCOUNTS);
       this.#scheduleListen();

@@ -180,12 +180,19 @@ function pgNotifications(getPool: () => Promise<PgPool>, channel: string): Chang
       const onNotification = (message: PgNotification): void => {
         if (!done && message.channel === channel && message.payload !== undefined) onPayload(message.payload);
       };
-      const fail = (error: Error): void => {
-        if (done) return;
+      /**
+       * Stops delivering and gives the client back destroyed (`release` with an error or `true`), never
+       * to the pool: it is broken, or its socket is unref()ed and still LISTENing. False when already done.
+       */
+      const finish = (destroy: Error | true): boolean => {
+        if (done) return false;
         done = true;
         client.removeListener('notification', onNotification);
-        client.release(error); // destroys the broken connection
-        onError(error);
+        client.release(destroy);
+        return true;
+      };
+      const fail = (error: Error): void => {
+        if (finish(error)) onError(error);
       };
       client.on('notification', onNotification);
       // Stays attached for good: a late 'error' from this client must never be unhandled.
@@ -194,18 +201,12 @@ function pgNotifications(getPool: () => Promise<PgPool>, channel: string): Chang
       try {
         await client.query(`LISTEN ${quoteIdentifier(channel)}`, []);
       } catch (error) {
-        done = true;
-        client.removeListener('notification', onNotification);
-        client.release(error instanceof Error ? error : true);
+        finish(error instanceof Error ? error : true);
         throw error;
       }
       unrefSocket(client); // like the poll timers, an idle watch must not keep the process alive
       return async () => {
-        if (done) return;
-        done = true;
-        client.removeListener('notification', onNotification);
-        // Destroyed, not returned to the pool: its socket is unref()ed and still LISTENing.
-        client.release(true);
+        finish(true);
       };
     },
   };

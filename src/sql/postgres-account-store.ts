@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
+import { onceUntilSuccess } from '../store/init-store.js';
 import { guardClients } from './pg-client-guard.js';
 import { SqlAccountStore } from './sql-account-store.js';
 
@@ -117,15 +118,12 @@ export function createPostgresAccountStore(options: PostgresAccountStoreOptions)
   }
   const schema = options.schema ?? 'public';
   if (schema === '') throw new TypeError('createPostgresAccountStore: schema must not be empty');
-  let poolPromise: Promise<PgPool> | undefined;
-  const getPool = (): Promise<PgPool> => {
-    poolPromise ??= (givenPool ? Promise.resolve(givenPool) : createPool(connectionString ?? '')).then((pool) =>
-      // A given pool belongs to the caller: Kysely's destroy() must not end it.
-      guardClients(pool, { ownsPool: !givenPool }),
-    );
-    poolPromise.catch(() => (poolPromise = undefined));
-    return poolPromise;
-  };
+  // Created on first use; a failure (pg not installed) is retried by the next use.
+  const getPool = onceUntilSuccess(async (): Promise<PgPool> => {
+    const pool = givenPool ?? (await createPool(connectionString ?? ''));
+    // A given pool belongs to the caller: Kysely's destroy() must not end it.
+    return guardClients(pool, { ownsPool: !givenPool });
+  });
   const channel = notificationChannel(schema);
   return new SqlAccountStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: getPool }) }), {
     dialect: 'postgres',

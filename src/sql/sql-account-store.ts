@@ -15,6 +15,7 @@ import type {
   SecretRecord,
   WatchOptions,
 } from '../store/account-store.js';
+import { onceUntilSuccess } from '../store/init-store.js';
 import { ChangeFeed, type ChangeNotifications } from './change-feed.js';
 import {
   countLiveSecrets,
@@ -108,7 +109,7 @@ export class SqlAccountStore implements AccountStore {
   readonly #notifyChannel: string | undefined;
   readonly #destroyOnClose: boolean;
   readonly #feed: ChangeFeed;
-  #ready: Promise<void> | undefined;
+  readonly #migrate = onceUntilSuccess(() => migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }));
   #closed = false;
 
   constructor(db: Kysely<Database>, options: SqlAccountStoreOptions) {
@@ -137,13 +138,7 @@ export class SqlAccountStore implements AccountStore {
   /** Applies pending migrations (once; retried on the next call if it failed). Safe across processes. */
   init(): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('The account store is closed'));
-    this.#ready ??= migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }).catch(
-      (error: unknown) => {
-        this.#ready = undefined;
-        throw error;
-      },
-    );
-    return this.#ready;
+    return this.#migrate();
   }
 
   /** Stops every watcher, then destroys the Kysely instance when `destroyOnClose` is set. */

@@ -482,6 +482,17 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
+ * Thrown by store calls that did not answer within their deadline; a {@link StoreUnavailableError}
+ * (503) like any other outage, and named like one in events (`StoreUnavailableError: Store call
+ * findAccount timed out after 2000 ms`). Its class tells the `timeout` error type of the metrics.
+ */
+export class StoreTimeoutError extends StoreUnavailableError {
+  constructor(what: string, timeoutMs: number) {
+    super(`Store call ${what} timed out after ${timeoutMs} ms`);
+  }
+}
+
+/**
  * Thrown when a client secret cannot be checked now: every bcrypt slot is busy and the queue, or the
  * share of the client's address or client ID, is full (docs/security.md); rendered as 503 with `Retry-After`.
  */

@@ -44,12 +44,11 @@ export interface Runtime {
 }
 
 export function createRuntime(config: ResolvedConfig): Runtime {
-  const event = createHookEmitter<OperationalEvent>(config.onEvent, config.now) as (event: OperationalEventInput) => void;
+  const event = createHookEmitter<OperationalEvent>(config.onEvent, config.now);
   const telemetry = createTelemetry(config.telemetry, LIBRARY_VERSION);
   const storeMonitor = new DependencyMonitor('store', telemetry, event, config.now);
   let feedState: ChangeFeedState | undefined;
   const onFeedState = (state: ChangeFeedState): void => {
-    if (state === feedState) return;
     const previous = feedState;
     feedState = state;
     event({ type: 'change_feed.state_changed', state, previous });

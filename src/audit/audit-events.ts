@@ -4,7 +4,7 @@
  * known, name) and never carries a secret or a hash.
  */
 import type { ClientAuthenticationFailure, InvalidTokenReason } from '../errors.js';
-import { createHookEmitter } from '../observability/hook-emitter.js';
+import { createHookEmitter, type EventInput } from '../observability/hook-emitter.js';
 
 interface AuditBase {
   /** When it happened (the configured clock). */
@@ -140,12 +140,12 @@ export type AuditEvent =
   | SecretEvent;
 
 /** An event before its timestamp is added. */
-export type AuditEventInput = AuditEvent extends infer E ? (E extends AuditEvent ? Omit<E, 'at'> : never) : never;
+export type AuditEventInput = EventInput<AuditEvent>;
 
 /** Returns the emitter of audit events (see {@link createHookEmitter}). */
 export function createAuditEmitter(
   hook: ((event: AuditEvent) => void | Promise<void>) | undefined,
   now: () => Date,
 ): (event: AuditEventInput) => void {
-  return createHookEmitter<AuditEvent>(hook, now) as (event: AuditEventInput) => void;
+  return createHookEmitter<AuditEvent>(hook, now);
 }

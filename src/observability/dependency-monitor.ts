@@ -8,6 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { SpanStatusCode } from '@opentelemetry/api';
+import { StoreTimeoutError } from '../errors.js';
 import { describeError, type OperationalEventInput } from './operational-events.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -88,7 +89,7 @@ export class DependencyMonitor implements CallObserver {
 
 /** The `error.type` of a failed call: `timeout`, or the class name of the underlying error. */
 function errorType(error: unknown): string {
+  if (error instanceof StoreTimeoutError) return 'timeout';
   if (!(error instanceof Error)) return 'unknown';
-  if (error.cause instanceof Error) return error.cause.name;
-  return /timed out/.test(error.message) ? 'timeout' : error.name;
+  return error.cause instanceof Error ? error.cause.name : error.name;
 }

@@ -6,6 +6,7 @@
  * outage gives a handful of events, not one per request. No event ever carries a secret, a token or
  * a hash: errors are reduced to their class name and message.
  */
+import type { EventInput } from './hook-emitter.js';
 
 interface OperationalBase {
   /** When it happened (the configured clock). */
@@ -124,7 +125,7 @@ export interface SecretChecksSaturatedEvent extends OperationalBase {
 export type OperationalEvent = DependencyUnavailableEvent | DependencyRecoveredEvent | ChangeFeedEvent | SecretChecksSaturatedEvent;
 
 /** An event before its timestamp is added. */
-export type OperationalEventInput = OperationalEvent extends infer E ? (E extends OperationalEvent ? Omit<E, 'at'> : never) : never;
+export type OperationalEventInput = EventInput<OperationalEvent>;
 
 /**
  * One line for an error: its name and message, and of its cause only the class name and code (such as

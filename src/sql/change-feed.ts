@@ -83,11 +83,12 @@ export class ChangeFeed {
 
   /**
    * Adds a listener, starting the loop from the current end of the feed. `options.onStateChange` is
-   * told the feed's state once watching has started, then on every change of state.
+   * told the feed's state once watching has started, then every change the loop reports (the loop
+   * reports only changes, so a watcher never hears one state twice in a row).
    */
   async watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>> {
     if (this.#closed) throw new Error('The account store is closed');
-    const entry: Watcher = { listener, onStateChange: options?.onStateChange?.bind(options), told: undefined }; // its own identity, so one function can be added twice
+    const entry: Watcher = { listener, onStateChange: options?.onStateChange?.bind(options), started: false }; // its own identity, so one function can be added twice
     this.#listeners.add(entry);
     if (!this.#run) {
       const loop = new FeedLoop(this.#options, (clientId) => this.#emit(clientId), (state) => this.#emitState(state));
@@ -96,6 +97,9 @@ export class ChangeFeed {
     const run = this.#run;
     try {
       await run.started;
+      // From here on it hears every change the loop reports; what the loop reported before (while it
+      // was starting) is summed up by its current state.
+      entry.started = true;
       this.#tell(entry, run.loop.state);
     } catch (error) {
       this.#listeners.delete(entry);
@@ -126,13 +130,10 @@ export class ChangeFeed {
   }
 
   #emitState(state: ChangeFeedState): void {
-    for (const entry of [...this.#listeners]) this.#tell(entry, state);
+    for (const entry of [...this.#listeners]) if (entry.started) this.#tell(entry, state);
   }
 
-  /** Tells one watcher the state, unless it was the last one it was told. */
   #tell(entry: Watcher, state: ChangeFeedState): void {
-    if (entry.told === state) return;
-    entry.told = state;
     try {
       entry.onStateChange?.(state);
     } catch (error) {
@@ -151,9 +152,10 @@ export class ChangeFeed {
   }
 }
 
-/** A listener of {@link ChangeFeed.watch}, with the state it was last told. */
+/** A listener of {@link ChangeFeed.watch}. */
 interface Watcher {
   readonly listener: AccountChangeListener;
   readonly onStateChange: ((state: ChangeFeedState) => void) | undefined;
-  told: ChangeFeedState | undefined;
+  /** Whether its watch() has started: it has been told the state and now hears every change. */
+  started: boolean;
 }

@@ -2,7 +2,8 @@
  * @module feed-loop
  * One poll loop of the change feed plus its push channel, from start() to stop(): reads the feed every
  * `pollIntervalMs`, listens for pushes, announces `'*'` when changes may have been missed, and reports
- * how changes arrive (`push`, `polling`, `reconnecting`, `failing`).
+ * how changes arrive (`push`, `polling`, `reconnecting`, `failing`). It is the one place that tracks
+ * that state: it reports it once when started, then only real changes, never one state twice in a row.
  */
 import type { ChangeFeedState } from '../observability/operational-events.js';
 import { callStore } from '../store/call-store.js';
@@ -43,6 +44,7 @@ export class FeedLoop {
   readonly #options: ChangeFeedOptions;
   readonly #emit: (clientId: string) => void;
   readonly #onState: (state: ChangeFeedState) => void;
+  /** The state last reported, so that only changes are. */
   #reported: ChangeFeedState | undefined;
   /** Whether the push channel is connected. */
   #pushing = false;
@@ -80,16 +82,21 @@ export class FeedLoop {
     // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
     // attempt is reported to onError and retried, and the poll covers the gap).
     await this.#listen();
+    this.#report(); // the first state, when #listen did not report it (no push channel)
   }
 
-  /** How changes are delivered now: `failing` (the feed cannot be read), else `push` or `reconnecting` with a push channel, `polling` without. */
+  /**
+   * How changes are delivered now: `failing` (the feed cannot be read), else `push` or `reconnecting`
+   * with a push channel, `polling` without. Once started, it is the state last reported: whatever
+   * changes it reports the change in the same turn.
+   */
   get state(): ChangeFeedState {
     if (this.#failing) return 'failing';
     if (!this.#options.notifications) return 'polling';
     return this.#pushing ? 'push' : 'reconnecting';
   }
 
-  /** Reports the state when it changed since the last report. */
+  /** Reports the state if it changed since the last report; called after anything that may change it. */
   #report(): void {
     const state = this.state;
     if (this.#stopped || state === this.#reported) return;
@@ -102,6 +109,11 @@ export class FeedLoop {
     clearTimeout(this.#pollTimer);
     clearTimeout(this.#listenTimer);
     this.#watchdog.stop();
+    await this.#releasePushChannel();
+  }
+
+  /** Stops the push channel, if one is open; what that throws goes to onError. */
+  async #releasePushChannel(): Promise<void> {
     const stopListening = this.#stopListening;
     this.#stopListening = undefined;
     await stopListening?.().catch(this.#options.onError);
@@ -161,9 +173,7 @@ export class FeedLoop {
       this.#pushing = false;
       this.#report();
       this.#options.onError(error);
-      const stopListening = this.#stopListening;
-      this.#stopListening = undefined;
-      void stopListening?.().catch(this.#options.onError);
+      void this.#releasePushChannel();
       // Pushes may have been lost: the poll still delivers them, but say so at once.
       if (!this.#stopped) this.#emit(ALL_ACCOUNTS);
       this.#scheduleListen();

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
+import { onceUntilSuccess } from '../store/init-store.js';
 import { guardClients } from './pg-client-guard.js';
 import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
 
@@ -117,15 +118,12 @@ export function createPostgresAccountStore(options: PostgresAccountStoreOptions)
   }
   const schema = options.schema ?? 'public';
   if (schema === '') throw new TypeError('createPostgresAccountStore: schema must not be empty');
-  let poolPromise: Promise<PgPool> | undefined;
-  const getPool = (): Promise<PgPool> => {
-    poolPromise ??= (givenPool ? Promise.resolve(givenPool) : createPool(connectionString ?? '')).then((pool) =>
-      // A given pool belongs to the caller: Kysely's destroy() must not end it.
-      guardClients(pool, { ownsPool: !givenPool }),
-    );
-    poolPromise.catch(() => (poolPromise = undefined));
-    return poolPromise;
-  };
+  // Created on first use; a failure (pg not installed) is retried by the next use.
+  const getPool = onceUntilSuccess(async (): Promise<PgPool> => {
+    const pool = givenPool ?? (await createPool(connectionString ?? ''));
+    // A given pool belongs to the caller: Kysely's destroy() must not end it.
+    return guardClients(pool, { ownsPool: !givenPool });
+  });
   const channel = notificationChannel(schema);
   return new KyselyAccountStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: getPool }) }), {
     dialect: 'postgres',
@@ -180,12 +178,19 @@ function pgNotifications(getPool: () => Promise<PgPool>, channel: string): Chang
       const onNotification = (message: PgNotification): void => {
         if (!done && message.channel === channel && message.payload !== undefined) onPayload(message.payload);
       };
-      const fail = (error: Error): void => {
-        if (done) return;
+      /**
+       * Stops delivering and gives the client back destroyed (`release` with an error or `true`), never
+       * to the pool: it is broken, or its socket is unref()ed and still LISTENing. False when already done.
+       */
+      const finish = (destroy: Error | true): boolean => {
+        if (done) return false;
         done = true;
         client.removeListener('notification', onNotification);
-        client.release(error); // destroys the broken connection
-        onError(error);
+        client.release(destroy);
+        return true;
+      };
+      const fail = (error: Error): void => {
+        if (finish(error)) onError(error);
       };
       client.on('notification', onNotification);
       // Stays attached for good: a late 'error' from this client must never be unhandled.
@@ -194,18 +199,12 @@ function pgNotifications(getPool: () => Promise<PgPool>, channel: string): Chang
       try {
         await client.query(`LISTEN ${quoteIdentifier(channel)}`, []);
       } catch (error) {
-        done = true;
-        client.removeListener('notification', onNotification);
-        client.release(error instanceof Error ? error : true);
+        finish(error instanceof Error ? error : true);
         throw error;
       }
       unrefSocket(client); // like the poll timers, an idle watch must not keep the process alive
       return async () => {
-        if (done) return;
-        done = true;
-        client.removeListener('notification', onNotification);
-        // Destroyed, not returned to the pool: its socket is unref()ed and still LISTENing.
-        client.release(true);
+        finish(true);
       };
     },
   };

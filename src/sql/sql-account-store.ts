@@ -15,6 +15,7 @@ import type {
   SecretRecord,
   WatchOptions,
 } from '../store/account-store.js';
+import { onceUntilSuccess } from '../store/init-store.js';
 import { ChangeFeed, type ChangeNotifications } from './change-feed.js';
 import {
   countLiveSecrets,
@@ -124,7 +125,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #notifyChannel: string | undefined;
   readonly #destroyOnClose: boolean;
   readonly #feed: ChangeFeed;
-  #ready: Promise<void> | undefined;
+  readonly #migrate = onceUntilSuccess(() => migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }));
   #closed = false;
 
   constructor(db: Kysely<Database>, options: SqlAccountStoreOptions) {
@@ -153,13 +154,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   /** Applies pending migrations (once; retried on the next call if it failed). Safe across processes. */
   init(): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('The account store is closed'));
-    this.#ready ??= migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }).catch(
-      (error: unknown) => {
-        this.#ready = undefined;
-        throw error;
-      },
-    );
-    return this.#ready;
+    return this.#migrate();
   }
 
   /** Stops every watcher, then destroys the Kysely instance when `destroyOnClose` is set. */

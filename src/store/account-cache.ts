@@ -81,7 +81,7 @@ export class AccountCache {
     clock?: { now(): number };
     /** Sees every store call (metrics, spans, outage events). */
     observer?: CallObserver;
-    /** Told how the store's change feed delivers changes, when the store reports it. */
+    /** Told how the store's change feed delivers changes, when the store reports it (only changes: see `WatchOptions`). */
     onFeedState?: (state: ChangeFeedState) => void;
   }) {
     this.#store = options.store;

@@ -177,16 +177,25 @@ export type AccountChangeListener = (clientId: string) => void;
  *
  * @example
  * ```ts
- * import type { WatchOptions } from 'express-service-accounts'
+ * import type { ChangeFeedState, WatchOptions } from 'express-service-accounts'
  *
- * // In a store that listens on a push channel and falls back to polling:
+ * // In a store that listens on a push channel and falls back to polling: report changes only.
+ * let reported: ChangeFeedState | undefined
  * function reportState(options: WatchOptions | undefined, pushConnected: boolean): void {
- *   options?.onStateChange?.(pushConnected ? 'push' : 'reconnecting')
+ *   const state = pushConnected ? 'push' : 'reconnecting'
+ *   if (state === reported) return
+ *   reported = state
+ *   options?.onStateChange?.(state)
  * }
  * ```
  */
 export interface WatchOptions {
-  /** Called when the delivery of changes changes state (only on a change, not repeatedly). */
+  /**
+   * Call it with the state once watching has started, then each time the state changes, and never
+   * with the state of the previous call: every call is reported as a change (the
+   * `change_feed.state_changed` event of docs/observability.md, with the previous state) and becomes
+   * the `changeFeed` status of `sa.health()`.
+   */
   onStateChange?(state: ChangeFeedState): void;
 }
 

@@ -1,10 +1,10 @@
 /**
  * @module call-store
  * Every store call goes through here: a failure or a call slower than `storeTimeout` becomes a
- * {@link StoreUnavailableError}, which the HTTP layer answers with 503 and never lets a request through.
+ * {@link StoreUnavailableError} (a {@link StoreTimeoutError} for the latter), which the HTTP layer answers with 503 and never lets a request through.
  * An optional observer sees each call start and end (duration metrics, spans, outage events).
  */
-import { StoreUnavailableError } from '../errors.js';
+import { StoreTimeoutError, StoreUnavailableError } from '../errors.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 
 /**
@@ -26,7 +26,7 @@ export function callStore<T>(call: () => Promise<T>, timeoutMs: number, what: st
       end?.(error);
       reject(error);
     };
-    const timer = setTimeout(() => fail(new StoreUnavailableError(`Store call ${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => fail(new StoreTimeoutError(what, timeoutMs)), timeoutMs);
     timer.unref?.();
     let pending: Promise<T>;
     try {

@@ -16,11 +16,11 @@ export async function initStore(store: AccountStore, storeTimeout: number, obser
 }
 
 /**
- * Wraps `task` so it runs once: every caller shares the same run; after a failure the next caller
- * starts a new one.
+ * Wraps `task` so it runs once: every caller shares the same run (and its result); after a failure
+ * the next caller starts a new one. Also what the SQL stores start their schema and pool with.
  */
-export function onceUntilSuccess(task: () => Promise<void>): () => Promise<void> {
-  let running: Promise<void> | undefined;
+export function onceUntilSuccess<T>(task: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
   return () => {
     running ??= task().catch((err: unknown) => {
       running = undefined;

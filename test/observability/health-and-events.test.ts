@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { OperationalEvent } from '../../src/index.js';
+import { MemoryAccountStore, type AccountChangeListener, type ChangeFeedState, type OperationalEvent, type WatchOptions } from '../../src/index.js';
 import { MAX_EVENTS_PER_MINUTE } from '../../src/observability/dependency-monitor.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { listen, redisUrl, RedisProxy, testKeyPrefix, tokenRequest, UnreliableStore, type LiveServer } from '../hardening/helpers.js';
@@ -99,6 +99,24 @@ describe('operational events', () => {
     await eventually(() => expect(events.length).toBe(MAX_EVENTS_PER_MINUTE));
   });
 
+  it("tells each change of the store's change-feed state with the one before, and health shows the current one", async () => {
+    const store = new StateReportingStore();
+    const { sa, events } = await started({ store });
+    await sa.ready();
+    store.report('push');
+    store.report('failing');
+    expect((await sa.health()).changeFeed).toEqual({ status: 'failing' });
+    store.report('push');
+    expect((await sa.health()).changeFeed).toEqual({ status: 'push' });
+    await eventually(() =>
+      expect(events.filter((e) => e.type === 'change_feed.state_changed').map(({ state, previous }) => ({ state, previous }))).toEqual([
+        { state: 'push', previous: undefined },
+        { state: 'failing', previous: 'push' },
+        { state: 'push', previous: 'failing' },
+      ]),
+    );
+  });
+
   it('tells that the secret-check queue is full, at most once every 10 seconds', async () => {
     const { sa, server, events } = await started({ maxQueuedSecretChecks: 0, failureLimit: false, secretHashRounds: 8 });
     const account = await sa.admin.createAccount({ name: 'queue' });
@@ -133,3 +151,15 @@ describe.runIf(url)('the limiter on Redis', () => {
     await eventually(() => expect(events.map((e) => e.type)).toContain('limiter.recovered'));
   });
 });
+
+/** A memory store that reports the change-feed states the test gives it, as a custom store would. */
+class StateReportingStore extends MemoryAccountStore {
+  #options: WatchOptions | undefined;
+  override async watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>> {
+    this.#options = options;
+    return super.watch(listener);
+  }
+  report(state: ChangeFeedState): void {
+    this.#options?.onStateChange?.(state);
+  }
+}

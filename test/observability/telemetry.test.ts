@@ -10,6 +10,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../helpers/create-app.js';
+import { UnreliableStore } from '../hardening/helpers.js';
 
 /** A reader the test collects from when it likes. */
 class TestReader extends MetricReader {
@@ -40,12 +41,12 @@ afterAll(() => {
   context.disable();
 });
 
-function instrumentedApp(traceBearerChecks = false) {
+function instrumentedApp(traceBearerChecks = false, options: Parameters<typeof createTestApp>[0] = {}) {
   const reader = new TestReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
   const spans = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
-  const made = createTestApp({ failureLimit: { max: 2 }, telemetry: { meterProvider, tracerProvider, traceBearerChecks } });
+  const made = createTestApp({ failureLimit: { max: 2 }, ...options, telemetry: { meterProvider, tracerProvider, traceBearerChecks } });
   return { ...made, reader, spans };
 }
 
@@ -77,6 +78,19 @@ describe('OpenTelemetry metrics', () => {
     expect(points(data, 'service_accounts.secret_verification.duration').length).toBe(1);
     expect(points(data, 'service_accounts.secret_verification.queue.wait').length).toBe(1);
     expect(points(data, 'service_accounts.secret_verification.queue.depth')[0]?.value).toBe(0);
+    await sa.close();
+  });
+
+  it("gives a failed store call's duration its error type: timeout past storeTimeout, else the class of the store's error", async () => {
+    const store = new UnreliableStore();
+    const { sa, reader } = instrumentedApp(false, { store, storeTimeout: 100 });
+    await sa.ready();
+    store.mode = 'hang';
+    expect((await sa.health()).store.status).toBe('unavailable');
+    store.mode = 'fail';
+    expect((await sa.health()).store.status).toBe('unavailable');
+    const failed = points(await collect(reader), 'service_accounts.store.duration').filter((p) => p.attributes['error.type'] !== undefined);
+    expect(failed.map((p) => p.attributes['error.type'])).toEqual(['timeout', 'Error']);
     await sa.close();
   });
 

@@ -70,6 +70,21 @@ describe('ChangeFeed state', () => {
     await stop();
   });
 
+  it('tells watchers that join while the feed is starting its state once each', async () => {
+    const notifications = new TestNotifications();
+    const feed = new ChangeFeed({ readLatestSeq: async () => 0, readSince: async () => [], pollIntervalMs: 200, notifications, onError: () => {} });
+    const first: ChangeFeedState[] = [];
+    const second: ChangeFeedState[] = [];
+    const stops = await Promise.all([
+      feed.watch(() => {}, { onStateChange: (state) => first.push(state) }),
+      feed.watch(() => {}, { onStateChange: (state) => second.push(state) }),
+    ]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(first).toEqual(['push']);
+    expect(second).toEqual(['push']);
+    for (const stop of stops) await stop();
+  });
+
   it('tells a watcher that joins a running feed its current state', async () => {
     const feed = new ChangeFeed({ readLatestSeq: async () => 0, readSince: async () => [], pollIntervalMs: 200, onError: () => {} });
     const stopFirst = await feed.watch(() => {});

@@ -357,6 +357,17 @@ describe('AccountCache: a failing change feed', () => {
     expect(store.findCalls).toBe(2);
   });
 
+  // Docs (observability.md): "failing: the change feed cannot be read, so cached account status is
+  // dropped". A store may report the state without announcing '*' (WatchOptions asks for no more).
+  it('an entry cached before the feed started failing is dropped when it does', async () => {
+    const { feed, store, cache, clientId } = await setUpWithClock({ statusCacheTtl: 30_000 });
+    await cache.get(clientId);
+    feed.report('failing');
+    expect(cache.peek(clientId)).toBeUndefined();
+    await cache.get(clientId);
+    expect(store.findCalls).toBe(2);
+  });
+
   it.each(['reconnecting', 'polling', 'push'] as const)('a feed that is %s still delivers changes: entries keep statusCacheTtl', async (state) => {
     const { clock, feed, cache, clientId } = await setUpWithClock({ statusCacheTtl: 30_000 });
     feed.report(state);

@@ -53,6 +53,8 @@ describe('hasDuplicateTopLevelKeys', () => {
     ['a top-level array of objects with the same key', '[{"a":1,"a":2}]'],
     ['a top-level array of objects sharing keys', '[{"a":1},{"a":2}]'],
     ['a top-level array of repeated strings', '["a","a"]'],
+    ['a top-level array of repeated strings after another element', '["x","a","a"]'],
+    ['a top-level array of repeated strings after a number', '[1,"a","a"]'],
     ['an empty array', '[]'],
   ])('finds nothing in %s', (_, text) => {
     expect(() => JSON.parse(text)).not.toThrow();

@@ -5,14 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresAccountStore, type PostgresAccountStoreOptions, type SqlAccountStore } from '../../src/sql/index.js';
 import { ALL_ACCOUNTS } from '../../src/sql/change-feed.js';
 import { notificationChannel } from '../../src/sql/postgres-account-store.js';
 import { LATEST_SCHEMA_VERSION } from '../../src/sql/schema.js';
 import { describeAccountStore } from '../../src/testing/index.js';
 import { withPostgres } from '../helpers/with-postgres.js';
-import { newAccount, runInitWorkers, waitFor } from './helpers.js';
+import { newAccount, runInitWorkers, within } from './helpers.js';
 
 withPostgres('PostgreSQL account store', describePostgres);
 
@@ -133,9 +133,9 @@ function describePostgres(connectionString: string): void {
       const seen: string[] = [];
       await b.watch((clientId) => seen.push(clientId));
       const account = await a.createAccount(newAccount());
-      await waitFor(() => seen.includes(account.clientId), 1000, 'NOTIFY seen by B');
+      await vi.waitFor(() => expect(seen, 'NOTIFY seen by B').toContain(account.clientId), within(1000));
       await a.setAccountEnabled(account.clientId, false);
-      await waitFor(() => seen.length === 2, 1000, 'second NOTIFY seen by B');
+      await vi.waitFor(() => expect(seen, 'second NOTIFY seen by B').toHaveLength(2), within(1000));
       expect(seen).toEqual([account.clientId, account.clientId]);
     });
 
@@ -146,9 +146,9 @@ function describePostgres(connectionString: string): void {
       const seen: string[] = [];
       await b.watch((clientId) => seen.push(clientId));
       const account = await a.createAccount(newAccount());
-      await waitFor(() => seen.includes(account.clientId), 1000, 'poll seen by B');
+      await vi.waitFor(() => expect(seen, 'poll seen by B').toContain(account.clientId), within(1000));
       const other = await a.createAccount(newAccount());
-      await waitFor(() => seen.includes(other.clientId), 1000, 'second poll seen by B');
+      await vi.waitFor(() => expect(seen, 'second poll seen by B').toContain(other.clientId), within(1000));
       expect(seen).toEqual([account.clientId, other.clientId]);
     });
 
@@ -161,9 +161,9 @@ function describePostgres(connectionString: string): void {
       const accounts = [];
       for (let i = 0; i < 5; i++) accounts.push(await a.createAccount(newAccount()));
       const last = accounts[4]?.clientId ?? '';
-      await waitFor(() => seen.includes(last), 1000, 'last change seen by B');
+      await vi.waitFor(() => expect(seen, 'last change seen by B').toContain(last), within(1000));
       const witness = await a.createAccount(newAccount()); // a later change, so any repeat of the first five had time to arrive
-      await waitFor(() => seen.includes(witness.clientId), 1000, 'witness seen by B');
+      await vi.waitFor(() => expect(seen, 'witness seen by B').toContain(witness.clientId), within(1000));
       expect(seen).toEqual([...accounts.map((x) => x.clientId), witness.clientId]);
     });
 
@@ -177,19 +177,14 @@ function describePostgres(connectionString: string): void {
       const listenQuery = `LISTEN ${quote(notificationChannel(schema))}`;
       const killed = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where query = $1`, [listenQuery]);
       expect(killed.rowCount).toBe(1);
-      await waitFor(() => seen.includes(ALL_ACCOUNTS), 1000, "'*' after the connection died");
+      await vi.waitFor(() => expect(seen, "'*' after the connection died").toContain(ALL_ACCOUNTS), within(1000));
       expect(errors.length).toBeGreaterThan(0);
       // Re-LISTEN happens after a short backoff; changes made from then on arrive by NOTIFY again.
-      const deadline = Date.now() + 3000;
-      let delivered = false;
-      while (!delivered && Date.now() < deadline) {
+      // Until then a change is missed (the poll is a minute away): make a new one, up to 3 s.
+      await vi.waitFor(async () => {
         const account = await a.createAccount(newAccount());
-        await waitFor(() => seen.includes(account.clientId), 500, 'NOTIFY after reconnect').then(
-          () => (delivered = true),
-          () => undefined,
-        );
-      }
-      expect(delivered).toBe(true);
+        await vi.waitFor(() => expect(seen, 'NOTIFY after reconnect').toContain(account.clientId), within(500));
+      }, within(3000));
     });
 
     it('quotes the schema name: a schema with capitals, spaces and quotes works', async () => {
@@ -200,7 +195,7 @@ function describePostgres(connectionString: string): void {
       await b.watch((clientId) => seen.push(clientId));
       const account = await a.createAccount(newAccount());
       expect(await b.findAccount(account.clientId)).toEqual(account);
-      await waitFor(() => seen.includes(account.clientId), 1000, 'NOTIFY on a quoted channel');
+      await vi.waitFor(() => expect(seen, 'NOTIFY on a quoted channel').toContain(account.clientId), within(1000));
       expect(await migrationCount(schema)).toBe(LATEST_SCHEMA_VERSION);
     });
 

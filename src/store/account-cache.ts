@@ -5,9 +5,10 @@
  *
  * Freshness: when the store announces changes (`watch`), entries live `statusCacheTtl` and are dropped
  * as soon as a change is announced; without `watch`, and while the store reports that its change feed
- * is `failing` (announcements may be missed), entries live at most 500 ms. Changes made through
- * this instance drop the entry at once. Lifetimes count from the moment the store read *began*, not from
- * when its answer arrived, so a slow store cannot stretch them.
+ * is `failing` (announcements may be missed), entries live at most 500 ms, and the feed starting to
+ * fail drops every entry. Changes made through this instance drop the entry at once. Lifetimes count
+ * from the moment the store read *began*, not from when its answer arrived, so a slow store cannot
+ * stretch them.
  *
  * Guarantee. Call a request's arrival the moment it consults the cache (`peek()` or `get()`; the token
  * endpoint and the bearer check do so at or after the request reached the server). A request that
@@ -112,7 +113,11 @@ export class AccountCache {
     if (!this.#store.watch || this.#unwatch) return;
     const options = {
       onStateChange: (state: ChangeFeedState): void => {
+        const wasFailing = this.#feedFailing;
         this.#feedFailing = state === 'failing';
+        // Changes may have gone unannounced since the feed stopped: entries cached under the longer
+        // lifetime cannot be trusted for it any more.
+        if (this.#feedFailing && !wasFailing) this.invalidate('*');
         this.#onFeedState?.(state);
       },
     };

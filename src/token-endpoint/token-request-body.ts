@@ -228,6 +228,8 @@ export function createTokenBodyParser(limit: number): Middleware {
  * the last silently; RFC 6749 §3.2 forbids repeated parameters).
  */
 export function hasDuplicateTopLevelKeys(text: string): boolean {
+  // Only an object has keys: in a top-level array, the strings after its commas are elements.
+  if (text.trimStart()[0] !== '{') return false;
   const keys = new Set<string>();
   let depth = 0;
   let expectKey = false;

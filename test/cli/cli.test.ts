@@ -6,10 +6,11 @@
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET_PATTERN } from '../../src/index.js';
+import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { runCli, runCliJson, type CliRun } from '../helpers/run-cli.js';
+import { withPostgres } from '../helpers/with-postgres.js';
 
 interface CreatedJson {
   clientId: string;
@@ -253,48 +254,34 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
   });
 });
 
-const postgresUrl = process.env.POSTGRES_URL;
+withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
+  describe('service-accounts CLI on PostgreSQL (POSTGRES_URL)', { timeout: 60_000 }, () => {
+    const schemas = usePostgresSchemas(postgresUrl);
+    const schema = schemas.name('sa_cli_');
+    const pgStore = (): string => schemas.url(schema);
 
-describe.skipIf(!postgresUrl)('service-accounts CLI on PostgreSQL (POSTGRES_URL)', { timeout: 60_000 }, () => {
-  const schema = `sa_cli_${randomBytes(6).toString('hex')}`;
-  const pgStore = (): string => {
-    const url = new URL(postgresUrl!);
-    url.searchParams.set('schema', schema);
-    return url.toString();
-  };
-
-  afterAll(async () => {
-    const { default: pg } = await import('pg');
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    } finally {
-      await client.end();
-    }
-  });
-
-  it('creates the schema on first use, then create and list round-trip', async () => {
-    const created = await runCliJson<CreatedJson>(['create', '--name', 'pg-portal', '--scope', 'jobs:write', '--store', pgStore()]);
-    expect(created).toEqual({
-      clientId: expect.stringMatching(/^esa_/),
-      name: 'pg-portal',
-      clientAccountId: null,
-      scopes: ['jobs:write'],
-      secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
-    });
-    const run = await runCli(['list', '--json'], { env: { SERVICE_ACCOUNTS_STORE: pgStore() } });
-    expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual([
-      {
-        clientId: created.clientId,
+    it('creates the schema on first use, then create and list round-trip', async () => {
+      const created = await runCliJson<CreatedJson>(['create', '--name', 'pg-portal', '--scope', 'jobs:write', '--store', pgStore()]);
+      expect(created).toEqual({
+        clientId: expect.stringMatching(/^esa_/),
         name: 'pg-portal',
         clientAccountId: null,
-        enabled: true,
         scopes: ['jobs:write'],
-        secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
-      },
-    ]);
-    expect(run.stdout).not.toContain(created.secret.value);
+        secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
+      });
+      const run = await runCli(['list', '--json'], { env: { SERVICE_ACCOUNTS_STORE: pgStore() } });
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual([
+        {
+          clientId: created.clientId,
+          name: 'pg-portal',
+          clientAccountId: null,
+          enabled: true,
+          scopes: ['jobs:write'],
+          secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
+        },
+      ]);
+      expect(run.stdout).not.toContain(created.secret.value);
+    });
   });
 });

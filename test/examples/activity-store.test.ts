@@ -4,15 +4,15 @@
  * instances starting at once on an empty database all create the tables, each sees the others' entries
  * newest first, and a reopened store keeps them.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openActivityStore, type ActivityStore, type Job } from '../../examples/server/activity-store.js';
 import { activityEntry } from '../../examples/server/app.js';
 import type { AccountStoreLocation } from '../../src/sql/index.js';
+import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
 
 const actor = { type: 'service_account', clientId: 'sa_test', name: 'billing-sync' } as const;
@@ -62,18 +62,9 @@ const sqliteFile = join(dir, 'example.db');
 describeActivityStore('SQLite', () => ({ kind: 'sqlite', filename: sqliteFile }));
 
 withPostgres('example activity store on PostgreSQL', (postgresUrl) => {
-  const schema = `sa_activity_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
+  const schemas = usePostgresSchemas(postgresUrl);
+  const schema = schemas.name('sa_activity_');
   // The account store's migrations create the schema before the example uses it; here the test does.
-  beforeAll(async () => {
-    await admin.query(`create schema "${schema}"`);
-  });
-  afterAll(async () => {
-    try {
-      await admin.query(`drop schema if exists "${schema}" cascade`);
-    } finally {
-      await admin.end();
-    }
-  });
+  beforeAll(() => schemas.create(schema));
   describeActivityStore('PostgreSQL', () => ({ kind: 'postgres', connectionString: postgresUrl, schema }));
 });

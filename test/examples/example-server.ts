@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { vi } from 'vitest';
 import { leakGuard } from '../helpers/leak-guard.js';
 import { ROOT } from '../helpers/run-cli.js';
 
@@ -90,17 +91,18 @@ function spawnServer(env: Record<string, string | undefined>): ExampleServer {
 /** Starts the example server and resolves once it printed the URL it listens on. */
 export async function startServer(env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<ExampleServer> {
   const server = spawnServer(env);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const url = /Listening on (http:\/\/\S+)/.exec(server.output)?.[1];
-    if (url) {
-      server.url = url;
-      return server;
-    }
-    if (server.exitCode !== undefined) throw new Error(`example server exited ${server.exitCode} before listening:\n${server.output}`);
-    if (Date.now() > deadline) throw new Error(`example server did not start within ${timeoutMs} ms:\n${server.output}`);
-    await new Promise((done) => setTimeout(done, 25));
-  }
+  // Checked every 25 ms; resolves with undefined as soon as the server exits, so that fails at once.
+  const url = await vi.waitFor(
+    () => {
+      const url = /Listening on (http:\/\/\S+)/.exec(server.output)?.[1];
+      if (url !== undefined || server.exitCode !== undefined) return url;
+      throw new Error(`example server did not start within ${timeoutMs} ms:\n${server.output}`);
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
+  if (url === undefined) throw new Error(`example server exited ${server.exitCode} before listening:\n${server.output}`);
+  server.url = url;
+  return server;
 }
 
 /** Runs the example server expecting it to refuse to start; resolves with its exit code and output. */

@@ -5,19 +5,14 @@
  * restart"), and serves again once the database is back.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { withPrivatePostgres } from '../helpers/private-postgres.js';
 import { bearer, getToken, killAllServers, requestToken, startServer } from '../examples/example-server.js';
 import { lockSchema } from './pg-instance.js';
 
-async function eventuallyStatus(call: () => Promise<Response>, status: number, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await call();
-    if (res.status === status) return;
-    if (Date.now() > deadline) throw new Error(`still ${res.status} after ${timeoutMs} ms, expected ${status}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
+/** Repeats `call` every 100 ms until it answers `status`, failing after `timeoutMs`. */
+function eventuallyStatus(call: () => Promise<Response>, status: number, timeoutMs = 15_000): Promise<void> {
+  return vi.waitFor(async () => expect((await call()).status).toBe(status), { timeout: timeoutMs, interval: 100 });
 }
 
 withPrivatePostgres('the example server on a PostgreSQL store that crashes', (cluster) => {

@@ -2,7 +2,7 @@
  * One application instance on a PostgreSQL store for the fault tests: the store, createServiceAccounts
  * through the test app, a listening HTTP server, and the watch errors it reported.
  */
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import type { ServiceAccounts } from '../../src/index.js';
 import { createPostgresAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
 import { json, listen, tokenRequest, type LiveServer, type RawResponse } from '../hardening/helpers.js';
@@ -58,15 +58,16 @@ export function expectUnavailable(res: RawResponse): void {
   expect(json(res)).toMatchObject({ error: 'temporarily_unavailable' });
 }
 
-/** Repeats `call` until it answers `status` (recovery without a restart), failing after `timeoutMs`. */
-export async function eventually(call: () => Promise<RawResponse>, status: number, timeoutMs = 15_000): Promise<RawResponse> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await call();
-    if (res.status === status) return res;
-    if (Date.now() > deadline) throw new Error(`still ${res.status} (${res.text}) after ${timeoutMs} ms, expected ${status}`);
-    await new Promise((done) => setTimeout(done, 50));
-  }
+/** Repeats `call` every 50 ms until it answers `status` (recovery without a restart), failing after `timeoutMs`. */
+export function eventually(call: () => Promise<RawResponse>, status: number, timeoutMs = 15_000): Promise<RawResponse> {
+  return vi.waitFor(
+    async () => {
+      const res = await call();
+      expect(res.status, res.text).toBe(status);
+      return res;
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }
 
 /**

@@ -3,7 +3,8 @@
  * sleeping. A held read runs on the inner store when it is called (like a query that ran at once and
  * whose answer is slow to come back) and delivers that answer when released, so a change made
  * meanwhile is not in it. The inner store is a MemoryAccountStore by default, or any store (a real
- * PostgreSQL one, say); its change announcements are passed on and recorded in `announced`.
+ * PostgreSQL one, say); its change announcements (and change feed states) are passed on, the
+ * announcements recorded in `announced`.
  */
 import { MemoryAccountStore, type AccountRecord, type AccountStore } from '../../src/index.js';
 import { ForwardingStore } from './forwarding-store.js';
@@ -57,11 +58,15 @@ export class GatedStore extends ForwardingStore {
     if (init) this.init = () => init.call(inner);
     if (close) this.close = () => close.call(inner);
     if (watch && options.watch !== false) {
-      this.watch = (listener) =>
-        watch.call(inner, (clientId) => {
-          listener(clientId);
-          this.announced.push(clientId);
-        });
+      this.watch = (listener, watchOptions) =>
+        watch.call(
+          inner,
+          (clientId) => {
+            listener(clientId);
+            this.announced.push(clientId);
+          },
+          watchOptions,
+        );
     }
   }
 

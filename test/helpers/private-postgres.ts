@@ -13,7 +13,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { withPrerequisite } from './with-postgres.js';
 
 const run = promisify(execFile);
@@ -161,13 +161,13 @@ export class PrivatePostgres {
 
   /** Waits until at least `count` backends wait for a lock (queries provably in flight). */
   async waitForLockWaiters(count: number, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const [row] = await this.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`);
-      if (row!.n >= count) return;
-      if (Date.now() > deadline) throw new Error(`only ${row!.n} of ${count} backends wait for a lock`);
-      await new Promise((done) => setTimeout(done, 20));
-    }
+    await vi.waitFor(
+      async () => {
+        const [row] = await this.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`);
+        expect(row!.n, 'backends waiting for a lock').toBeGreaterThanOrEqual(count);
+      },
+      { timeout: timeoutMs, interval: 20 },
+    );
   }
 
   /** The postmaster's process id (freezing it stalls new connections). */

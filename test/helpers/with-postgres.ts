@@ -1,7 +1,8 @@
 /**
  * The POSTGRES_URL convention of the suite: with it, `body(url)` declares the PostgreSQL tests; without
  * it they are skipped with a visible note, except under CI=true, where a missing server is a failure.
- * `withPrerequisite` is the same convention for any other service or tool a test file needs.
+ * `withPrerequisite` is the same convention for any other service or tool a test file needs. Schemas
+ * for those tests, and their clean-up, come from `usePostgresSchemas` (postgres-schemas.ts).
  */
 import { describe, it } from 'vitest';
 

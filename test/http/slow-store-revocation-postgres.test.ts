@@ -9,8 +9,6 @@
  * returns the revoked secret anyway and the race cannot happen; and the admin API's revoke itself
  * reads `accounts` first, so it would wait for the lock too.
  */
-import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CreatedAccount } from '../../src/index.js';
@@ -20,10 +18,12 @@ import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { GatedStore } from '../helpers/gated-store.js';
 import { raceChange } from '../helpers/race-change.js';
 import { claimsFor, signHs256 } from '../helpers/tokens.js';
+import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
 
 withPostgres('revocation while PostgreSQL is slow', (connectionString) => {
   describe('revocation while PostgreSQL is slow', () => {
+    const schemas = usePostgresSchemas(connectionString);
     let schema: string;
     let stores: SqlAccountStore[];
     let gated: GatedStore;
@@ -32,7 +32,7 @@ withPostgres('revocation while PostgreSQL is slow', (connectionString) => {
     let account: CreatedAccount;
 
     beforeEach(async () => {
-      schema = `esa_race_${randomBytes(6).toString('hex')}`;
+      schema = schemas.name('esa_race_');
       stores = [createPostgresAccountStore({ connectionString, schema }), createPostgresAccountStore({ connectionString, schema })];
       gated = new GatedStore(stores[0]);
       one = createTestApp({ store: gated });
@@ -41,12 +41,7 @@ withPostgres('revocation while PostgreSQL is slow', (connectionString) => {
     });
     afterEach(async () => {
       await Promise.all([one.sa.close(), two.sa.close()]);
-      const admin = new Pool({ connectionString, max: 1 });
-      try {
-        await admin.query(`drop schema if exists "${schema}" cascade`);
-      } finally {
-        await admin.end();
-      }
+      await schemas.drop(schema);
     });
 
     // Docs (security.md, "Revocation while the store is slow") and CONTRACT §3: "A secret revocation or

@@ -1,6 +1,6 @@
 /**
  * @module helpers
- * Shared by the SQL store tests: spawning init workers and waiting for watch calls without fixed sleeps.
+ * Shared by the SQL store tests: spawning init workers, new accounts, and the `vi.waitFor` options for watch calls.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -49,19 +49,15 @@ function runWorker(args: string[]): Promise<WorkerResult> {
 }
 
 /**
- * Polls `condition` every 10 ms until it holds; fails after `timeoutMs`.
+ * `vi.waitFor` options for something a store must deliver within `timeoutMs`, checked every 10 ms.
  *
  * @example
  * ```ts
- * await waitFor(() => seen.includes(clientId), 1000, 'change seen by store B')
+ * await vi.waitFor(() => expect(seen, 'change seen by store B').toContain(clientId), within(1000))
  * ```
  */
-export async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+export function within(timeoutMs: number): { timeout: number; interval: number } {
+  return { timeout: timeoutMs, interval: 10 };
 }
 
 /**

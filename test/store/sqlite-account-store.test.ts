@@ -7,12 +7,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
 import { ALL_ACCOUNTS } from '../../src/sql/change-feed.js';
 import { LATEST_SCHEMA_VERSION } from '../../src/sql/schema.js';
 import { describeAccountStore } from '../../src/testing/index.js';
-import { newAccount, runInitWorkers, waitFor } from './helpers.js';
+import { newAccount, runInitWorkers, within } from './helpers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'esa-sqlite-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -104,12 +104,12 @@ describe('SQLite account store', () => {
     const seen: string[] = [];
     await b.watch((clientId) => seen.push(clientId));
     const account = await a.createAccount(newAccount());
-    await waitFor(() => seen.includes(account.clientId), 1000, 'createAccount seen by B');
+    await vi.waitFor(() => expect(seen, 'createAccount seen by B').toContain(account.clientId), within(1000));
     await a.revokeSecret(account.clientId, account.secrets[0]?.id ?? '', new Date());
-    await waitFor(() => seen.filter((id) => id === account.clientId).length === 2, 1000, 'revokeSecret seen by B');
+    await vi.waitFor(() => expect(seen.filter((id) => id === account.clientId), 'revokeSecret seen by B').toHaveLength(2), within(1000));
     await a.recordSecretUse(account.clientId, account.secrets[0]?.id ?? '', new Date());
     const c = await a.createAccount(newAccount());
-    await waitFor(() => seen.includes(c.clientId), 1000, 'second account seen by B');
+    await vi.waitFor(() => expect(seen, 'second account seen by B').toContain(c.clientId), within(1000));
     // recordSecretUse is not a change; each change is delivered exactly once.
     expect(seen).toEqual([account.clientId, account.clientId, c.clientId]);
   });
@@ -126,7 +126,7 @@ describe('SQLite account store', () => {
     await closing.close();
     for (let i = 0; i < 3; i++) {
       const account = await writer.createAccount(newAccount());
-      await waitFor(() => witnessed.includes(account.clientId), 1000, 'change seen by the witness');
+      await vi.waitFor(() => expect(witnessed, 'change seen by the witness').toContain(account.clientId), within(1000));
     }
     expect(closed).toEqual([]);
   });
@@ -142,14 +142,14 @@ describe('SQLite account store', () => {
     const admin = new BetterSqlite3(filename);
     try {
       admin.exec('alter table account_changes rename to account_changes_away');
-      await waitFor(() => seen.includes(ALL_ACCOUNTS), 1000, "'*' after the feed broke");
-      await waitFor(() => errors.length >= 3, 1000, 'polling retried');
+      await vi.waitFor(() => expect(seen, "'*' after the feed broke").toContain(ALL_ACCOUNTS), within(1000));
+      await vi.waitFor(() => expect(errors.length, 'polling retried').toBeGreaterThanOrEqual(3), within(1000));
       expect(seen.filter((id) => id === ALL_ACCOUNTS)).toEqual([ALL_ACCOUNTS]); // once per outage
       admin.exec('alter table account_changes_away rename to account_changes');
     } finally {
       admin.close();
     }
     const account = await writer.createAccount(newAccount());
-    await waitFor(() => seen.includes(account.clientId), 1000, 'change after recovery');
+    await vi.waitFor(() => expect(seen, 'change after recovery').toContain(account.clientId), within(1000));
   });
 });

@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StoreUnavailableError } from '../../src/errors.js';
 import { AccountCache, WATCHLESS_TTL_MS } from '../../src/store/account-cache.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
+import { MemoryAccountStore, type AccountChangeListener, type ChangeFeedState, type WatchOptions } from '../../src/index.js';
+import { ForwardingStore } from '../helpers/forwarding-store.js';
 import { GatedStore } from '../helpers/gated-store.js';
 
 const ids = new IdFactory();
@@ -196,5 +198,298 @@ describe('AccountCache: lifetimes', () => {
     await Promise.all(answers);
     expect(store.findCalls).toBe(3);
     expect(cache.peek(clientId)).toBeUndefined();
+  });
+});
+
+/** A millisecond clock the test moves by hand (the cache's `clock` option). Never 0: lru-cache reads 0 as "no start". */
+class ManualClock {
+  ms = 1_000_000;
+  now = (): number => this.ms;
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+/**
+ * A memory store whose change feed the test drives: announcements come from the memory store's own
+ * changes, and the state of the feed (`push`, `failing`, ...) is reported by `report()`.
+ */
+class ReportingStore extends ForwardingStore {
+  readonly #watchers: WatchOptions[] = [];
+  readonly #memory: MemoryAccountStore;
+  constructor(memory = new MemoryAccountStore()) {
+    super(memory);
+    this.#memory = memory;
+  }
+  async watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>> {
+    const watcher = options ?? {};
+    this.#watchers.push(watcher);
+    const unwatch = await this.#memory.watch(listener);
+    return async () => {
+      this.#watchers.splice(this.#watchers.indexOf(watcher), 1);
+      await unwatch();
+    };
+  }
+  /** Tells every watcher the feed's new state. */
+  report(state: ChangeFeedState): void {
+    for (const watcher of this.#watchers) watcher.onStateChange?.(state);
+  }
+}
+
+async function setUpWithClock(options: { watch?: boolean; statusCacheTtl?: number; onFeedState?: (state: ChangeFeedState) => void } = {}) {
+  const clock = new ManualClock();
+  const feed = new ReportingStore();
+  const store = new GatedStore(feed, { watch: options.watch ?? true });
+  const cache = new AccountCache({
+    store,
+    storeTimeout: 2000,
+    statusCacheTtl: options.statusCacheTtl ?? 30_000,
+    clock,
+    ...(options.onFeedState ? { onFeedState: options.onFeedState } : {}),
+  });
+  await cache.start();
+  const account = ids.account();
+  await store.inner.createAccount(account);
+  return { clock, feed, store, cache, clientId: account.clientId, secretId: account.secret.id };
+}
+
+describe('AccountCache: the clock option', () => {
+  it('measures lifetimes on the injected clock only', async () => {
+    const { clock, store, cache, clientId } = await setUpWithClock({ watch: false });
+    await cache.get(clientId);
+    vi.advanceTimersByTime(3_600_000); // wall time (faked Date, timers) does not age entries
+    expect(cache.peek(clientId)).toBeDefined();
+    clock.advance(WATCHLESS_TTL_MS + 1);
+    expect(cache.peek(clientId)).toBeUndefined();
+    expect(store.findCalls).toBe(1);
+  });
+});
+
+describe('AccountCache: lifetimes on the injected clock', () => {
+  it('with watch, an entry lives exactly statusCacheTtl from the start of its read', async () => {
+    const { clock, cache, clientId } = await setUpWithClock({ statusCacheTtl: 30_000 });
+    await cache.get(clientId);
+    clock.advance(30_000);
+    expect(cache.peek(clientId)).toBeDefined();
+    clock.advance(1);
+    expect(cache.peek(clientId)).toBeUndefined();
+  });
+
+  it('with watch, a slow read is cached only for what is left of statusCacheTtl from its start', async () => {
+    const { clock, store, cache, clientId } = await setUpWithClock({ statusCacheTtl: 30_000 });
+    store.holding = true;
+    const slow = cache.get(clientId);
+    const [read] = await store.heldReads(1);
+    clock.advance(20_000);
+    read!.release();
+    await slow;
+    clock.advance(10_000);
+    expect(cache.peek(clientId)).toBeDefined();
+    clock.advance(1);
+    expect(cache.peek(clientId)).toBeUndefined();
+  });
+
+  it('without watch, a statusCacheTtl under 500 ms is kept (the bound is a ceiling)', async () => {
+    const { clock, cache, clientId } = await setUpWithClock({ watch: false, statusCacheTtl: 200 });
+    await cache.get(clientId);
+    clock.advance(200);
+    expect(cache.peek(clientId)).toBeDefined();
+    clock.advance(1);
+    expect(cache.peek(clientId)).toBeUndefined();
+  });
+
+  // A lifetime of 0 would mean "never expires" to the LRU: a read that used up its whole lifetime
+  // must not be cached at all.
+  it('a read that answers when its lifetime is used up is not cached, then or later', async () => {
+    const { clock, store, cache, clientId } = await setUpWithClock({ watch: false });
+    store.holding = true;
+    const slow = cache.get(clientId);
+    const [read] = await store.heldReads(1);
+    clock.advance(WATCHLESS_TTL_MS);
+    read!.release();
+    expect(await slow).toMatchObject({ clientId });
+    expect(cache.peek(clientId)).toBeUndefined();
+    clock.advance(60_000);
+    expect(cache.peek(clientId)).toBeUndefined();
+  });
+
+  it('with watch, a request does not join a read that began statusCacheTtl or more ago', async () => {
+    const { clock, store, cache, clientId } = await setUpWithClock({ statusCacheTtl: 1000 });
+    store.holding = true;
+    void cache.get(clientId);
+    await store.heldReads(1);
+    clock.advance(999);
+    void cache.get(clientId);
+    expect(store.findCalls).toBe(1);
+    clock.advance(1);
+    void cache.get(clientId);
+    expect(store.findCalls).toBe(2);
+  });
+});
+
+describe('AccountCache: a failing change feed', () => {
+  // Docs (observability.md, changeFeed.status): "failing: the change feed cannot be read", so changes
+  // may go unannounced: the cache falls back to the 500 ms bound of a store that cannot watch.
+  it('while the store reports its feed failing, new entries live 500 ms; once it recovers, statusCacheTtl again', async () => {
+    const { clock, feed, store, cache, clientId } = await setUpWithClock({ statusCacheTtl: 30_000 });
+    feed.report('failing');
+    await cache.get(clientId);
+    clock.advance(WATCHLESS_TTL_MS);
+    expect(cache.peek(clientId)).toBeDefined();
+    clock.advance(1);
+    expect(cache.peek(clientId)).toBeUndefined();
+
+    feed.report('push');
+    await cache.get(clientId);
+    clock.advance(29_000);
+    expect(cache.peek(clientId)).toBeDefined();
+    expect(store.findCalls).toBe(2);
+  });
+
+  it('while the feed is failing, a request does not join a read that began 500 ms ago', async () => {
+    const { clock, feed, store, cache, clientId } = await setUpWithClock({ statusCacheTtl: 30_000 });
+    store.holding = true;
+    void cache.get(clientId);
+    await store.heldReads(1);
+    feed.report('failing');
+    clock.advance(WATCHLESS_TTL_MS);
+    void cache.get(clientId);
+    expect(store.findCalls).toBe(2);
+  });
+
+  // Docs (observability.md): "failing: the change feed cannot be read, so cached account status is
+  // dropped". A store may report the state without announcing '*' (WatchOptions asks for no more).
+  it('an entry cached before the feed started failing is dropped when it does', async () => {
+    const { feed, store, cache, clientId } = await setUpWithClock({ statusCacheTtl: 30_000 });
+    await cache.get(clientId);
+    feed.report('failing');
+    expect(cache.peek(clientId)).toBeUndefined();
+    await cache.get(clientId);
+    expect(store.findCalls).toBe(2);
+  });
+
+  it.each(['reconnecting', 'polling', 'push'] as const)('a feed that is %s still delivers changes: entries keep statusCacheTtl', async (state) => {
+    const { clock, feed, cache, clientId } = await setUpWithClock({ statusCacheTtl: 30_000 });
+    feed.report(state);
+    await cache.get(clientId);
+    clock.advance(29_000);
+    expect(cache.peek(clientId)).toBeDefined();
+  });
+
+  it('passes every state the store reports to onFeedState', async () => {
+    const states: ChangeFeedState[] = [];
+    const { feed } = await setUpWithClock({ onFeedState: (state) => states.push(state) });
+    feed.report('push');
+    feed.report('failing');
+    feed.report('reconnecting');
+    expect(states).toEqual(['push', 'failing', 'reconnecting']);
+  });
+});
+
+describe('AccountCache: invalidation', () => {
+  it('invalidating one client ID drops only its entry', async () => {
+    const { store, cache, clientId } = await setUpWithClock();
+    const other = ids.account();
+    await store.inner.createAccount(other);
+    await cache.get(clientId);
+    await cache.get(other.clientId);
+    cache.invalidate(clientId);
+    expect(cache.peek(clientId)).toBeUndefined();
+    expect(cache.peek(other.clientId)).toBeDefined();
+  });
+
+  it('a detached read that answers first does not end the newer read that requests now share', async () => {
+    const { store, cache, clientId } = await setUpWithClock();
+    store.holding = true;
+    const early = cache.get(clientId);
+    const [stale] = await store.heldReads(1);
+    cache.invalidate(clientId);
+    const late = cache.get(clientId);
+    const [, fresh] = await store.heldReads(2);
+    stale!.release();
+    await early;
+    const later = cache.get(clientId); // joins the newer read, still in flight
+    expect(store.findCalls).toBe(2);
+    fresh!.release();
+    expect(await later).toBe(await late);
+    expect(cache.peek(clientId)?.account).toBe(await late);
+  });
+
+  it("a change the store announces detaches the client ID's read in flight", async () => {
+    const { store, cache, clientId, secretId } = await setUpWithClock();
+    store.holding = true;
+    const early = cache.get(clientId);
+    const [stale] = await store.heldReads(1);
+    await revoke(store, clientId, secretId); // announced by the store, not invalidated by hand
+    const late = cache.get(clientId);
+    expect(store.findCalls).toBe(2);
+    const [, fresh] = await store.heldReads(2);
+    fresh!.release();
+    stale!.release();
+    expect(revokedAt(await late)).not.toBeNull();
+    expect(revokedAt(await early)).toBeNull();
+    expect(revokedAt(cache.peek(clientId)?.account)).not.toBeNull();
+  });
+
+  it('tells onInvalidate listeners every client ID dropped, by hand or announced by the store', async () => {
+    const { store, cache, clientId, secretId } = await setUpWithClock();
+    const dropped: string[] = [];
+    cache.onInvalidate((id) => dropped.push(id));
+    cache.invalidate('svc_other');
+    await revoke(store, clientId, secretId);
+    cache.invalidate('*');
+    expect(dropped).toEqual(['svc_other', clientId, '*']);
+  });
+});
+
+describe('AccountCache: counts', () => {
+  it('counts a lookup answered from the cache as a hit and one that needs the store (or waits for it) as a miss', async () => {
+    const { store, cache, clientId } = await setUpWithClock();
+    expect(cache.counts()).toEqual({ hits: 0, misses: 0 });
+    expect(cache.peek(clientId)).toBeUndefined(); // nothing cached: neither
+    expect(cache.counts()).toEqual({ hits: 0, misses: 0 });
+    store.holding = true;
+    const first = cache.get(clientId);
+    const joined = cache.get(clientId); // shares the read, but still waits for the store
+    const [read] = await store.heldReads(1);
+    read!.release();
+    await Promise.all([first, joined]);
+    expect(cache.counts()).toEqual({ hits: 0, misses: 2 });
+    await cache.get(clientId);
+    cache.peek(clientId);
+    expect(cache.counts()).toEqual({ hits: 2, misses: 2 });
+    expect(store.findCalls).toBe(1);
+  });
+});
+
+describe('AccountCache: start and stop', () => {
+  it('without watch, start() leaves it not watching and entries bound to 500 ms', async () => {
+    const { clock, cache, clientId } = await setUpWithClock({ watch: false, statusCacheTtl: 30_000 });
+    expect(cache.watching).toBe(false);
+    await cache.get(clientId);
+    clock.advance(WATCHLESS_TTL_MS + 1);
+    expect(cache.peek(clientId)).toBeUndefined();
+  });
+
+  it('start() twice subscribes once', async () => {
+    const { store, cache, clientId, secretId } = await setUpWithClock();
+    await cache.start();
+    const dropped: string[] = [];
+    cache.onInvalidate((id) => dropped.push(id));
+    await revoke(store, clientId, secretId);
+    expect(dropped).toEqual([clientId]);
+  });
+
+  it('stop() drops every entry and stops listening to the store', async () => {
+    const { store, cache, clientId, secretId } = await setUpWithClock();
+    await cache.get(clientId);
+    expect(cache.watching).toBe(true);
+    await cache.stop();
+    expect(cache.watching).toBe(false);
+    expect(cache.peek(clientId)).toBeUndefined();
+    const dropped: string[] = [];
+    cache.onInvalidate((id) => dropped.push(id));
+    await revoke(store, clientId, secretId);
+    expect(dropped).toEqual([]);
   });
 });

@@ -7,8 +7,56 @@
  */
 import type { ChangeFeedState } from '../observability/operational-events.js';
 import { callStore } from '../store/call-store.js';
-import type { ChangeFeedOptions } from './change-feed.js';
 import { FeedWatchdog } from './feed-watchdog.js';
+
+/**
+ * One row of the change feed.
+ *
+ * @example
+ * ```ts
+ * const entry: ChangeFeedEntry = { seq: 42, clientId: 'esa_4fT0qLx2mZb8Rk1sVw7yNc3d' }
+ * ```
+ */
+export interface ChangeFeedEntry {
+  readonly seq: number;
+  readonly clientId: string;
+}
+
+/**
+ * A push channel for changes, such as PostgreSQL `LISTEN`. Payloads are `"<seq>:<clientId>"`.
+ *
+ * @example
+ * ```ts
+ * const stop = await notifications.listen((payload) => console.log(payload), (error) => console.error(error))
+ * ```
+ */
+export interface ChangeNotifications {
+  /**
+   * Starts listening. Rejects when it cannot start; afterwards reports a broken channel once through
+   * `onError` (it then delivers nothing more, and the caller starts a new one).
+   * @returns a function that stops listening and releases the connection.
+   */
+  listen(onPayload: (payload: string) => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
+}
+
+/**
+ * What a change feed reads and how often.
+ *
+ * @example
+ * ```ts
+ * const options: ChangeFeedOptions = { readLatestSeq, readSince, pollIntervalMs: 200, onError: console.error }
+ * ```
+ */
+export interface ChangeFeedOptions {
+  /** The highest sequence number in the feed (0 when empty). */
+  readLatestSeq(): Promise<number>;
+  /** Feed rows with `seq > after`, in `seq` order, at most `limit`. */
+  readSince(after: number, limit: number): Promise<ChangeFeedEntry[]>;
+  readonly pollIntervalMs: number;
+  readonly notifications?: ChangeNotifications | undefined;
+  /** Told about poll, push and listener failures; never throws. */
+  readonly onError: (error: unknown) => void;
+}
 
 /**
  * The client ID passed to listeners when changes may have been missed (the feed or the push channel

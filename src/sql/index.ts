@@ -12,7 +12,8 @@
 export { openAccountStore, parseAccountStoreUrl } from './open-account-store.js';
 export type { AccountStoreLocation, OpenAccountStoreOptions } from './open-account-store.js';
 export { createPostgresAccountStore } from './postgres-account-store.js';
-export type { PgPool, PostgresAccountStoreOptions } from './postgres-account-store.js';
+export type { PostgresAccountStoreOptions } from './postgres-account-store.js';
+export type { PgPool } from './pg-types.js';
 export { createSqliteAccountStore } from './sqlite-account-store.js';
 export type { SqliteAccountStoreOptions } from './sqlite-account-store.js';
 // The type the factories return; its constructor is not part of the API (use the factories).

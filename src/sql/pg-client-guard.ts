@@ -10,7 +10,7 @@
  * the query in flight rejects with it, the next query on that client fails ("not queryable"), and the
  * pool discards a broken client when it is released.
  */
-import type { PgPool, PgPoolClient } from './postgres-account-store.js';
+import type { PgPool, PgPoolClient } from './pg-types.js';
 
 const guarded = new WeakSet<PgPoolClient>();
 

@@ -4,62 +4,13 @@
  * is first used, with `LISTEN`/`NOTIFY` for near-instant change delivery.
  */
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
 import { onceUntilSuccess } from '../store/init-store.js';
 import { guardClients } from './pg-client-guard.js';
+import type { PgNotification, PgPool } from './pg-types.js';
 import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
-
-/**
- * A `NOTIFY` as `pg` delivers it.
- *
- * @example
- * ```ts
- * import pg from 'pg'
- *
- * const client = await new pg.Pool({ connectionString: process.env.DATABASE_URL }).connect()
- * client.on('notification', (message: PgNotification) => console.log(message.channel, message.payload))
- * ```
- */
-export interface PgNotification {
-  readonly channel: string;
-  readonly payload?: string | undefined;
-}
-
-/**
- * The part of a `pg` pool client the store uses (a `pg.PoolClient` fits).
- *
- * @example
- * ```ts
- * import pg from 'pg'
- *
- * const client: PgPoolClient = await new pg.Pool().connect()
- * ```
- */
-export interface PgPoolClient extends PostgresPoolClient {
-  release(error?: Error | boolean): void;
-  on(event: 'notification', listener: (message: PgNotification) => void): unknown;
-  on(event: 'error', listener: (error: Error) => void): unknown;
-  on(event: 'end', listener: () => void): unknown;
-  removeListener(event: 'notification', listener: (message: PgNotification) => void): unknown;
-}
-
-/**
- * The part of a `pg` pool the store uses (a `pg.Pool` fits).
- *
- * @example
- * ```ts
- * import pg from 'pg'
- * import { createPostgresAccountStore, type PgPool } from 'express-service-accounts/sql'
- *
- * const pool: PgPool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
- * const store = createPostgresAccountStore({ pool, schema: 'service_accounts' })
- * ```
- */
-export interface PgPool extends PostgresPool {
-  connect(): Promise<PgPoolClient>;
-}
 
 /**
  * Options of {@link createPostgresAccountStore}.

@@ -4,6 +4,7 @@
  * extension point for non-Connect callers): `passport.authenticate(name, options, callback)` returns a
  * function of the request alone that runs the named strategy once and reports its outcome to `callback`,
  * as passport's own Connect adapter does with a custom callback (no session, no `req.login`, no response).
+ * It looks strategies up with passport's private `_strategy(name)`, so package.json pins passport to 0.7.x (`~0.7.0`).
  *
  * Why not passport's Connect adapter: it builds each attempt by creating an object from the strategy and
  * then assigning five new closures to it (`success`, `fail`, `error`, `pass`, `redirect`). Under load on

@@ -5,7 +5,6 @@
  */
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
 import { parseBasicAuthorization } from './basic-credentials.js';
-import { getRawJson, hasDuplicateTopLevelKeys } from './token-request-body.js';
 import { setTokenRequest, type Middleware, type PresentedCredentials } from './token-request.js';
 
 /** RFC 6749 §5.1: token responses, errors included, must not be cached. */
@@ -58,8 +57,6 @@ function readFields(body: unknown): Record<Field, string | undefined> {
  */
 export const validateTokenRequest: Middleware = (req, _res, next) => {
   try {
-    const raw = getRawJson(req);
-    if (raw !== undefined && hasDuplicateTopLevelKeys(raw)) throw new InvalidRequestError('A parameter is repeated');
     const fields = readFields(req.body);
     const basic = parseBasicAuthorization(req.headers.authorization);
     let credentials: PresentedCredentials;

@@ -4,6 +4,7 @@
  * they report `BENCH_READY`, and always killed, by pid, when the run ends, normally or not.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import type { ServerConfig, ServerReady } from './fixtures.js';
@@ -34,6 +35,10 @@ export interface Launch {
   readonly nodeArgs?: readonly string[];
   /** A ready-to-run JavaScript file instead of the TypeScript source. */
   readonly script?: string;
+  /** A file that receives everything the server writes to stdout (V8's `--trace-*` output, say). */
+  readonly stdoutFile?: string;
+  /** The server's working directory (default: ours). */
+  readonly cwd?: string;
   readonly startTimeoutMs?: number;
 }
 
@@ -51,10 +56,12 @@ export function startServer(name: string, config: ServerConfig, cpus: CpuPlan | 
   const startTimeoutMs = launch.startTimeoutMs ?? START_TIMEOUT_MS;
   const child = spawn(words[0]!, words.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(launch.cwd ? { cwd: launch.cwd } : {}),
     env: { ...process.env, BENCH_SERVER_CONFIG: JSON.stringify(config), NODE_ENV: 'production' },
   });
   children.add(child);
   child.on('exit', () => children.delete(child));
+  if (launch.stdoutFile) child.stdout!.pipe(createWriteStream(launch.stdoutFile));
 
   return new Promise((resolvePromise, reject) => {
     let stdout = '';

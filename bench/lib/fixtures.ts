@@ -39,13 +39,16 @@ export interface ServerConfig {
   readonly client?: { readonly clientId: string; readonly secret: string };
   /** A token to answer with (bare token route) or to accept (node-oauth2-server's in-memory tokens). */
   readonly token?: string;
-  /**
-   * SQL store: how often its change feed is polled (default: the store's, 200 ms). The instruction
-   * bench stretches it by valgrind's slowdown, so polls per request stay what they are natively.
-   */
+  /** SQL store: how often its change feed is polled (default: the store's, 200 ms). */
   readonly pollIntervalMs?: number;
-  /** Library: `storeTimeout` (default 2 s); stretched under valgrind like the poll interval. */
+  /** Library: `storeTimeout` (default 2 s). */
   readonly storeTimeout?: number;
+  /** Library: `statusCacheTtl` (default 30 s). */
+  readonly statusCacheTtl?: number;
+  /** The HTTP server's `keepAliveTimeout` (default Node's, 5 s). */
+  readonly keepAliveTimeout?: number;
+  /** Instruction bench: the file to write after a full garbage collection on SIGUSR2 (lib/callgrind.ts). */
+  readonly gcAck?: string;
   /** Bare server: read the token request body with `express.urlencoded()` before answering. */
   readonly parseBody?: boolean;
   /** Library server: install the OpenTelemetry metrics SDK with a reader (default: the API alone, no SDK). */

@@ -33,6 +33,7 @@ run(async () => {
     ...(config.otelSdk && { telemetry: { meterProvider: new MeterProvider({ readers: [new HeldReader()] }) } }),
     ...(config.flood ? { failureLimit: false as const } : {}),
     ...(config.storeTimeout ? { storeTimeout: config.storeTimeout } : {}),
+    ...(config.statusCacheTtl ? { statusCacheTtl: config.statusCacheTtl } : {}),
   });
   await sa.ready();
   let client = config.client;

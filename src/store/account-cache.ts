@@ -34,9 +34,13 @@
  *
  * Concurrent misses for one client ID share one store read. Invalidating one client ID leaves reads
  * for other client IDs in flight and cacheable; `'*'` detaches all of them. `peek()`, on every
- * protected request, is a bare LRU lookup: the bookkeeping above costs only on a miss.
+ * protected request, is one `Map` lookup and one clock read: the bookkeeping above costs only on a miss.
+ *
+ * Bound: at most `max` entries; when full, the entry stored longest ago goes first. An entry lives at most
+ * its lifetime and an account in use is stored again once it expires, so (lifetimes being alike) the
+ * entry stored longest ago is the one closest to expiring anyway: evicting it costs at most one early
+ * store read, and a hit needs none of an LRU's reordering on every request.
  */
-import { LRUCache } from 'lru-cache';
 import type { AccountRecord, AccountStore } from './account-store.js';
 import { callStore } from './call-store.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
@@ -45,8 +49,15 @@ import type { ChangeFeedState } from '../observability/operational-events.js';
 /** Cache lifetime when the store cannot announce changes: half of the 1-second revocation bound (docs/security.md). */
 export const WATCHLESS_TTL_MS = 500;
 
-interface Entry {
+/** What a lookup answers: the record, or `undefined` for an unknown client. */
+interface Cached {
   readonly account: AccountRecord | undefined;
+}
+
+interface Entry {
+  readonly cached: Cached;
+  /** Last moment (cache clock) at which the entry is fresh. */
+  readonly freshUntil: number;
 }
 
 /** One store read in flight; `startedAt` is on the cache's monotonic clock. */
@@ -60,7 +71,9 @@ export class AccountCache {
   readonly #store: AccountStore;
   readonly #timeout: number;
   readonly #watchedTtl: number;
-  readonly #entries: LRUCache<string, Entry>;
+  /** Insertion order is storage order: the first entry is the one stored longest ago. */
+  readonly #entries = new Map<string, Entry>();
+  readonly #max: number;
   readonly #clock: { now(): number };
   /** The read each client ID may join; an invalidation removes it (the read goes on, detached). */
   readonly #inflight = new Map<string, Load>();
@@ -90,16 +103,10 @@ export class AccountCache {
     this.#onFeedState = options.onFeedState;
     this.#timeout = options.storeTimeout;
     this.#watchedTtl = options.statusCacheTtl;
+    this.#max = options.max ?? 50_000;
     // One monotonic millisecond clock (`performance` unless a test injects one) measures entry lifetimes
-    // (inside lru-cache) and read ages (here). ttlResolution 0: read the clock on each lookup instead of
-    // caching it behind a 1 ms timer, which would schedule a timer per request whenever requests are more
-    // than 1 ms apart.
-    this.#entries = new LRUCache<string, Entry>({
-      max: options.max ?? 50_000,
-      ttlResolution: 0,
-      ...(options.clock ? { perf: options.clock } : {}),
-    });
-    this.#clock = this.#entries.perf;
+    // and read ages, read on each lookup: no timer is ever scheduled per request.
+    this.#clock = options.clock ?? performance;
   }
 
   get #ttl(): number {
@@ -145,10 +152,27 @@ export class AccountCache {
   }
 
   /** The cached record, if fresh: `{ account }` (account may be undefined = unknown client), else `undefined`. */
-  peek(clientId: string): Entry | undefined {
+  peek(clientId: string): Cached | undefined {
+    const entry = this.#fresh(clientId);
+    if (entry === undefined) return undefined;
+    this.#hits++;
+    return entry.cached;
+  }
+
+  /** The entry if it is fresh; an expired one is dropped. */
+  #fresh(clientId: string): Entry | undefined {
     const entry = this.#entries.get(clientId);
-    if (entry) this.#hits++;
-    return entry;
+    if (entry === undefined) return undefined;
+    if (this.#clock.now() <= entry.freshUntil) return entry;
+    this.#entries.delete(clientId);
+    return undefined;
+  }
+
+  #keep(clientId: string, account: AccountRecord | undefined, freshUntil: number): void {
+    // Deleted first so that the entry moves to the end of the storage order.
+    this.#entries.delete(clientId);
+    this.#entries.set(clientId, { cached: { account }, freshUntil });
+    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
   }
 
   /** Whether the store's changes are being watched. */
@@ -166,10 +190,10 @@ export class AccountCache {
    * unless it began before an invalidation of this client ID or longer ago than the entry lifetime.
    */
   get(clientId: string): Promise<AccountRecord | undefined> {
-    const cached = this.#entries.get(clientId);
-    if (cached) {
+    const cached = this.#fresh(clientId);
+    if (cached !== undefined) {
       this.#hits++;
-      return Promise.resolve(cached.account);
+      return Promise.resolve(cached.cached.account);
     }
     this.#misses++;
     const now = this.#clock.now();
@@ -186,9 +210,10 @@ export class AccountCache {
         // than the newer read's answer. Do not cache it.
         if (this.#inflight.get(clientId) !== load) return account;
         // The lifetime counts from the start of the read, so the entry gets what is left of it (rounded
-        // down). Nothing left, or a TTL of 0, means no caching (to lru-cache a TTL of 0 is "never expires").
-        const left = Math.floor(this.#ttl - (this.#clock.now() - startedAt));
-        if (left >= 1) this.#entries.set(clientId, { account }, { ttl: left });
+        // down). Nothing left, or a TTL of 0, means no caching.
+        const now = this.#clock.now();
+        const left = Math.floor(this.#ttl - (now - startedAt));
+        if (left >= 1) this.#keep(clientId, account, now + left);
         return account;
       })
       .finally(() => {

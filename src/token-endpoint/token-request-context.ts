@@ -45,14 +45,18 @@ export class TokenRequestContext {
   failure: ClientFailure | undefined = undefined;
   #client: AuthenticatedClient | undefined = undefined;
 
+  /**
+   * The client's address as Express sees it (`req.ip`, which respects `trust proxy`), else the socket's.
+   * Read once: Express computes `req.ip` anew on every read.
+   */
+  readonly address: string | undefined;
+
   constructor(
     readonly req: TokenHttpRequest,
     readonly res: ServerResponse,
-  ) {}
-
-  /** The client's address as Express sees it (`req.ip`, which respects `trust proxy`), else the socket's. */
-  get address(): string | undefined {
-    return typeof this.req.ip === 'string' ? this.req.ip : this.req.socket?.remoteAddress;
+  ) {
+    const { ip } = req;
+    this.address = typeof ip === 'string' ? ip : req.socket?.remoteAddress;
   }
 
   /** The validated parameters; throws if the validation step has not run (a wiring bug). */

@@ -82,20 +82,8 @@ export function signAccessToken(
   const { signer } = settings.keyring;
   // RFC 7515 §7.1 compact serialization, as jsonwebtoken writes it for these claims and this header
   // (same bytes; test/unit/access-token-signing.test.ts compares), without its option validation.
-  const signingInput = `${encodedHeader(signer)}.${Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url')}`;
+  const signingInput = `${signer.encodedHeader}.${Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url')}`;
   return { token: `${signingInput}.${signJws(signer.alg, signer.signKey, signingInput)}`, claims };
-}
-
-const headers = new WeakMap<object, string>();
-
-/** The signer's protected header, `{ alg, typ: 'at+jwt', kid }` (RFC 9068 §2.1), base64url-encoded once. */
-function encodedHeader(signer: { readonly alg: SigningAlgorithm; readonly kid: string }): string {
-  let header = headers.get(signer);
-  if (header === undefined) {
-    header = Buffer.from(JSON.stringify({ alg: signer.alg, typ: 'at+jwt', kid: signer.kid }), 'utf8').toString('base64url');
-    headers.set(signer, header);
-  }
-  return header;
 }
 
 /** The JWS signature of `input` (RFC 7518 §3.2 HMAC, §3.3 RSASSA-PKCS1-v1_5, §3.4 ECDSA as R || S), base64url. */

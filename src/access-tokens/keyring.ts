@@ -57,8 +57,11 @@ export interface KeyringKey {
 
 /** The resolved keyring. */
 export interface Keyring {
-  /** The key that signs new tokens: the first key that can sign. */
-  readonly signer: KeyringKey & { readonly signKey: KeyObject };
+  /**
+   * The key that signs new tokens: the first key that can sign, with the JWS protected header it
+   * writes, `{ alg, typ: 'at+jwt', kid }` (RFC 9068 §2.1), base64url-encoded once.
+   */
+  readonly signer: KeyringKey & { readonly signKey: KeyObject; readonly encodedHeader: string };
   /** Every key by `kid`. */
   readonly keys: ReadonlyMap<string, KeyringKey>;
   /** Public keys (asymmetric ones only) as an RFC 7517 JWK Set. */
@@ -66,6 +69,10 @@ export interface Keyring {
 }
 
 type Fail = (name: string, problem: string) => never;
+
+function encodeHeader(key: KeyringKey): string {
+  return Buffer.from(JSON.stringify({ alg: key.alg, typ: 'at+jwt', kid: key.kid }), 'utf8').toString('base64url');
+}
 
 const MIN_HS256_BYTES = 32;
 
@@ -155,7 +162,7 @@ export function createKeyring(
     if (typeof resolved.kid !== 'string' || resolved.kid === '') fail(`${name}.kid`, 'must be a non-empty string');
     if (keys.has(resolved.kid)) fail(`${name}.kid`, `duplicates kid "${resolved.kid}"`);
     keys.set(resolved.kid, resolved);
-    if (!signer && resolved.signKey) signer = resolved as Keyring['signer'];
+    if (!signer && resolved.signKey) signer = { ...resolved, signKey: resolved.signKey, encodedHeader: encodeHeader(resolved) };
   });
 
   if (!signer) return fail('signingKeys', 'has no key that can sign (an HS256 key or a private ES256/RS256 key)');

@@ -6,7 +6,6 @@
 import type { ServerResponse } from 'node:http';
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
 import { parseBasicAuthorization } from './basic-credentials.js';
-import { getRawJson, hasDuplicateTopLevelKeys } from './token-request-body.js';
 import type { PresentedCredentials, Step } from './token-request-context.js';
 
 /** RFC 6749 §5.1: token responses, errors included, must not be cached. */
@@ -60,8 +59,6 @@ function readFields(body: unknown): Record<Field, string | undefined> {
 export const validateTokenRequest: Step = (context, next) => {
   try {
     const { req } = context;
-    const raw = getRawJson(req);
-    if (raw !== undefined && hasDuplicateTopLevelKeys(raw)) throw new InvalidRequestError('A parameter is repeated');
     const fields = readFields(context.body);
     const basic = parseBasicAuthorization(req.headers.authorization);
     let credentials: PresentedCredentials;

@@ -16,7 +16,7 @@ import { ClientCredentialsCheck } from './client-credentials-check.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createFailureLimiter } from './failure-limiter.js';
 import { createBrowserGuard, requirePost, validateTokenRequest } from './request-guards.js';
-import { createTokenBodyParser } from './token-request-body.js';
+import { readTokenBody } from './token-request-body.js';
 import type { Step } from './token-request-context.js';
 import { createTokenRouter, type ErrorMiddleware, type Middleware } from './token-router.js';
 
@@ -47,11 +47,11 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     : undefined;
   if (limiter) runtime.onClose(() => limiter.close());
 
-  const bodyParser = createTokenBodyParser(config.bodyLimit);
   const readBody: Step = (context, next) =>
-    bodyParser(context.req, context.res, (err) => {
-      context.body = context.req.body;
-      next(err);
+    readTokenBody(context.req, config.bodyLimit, (err, body) => {
+      if (err) return next(err);
+      context.body = body;
+      next();
     });
   const ready: Step = (_context, next) => {
     if (runtime.isReady()) return next();

@@ -5,22 +5,16 @@
  * `invalid_request`, never a 500 or an HTML page. A JSON body the host's parser read first cannot be
  * checked for repeated keys: the host is warned once (docs/token-endpoint.md, "Your own body parsers").
  *
- * A token request is four short UTF-8 fields, so the reader is deliberately small: the body is
- * collected up to the limit, then parsed by `URLSearchParams` or `JSON.parse` into an object without
- * a prototype, with repeated parameters kept as arrays for the guards to refuse.
+ * A token request is four short UTF-8 fields, so the reader does one pass: `content-type` parses the
+ * header, `collectBody` (collect-body.ts) collects the stream up to the limit and decodes it as UTF-8
+ * once, then `URLSearchParams` or `JSON.parse` turns the text into the parameters (a form into an object without a
+ * prototype, a repeated name kept as an array for the guards to refuse; a JSON object repeating a
+ * key is refused here, as `JSON.parse` would keep the last value).
  */
+import { parse as parseContentType } from 'content-type';
 import { InvalidRequestError } from '../errors.js';
-import type { ServerResponse } from 'node:http';
+import { collectBody, tooLarge } from './collect-body.js';
 import type { TokenHttpRequest } from './token-request-context.js';
-
-type Middleware = (req: TokenHttpRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
-
-const rawJson = new WeakMap<object, string>();
-
-/** The raw JSON text of a body this module parsed (for the duplicate-key check). */
-export function getRawJson(req: object): string | undefined {
-  return rawJson.get(req);
-}
 
 /** Whether an error comes from a host's body parser: those carry a `type` like `entity.parse.failed`. */
 export function isBodyParserError(err: unknown): boolean {
@@ -28,8 +22,6 @@ export function isBodyParserError(err: unknown): boolean {
   return typeof type === 'string' && /^(entity|request|charset|encoding|parameters|stream)\./.test(type);
 }
 
-const tooLarge = (cause?: unknown): InvalidRequestError =>
-  new InvalidRequestError('The request body is too large', { status: 413, ...(cause !== undefined ? { cause } : {}) });
 const notJson = (cause?: unknown): InvalidRequestError =>
   new InvalidRequestError('The request body is not valid JSON', cause !== undefined ? { cause } : {});
 const unsupportedEncoding = (cause?: unknown): InvalidRequestError =>
@@ -98,52 +90,20 @@ const MAX_PARAMETERS = 100;
 
 type BodyKind = 'form' | 'json';
 
+/** `application/json` and the `+json` structured syntax suffix types (RFC 6839 §3.1), such as `application/vnd.api+json`. */
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json$/;
+/** The charset labels of UTF-8 (RFC 6749 App. B), compared without case. */
+const UTF8 = /^utf-?8$/i;
+
 /** The body's kind from its media type, or an error for a charset other than UTF-8 (RFC 6749 App. B). */
 function bodyKind(contentType: string | undefined): BodyKind | undefined | InvalidRequestError {
   if (contentType === undefined) return undefined;
-  const [type = '', ...parameters] = contentType.split(';');
-  const media = type.trim().toLowerCase();
-  const kind: BodyKind | undefined =
-    media === 'application/x-www-form-urlencoded' ? 'form' : /^application\/([a-z0-9.+-]+\+)?json$/.test(media) ? 'json' : undefined;
+  // The media type comes lower-cased; a parameter named twice keeps its first value.
+  const { type, parameters } = parseContentType(contentType);
+  const kind: BodyKind | undefined = type === 'application/x-www-form-urlencoded' ? 'form' : JSON_TYPE.test(type) ? 'json' : undefined;
   if (kind === undefined) return undefined;
-  for (const parameter of parameters) {
-    const [name = '', value = ''] = parameter.split('=');
-    if (name.trim().toLowerCase() !== 'charset') continue;
-    const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase();
-    if (charset !== 'utf-8' && charset !== 'utf8') return unsupportedEncoding();
-  }
-  return kind;
-}
-
-/** Collects the body up to `limit` bytes; past it, reports 413 at once and discards the rest. */
-function readBody(req: TokenHttpRequest, limit: number, done: (err: InvalidRequestError | undefined, text?: string) => void): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let finished = false;
-  // The listeners stay until the stream ends; once finished they do nothing, and past the limit the
-  // data listener keeps the stream flowing, discarding the rest so the connection stays usable.
-  const finish = (err: InvalidRequestError | undefined, text?: string): void => {
-    if (finished) return;
-    finished = true;
-    chunks.length = 0;
-    done(err, text);
-  };
-  const onData = (chunk: Buffer): void => {
-    if (finished) return;
-    size += chunk.length;
-    if (size > limit) return finish(tooLarge());
-    chunks.push(chunk);
-  };
-  const onEnd = (): void => {
-    if (finished) return;
-    finish(undefined, (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8'));
-  };
-  const onError = (cause: unknown): void => finish(new InvalidRequestError('The request body could not be read', { cause }));
-  const onAborted = (): void => finish(new InvalidRequestError('The request was aborted'));
-  req.on('data', onData);
-  req.on('end', onEnd);
-  req.on('error', onError);
-  req.on('aborted', onAborted);
+  const charset = parameters.charset;
+  return charset === undefined || UTF8.test(charset) ? kind : unsupportedEncoding();
 }
 
 /** Form parameters into an object without a prototype; a repeated name becomes an array. */
@@ -158,69 +118,69 @@ function parseForm(text: string): Record<string, string | string[]> | InvalidReq
   return body;
 }
 
-/** A JSON object or array (what body-parser's `strict` mode accepts); an empty body is `{}`. */
+/**
+ * A JSON object or array (what body-parser's `strict` mode accepts); an empty body is `{}`. An object
+ * that repeats a key at its top level is refused (RFC 6749 §3.2), where `JSON.parse` keeps the last.
+ */
 function parseJson(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed === '') return {};
   if (trimmed[0] !== '{' && trimmed[0] !== '[') return notJson();
+  let body: unknown;
   try {
-    return JSON.parse(trimmed) as unknown;
+    body = JSON.parse(trimmed) as unknown;
   } catch (cause) {
     return notJson(cause);
   }
+  return hasDuplicateTopLevelKeys(trimmed) ? new InvalidRequestError('A parameter is repeated') : body;
 }
 
 /**
- * Returns the body-reading middleware of the token endpoint.
+ * Reads the token request body and hands back its parameters, without touching `req` (beyond reading
+ * its stream): an object (form bodies without a prototype), `{}` for an empty body, or what the host's
+ * own parser already made of it (`{}` when that is `undefined` or `null`). Fails with 413
+ * `invalid_request` over `limit` bytes (the declared `Content-Length` is checked first, also for a body
+ * the host's parser already read) or past 100 form parameters, after which the rest of the body is
+ * read and discarded so the connection stays usable; and with 400 `invalid_request` for bad JSON, a
+ * repeated JSON key, a charset other than UTF-8, a `Content-Encoding`, an aborted request, or a body of
+ * another media type.
+ *
  * @param limit largest body in bytes
+ * @example
+ * ```ts
+ * readTokenBody(req, config.bodyLimit, (err, body) => (err ? fail(err) : validate(body)))
+ * ```
  */
-export function createTokenBodyParser(limit: number): Middleware {
-  return (req, _res, next) => {
-    // Checked first: a body the host's own parser (with its own, larger limit) already read is still ours to refuse.
-    const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > limit) {
-      next(tooLarge());
-      return;
-    }
-    if (alreadyParsed(req)) {
-      if (bodyKind(req.headers['content-type']) === 'json') warnJsonAlreadyParsed();
-      if (req.body === undefined || req.body === null) req.body = {};
-      // A chunked body declares no length: judge what the host's parser made of it instead.
-      if (declared === undefined && parsedSize(req.body, limit) > limit) {
-        next(tooLarge());
-        return;
-      }
-      next();
-      return;
-    }
-    const kind = bodyKind(req.headers['content-type']);
-    if (kind instanceof InvalidRequestError) {
-      next(kind);
-      return;
-    }
-    if (kind === undefined) {
-      if (hasBody(req)) {
-        next(new InvalidRequestError('Unsupported content type; send application/x-www-form-urlencoded or application/json'));
-        return;
-      }
-      req.body = {};
-      next();
-      return;
-    }
-    const encoding = req.headers['content-encoding'];
-    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-      next(unsupportedEncoding());
-      return;
-    }
-    readBody(req, limit, (err, text = '') => {
-      if (err) return next(err);
-      if (kind === 'json') rawJson.set(req, text);
-      const body = kind === 'form' ? parseForm(text) : parseJson(text);
-      if (body instanceof InvalidRequestError) return next(body);
-      req.body = body;
-      next();
-    });
-  };
+export function readTokenBody(req: TokenHttpRequest, limit: number, done: (err: InvalidRequestError | undefined, body?: unknown) => void): void {
+  const headers = req.headers;
+  // Checked first: a body the host's own parser (with its own, larger limit) already read is still ours to refuse.
+  const declared = headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) return done(tooLarge());
+  const kind = bodyKind(headers['content-type']);
+  if (alreadyParsed(req)) {
+    if (kind === 'json') warnJsonAlreadyParsed();
+    const body = req.body ?? {};
+    // A chunked body declares no length: judge what the host's parser made of it instead.
+    if (declared === undefined && parsedSize(body, limit) > limit) return done(tooLarge());
+    return done(undefined, body);
+  }
+  if (kind instanceof InvalidRequestError) return done(kind);
+  if (kind === undefined) {
+    if (hasBody(req)) return done(new InvalidRequestError('Unsupported content type; send application/x-www-form-urlencoded or application/json'));
+    return done(undefined, {});
+  }
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return done(unsupportedEncoding());
+  // One pass: the bytes (checked against the declared length), one UTF-8 decoding, one parse. raw-body's
+  // own `encoding` option is not used: its decoder (iconv-lite) costs more than Buffer#toString on a
+  // body this small (docs/performance.md), and it strips a leading byte order mark, which would change
+  // how a form body starting with one is read.
+  collectBody(req, limit, (err, text = '') => {
+    if (err) return done(err);
+    const body = kind === 'form' ? parseForm(text) : parseJson(text);
+    if (body instanceof InvalidRequestError) return done(body);
+    done(undefined, body);
+  });
 }
 
 /**

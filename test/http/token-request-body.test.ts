@@ -64,6 +64,12 @@ describe.each([5, 4] as const)('the token endpoint reading the body itself (Expr
     expectNoSecret(res, account.secret.value);
   });
 
+  // RFC 8259 §8.1: "implementations that parse JSON texts MAY ignore the presence of a byte order mark".
+  it('issues a token for a JSON body that starts with a byte order mark', async () => {
+    const res = await post().set('Content-Type', 'application/json').send(`\uFEFF${jsonText()}`);
+    expect(res.status, res.text).toBe(200);
+  });
+
   it.each(['application/jsonx', 'application/json-seq', 'application/foo_bar+json', 'text/json', 'application/json, text/plain'])(
     '400 invalid_request for a body sent as %s (not a JSON media type)',
     async (type) => {

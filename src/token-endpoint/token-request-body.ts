@@ -6,10 +6,10 @@
  * checked for repeated keys: the host is warned once (docs/token-endpoint.md, "Your own body parsers").
  *
  * A token request is four short UTF-8 fields, so the reader does one pass: `content-type` parses the
- * header, `collectBody` (collect-body.ts) collects the stream up to the limit and decodes it as UTF-8
- * once, then `URLSearchParams` or `JSON.parse` turns the text into the parameters (a form into an object without a
- * prototype, a repeated name kept as an array for the guards to refuse; a JSON object repeating a
- * key is refused here, as `JSON.parse` would keep the last value).
+ * header, `collectBody` (collect-body.ts) collects the stream up to the limit and decodes it as
+ * UTF-8 once, then `URLSearchParams` or `JSON.parse` turns the text into the parameters (a form into
+ * an object without a prototype, a repeated name kept as an array for the guards to refuse; a JSON
+ * object repeating a key is refused here, as `JSON.parse` would keep the last value).
  */
 import { parse as parseContentType } from 'content-type';
 import { InvalidRequestError } from '../errors.js';
@@ -171,10 +171,8 @@ export function readTokenBody(req: TokenHttpRequest, limit: number, done: (err: 
   }
   const encoding = headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return done(unsupportedEncoding());
-  // One pass: the bytes (checked against the declared length), one UTF-8 decoding, one parse. raw-body's
-  // own `encoding` option is not used: its decoder (iconv-lite) costs more than Buffer#toString on a
-  // body this small (docs/performance.md), and it strips a leading byte order mark, which would change
-  // how a form body starting with one is read.
+  // One pass: the bytes, one UTF-8 decoding, one parse. A leading byte order mark is kept in the text:
+  // a form has none (it would stay part of the first name), and the JSON parse step trims it.
   collectBody(req, limit, (err, text = '') => {
     if (err) return done(err);
     const body = kind === 'form' ? parseForm(text) : parseJson(text);

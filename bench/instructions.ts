@@ -40,7 +40,7 @@ const SECONDS_PER_REQUEST = 0.012;
  *   ~240,000 requests and one poll per ~1,600 (at 8,000 req/s); under valgrind the 30 s fell inside some
  *   windows and not others, and on the token endpoint the first expiry also made V8 deoptimize the
  *   client-authentication middleware (+2% in those runs only). Both are moved beyond a server's
- *   lifetime: what a poll costs per request natively is measured on its own (docs/performance.md). A
+ *   lifetime: what a poll costs is measured on its own (bench/poll-cost.ts, docs/performance.md). A
  *   stretched poll interval alone would not do: the feed reports itself failing when no poll has
  *   succeeded for `pollIntervalMs + 200 ms`, and under valgrind a poll takes longer than 200 ms, so each
  *   poll cycle dropped every cached account and turned into store reads.

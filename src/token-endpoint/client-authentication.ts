@@ -1,7 +1,8 @@
 /**
  * @module client-authentication
  * The client-authentication step of the token endpoint: the failure limiter (a repeat client is
- * checked, any other attempt counted in advance and given back on success), the bcrypt gate's refusal of
+ * checked, also while its account is read again; any other attempt counted in advance and given back
+ * on success), the bcrypt gate's refusal of
  * a key whose share is full (503 before any store read), the passport strategies, then the client
  * recorded on the context, or 401 `invalid_client` (challenging with Basic when the request has an
  * `Authorization` header, RFC 6749 §5.2) and an audit event with the reason.
@@ -64,14 +65,41 @@ class ClientAuthentication {
     }
     if (!limiter) return this.#authenticate(context, next);
     const keys = failureKeys(context);
-    if (context.remembered) {
+    const { candidate, remembered } = context;
+    if (remembered) {
       // A repeat client's exact secret, verified without bcrypt: not a guess, so only checked, not counted.
       const limited = limiter.check(keys);
       if (limited === 0) return this.#authenticate(context, next); // nothing on record for either key: no store call, no wait
-      limited.then((retryAfter) => (retryAfter > 0 ? this.#refuse(context, next, retryAfter) : this.#authenticate(context, next)), next);
-      return;
+      return this.#afterCheck(limited, context, next, () => this.#authenticate(context, next));
     }
-    // Counted before any bcrypt work, so a burst cannot pass the limit all at once (docs/security.md).
+    if (candidate && this.#parts.check.isKnownSecret(candidate)) {
+      // The same exact secret, but the account is not in the cache (its entry expired, or a change to it
+      // dropped it): read it once, then decide as above. Counting these in advance would answer a busy
+      // client's concurrent requests 429 while the read is in flight.
+      return this.#checkThen(limiter, keys, context, next, () =>
+        this.#parts.check.load(candidate).then(() => {
+          context.remembered = this.#parts.check.remembered(candidate);
+          if (context.remembered) return this.#authenticate(context, next);
+          this.#reserve(limiter, keys, context, next); // no longer live: decided as any other attempt
+        }, next),
+      );
+    }
+    this.#reserve(limiter, keys, context, next);
+  }
+
+  /** Refuses (429) when a key is already at the limit, else goes on with `then`. */
+  #checkThen(limiter: FailureLimiter, keys: FailureKeys, context: TokenRequestContext, next: (err?: unknown) => void, then: () => void): void {
+    const limited = limiter.check(keys);
+    if (limited === 0) return then();
+    this.#afterCheck(limited, context, next, then);
+  }
+
+  #afterCheck(limited: Promise<number>, context: TokenRequestContext, next: (err?: unknown) => void, then: () => void): void {
+    limited.then((retryAfter) => (retryAfter > 0 ? this.#refuse(context, next, retryAfter) : then()), next);
+  }
+
+  /** Counts the attempt before any bcrypt work, so a burst cannot pass the limit all at once (docs/security.md). */
+  #reserve(limiter: FailureLimiter, keys: FailureKeys, context: TokenRequestContext, next: (err?: unknown) => void): void {
     limiter.reserve(keys).then((counted) => {
       if (counted.retryAfter > 0) return this.#refuse(context, next, counted.retryAfter);
       context.reservation = counted;

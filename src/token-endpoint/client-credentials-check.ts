@@ -5,6 +5,7 @@
  * bcrypt compare each (against a dummy hash when nothing matches). Framework-free: the client
  * authentication step and the passport strategies call it.
  */
+import { LRUCache } from 'lru-cache';
 import type { ClientAuthenticationFailure, SecretChecksBusyError } from '../errors.js';
 import { parseSecret } from '../secrets/generate-credentials.js';
 import type { SecretVerifier } from '../secrets/secret-verifier.js';
@@ -51,8 +52,16 @@ function findSecret(account: AccountRecord | undefined, id: string): SecretRecor
   return undefined;
 }
 
+/** Most secrets {@link ClientCredentialsCheck.isKnownSecret} can recognise (as many as the verifier remembers). */
+const MAX_KNOWN_SECRETS = 10_000;
+
+const knownKey = (candidate: SecretCandidate): string => `${candidate.clientId}\u0000${candidate.secretId}`;
+
 /** See the module description. One per token endpoint. */
 export class ClientCredentialsCheck {
+  /** The stored hash of each secret that passed bcrypt here, by client ID and secret ID (a secret's hash never changes). */
+  readonly #verifiedHashes = new LRUCache<string, string>({ max: MAX_KNOWN_SECRETS });
+
   constructor(
     private readonly accounts: AccountCache,
     private readonly secrets: SecretVerifier,
@@ -68,6 +77,24 @@ export class ClientCredentialsCheck {
     const secret = findSecret(account, candidate.secretId);
     if (!isLive(account, secret) || !this.secrets.isRemembered(candidate.value, secret!.hash)) return undefined;
     return { account, secret: secret! };
+  }
+
+  /**
+   * Whether this exact value passed bcrypt here recently as this client's secret, even when the account
+   * is not in the cache (its entry expired, or a change to the account dropped it). Such a value is not
+   * a guess; whether the secret is still live is decided once the account is read. Synchronous.
+   */
+  isKnownSecret(candidate: SecretCandidate): boolean {
+    const hash = this.#verifiedHashes.get(knownKey(candidate));
+    return hash !== undefined && this.secrets.isRemembered(candidate.value, hash);
+  }
+
+  /**
+   * Reads the candidate's account into the cache: one store call, shared by concurrent requests.
+   * @throws {StoreUnavailableError} the store failed or timed out (→ 503)
+   */
+  async load(candidate: SecretCandidate): Promise<void> {
+    await this.accounts.get(candidate.clientId);
   }
 
   /**
@@ -92,6 +119,7 @@ export class ClientCredentialsCheck {
     if (!secret || !matches) return { ok: false, reason: 'wrong_secret', account };
     if (secret.revokedAt !== null) return { ok: false, reason: 'revoked_secret', account };
     if (!account.enabled) return { ok: false, reason: 'disabled_account', account };
+    this.#verifiedHashes.set(knownKey(candidate), secret.hash);
     return { ok: true, client: { account, secret } };
   }
 }

@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { FailureLimitOptions } from '../../src/index.js';
 import { generateSecret } from '../../src/secrets/generate-credentials.js';
 import { createTestApp } from '../helpers/create-app.js';
+import { GatedStore } from '../helpers/gated-store.js';
 import { json, listen, redisUrl, testKeyPrefix, tokenRequest, type LiveServer, type RawResponse } from './helpers.js';
 
 /** Counts bcrypt compares and can hold them all until released (the secret checks stay undecided). */
@@ -62,11 +63,11 @@ function describeBurst(name: string, limit: (o: { max: number; windowSeconds: nu
       close = undefined;
     });
 
-    async function setup(max: number, accounts = 1) {
+    async function setup(max: number, accounts = 1, store?: GatedStore) {
       const failureLimit = limit({ max, windowSeconds: 60 });
       // A client still connecting is answered 503 (never a pass): wait until it is ready.
       if (failureLimit.redis) await (failureLimit.redis as Redis).ping();
-      const { app, sa } = createTestApp({ failureLimit });
+      const { app, sa } = createTestApp({ failureLimit, ...(store ? { store } : {}) });
       app.set('trust proxy', true);
       const created = [];
       for (let i = 0; i < accounts; i++) created.push(await sa.admin.createAccount({ name: `burst-${i}` }));
@@ -145,6 +146,48 @@ function describeBurst(name: string, limit: (o: { max: number; windowSeconds: nu
       const results = await Promise.all(Array.from({ length: 30 }, () => request(server, clientId, secret.value, '10.35.0.1')));
       expect(statusCounts(results)).toEqual({ 200: 30 });
       expect(bcrypt.compares).toBe(0);
+    });
+
+    // docs/security.md, "Concurrent attempts": repeat clients are never counted in advance, also while
+    // their account is read again (here: a rotation through this instance dropped the cached entry).
+    it('never refuses a burst of repeat clients while their account is read again from a slow store', async () => {
+      const store = new GatedStore();
+      const { sa, server, accounts } = await setup(2, 1, store);
+      const { clientId, secret } = accounts[0]!;
+      expect((await request(server, clientId, secret.value, '10.36.0.1')).status).toBe(200);
+      await sa.admin.addSecret(clientId); // the rotation's new secret: the cached account is dropped
+      bcrypt.compares = 0;
+      const readsBefore = store.findCalls;
+      store.holding = true;
+      let answered = 0;
+      const burst = Array.from({ length: 12 }, () =>
+        request(server, clientId, secret.value, '10.36.0.1').then((r) => {
+          answered++;
+          return r;
+        }),
+      );
+      const [read] = await store.heldReads(1);
+      // Counted in advance, all but 2 would now be answered 429 while the read is held; give them the
+      // chance: every body has been read, then many turns of the event loop.
+      await vi.waitFor(() => expect(server.bodiesRead()).toBe(1 + 12), { timeout: 10_000, interval: 5 });
+      for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+      expect(answered).toBe(0);
+      read!.release();
+      expect(statusCounts(await Promise.all(burst))).toEqual({ 200: 12 });
+      expect(store.findCalls - readsBefore).toBe(1); // one read, shared by the whole burst
+      expect(bcrypt.compares).toBe(0);
+    });
+
+    it('counts a once-verified secret that was revoked since as any other attempt: 401 twice, then 429', async () => {
+      const { sa, server, accounts } = await setup(2, 1);
+      const { clientId, secret } = accounts[0]!;
+      expect((await request(server, clientId, secret.value, '10.37.0.1')).status).toBe(200);
+      await sa.admin.revokeSecret(clientId, secret.id);
+      bcrypt.compares = 0;
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await request(server, clientId, secret.value, '10.37.0.1')).status);
+      expect(statuses).toEqual([401, 401, 429]);
+      expect(bcrypt.compares).toBe(2);
     });
   });
 }

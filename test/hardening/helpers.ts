@@ -41,6 +41,8 @@ export interface RawRequest {
 export interface LiveServer {
   readonly url: string;
   request(req: RawRequest): Promise<RawResponse>;
+  /** How many requests the app has read to the end of their body so far. */
+  bodiesRead(): number;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,8 @@ export async function listenRecordingHeaders(sa: ServiceAccounts): Promise<Recor
 
 export async function listen(app: Express | http.RequestListener): Promise<LiveServer> {
   const server = http.createServer(app as http.RequestListener);
+  let bodiesRead = 0;
+  server.on('request', (req: http.IncomingMessage) => req.once('end', () => bodiesRead++));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -102,6 +106,7 @@ export async function listen(app: Express | http.RequestListener): Promise<LiveS
   return {
     url: `http://127.0.0.1:${port}`,
     request,
+    bodiesRead: () => bodiesRead,
     close: async () => {
       agent.destroy();
       server.closeAllConnections?.();

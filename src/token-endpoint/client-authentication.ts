@@ -2,10 +2,10 @@
  * @module client-authentication
  * The client-authentication step of the token endpoint: the failure limiter (a repeat client is
  * checked, also while its account is read again; any other attempt counted in advance and given back
- * on success), the bcrypt gate's refusal of
- * a key whose share is full (503 before any store read), the passport strategies, then the client
- * recorded on the context, or 401 `invalid_client` (challenging with Basic when the request has an
- * `Authorization` header, RFC 6749 §5.2) and an audit event with the reason.
+ * on success), the bcrypt gate's refusal of a key whose share is full (503 before any store read), the
+ * passport strategies, then the client recorded on the context, or 401 `invalid_client` (challenging
+ * with Basic when the request has an `Authorization` header, RFC 6749 §5.2) and an audit event with
+ * the reason.
  */
 import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure } from '../errors.js';
 import type { AuditEventInput } from '../audit/audit-events.js';
@@ -68,6 +68,7 @@ class ClientAuthentication {
     const { candidate, remembered } = context;
     if (remembered) {
       // A repeat client's exact secret, verified without bcrypt: not a guess, so only checked, not counted.
+      // #checkThen written out: this is every repeat request's path, and it needs no closure when nothing is on record.
       const limited = limiter.check(keys);
       if (limited === 0) return this.#authenticate(context, next); // nothing on record for either key: no store call, no wait
       return this.#afterCheck(limited, context, next, () => this.#authenticate(context, next));

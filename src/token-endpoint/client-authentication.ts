@@ -17,6 +17,7 @@ import { secretCandidate, type ClientCredentialsCheck } from './client-credentia
 import { createClientStrategies, type RunClientStrategy } from './client-strategies.js';
 import type { FailureKeys, FailureLimiter } from './failure-limiter.js';
 import { limiterAddress } from './limiter-address.js';
+import { GATE_IPV6_PREFIX } from '../secrets/bcrypt-gate.js';
 import type { Step, TokenRequestContext } from './token-request-context.js';
 
 /** What the step needs, built by the token endpoint. */
@@ -57,13 +58,25 @@ class ClientAuthentication {
     const { limiter, ipv6Prefix } = this.#parts;
     const { credentials } = context.parameters;
     const address = context.address;
-    // The bcrypt gate keys addresses as the limiter does, so one IPv6 prefix gets one turn and one share.
-    context.limiterAddress = address === undefined ? undefined : limiterAddress(address, ipv6Prefix);
+    // The bcrypt gate keys an IPv6 address by its site's /48 (or the limiter's prefix, if shorter), so one network gets one turn and one share.
+    context.limiterAddress = address === undefined ? undefined : limiterAddress(address, Math.min(ipv6Prefix, GATE_IPV6_PREFIX));
     if ('secret' in credentials) {
       context.candidate = secretCandidate(credentials.clientId, credentials.secret);
       context.remembered = context.candidate && this.#parts.check.remembered(context.candidate);
     }
-    if (!limiter) return this.#authenticate(context, next);
+    if (!limiter) {
+      const { candidate } = context;
+      // A secret verified here before whose account is not in the cache: read the account (never
+      // refused by a full bcrypt queue, as no compare is needed), then decide as a repeat client.
+      if (candidate && !context.remembered && this.#parts.check.isKnownSecret(candidate)) {
+        this.#parts.check.load(candidate).then(() => {
+          context.remembered = this.#parts.check.remembered(candidate);
+          this.#authenticate(context, next);
+        }, next);
+        return;
+      }
+      return this.#authenticate(context, next);
+    }
     const keys = failureKeys(context);
     const { candidate, remembered } = context;
     if (remembered) {

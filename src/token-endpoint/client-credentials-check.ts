@@ -114,7 +114,8 @@ export class ClientCredentialsCheck {
   async verify(candidate: SecretCandidate, address: string | undefined): Promise<CheckOutcome> {
     const account = await this.accounts.get(candidate.clientId);
     const secret = findSecret(account, candidate.secretId);
-    const matches = await this.secrets.verify(candidate.value, secret?.hash, isLive(account, secret), { address, clientId: candidate.clientId });
+    const keys = { address, clientId: candidate.clientId, known: account !== undefined };
+    const matches = await this.secrets.verify(candidate.value, secret?.hash, isLive(account, secret), keys);
     if (!account) return { ok: false, reason: 'unknown_client' };
     if (!secret || !matches) return { ok: false, reason: 'wrong_secret', account };
     if (secret.revokedAt !== null) return { ok: false, reason: 'revoked_secret', account };

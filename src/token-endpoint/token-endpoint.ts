@@ -37,10 +37,6 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     onSaturated: (queued) => event({ type: 'secret_checks.saturated', queued }),
   });
   telemetry.observe({ secretCheckQueueDepth: () => secrets.load.queued });
-  // The store says anything may have changed: no secret stays remembered.
-  runtime.accounts.onInvalidate((clientId) => {
-    if (clientId === '*') secrets.clear();
-  });
   runtime.onStart(() => secrets.dummyHash().then(() => undefined));
   const limiter = config.failureLimit
     ? createFailureLimiter(config.failureLimit, config.storeTimeout, new DependencyMonitor('limiter', telemetry, event, config.now))

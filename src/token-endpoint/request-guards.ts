@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
 import { parseBasicAuthorization } from './basic-credentials.js';
-import type { PresentedCredentials, Step } from './token-request-context.js';
+import type { PresentedCredentials, Step, TokenParameters } from './token-request-context.js';
 
 /** RFC 6749 §5.1: token responses, errors included, must not be cached. */
 export function setNoStore(res: ServerResponse): void {
@@ -52,35 +52,31 @@ function readFields(body: unknown): Record<Field, string | undefined> {
 }
 
 /**
- * Validates the parameters and the presentation of credentials (HTTP Basic decoded here, once), then
- * records them on the context. RFC 6749 §2.3: a client must not use more than one authentication
- * method in a request.
+ * Validates the parameters of a token request (its parsed `body`) and how it presents credentials
+ * (HTTP Basic, from the `authorization` header, decoded here, once). RFC 6749 §2.3: a client must not
+ * use more than one authentication method in a request.
+ * @throws {InvalidRequestError} a malformed request (→ 400 `invalid_request`)
  */
-export const validateTokenRequest: Step = (context, next) => {
-  try {
-    const { req } = context;
-    const fields = readFields(context.body);
-    const basic = parseBasicAuthorization(req.headers.authorization);
-    let credentials: PresentedCredentials;
-    if (basic.kind !== 'absent') {
-      const clashes =
-        fields.client_secret !== undefined ||
-        (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));
-      if (clashes) throw new InvalidRequestError('Send client credentials either in HTTP Basic or in the body, not both');
-      credentials =
-        basic.kind === 'present'
-          ? { method: 'basic', clientId: basic.clientId, secret: basic.secret }
-          : { method: 'basic', malformed: true };
-    } else if (fields.client_id !== undefined && fields.client_secret !== undefined) {
-      credentials = { method: 'body', clientId: fields.client_id, secret: fields.client_secret };
-    } else if (fields.client_id !== undefined || fields.client_secret !== undefined) {
-      credentials = { method: 'body', malformed: true, ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}) };
-    } else {
-      credentials = { method: 'none' };
-    }
-    context.parameters = { grantType: fields.grant_type, scope: fields.scope, credentials };
-    next();
-  } catch (err) {
-    next(err);
+export function validateTokenRequest(body: unknown, authorization: string | undefined): TokenParameters {
+  const fields = readFields(body);
+  const basic = parseBasicAuthorization(authorization);
+  const authorizationHeader = authorization !== undefined;
+  let credentials: PresentedCredentials;
+  if (basic.kind !== 'absent') {
+    const clashes =
+      fields.client_secret !== undefined ||
+      (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));
+    if (clashes) throw new InvalidRequestError('Send client credentials either in HTTP Basic or in the body, not both');
+    credentials =
+      basic.kind === 'present'
+        ? { method: 'basic', clientId: basic.clientId, secret: basic.secret, authorizationHeader }
+        : { method: 'basic', malformed: true, authorizationHeader };
+  } else if (fields.client_id !== undefined && fields.client_secret !== undefined) {
+    credentials = { method: 'body', clientId: fields.client_id, secret: fields.client_secret, authorizationHeader };
+  } else if (fields.client_id !== undefined || fields.client_secret !== undefined) {
+    credentials = { method: 'body', malformed: true, ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}), authorizationHeader };
+  } else {
+    credentials = { method: 'none', authorizationHeader };
   }
-};
+  return { grantType: fields.grant_type, scope: fields.scope, credentials };
+}

@@ -11,8 +11,9 @@ import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../runtime.js';
 import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
-import { createClientAuthentication } from './client-authentication.js';
-import { ClientCredentialsCheck } from './client-credentials-check.js';
+import { RememberedSecrets } from '../secrets/remembered-secrets.js';
+import { ClientAuthenticator } from './client-authenticator.js';
+import { createClientAuthentication } from './client-strategies.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createFailureLimiter } from './failure-limiter.js';
 import { createBrowserGuard, requirePost, validateTokenRequest } from './request-guards.js';
@@ -43,10 +44,15 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     : undefined;
   if (limiter) runtime.onClose(() => limiter.close());
 
-  const readBody: Step = (context, next) =>
+  // The body, then its parameters and credentials, validated once (request-guards.ts).
+  const readParameters: Step = (context, next) =>
     readTokenBody(context.req, config.bodyLimit, (err, body) => {
       if (err) return next(err);
-      context.body = body;
+      try {
+        context.parameters = validateTokenRequest(body, context.req.headers.authorization);
+      } catch (invalid) {
+        return next(invalid);
+      }
       next();
     });
   const ready: Step = (_context, next) => {
@@ -56,18 +62,21 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
   const steps: readonly Step[] = [
     requirePost,
     createBrowserGuard(config.allowBrowserRequests),
-    readBody,
-    validateTokenRequest,
+    readParameters,
     ready,
-    createClientAuthentication({
-      check: new ClientCredentialsCheck(runtime.accounts, secrets),
-      limiter,
-      ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
-      secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
-      audit: runtime.audit,
-      telemetry,
-      now: config.now,
-    }),
+    createClientAuthentication(
+      new ClientAuthenticator({
+        accounts: runtime.accounts,
+        secrets,
+        remembered: new RememberedSecrets(),
+        limiter,
+        ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
+        secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
+        audit: runtime.audit,
+        telemetry,
+        now: config.now,
+      }),
+    ),
     requireClientCredentialsGrant,
     createClientCredentialsExchange(runtime),
   ];

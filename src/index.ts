@@ -12,6 +12,7 @@ export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
 export type { AdminApi } from './admin/admin-api.js';
+export type { PublicKeyInput } from './admin/admin-keys.js';
 export { createAdminApi } from './admin/create-admin-api.js';
 export type { AdminApiOptions } from './admin/admin-options.js';
 export type { CreateAccountInput } from './admin/admin-input.js';
@@ -22,6 +23,9 @@ export type {
   SecretSummary,
   RevokedSecret,
   AccountStatus,
+  CreatedKey,
+  KeySummary,
+  RevokedKey,
 } from './admin/admin-summaries.js';
 export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
 export type {
@@ -32,6 +36,11 @@ export type {
   NewSecretRecord,
   AddSecretOptions,
   AddSecretResult,
+  KeyRecord,
+  NewKeyRecord,
+  AddKeyOptions,
+  AddKeyResult,
+  PublicKeyJwk,
   AccountChangeListener,
   WatchOptions,
 } from './store/account-store.js';
@@ -43,6 +52,7 @@ export type {
   ClientAuthenticationFailedEvent,
   AccountEvent,
   SecretEvent,
+  KeyEvent,
 } from './audit/audit-events.js';
 export type {
   OperationalEvent,
@@ -73,4 +83,4 @@ export {
   type InvalidTokenReason,
   type ClientAuthenticationFailure,
 } from './errors.js';
-export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX } from './secrets/generate-credentials.js';
+export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX } from './secrets/generate-credentials.js';

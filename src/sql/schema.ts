@@ -4,6 +4,7 @@
  * that several processes can initialise the same empty database at once.
  */
 import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
+import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsTable } from './key-credentials-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -114,6 +115,8 @@ export interface MigrationsTable {
 export interface Database {
   accounts: AccountsTable;
   secrets: SecretsTable;
+  client_keys: ClientKeysTable;
+  used_assertion_ids: UsedAssertionIdsTable;
   account_changes: AccountChangesTable;
   account_store_migrations: MigrationsTable;
 }
@@ -178,6 +181,7 @@ const MIGRATIONS: readonly Migration[] = [
       sql`create index account_changes_changed_at_idx on ${t('account_changes')} (changed_at)`,
     ],
   },
+  KEY_CREDENTIALS_MIGRATION,
 ];
 
 /**
@@ -207,6 +211,19 @@ export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;
  * ```
  */
 export async function migrateToLatest(db: Kysely<Database>, location: SchemaLocation): Promise<void> {
+  await migrateTo(db, location, LATEST_SCHEMA_VERSION);
+}
+
+/**
+ * {@link migrateToLatest}, stopping after schema version `version`: how tests build a database as an
+ * earlier release left it.
+ *
+ * @example
+ * ```ts
+ * await migrateTo(db, { dialect: 'sqlite', schema: 'public' }, 1) // the schema before key credentials
+ * ```
+ */
+export async function migrateTo(db: Kysely<Database>, location: SchemaLocation, version: number): Promise<void> {
   await runWriteTransaction(db, location.dialect, async (trx) => {
     const table = (name: keyof Database): RawBuilder<unknown> =>
       location.dialect === 'postgres' ? sql.id(location.schema, name) : sql.id(name);
@@ -219,7 +236,7 @@ export async function migrateToLatest(db: Kysely<Database>, location: SchemaLoca
     const applied = await sql<{ version: number }>`select version from ${table('account_store_migrations')}`.execute(trx);
     const done = new Set(applied.rows.map((row) => Number(row.version)));
     for (const migration of MIGRATIONS) {
-      if (done.has(migration.version)) continue;
+      if (done.has(migration.version) || migration.version > version) continue;
       for (const statement of migration.statements(table, location)) await statement.execute(trx);
       await sql`insert into ${table('account_store_migrations')} (version, name, applied_at)
         values (${migration.version}, ${migration.name}, ${Date.now()})`.execute(trx);

@@ -76,7 +76,7 @@ function describePostgres(connectionString: string): void {
       const account = await stores[0]!.createAccount(newAccount());
       const secrets = Array.from({ length: 12 }, (_, i) => ({ id: `sec_race_${i}`, hash: `$2b$12$${'y'.repeat(53)}`, createdAt: new Date() }));
       const results = await Promise.all(
-        secrets.map((secret, i) => stores[i % stores.length]!.addSecret(account.clientId, secret, { maxLiveSecrets: 4 })),
+        secrets.map((secret, i) => stores[i % stores.length]!.addSecret(account.clientId, secret, { maxLiveCredentials: 4, maxLiveSecrets: 4 })),
       );
       expect(results.filter((r) => typeof r === 'object')).toHaveLength(3);
       expect(results.filter((r) => r === 'limit_reached')).toHaveLength(9);

@@ -27,8 +27,12 @@ import type { PresentedSecret, RememberedSecrets } from '../secrets/remembered-s
 import type { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import type { SecretVerifier } from '../secrets/secret-verifier.js';
 import type { AccountCache } from '../store/account-cache.js';
-import type { AccountRecord, SecretRecord } from '../store/account-store.js';
-import type { AttemptReservation, FailureKeys, FailureLimiter } from './failure-limiter.js';
+import type { AccountRecord, AccountStore, SecretRecord } from '../store/account-store.js';
+import { findSecret } from '../store/account-credentials.js';
+import { callStore } from '../store/call-store.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
+import { assertionClientId, type KeyAssertionChecker } from './key-assertion.js';
+import type { AttemptReservation, FailureLimiter } from './failure-limiter.js';
 import { limiterAddress } from './limiter-address.js';
 
 /**
@@ -39,12 +43,20 @@ import { limiterAddress } from './limiter-address.js';
 export type PresentedCredentials =
   | { readonly method: 'none'; readonly authorizationHeader: boolean }
   | { readonly method: 'basic' | 'body'; readonly clientId: string; readonly secret: string; readonly authorizationHeader: boolean }
-  | { readonly method: 'basic' | 'body'; readonly malformed: true; readonly clientId?: string; readonly authorizationHeader: boolean };
+  | { readonly method: 'basic' | 'body'; readonly malformed: true; readonly clientId?: string; readonly authorizationHeader: boolean }
+  /** A signed client assertion (RFC 7523 §2.2), with the `client_id` sent beside it, if any. */
+  | { readonly method: 'assertion'; readonly assertion: string; readonly clientId?: string; readonly authorizationHeader: boolean };
 
-/** A client that authenticated: its account and the secret it used. */
+/** The credential a client authenticated with: a secret or a public key, by ID (the ID tokens carry). */
+export interface UsedCredential {
+  readonly kind: 'secret' | 'key';
+  readonly id: string;
+}
+
+/** A client that authenticated: its account and the credential it used. */
 export interface AuthenticatedClient {
   readonly account: AccountRecord;
-  readonly secret: SecretRecord;
+  readonly credential: UsedCredential;
 }
 
 /** The answer of {@link ClientAuthenticator.authenticate}: the typed failure, or the client. */
@@ -53,6 +65,13 @@ export type AuthenticationDone = (err: unknown, client?: AuthenticatedClient) =>
 /** What the authenticator works with, built once by the token endpoint. */
 export interface ClientAuthenticatorParts {
   readonly accounts: AccountCache;
+  /** The store, for the single use of client assertions (`consumeAssertionId`). */
+  readonly store: AccountStore;
+  readonly storeTimeout: number;
+  readonly storeCalls?: CallObserver;
+  readonly assertions: KeyAssertionChecker;
+  /** The issuer identifier (the audience of client assertions), the clock tolerance, and the longest assertion lifetime accepted, in seconds. */
+  readonly assertionRules: { readonly issuer: string; readonly clockTolerance: number; readonly maxLifetime: number };
   readonly secrets: SecretVerifier;
   readonly remembered: RememberedSecrets;
   readonly limiter: FailureLimiter | undefined;
@@ -77,14 +96,11 @@ function presentedSecret(clientId: string, value: string): PresentedSecret | und
 const isLive = (account: AccountRecord | undefined, secret: SecretRecord | undefined): account is AccountRecord =>
   account !== undefined && account.enabled && secret !== undefined && secret.revokedAt === null;
 
-function findSecret(account: AccountRecord | undefined, id: string): SecretRecord | undefined {
-  if (account) for (const secret of account.secrets) if (secret.id === id) return secret;
-  return undefined;
-}
-
 /** One attempt while it is decided: what it presented, where from, and what the limiter holds for it. */
 interface Attempt {
   readonly credentials: PresentedCredentials;
+  /** The client ID the attempt is counted and audited under: the presented one, else the one a client assertion names. */
+  readonly clientId: string | undefined;
   readonly address: string | undefined;
   readonly done: AuthenticationDone;
   reservation?: AttemptReservation;
@@ -105,18 +121,20 @@ export class ClientAuthenticator {
    * (`StoreUnavailableError`, `SecretChecksBusyError`).
    */
   authenticate(credentials: PresentedCredentials, address: string | undefined, done: AuthenticationDone): void {
+    if (credentials.method === 'assertion') return this.#authenticateAssertion(credentials, address, done);
     const { limiter } = this.#parts;
+    const clientId = 'clientId' in credentials ? credentials.clientId : undefined;
     const secret = 'secret' in credentials ? presentedSecret(credentials.clientId, credentials.secret) : undefined;
     const remembered = secret && this.#remembered(secret);
     if (remembered) {
       // A repeat client's exact secret, verified without bcrypt: not a guess, so only checked, not counted.
       // Written out: this is every repeat request's path, and it needs no closure when nothing is on record.
       if (!limiter) return this.#succeed(remembered, done);
-      const limited = limiter.check(failureKeys(credentials, address));
+      const limited = limiter.check({ clientId, address });
       if (limited === 0) return this.#succeed(remembered, done); // nothing on record for either key: no store call, no wait
-      return this.#afterCheck(limited, { credentials, address, done }, () => this.#succeed(remembered, done));
+      return this.#afterCheck(limited, { credentials, clientId, address, done }, () => this.#succeed(remembered, done));
     }
-    const attempt: Attempt = { credentials, address, done };
+    const attempt: Attempt = { credentials, clientId, address, done };
     if (secret && this.#parts.remembered.knows(secret)) {
       // The same exact secret, but its account is not in the cache (its entry expired, or a change to it
       // dropped it): read it once, then decide as above. Neither counted in advance (a busy client's
@@ -144,7 +162,39 @@ export class ClientAuthenticator {
     const account = this.#parts.accounts.peek(presented.clientId)?.account;
     const secret = findSecret(account, presented.secretId);
     if (!isLive(account, secret) || !this.#parts.remembered.matches(presented, secret!.hash)) return undefined;
-    return { account, secret: secret! };
+    return { account, credential: { kind: 'secret', id: secret!.id } };
+  }
+
+  /**
+   * The key-pair method (`private_key_jwt`): the assertion's signature and claims checked against the
+   * account's public keys (key-assertion.ts), then its `jti` recorded in the store, once: a replay, on
+   * this instance or any other sharing the store, is refused. Every failure is counted by the limiter
+   * like a wrong secret.
+   */
+  #authenticateAssertion(credentials: PresentedCredentials & { method: 'assertion' }, address: string | undefined, done: AuthenticationDone): void {
+    const asserted = assertionClientId(credentials.assertion);
+    const attempt: Attempt = { credentials, clientId: credentials.clientId ?? asserted, address, done };
+    this.#counted(attempt, () => {
+      // The client_id sent beside an assertion must name the same client (RFC 7521 §4.2).
+      if (asserted === undefined || (credentials.clientId !== undefined && credentials.clientId !== asserted)) return this.#fail(attempt, 'invalid_assertion');
+      const { store, storeTimeout, storeCalls, assertionRules } = this.#parts;
+      const consume = store.consumeAssertionId?.bind(store);
+      const undecided = (err: unknown): void => this.#undecided(attempt, err);
+      this.#parts.accounts.get(asserted).then((account) => {
+        if (!account) return this.#fail(attempt, 'unknown_client');
+        const now = this.#parts.now();
+        this.#parts.assertions.verify(credentials.assertion, account, { ...assertionRules, now }).then((outcome) => {
+          if ('failure' in outcome) return this.#fail(attempt, outcome.failure, account);
+          if (!account.enabled) return this.#fail(attempt, 'disabled_account', account);
+          // A store without key credentials cannot make an assertion single-use: it accepts none.
+          if (!consume) return this.#fail(attempt, 'invalid_assertion', account);
+          callStore(() => consume(asserted, outcome.jti, outcome.expiresAt, now), storeTimeout, 'consumeAssertionId', storeCalls).then((first) => {
+            if (!first) return this.#fail(attempt, 'replayed_assertion', account);
+            this.#succeed({ account, credential: { kind: 'key', id: outcome.key.id } }, done, attempt);
+          }, undecided);
+        }, undecided);
+      }, undecided);
+    });
   }
 
   /**
@@ -160,14 +210,14 @@ export class ClientAuthenticator {
       const secret = findSecret(account, presented.secretId);
       const live = isLive(account, secret);
       // A concurrent first request of the same client may have verified it meanwhile.
-      if (live && this.#parts.remembered.matches(presented, secret!.hash)) return this.#succeed({ account, secret: secret! }, attempt.done, attempt);
+      if (live && this.#parts.remembered.matches(presented, secret!.hash)) return this.#succeed({ account, credential: { kind: 'secret', id: secret!.id } }, attempt.done, attempt);
       this.#parts.secrets.verify(presented.value, secret?.hash, { ...keys, known: account !== undefined }).then((matches) => {
         if (!account) return this.#fail(attempt, 'unknown_client');
         if (!secret || !matches) return this.#fail(attempt, 'wrong_secret', account);
         if (secret.revokedAt !== null) return this.#fail(attempt, 'revoked_secret', account);
         if (!account.enabled) return this.#fail(attempt, 'disabled_account', account);
         this.#parts.remembered.remember(presented, secret.hash);
-        this.#succeed({ account, secret }, attempt.done, attempt);
+        this.#succeed({ account, credential: { kind: 'secret', id: secret.id } }, attempt.done, attempt);
       }, undecided);
     }, undecided);
   }
@@ -179,7 +229,7 @@ export class ClientAuthenticator {
 
   #succeed(client: AuthenticatedClient, done: AuthenticationDone, attempt?: Attempt): void {
     attempt?.reservation?.release();
-    this.#parts.secretUse.record(client.account.clientId, client.secret.id, this.#parts.now());
+    this.#parts.secretUse.record(client.account.clientId, client.credential.kind, client.credential.id, this.#parts.now());
     done(null, client);
   }
 
@@ -193,7 +243,7 @@ export class ClientAuthenticator {
   #counted(attempt: Attempt, then: () => void): void {
     const { limiter } = this.#parts;
     if (!limiter) return then();
-    limiter.reserve(failureKeys(attempt.credentials, attempt.address)).then((counted) => {
+    limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then((counted) => {
       if (counted.retryAfter > 0) return this.#refuse(attempt, counted.retryAfter);
       attempt.reservation = counted;
       then();
@@ -202,7 +252,7 @@ export class ClientAuthenticator {
 
   /** Refuses (429) when a key is already at the limit, else goes on with `then`. */
   #checkThen(limiter: FailureLimiter, attempt: Attempt, then: () => void): void {
-    const limited = limiter.check(failureKeys(attempt.credentials, attempt.address));
+    const limited = limiter.check({ clientId: attempt.clientId, address: attempt.address });
     if (limited === 0) return then();
     this.#afterCheck(limited, attempt, then);
   }
@@ -217,7 +267,7 @@ export class ClientAuthenticator {
     const error = new InvalidClientError(reason, { authorizationHeader: attempt.credentials.authorizationHeader });
     // A counted attempt that failed keeps its count; a failure that was not counted in advance is counted now.
     if (attempt.reservation || !limiter) return attempt.done(error);
-    limiter.reserve(failureKeys(attempt.credentials, attempt.address)).then((counted) => {
+    limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then((counted) => {
       if (counted.retryAfter <= 0) return attempt.done(error);
       this.#parts.telemetry.limiterRefused();
       attempt.done(new TooManyRequestsError(counted.retryAfter));
@@ -231,13 +281,8 @@ export class ClientAuthenticator {
   }
 }
 
-/** The keys an attempt is counted under: the presented client ID and the client's address. */
-function failureKeys(credentials: PresentedCredentials, address: string | undefined): FailureKeys {
-  return { clientId: 'clientId' in credentials ? credentials.clientId : undefined, address };
-}
-
 /** The client ID and address for a failure's audit event; a client that put its secret in the client ID field must not find it there. */
 function auditFields(attempt: Attempt): { clientId?: string; address?: string } {
-  const { clientId, address } = failureKeys(attempt.credentials, attempt.address);
+  const { clientId, address } = attempt;
   return { ...(clientId !== undefined ? { clientId: redactSecrets(clientId) } : {}), ...(address !== undefined ? { address } : {}) };
 }

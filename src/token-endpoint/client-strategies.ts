@@ -2,7 +2,8 @@
  * @module client-strategies
  * passport as a thin adapter for client authentication: a private `Passport` instance (never the
  * host's) with passport-http's `BasicStrategy` for HTTP Basic and passport-oauth2-client-password's
- * strategy for credentials in the body (and for none at all). Each strategy runs its own control flow
+ * strategy for credentials in the body (and for none at all), and our own client-assertion strategy
+ * for a signed client assertion (RFC 7523 §2.2). Each strategy runs its own control flow
  * and calls our verify function, which hands the request's presented credentials to the
  * {@link ClientAuthenticator}: the decision, the limiter and the audit are all its.
  *
@@ -17,6 +18,7 @@ import { Passport } from 'passport';
 import { BasicStrategy } from 'passport-http';
 import { Strategy as ClientPasswordStrategy } from 'passport-oauth2-client-password';
 import { callbackFramework, type Attempt } from './passport-framework.js';
+import { clientAssertionStrategy } from './client-assertion-strategy.js';
 import type { AuthenticatedClient, AuthenticationDone, ClientAuthenticator, PresentedCredentials } from './client-authenticator.js';
 import type { Step } from './token-request-context.js';
 
@@ -48,7 +50,9 @@ export function createClientAuthentication(authenticator: ClientAuthenticator): 
   passport.use('basic', new BasicStrategy({ passReqToCallback: true }, verifyView));
   passport.use('oauth2-client-password', new ClientPasswordStrategy({ passReqToCallback: true }, verifyView));
   const basic = passport.authenticate('basic', { session: false }) as unknown as Attempt;
+  passport.use('client-assertion', clientAssertionStrategy(verifyView));
   const body = passport.authenticate('oauth2-client-password', { session: false }) as unknown as Attempt;
+  const assertion = passport.authenticate('client-assertion', { session: false }) as unknown as Attempt;
 
   return (context, next) => {
     const { credentials } = context.parameters;
@@ -60,6 +64,7 @@ export function createClientAuthentication(authenticator: ClientAuthenticator): 
       next();
     };
     if (credentials.method === 'basic') basic({ headers: BASIC_STAND_IN, body: undefined, credentials, address } satisfies CredentialsView, done);
+    else if (credentials.method === 'assertion') assertion({ headers: NO_HEADERS, body: undefined, credentials, address } satisfies CredentialsView, done);
     else body({ headers: NO_HEADERS, body: BODY_STAND_IN, credentials, address } satisfies CredentialsView, done);
   };
 }

@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
 import { parseBasicAuthorization } from './basic-credentials.js';
+import { JWT_BEARER_ASSERTION_TYPE } from './key-assertion.js';
 import type { PresentedCredentials, Step, TokenParameters } from './token-request-context.js';
 
 /** RFC 6749 §5.1: token responses, errors included, must not be cached. */
@@ -33,7 +34,7 @@ export function createBrowserGuard(allowBrowserRequests: boolean): Step {
   };
 }
 
-const FIELDS = ['grant_type', 'client_id', 'client_secret', 'scope'] as const;
+const FIELDS = ['grant_type', 'client_id', 'client_secret', 'scope', 'client_assertion_type', 'client_assertion'] as const;
 type Field = (typeof FIELDS)[number];
 
 function readFields(body: unknown): Record<Field, string | undefined> {
@@ -62,7 +63,22 @@ export function validateTokenRequest(body: unknown, authorization: string | unde
   const basic = parseBasicAuthorization(authorization);
   const authorizationHeader = authorization !== undefined;
   let credentials: PresentedCredentials;
-  if (basic.kind !== 'absent') {
+  if (fields.client_assertion !== undefined || fields.client_assertion_type !== undefined) {
+    // RFC 7521 §4.2: both parameters; RFC 6749 §2.3: one method per request.
+    if (fields.client_assertion === undefined) throw new InvalidRequestError('The client_assertion parameter is missing');
+    if (fields.client_assertion_type !== JWT_BEARER_ASSERTION_TYPE) {
+      throw new InvalidRequestError(`The client_assertion_type parameter must be ${JWT_BEARER_ASSERTION_TYPE}`);
+    }
+    if (basic.kind !== 'absent' || fields.client_secret !== undefined) {
+      throw new InvalidRequestError('Send either a client assertion or a client secret, not both');
+    }
+    credentials = {
+      method: 'assertion',
+      assertion: fields.client_assertion,
+      ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}),
+      authorizationHeader,
+    };
+  } else if (basic.kind !== 'absent') {
     const clashes =
       fields.client_secret !== undefined ||
       (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));

@@ -13,6 +13,7 @@ import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
 import { RememberedSecrets } from '../secrets/remembered-secrets.js';
 import { ClientAuthenticator } from './client-authenticator.js';
+import { KeyAssertionChecker } from './key-assertion.js';
 import { createClientAuthentication } from './client-strategies.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createFailureLimiter } from './failure-limiter.js';
@@ -67,6 +68,11 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     createClientAuthentication(
       new ClientAuthenticator({
         accounts: runtime.accounts,
+        store: config.store,
+        storeTimeout: config.storeTimeout,
+        storeCalls: runtime.storeCalls,
+        assertions: new KeyAssertionChecker(),
+        assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
         secrets,
         remembered: new RememberedSecrets(),
         limiter,

@@ -10,7 +10,7 @@
 import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure } from '../errors.js';
 import type { AuditEventInput } from '../audit/audit-events.js';
 import type { Telemetry } from '../observability/telemetry.js';
-import { redactSecrets } from '../secrets/redact-secrets.js';
+import { presentedClientId } from '../secrets/redact-secrets.js';
 import type { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { secretCandidate, type ClientCredentialsCheck } from './client-credentials-check.js';
@@ -135,7 +135,7 @@ class ClientAuthentication {
 
   #fail(context: TokenRequestContext, next: (err?: unknown) => void, reason: ClientAuthenticationFailure, account?: AccountRecord): void {
     const { limiter, audit } = this.#parts;
-    audit({ type: 'client.authentication_failed', reason, ...auditFields(context), ...(account ? { name: account.name } : {}) });
+    audit({ type: 'client.authentication_failed', reason, ...auditFields(context, account !== undefined), ...(account ? { name: account.name } : {}) });
     const error = new InvalidClientError(reason, { authorizationHeader: context.req.headers.authorization !== undefined });
     // A counted attempt that failed keeps its count; a failure that was not counted in advance is counted now.
     if (context.reservation || !limiter) return next(error);
@@ -159,10 +159,14 @@ function failureKeys(context: TokenRequestContext): FailureKeys {
   return { clientId: 'clientId' in credentials ? credentials.clientId : undefined, address: context.address };
 }
 
-/** The client ID and address for a failure's audit event; a client that put its secret in the client ID field must not find it there. */
-function auditFields(context: TokenRequestContext): { clientId?: string; address?: string } {
+/**
+ * The client ID and address for a failure's audit event. The client ID is shown only when it has the
+ * form of one (or named an account): a client that put its secret, or part of it, in the client ID
+ * field must not find it there.
+ */
+function auditFields(context: TokenRequestContext, known = false): { clientId?: string; malformedClientId?: string; address?: string } {
   const { clientId, address } = failureKeys(context);
-  return { ...(clientId !== undefined ? { clientId: redactSecrets(clientId) } : {}), ...(address !== undefined ? { address } : {}) };
+  return { ...(clientId !== undefined ? presentedClientId(clientId, known) : {}), ...(address !== undefined ? { address } : {}) };
 }
 
 /** Returns the client-authentication step. */

@@ -35,7 +35,7 @@ export const REDACTED_SECRET = `${SECRET_PREFIX}[REDACTED]`;
 
 /**
  * Keys the fingerprints: a random key per process, never stored or shown. A short unkeyed hash of a
- * secret could not be reversed either (a 32-bit fingerprint of a 261-bit secret has about 2^229
+ * secret could not be reversed either (a 32-bit fingerprint of a 262-bit secret has about 2^230
  * preimages), but anyone holding the log could test a guess against it, and a low-entropy value
  * typed into the wrong field (a password, a short ID) could be found by trying candidates. Keyed, a
  * fingerprint only tells whether two attempts seen by the same process presented the same value.

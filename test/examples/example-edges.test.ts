@@ -106,6 +106,10 @@ describe('the example server’s edges', { timeout: 120_000 }, () => {
     // Ordinary paths stay readable.
     expect(loggablePath(`/api/jobs/3b241101-e2bb-4255-8caf-4136c566a962?x=1`)).toBe('/api/jobs/3b241101-e2bb-4255-8caf-4136c566a962');
     expect(loggablePath(`/admin/service-accounts/esa_${'Z'.repeat(24)}`)).toBe(`/admin/service-accounts/esa_${'Z'.repeat(24)}`);
+    expect(loggablePath('/shop/honeyjar-collection')).toBe('/shop/honeyjar-collection');
+    // A signature split by - and _ into short runs is still a token.
+    expect(loggablePath('/t/Ab3-xY9_Qw7-Zt5_Lm2-Pk8_Rn4-Hv6_Jc1-Gd0_Xs')).toBe('/t/[redacted]');
+    expect(loggablePath('/t/3B241101-E2BB-4255-8CAF-4136C566A962')).toBe('/t/3B241101-E2BB-4255-8CAF-4136C566A962');
   });
 
   // Node's defaults hold a trickled request for up to 300 s plus a 30 s check interval. The example's

@@ -45,13 +45,37 @@ export interface CheckedAccountInput {
   readonly scopes: string[];
 }
 
-/** The most characters of a name or client account ID. */
+/**
+ * The most characters of a name or client account ID.
+ * @example
+ * ```ts
+ * if (name.length > MAX_TEXT_LENGTH) throw new AdminError('invalid_input', `name must be 1 to ${MAX_TEXT_LENGTH} printable characters`)
+ * ```
+ */
 export const MAX_TEXT_LENGTH = 200;
-/** The most scopes an account may hold: every token carries them all, in the `scope` claim. */
+/**
+ * The most scopes an account may hold: every token carries them all, in the `scope` claim.
+ * @example
+ * ```ts
+ * const fits = scopes.length <= MAX_SCOPES && scopes.join(' ').length <= MAX_SCOPES_LENGTH
+ * ```
+ */
 export const MAX_SCOPES = 100;
-/** The most characters of an account's scopes written as one space-separated string (the `scope` claim). */
+/**
+ * The most characters of an account's scopes written as one space-separated string (the `scope` claim).
+ * @example
+ * ```ts
+ * const fits = scopes.join(' ').length <= MAX_SCOPES_LENGTH
+ * ```
+ */
 export const MAX_SCOPES_LENGTH = 2000;
-/** The most characters of a client ID an admin call looks up (the token endpoint's bound too). */
+/**
+ * The most characters of a client ID an admin call looks up (the token endpoint's bound too).
+ * @example
+ * ```ts
+ * const worthALookup = clientId.length <= MAX_CLIENT_ID_LENGTH
+ * ```
+ */
 export const MAX_CLIENT_ID_LENGTH = 256;
 
 /**

@@ -85,6 +85,10 @@ export interface HealthSources extends StoreHealthSources, TokenEndpointHealthSo
  * 1 second. Calls made while a probe is running share it. So a flood of readiness requests costs the
  * store at most one read a second, and the report is never more than about a second old (its
  * `checkedAt` says when the probe ended). The change feed and the secret-check queue are read live.
+ * @example
+ * ```ts
+ * const stale = Date.now() - report.checkedAt.getTime() >= HEALTH_PROBE_REUSE_MS // the next call probes again
+ * ```
  */
 export const HEALTH_PROBE_REUSE_MS = 1000;
 

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpServer, HTTP_TIMEOUTS } from '../../examples/server/http-server.js';
 import { loggablePath } from '../../examples/server/loggable-path.js';
-import { freePort, getToken, killAllServers, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
+import { freePort, getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
 
 const DETAILS_TOKEN = 'a'.repeat(20) + 'readiness-details-token';
 
@@ -110,6 +110,27 @@ describe('the example server’s edges', { timeout: 120_000 }, () => {
     // A signature split by - and _ into short runs is still a token.
     expect(loggablePath('/t/Ab3-xY9_Qw7-Zt5_Lm2-Pk8_Rn4-Hv6_Jc1-Gd0_Xs')).toBe('/t/[redacted]');
     expect(loggablePath('/t/3B241101-E2BB-4255-8CAF-4136C566A962')).toBe('/t/3B241101-E2BB-4255-8CAF-4136C566A962');
+  });
+
+  // docs/security.md, "Logs, audit events and error messages": the seven near-miss forms of a secret
+  // (each can be completed into it) typed into every field; every line the server wrote is scanned.
+  it('logs none of a secret typed, whole or not, into any field of a token request', async () => {
+    const secret = demo.secret;
+    const forms = [secret.slice(0, -6), secret.slice(0, -1), secret.slice(5), secret.slice(22), secret.toUpperCase(), secret, ` ${secret}\n`];
+    for (const form of forms) {
+      for (const how of ['basic', 'body', 'json'] as const) {
+        await requestToken(server.url, { clientId: form, secret: demo.secret }, how);
+        await requestToken(server.url, { clientId: form, secret: form }, how);
+        await requestToken(server.url, { clientId: demo.clientId, secret: form }, how);
+        await requestToken(server.url, demo, how, { scope: form });
+        await requestToken(server.url, demo, how, { grant_type: form });
+      }
+    }
+    await vi.waitFor(() => expect(server.output.split('\n').filter((line) => line.includes('malformedClientId')).length).toBeGreaterThanOrEqual(forms.length * 3), { timeout: 5000 });
+    // The banner that provisioned the demo account printed the secret once; everything after it is scanned.
+    const after = server.output.slice(server.output.indexOf('Listening on'));
+    const random = secret.slice(22).toLowerCase();
+    for (let i = 0; i + 12 <= random.length; i++) expect(after.toLowerCase()).not.toContain(random.slice(i, i + 12));
   });
 
   // Node's defaults hold a trickled request for up to 300 s plus a 30 s check interval. The example's

@@ -24,6 +24,16 @@ export type {
   AccountStatus,
 } from './admin/admin-summaries.js';
 export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
+export { createAdminRouter } from './admin-router/create-admin-router.js';
+export type {
+  AdminRouterOptions,
+  CreateAdminRouterOptions,
+  AdminPrincipal,
+  TenantAdministrator,
+  AllTenantsOperator,
+} from './admin-router/admin-router-options.js';
+export { buildAdminOpenApiDocument } from './admin-router/admin-openapi.js';
+export type { AdminProblemName, ProblemDetails, InvalidParam } from './admin-router/admin-problem.js';
 export type {
   AccountStore,
   AccountRecord,
@@ -43,6 +53,7 @@ export type {
   ClientAuthenticationFailedEvent,
   AccountEvent,
   SecretEvent,
+  AuditActor,
 } from './audit/audit-events.js';
 export type {
   OperationalEvent,

@@ -9,6 +9,9 @@
  *   TOKEN_SIGNING_KEY       ≥ 32 characters (HS256) or a PEM EC P-256 private key (ES256);
  *                           generated once beside a SQLite file when absent; required with PostgreSQL
  *   METRICS                 1: Prometheus metrics at GET /metrics through the OpenTelemetry SDK (default 0)
+ *   ADMIN_TOKEN             bearer token of an all-tenants operator of the admin API at /admin (default: none)
+ *   ADMIN_TENANT_TOKENS     token1=clientAccountA,token2=clientAccountB: bearer tokens of one client account's
+ *                           administrators; with either variable the admin API is mounted (default: none)
  *
  * Every request is logged as one JSON line on stdout; GET /healthz is liveness, GET /readyz readiness.
  *
@@ -24,6 +27,7 @@ import { provisionDemoAccount } from './server/demo-account.js';
 import { provisioningLock } from './server/provisioning-lock.js';
 import { readSettings, StartupError } from './server/settings.js';
 import { resolveSigningKey } from './server/signing-key.js';
+import { createAdminMount } from './server/admin.js';
 import { createLogger, createMetrics, createRequestLogger, logAudit, logOperationalEvent } from './server/observability.js';
 
 function listen(server: Server, port: number): Promise<number> {
@@ -88,7 +92,8 @@ async function main(): Promise<void> {
     server.close();
     throw error instanceof TypeError ? new StartupError(error.message) : error;
   }
-  server.on('request', createApp(sa, { issuer, activity, requestLogger: createRequestLogger(logger), ...(metrics && { metrics }) }));
+  const admin = settings.admin && createAdminMount(sa, settings.admin);
+  server.on('request', createApp(sa, { issuer, activity, requestLogger: createRequestLogger(logger), ...(metrics && { metrics }), ...(admin && { admin }) }));
 
   let stopping = false;
   const shutdown = (signal: string): void => {

@@ -3,7 +3,7 @@
  * each action against its name, discovery documents, a health check, and JSON for every error.
  */
 import { randomUUID } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import type { ServiceAccounts } from 'express-service-accounts';
 import type { ActivityEntry, ActivityStore, Actor, Job } from './activity-store.js';
 import type { HttpLogger } from 'pino-http';
@@ -18,6 +18,8 @@ export interface AppParts {
   readonly requestLogger?: HttpLogger;
   /** With METRICS=1: serves GET /metrics. */
   readonly metrics?: Metrics;
+  /** With ADMIN_TOKEN or ADMIN_TENANT_TOKENS: the admin API, mounted at /admin (admin.ts). */
+  readonly admin?: RequestHandler;
 }
 
 /** A new activity entry, now. */
@@ -35,7 +37,7 @@ function jsonError(status: number, error: string, description: string): { status
 }
 
 /** Builds the app. */
-export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics }: AppParts): Express {
+export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics, admin }: AppParts): Express {
   const app = express();
   app.disable('x-powered-by');
   const base = issuer.replace(/\/+$/, '');
@@ -69,6 +71,7 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   });
 
   app.use('/oauth', sa.tokenRouter);
+  if (admin) app.use('/admin', admin);
 
   const api = express.Router();
   api.get('/whoami', sa.requireBearer(), (req, res) => {

@@ -52,8 +52,14 @@ export interface ServiceAccounts {
    *
    * @example
    * ```ts
+   * // Your own login, which ran before: the signed-in user of a request, if any.
+   * declare function currentUser(req: import('express').Request): { id: string; name: string; tenant: string } | undefined
+   *
    * app.use('/admin', sa.adminRouter({
-   *   authorize: (req) => req.user && { actor: { id: req.user.id, name: req.user.name }, clientAccountId: req.user.tenant },
+   *   authorize: (req) => {
+   *     const user = currentUser(req)
+   *     return user && { actor: { id: user.id, name: user.name }, clientAccountId: user.tenant }
+   *   },
    * }))
    * ```
    */

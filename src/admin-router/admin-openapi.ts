@@ -141,6 +141,7 @@ export function allowHeader(routes: readonly AdminRoute[]): string {
  *
  * @example
  * ```ts
+ * import { writeFileSync } from 'node:fs'
  * import { buildAdminOpenApiDocument } from 'express-service-accounts'
  *
  * writeFileSync('admin-openapi.json', JSON.stringify(buildAdminOpenApiDocument({ mountPath: '/admin' }), null, 2))

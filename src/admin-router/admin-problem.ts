@@ -41,13 +41,38 @@ export type AdminProblemName = keyof typeof PROBLEMS;
 /** Every problem name, in the order docs/errors.md lists them. */
 export const ADMIN_PROBLEM_NAMES = Object.keys(PROBLEMS) as AdminProblemName[];
 
-/** One failed check of a request body or query: a JSON Pointer (RFC 6901) into it, and what is wrong. */
+/**
+ * One failed check of a request body or query: a JSON Pointer (RFC 6901) into it, and what is wrong.
+ *
+ * @example
+ * ```ts
+ * import type { InvalidParam, ProblemDetails } from 'express-service-accounts'
+ *
+ * // A UI marking the fields the admin API refused.
+ * const fieldErrors = (problem: ProblemDetails): Record<string, string> =>
+ *   Object.fromEntries((problem.errors ?? []).map((e: InvalidParam) => [e.pointer.slice(1), e.detail]))
+ * ```
+ */
 export interface InvalidParam {
   readonly pointer: string;
   readonly detail: string;
 }
 
-/** The body of every error response of the admin router (RFC 9457 §3). */
+/**
+ * The body of every error response of the admin router (RFC 9457 §3); `type` is one of the
+ * documented problem types (docs/errors.md, "Admin API problems").
+ *
+ * @example
+ * ```ts
+ * import type { ProblemDetails } from 'express-service-accounts'
+ *
+ * const res = await fetch('/admin/service-accounts', { headers: { 'Content-Type': 'application/json' } })
+ * if (!res.ok) {
+ *   const problem = (await res.json()) as ProblemDetails
+ *   if (problem.type.endsWith('#admin-unauthorized')) console.log('sign in again')
+ * }
+ * ```
+ */
 export interface ProblemDetails {
   readonly type: string;
   readonly title: string;

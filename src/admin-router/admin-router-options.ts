@@ -62,14 +62,17 @@ export type AdminPrincipal = TenantAdministrator | AllTenantsOperator;
  * ```ts
  * import type { AdminRouterOptions } from 'express-service-accounts'
  *
+ * // Your own login, which ran before: the signed-in user of a request, if any.
+ * declare function currentUser(req: import('express').Request): { id: string; name: string; tenant: string; isAdmin: boolean } | undefined
+ *
  * const options: AdminRouterOptions = {
- *   // Your own login ran before (session middleware); map its user to who is acting.
  *   authorize: (req) => {
- *     const user = req.session?.user
+ *     const user = currentUser(req)
  *     if (!user) return undefined // 401
  *     if (!user.isAdmin) return false // 403
- *     return { actor: { id: user.id, name: user.name }, clientAccountId: user.clientAccountId }
+ *     return { actor: { id: user.id, name: user.name }, clientAccountId: user.tenant }
  *   },
+ *   challenge: 'Bearer realm="admin"',
  * }
  * ```
  */
@@ -93,7 +96,9 @@ export interface AdminRouterOptions {
  *
  * @example
  * ```ts
- * import { createAdminApi, createAdminRouter, type CreateAdminRouterOptions } from 'express-service-accounts'
+ * import { createAdminApi, createAdminRouter, type AdminPrincipal, type CreateAdminRouterOptions } from 'express-service-accounts'
+ *
+ * declare function principalOf(req: import('express').Request): AdminPrincipal | undefined // your login
  *
  * const options: CreateAdminRouterOptions = { admin: createAdminApi({ store }), authorize: (req) => principalOf(req) }
  * app.use('/admin', createAdminRouter(options))

@@ -65,14 +65,17 @@ async function runOperation(options: ResolvedAdminRouterOptions, route: AdminRou
  * import express from 'express'
  * import { createAdminApi, createAdminRouter } from 'express-service-accounts'
  *
+ * // Your own login, which ran before: the signed-in user of a request, if any.
+ * declare function currentUser(req: express.Request): { id: string; name: string; tenant: string } | undefined
+ *
  * const app = express()
  * app.use(
  *   '/admin',
  *   createAdminRouter({
  *     admin: createAdminApi({ store }),
  *     authorize: (req) => {
- *       const user = currentUser(req) // your session
- *       return user && { actor: { id: user.id, name: user.name }, clientAccountId: user.clientAccountId }
+ *       const user = currentUser(req)
+ *       return user && { actor: { id: user.id, name: user.name }, clientAccountId: user.tenant }
  *     },
  *   }),
  * )

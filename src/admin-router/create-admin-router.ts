@@ -14,7 +14,7 @@ import { buildAdminOpenApiDocument, allowHeader } from './admin-openapi.js';
 import { AdminProblem, sendProblem, toAdminProblem } from './admin-problem.js';
 import { checkMediaType, readJsonBody, validate } from './admin-request.js';
 import { resolveAdminRouterOptions, type CreateAdminRouterOptions, type ResolvedAdminRouterOptions } from './admin-router-options.js';
-import { matchRoutes, type AdminRoute } from './admin-routes.js';
+import { matchRoutes, type AdminRoute, type RouteResult } from './admin-routes.js';
 import { EmptyBodySchema } from './admin-schemas.js';
 import { authorizeRequest } from './authorize-request.js';
 import { scopeAdminApi } from './tenant-scope.js';
@@ -43,7 +43,14 @@ function parseQuery(search: string): Record<string, unknown> {
   return { ...query };
 }
 
-async function runOperation(options: ResolvedAdminRouterOptions, route: AdminRoute, req: MountedRequest, params: Record<string, string>, search: string) {
+/** One operation, from the media type check to the handler's result; any refusal rejects with a problem. */
+async function runOperation(
+  options: ResolvedAdminRouterOptions,
+  route: AdminRoute,
+  req: MountedRequest,
+  params: Record<string, string>,
+  search: string,
+): Promise<RouteResult> {
   // Media type first: a form another site posts is refused before the host's login is even asked.
   const json = route.method !== 'GET' && checkMediaType(req);
   const principal = await authorizeRequest(options, req as Request);

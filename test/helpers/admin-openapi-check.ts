@@ -35,6 +35,13 @@ export function templateOf(path: string): string | undefined {
   return TEMPLATES.find(({ pattern }) => pattern.test(bare))?.template;
 }
 
+/** Whether the document has an operation for this method on this path (HEAD counts as GET). */
+export function hasOperation(method: string, path: string): boolean {
+  const template = templateOf(path);
+  const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
+  return template !== undefined && (document.paths as Json)[template][verb] !== undefined;
+}
+
 /** Throws (a failed expectation) unless the response is one the document describes. */
 export function expectDocumented(method: string, path: string, res: request.Response): void {
   const template = templateOf(path);

@@ -110,6 +110,20 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     expect(seen).toEqual(made);
   });
 
+  it('keeps a cursor valid while accounts are created between pages', async () => {
+    const { api, create, clock } = setup();
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      made.push((await create('acme', { name: `n${i}` })).clientId);
+      clock.advance(1);
+    }
+    const first = await api.get('/admin/service-accounts?limit=2', { token: 'acme' });
+    const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.link ?? '')![1]!;
+    made.push((await create('acme', { name: 'late' })).clientId);
+    const second = await api.get(next, { token: 'acme' });
+    expect([...first.body, ...second.body].map((x: { clientId: string }) => x.clientId)).toEqual(made);
+  });
+
   it('refuses a cursor it did not issue and a limit out of range (400)', async () => {
     const { api } = setup();
     expectProblem(await api.get('/admin/service-accounts?cursor=bm9wZQ', { token: 'acme' }), 400, 'invalid-request');

@@ -163,6 +163,7 @@ export function toAdminProblem(err: unknown): AdminProblem {
 export function sendProblem(res: ServerResponse, problem: AdminProblem): void {
   res.statusCode = problem.status;
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-  res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+  // As RFC 9457 §3 shows it: JSON is UTF-8 (RFC 8259 §8.1), and the media type defines no charset.
+  res.setHeader('Content-Type', 'application/problem+json');
   res.end(JSON.stringify(problem.toJSON()));
 }

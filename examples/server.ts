@@ -11,6 +11,9 @@
  *   METRICS                 1: Prometheus metrics at GET /metrics through the OpenTelemetry SDK (default 0)
  *   HEALTH_DETAILS_TOKEN    ≥ 32 characters: GET /readyz with `Authorization: Bearer <it>` returns the full
  *                           health report; without it, /readyz answers {"status"} alone (default: none)
+ *   ADMIN_TOKEN             bearer token of an all-tenants operator of the admin API at /admin (default: none)
+ *   ADMIN_TENANT_TOKENS     token1=clientAccountA,token2=clientAccountB: bearer tokens of one client account's
+ *                           administrators; with either variable the admin API is mounted (default: none)
  *
  * Every request is logged as one JSON line on stdout; GET /healthz is liveness, GET /readyz readiness.
  * A request must arrive within 15 s (headers within 10 s); idle keep-alive connections close after 5 s.
@@ -28,6 +31,7 @@ import { createHttpServer } from './server/http-server.js';
 import { provisioningLock } from './server/provisioning-lock.js';
 import { readSettings, StartupError } from './server/settings.js';
 import { resolveSigningKey } from './server/signing-key.js';
+import { createAdminMount } from './server/admin.js';
 import { createLogger, createMetrics, createRequestLogger, logAudit, logOperationalEvent } from './server/observability.js';
 
 function listen(server: Server, port: number): Promise<number> {
@@ -92,6 +96,7 @@ async function main(): Promise<void> {
     server.close();
     throw error instanceof TypeError ? new StartupError(error.message) : error;
   }
+  const admin = settings.admin && createAdminMount(sa, settings.admin);
   server.on(
     'request',
     createApp(sa, {
@@ -100,6 +105,7 @@ async function main(): Promise<void> {
       requestLogger: createRequestLogger(logger),
       ...(metrics && { metrics }),
       ...(settings.healthDetailsToken !== undefined && { healthDetailsToken: settings.healthDetailsToken }),
+      ...(admin && { admin }),
     }),
   );
 

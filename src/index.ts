@@ -28,6 +28,16 @@ export type {
   RevokedKey,
 } from './admin/admin-summaries.js';
 export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
+export { createAdminRouter } from './admin-router/create-admin-router.js';
+export type {
+  AdminRouterOptions,
+  CreateAdminRouterOptions,
+  AdminPrincipal,
+  TenantAdministrator,
+  AllTenantsOperator,
+} from './admin-router/admin-router-options.js';
+export { buildAdminOpenApiDocument } from './admin-router/admin-openapi.js';
+export type { AdminProblemName, ProblemDetails, InvalidParam } from './admin-router/admin-problem.js';
 export type {
   AccountStore,
   AccountRecord,
@@ -53,6 +63,7 @@ export type {
   AccountEvent,
   SecretEvent,
   KeyEvent,
+  AuditActor,
 } from './audit/audit-events.js';
 export type {
   OperationalEvent,

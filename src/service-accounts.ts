@@ -9,6 +9,8 @@ import { createRuntime } from './runtime.js';
 import { createTokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
 import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
+import type { AdminRouterOptions } from './admin-router/admin-router-options.js';
+import { createAdminRouter } from './admin-router/create-admin-router.js';
 import { createHealthCheck, type HealthReport } from './observability/health.js';
 import {
   buildAuthorizationServerMetadata,
@@ -44,6 +46,24 @@ export interface ServiceAccounts {
   requireBearer(options?: RequireBearerOptions): RequestHandler;
   /** Provisioning: accounts and secrets. */
   readonly admin: AdminApi;
+  /**
+   * The admin HTTP API over {@link ServiceAccounts.admin}, for a host's own UI: each person manages
+   * their own client account's service accounts (docs/admin-api.md). Mount it behind your login.
+   *
+   * @example
+   * ```ts
+   * // Your own login, which ran before: the signed-in user of a request, if any.
+   * declare function currentUser(req: import('express').Request): { id: string; name: string; tenant: string } | undefined
+   *
+   * app.use('/admin', sa.adminRouter({
+   *   authorize: (req) => {
+   *     const user = currentUser(req)
+   *     return user && { actor: { id: user.id, name: user.name }, clientAccountId: user.tenant }
+   *   },
+   * }))
+   * ```
+   */
+  adminRouter(options: AdminRouterOptions): RequestHandler;
   /** RFC 8414 metadata for this token endpoint. */
   authorizationServerMetadata(options: MetadataOptions): AuthorizationServerMetadata;
   /** The public keys of the keyring as a JWK Set (empty with HS256 only). Never holds a private or shared key. */
@@ -96,15 +116,17 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
   const tokenEndpoint = createTokenEndpoint(runtime);
   const [endpoint, hostErrors] = tokenEndpoint.router;
   const requireBearer = createRequireBearer(runtime);
+  const admin = buildAdminApi({
+    config,
+    ready: () => runtime.ready(),
+    audit: runtime.audit,
+    changed: (clientId) => runtime.accounts.invalidate(clientId),
+  });
   return Object.freeze({
     tokenRouter: [endpoint, hostErrors] satisfies [RequestHandler, ErrorRequestHandler],
     requireBearer: (opts?: RequireBearerOptions): RequestHandler => requireBearer(opts),
-    admin: buildAdminApi({
-      config,
-      ready: () => runtime.ready(),
-      audit: runtime.audit,
-      changed: (clientId) => runtime.accounts.invalidate(clientId),
-    }),
+    admin,
+    adminRouter: (opts: AdminRouterOptions): RequestHandler => createAdminRouter({ ...opts, admin }),
     authorizationServerMetadata: (opts: MetadataOptions) => buildAuthorizationServerMetadata(config.issuer, config.keyring, opts),
     jwks: config.keyring.jwks,
     config,

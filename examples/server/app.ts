@@ -3,7 +3,7 @@
  * each action against its name, discovery documents, a health check, and JSON for every error.
  */
 import { randomUUID } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import type { ServiceAccounts } from 'express-service-accounts';
 import type { ActivityEntry, ActivityStore, Actor, Job } from './activity-store.js';
 import type { HttpLogger } from 'pino-http';
@@ -22,6 +22,8 @@ export interface AppParts {
   readonly metrics?: Metrics;
   /** HEALTH_DETAILS_TOKEN: a caller presenting it as a bearer token gets the full readiness report. */
   readonly healthDetailsToken?: string;
+  /** With ADMIN_TOKEN or ADMIN_TENANT_TOKENS: the admin API, mounted at /admin (admin.ts). */
+  readonly admin?: RequestHandler;
 }
 
 /** A new activity entry, now. */
@@ -39,7 +41,7 @@ function jsonError(status: number, error: string, description: string): { status
 }
 
 /** Builds the app. */
-export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics, healthDetailsToken }: AppParts): Express {
+export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics, healthDetailsToken, admin }: AppParts): Express {
   const app = express();
   app.disable('x-powered-by');
   const base = issuer.replace(/\/+$/, '');
@@ -70,6 +72,7 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   });
 
   app.use('/oauth', sa.tokenRouter);
+  if (admin) app.use('/admin', admin);
 
   const api = express.Router();
   api.get('/whoami', sa.requireBearer(), (req, res) => {

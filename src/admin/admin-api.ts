@@ -4,7 +4,7 @@
  * A secret's value is returned once, by the call that creates it, and is never stored or shown again.
  * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
-import type { AuditEventInput } from '../audit/audit-events.js';
+import type { AuditActor, AuditEventInput } from '../audit/audit-events.js';
 import { generateClientId, generateSecret, isSecretId } from '../secrets/generate-credentials.js';
 import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
@@ -50,6 +50,17 @@ export interface AdminApi extends KeyOperations {
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
   disableAccount(clientId: string): Promise<AccountStatus>;
   enableAccount(clientId: string): Promise<AccountStatus>;
+  /**
+   * The same API, acting for a person: every audit event of a change made through it names them as
+   * `actor`. The admin router calls each operation through the `actor` its `authorize` returned.
+   *
+   * @example
+   * ```ts
+   * await sa.admin.withActor({ id: 'u_42', name: 'Ada Lovelace' }).disableAccount(clientId)
+   * // onAudit receives { type: 'account.disabled', clientId, name, actor: { id: 'u_42', name: 'Ada Lovelace' }, at }
+   * ```
+   */
+  withActor(actor: AuditActor): AdminApi;
 }
 
 /** What the admin API runs on: its settings, and the hooks of the instance it belongs to (if any). */
@@ -155,5 +166,8 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     enableAccount: (clientId) => setEnabled(clientId, true),
 
     ...buildKeyOperations(context, { call, requireAccount }),
+    // One place adds the actor, so every change event (present and future operations) carries it.
+    withActor: (actor) =>
+      buildAdminApi({ ...context, audit: (event) => context.audit(Object.assign({}, event, { actor: { id: actor.id, name: actor.name } })) }),
   };
 }

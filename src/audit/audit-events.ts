@@ -92,16 +92,40 @@ export interface ClientAuthenticationFailedEvent extends AuditBase {
 }
 
 /**
+ * Who made a change through an admin tool that knows its people, such as the admin router: the
+ * person's ID and display name as the host's `authorize` gave them. Changes made without one (the CLI,
+ * a provisioning script) carry no `actor`.
+ *
+ * @example
+ * ```ts
+ * import type { AuditActor } from 'express-service-accounts'
+ *
+ * const by = (actor: AuditActor | undefined): string => (actor ? `${actor.name} (${actor.id})` : 'an operator tool')
+ * ```
+ */
+export interface AuditActor {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** What every change to an account or its credentials carries. */
+interface ChangeBase extends AuditBase {
+  /** The person who made the change, when the caller named one (`admin.withActor(actor)`). */
+  readonly actor?: AuditActor;
+}
+
+/**
  * An account was created, disabled or enabled.
  *
  * @example
  * ```ts
  * import type { AccountEvent } from 'express-service-accounts'
  *
- * const activity = (event: AccountEvent): string => `${event.at.toISOString()} ${event.type} ${event.name} (${event.clientId})`
+ * const activity = (event: AccountEvent): string =>
+ *   `${event.at.toISOString()} ${event.type} ${event.name} (${event.clientId}) by ${event.actor?.name ?? 'an operator tool'}`
  * ```
  */
-export interface AccountEvent extends AuditBase {
+export interface AccountEvent extends ChangeBase {
   readonly type: 'account.created' | 'account.disabled' | 'account.enabled';
   readonly clientId: string;
   readonly name: string;
@@ -119,7 +143,7 @@ export interface AccountEvent extends AuditBase {
  *   console.info(JSON.stringify({ at: event.at, action: event.type, account: event.name, secretId: event.secretId }))
  * ```
  */
-export interface SecretEvent extends AuditBase {
+export interface SecretEvent extends ChangeBase {
   readonly type: 'secret.created' | 'secret.revoked';
   readonly clientId: string;
   readonly name: string;

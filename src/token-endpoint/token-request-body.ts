@@ -36,13 +36,26 @@ export function toBodyError(err: unknown): InvalidRequestError {
   return new InvalidRequestError('The request body could not be read', { cause: err });
 }
 
-function hasBody(req: TokenHttpRequest): boolean {
+/**
+ * Whether the request declares a body (a non-zero length, or chunked).
+ * @example
+ * ```ts
+ * if (!hasBody(req)) return done(undefined, {})
+ * ```
+ */
+export function hasBody(req: TokenHttpRequest): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** Whether an earlier parser (the host's) already consumed the body. */
-function alreadyParsed(req: TokenHttpRequest): boolean {
+/**
+ * Whether an earlier parser (the host's) already consumed the body.
+ * @example
+ * ```ts
+ * const body = alreadyParsed(req) ? req.body : await read(req)
+ * ```
+ */
+export function alreadyParsed(req: TokenHttpRequest): boolean {
   // body-parser 1 (Express 4) sets _body; body-parser 2 (Express 5) leaves the stream consumed.
   return req._body === true || req.readableEnded;
 }

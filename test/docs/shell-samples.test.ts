@@ -12,7 +12,8 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp } from '../helpers/create-app.js';
+import { createAdminApi, createAdminRouter } from '../../src/index.js';
+import { createTestApp, watchAdmin } from '../helpers/create-app.js';
 import { CLI_BIN, runCliJson } from '../helpers/run-cli.js';
 import { listen, type LiveServer } from '../hardening/helpers.js';
 
@@ -84,6 +85,15 @@ describe('shell samples in README.md and docs/*.md', () => {
       res.status(report.store.status === 'ok' ? 200 : 503).json(report);
     });
     app.get('/metrics', (req, res) => exporter.getMetricsRequestHandler(req, res));
+    // docs/admin-api.md: the admin router, with $ADMIN_TOKEN acting as an operator, over its own admin
+    // API on the same store (watched so the secrets its creating answers show are allowed there once).
+    const admin = createAdminApi({ store: sa.config.store, secretHashRounds: 4 });
+    watchAdmin(admin, 'in-its-response');
+    const adminToken = 'docs-admin-token';
+    const operator = { actor: { id: 'docs', name: 'Docs operator' }, allClientAccounts: true } as const;
+    app.use('/admin', createAdminRouter({ admin, authorize: (req) => (req.headers.authorization === `Bearer ${adminToken}` ? operator : undefined) }));
+    // A second secret of the account, for the revocation sample (the token above stays valid).
+    const second = await sa.admin.addSecret(account.clientId);
     server = await listen(app);
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
@@ -97,6 +107,8 @@ describe('shell samples in README.md and docs/*.md', () => {
       CLIENT_ID: account.clientId,
       CLIENT_SECRET: account.secret.value,
       ACCESS_TOKEN: token.access_token,
+      ADMIN_TOKEN: adminToken,
+      SECRET_ID: second.id,
     };
   });
 
@@ -127,7 +139,9 @@ describe('shell samples in README.md and docs/*.md', () => {
     async (_name, command) => {
       const script = command.replace(/https?:\/\/(localhost:3000|api\.example\.com)/g, server.url).replace(/^curl /, 'curl -q --noproxy "*" -o /dev/null -w "%{http_code}" ');
       const run = await bash(script, env, dir);
-      expect(run.stdout).toBe('200');
+      // docs/admin-api.md: creating an account or a secret answers 201 Created.
+      const creates = /-X POST \S+\/admin\/service-accounts(\/\S+\/secrets)?\s/.test(command);
+      expect(run.stdout).toBe(creates ? '201' : '200');
     },
   );
 });

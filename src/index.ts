@@ -11,6 +11,8 @@ export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyrin
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
+export type { Actor, UserIdentity } from './actor/actor.js';
+export type { RequireActorOptions } from './actor/require-actor.js';
 export type { AdminApi } from './admin/admin-api.js';
 export { createAdminApi } from './admin/create-admin-api.js';
 export type { AdminApiOptions } from './admin/admin-options.js';

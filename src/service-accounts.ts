@@ -8,6 +8,7 @@ import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from 
 import { createRuntime } from './runtime.js';
 import { createTokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
+import { createRequireActor, type RequireActorOptions } from './actor/require-actor.js';
 import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
 import { checkHealth, type HealthReport } from './observability/health.js';
 import {
@@ -42,6 +43,27 @@ export interface ServiceAccounts {
   readonly tokenRouter: [RequestHandler, ErrorRequestHandler];
   /** Middleware for protected routes. */
   requireBearer(options?: RequireBearerOptions): RequestHandler;
+  /**
+   * Middleware for routes that people signed in through your app and service accounts both call: a
+   * request with a bearer token goes through {@link ServiceAccounts.requireBearer} (refused exactly
+   * as there), any other through your app's own authentication. Either way `req.actor` holds one
+   * {@link Actor}. Throws a `TypeError` naming a bad option. See docs/hirers-and-service-accounts.md.
+   *
+   * @example
+   * ```ts
+   * import passport from 'passport'
+   *
+   * app.use(passport.session()) // the app's own session login fills req.user
+   * const signedIn = (req: import('express').Request) => {
+   *   const user = req.user as { id: string; name: string; roles: string[] } | undefined
+   *   return user && { id: user.id, name: user.name, roles: user.roles }
+   * }
+   * app.post('/api/jobs', sa.requireActor({ user: signedIn, scope: 'jobs:write' }), (req, res) => {
+   *   res.status(201).json({ createdBy: { type: req.actor!.type, id: req.actor!.id, name: req.actor!.name } })
+   * })
+   * ```
+   */
+  requireActor(options: RequireActorOptions): RequestHandler;
   /** Provisioning: accounts and secrets. */
   readonly admin: AdminApi;
   /** RFC 8414 metadata for this token endpoint. */
@@ -94,9 +116,11 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
   const tokenEndpoint = createTokenEndpoint(runtime);
   const [endpoint, hostErrors] = tokenEndpoint.router;
   const requireBearer = createRequireBearer(runtime);
+  const requireActor = createRequireActor((opts) => requireBearer(opts) as RequestHandler, config.realm);
   return Object.freeze({
     tokenRouter: [endpoint, hostErrors] satisfies [RequestHandler, ErrorRequestHandler],
     requireBearer: (opts?: RequireBearerOptions): RequestHandler => requireBearer(opts),
+    requireActor: (opts: RequireActorOptions): RequestHandler => requireActor(opts),
     admin: buildAdminApi({
       config,
       ready: () => runtime.ready(),

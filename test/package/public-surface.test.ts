@@ -42,6 +42,7 @@ const VALUES: Readonly<Record<string, readonly string[]>> = {
 const TYPES: Readonly<Record<string, readonly string[]>> = {
   index: [
     'AccessTokenClaims',
+    'Actor',
     'AccountChangeListener',
     'AccountEvent',
     'AccountRecord',
@@ -74,6 +75,7 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'NewSecretRecord',
     'OAuthErrorCode',
     'OperationalEvent',
+    'RequireActorOptions',
     'RequireBearerOptions',
     'ResolvedConfig',
     'RevokedSecret',
@@ -89,6 +91,7 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'TelemetryOptions',
     'TokenIssuedEvent',
     'TokenRefusedEvent',
+    'UserIdentity',
     'WatchOptions',
   ],
   'sql/index': [

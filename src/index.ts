@@ -6,7 +6,8 @@
 import './express-augmentation.js';
 
 export { createServiceAccounts, type ServiceAccounts } from './service-accounts.js';
-export type { ServiceAccountsOptions, ResolvedConfig, FailureLimitOptions } from './config.js';
+export type { ServiceAccountsOptions, FailureLimitOptions } from './config.js';
+export type { ServiceAccountsConfig } from './service-accounts-config.js';
 export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';

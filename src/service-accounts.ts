@@ -4,7 +4,8 @@
  * `requireBearer()`, the admin API and the discovery documents, all sharing one configuration.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from './config.js';
+import { resolveConfig, type ServiceAccountsOptions } from './config.js';
+import { describeConfig, type ServiceAccountsConfig } from './service-accounts-config.js';
 import { createRuntime } from './runtime.js';
 import { createTokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
@@ -70,8 +71,8 @@ export interface ServiceAccounts {
   authorizationServerMetadata(options: MetadataOptions): AuthorizationServerMetadata;
   /** The public keys of the keyring as a JWK Set (empty with HS256 only). Never holds a private or shared key. */
   readonly jwks: { readonly keys: readonly Record<string, unknown>[] };
-  /** The resolved, frozen configuration. */
-  readonly config: ResolvedConfig;
+  /** The settings this instance runs with, defaults filled in: no key, store or hook (see {@link ServiceAccountsConfig}). */
+  readonly config: ServiceAccountsConfig;
   /** Initialises the store and starts watching for changes; called lazily by the first request otherwise. */
   ready(): Promise<void>;
   /**
@@ -129,7 +130,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     }),
     authorizationServerMetadata: (opts: MetadataOptions) => buildAuthorizationServerMetadata(config.issuer, config.keyring, opts),
     jwks: config.keyring.jwks,
-    config,
+    config: describeConfig(config),
     ready: () => runtime.ready(),
     health: () => checkHealth({ ...runtime.storeHealth, ...tokenEndpoint.health, now: config.now }),
     close: () => runtime.close(),

@@ -108,12 +108,12 @@ describe('OpenTelemetry metrics', () => {
   });
 
   it('never puts a secret, a token or a hash in an attribute', async () => {
-    const { app, sa, reader, spans } = instrumentedApp(true);
+    const { app, sa, store, reader, spans } = instrumentedApp(true);
     const account = await sa.admin.createAccount({ name: 'attributes' });
     const ok = await request(app).post('/oauth/token').send({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value });
     await request(app).get('/api/whoami').auth(ok.body.access_token, { type: 'bearer' }).expect(200);
     await request(app).post('/oauth/token').send({ grant_type: 'client_credentials', client_id: account.secret.value, client_secret: account.secret.value });
-    const stored = (await sa.config.store.findAccount(account.clientId))!.secrets[0]!.hash;
+    const stored = (await store.findAccount(account.clientId))!.secrets[0]!.hash;
     const text = JSON.stringify([
       (await collect(reader)).flatMap((m) => m.dataPoints.map((p) => p.attributes)),
       spans.getFinishedSpans().map((s) => [s.name, s.attributes]),

@@ -143,8 +143,10 @@ export interface ServiceAccountsOptions {
  *
  * @example
  * ```ts
+ * import { createRuntime } from './runtime.js'
+ *
  * const config: ResolvedConfig = resolveConfig({ store, issuer: 'https://api.example.com', signingKeys: [{ alg: 'HS256', key }] })
- * const accounts = new AccountCache({ ...config, observer, onFeedState })
+ * const runtime = createRuntime(config) // every part of the instance receives the same config
  * ```
  */
 export interface ResolvedConfig extends ResolvedAdminConfig {

@@ -67,6 +67,8 @@ export interface ServiceAccountsConfig {
  *
  * @example
  * ```ts
+ * import { resolveConfig } from './config.js'
+ *
  * const view = describeConfig(resolveConfig(options))
  * ```
  */

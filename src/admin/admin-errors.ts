@@ -75,6 +75,7 @@ export function accountNotFound(clientId: unknown): AdminError {
  *
  * @example
  * ```ts
+ * const revoked = await store.revokeSecret(clientId, secretId, new Date())
  * if (!revoked) throw secretNotFound(clientId, secretId)
  * ```
  */
@@ -87,6 +88,8 @@ export function secretNotFound(clientId: string, secretId: unknown): AdminError 
  *
  * @example
  * ```ts
+ * const live = account.secrets.filter((secret) => secret.revokedAt === null).length
+ * const limit = 5
  * if (live >= limit) throw secretLimitReached(clientId, live, limit)
  * ```
  */

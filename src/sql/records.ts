@@ -38,7 +38,8 @@ export interface SecretRow {
  *
  * @example
  * ```ts
- * const accounts = toAccountRecords(rows satisfies AccountSecretRow[])
+ * const rows: AccountSecretRow[] = await selectAccountRows(db).where('a.client_id', '=', clientId).execute()
+ * const accounts = toAccountRecords(rows)
  * ```
  */
 export interface AccountSecretRow {
@@ -120,7 +121,8 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
  *
  * @example
  * ```ts
- * await trx.insertInto('secrets').values(secretValues('svc_1', secret)).execute()
+ * const secret: NewSecretRecord = { id: secretId, hash, createdAt: new Date() }
+ * await trx.insertInto('secrets').values(secretValues(clientId, secret)).execute()
  * ```
  */
 export function secretValues(clientId: string, secret: NewSecretRecord) {
@@ -201,7 +203,8 @@ export function selectAccountRows(db: Kysely<Database>) {
  *
  * @example
  * ```ts
- * if ((await countLiveSecrets(trx, clientId)) >= maxLiveSecrets) return 'limit_reached'
+ * const maxLiveSecrets = 5
+ * const full = (await countLiveSecrets(trx, clientId)) >= maxLiveSecrets // then addSecret answers 'limit_reached'
  * ```
  */
 export async function countLiveSecrets(db: Kysely<Database>, clientId: string): Promise<number> {

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { withLastCharChanged } from '../helpers/tokens.js';
 import { bearer, freePort, getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
 
 interface LogLine {
@@ -62,7 +63,7 @@ describe('example server operability', { timeout: 120_000 }, () => {
 
   it('GET /metrics (METRICS=1) exposes the counters after a token is issued and one is refused', async () => {
     await getToken(server.url, demo);
-    expect((await requestToken(server.url, { clientId: demo.clientId, secret: `${demo.secret.slice(0, -1)}x` }, 'basic')).status).toBe(401);
+    expect((await requestToken(server.url, { clientId: demo.clientId, secret: withLastCharChanged(demo.secret) }, 'basic')).status).toBe(401);
     const res = await fetch(`${server.url}/metrics`);
     expect(res.status).toBe(200);
     const text = await res.text();

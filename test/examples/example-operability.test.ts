@@ -17,6 +17,7 @@ interface LogLine {
   readonly req?: { readonly id: number; readonly method: string; readonly path: string };
   readonly res?: { readonly statusCode: number };
   readonly serviceAccount?: { readonly name: string; readonly clientId: string };
+  readonly user?: { readonly name: string; readonly id: string };
 }
 
 /** The JSON lines the server wrote (the start-up banner is plain text). */
@@ -59,6 +60,20 @@ describe('example server operability', { timeout: 120_000 }, () => {
     expect(logLines(server).filter((line) => line.req?.path === '/oauth/token').length).toBeGreaterThanOrEqual(1);
     expect(server.output).not.toContain(token);
     expect(server.output).not.toContain('ops-test');
+  });
+
+  // A person signed in at the stand-in login is named on their request lines too, and the session
+  // cookie is never logged.
+  it("names the signed-in person on a protected request's line, without the session cookie", async () => {
+    const login = await fetch(`${server.url}/login`, { method: 'POST', body: new URLSearchParams({ name: 'Ada' }) });
+    expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await fetch(`${server.url}/api/activity`, { headers: { cookie } })).status).toBe(200);
+    await vi.waitFor(() => expect(logLines(server).some((line) => line.req?.path === '/api/activity')).toBe(true), { timeout: 5000 });
+    const line = logLines(server).find((l) => l.req?.path === '/api/activity');
+    expect(line).toMatchObject({ res: { statusCode: 200 }, user: { name: 'Ada', id: 'user_ada' } });
+    expect(line).not.toHaveProperty('serviceAccount');
+    expect(server.output).not.toContain(cookie.split('=')[1]!);
   });
 
   it('GET /metrics (METRICS=1) exposes the counters after a token is issued and one is refused', async () => {

@@ -1,6 +1,7 @@
 /**
  * The example API: the token endpoint, protected routes that people (a stand-in login) and service
- * accounts both call and that record each action against the caller's name, discovery documents, a health check, and JSON for every error.
+ * accounts both call and that record each action against the caller's name, discovery documents, a
+ * health check, and JSON for every error.
  */
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';

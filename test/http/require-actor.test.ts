@@ -94,6 +94,12 @@ describe.each([5, 4] as const)('requireActor() with passport session login on Ex
     t.app.get('/api/hirer/jobs', t.sa.requireActor({ ...hirers, scope: 'jobs:read' }), requireRole('hirer'), record('jobs.listed'));
     t.app.get('/api/hirer/activity', t.sa.requireActor(hirers), (_req, res) => res.json(activity));
     t.app.get('/api/hirer/failing', t.sa.requireActor({ ...hirers, authenticate: (_req, _res, next) => next(new Error('session store down')) }), record('never'));
+    t.app.get('/api/hirer/redirecting', t.sa.requireActor({ ...hirers, authenticate: [countedSession, (req, res, next) => (req.user ? next() : res.redirect('/login'))] }), record('redirect.passed'));
+    // The session already runs for every request below (app.use): no authenticate option at all.
+    const globalSession = express.Router();
+    globalSession.use(passport.session());
+    globalSession.get('/whoever', t.sa.requireActor({ user: hirers.user }), record('global.passed'));
+    t.app.use('/api/global', globalSession);
     t.app.get('/api/hirer/bad-hook', t.sa.requireActor({ user: () => ({ id: 42 }) as never }), record('never'));
     t.app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
       res.status(500).json({ hostError: err.message });
@@ -199,6 +205,20 @@ describe.each([5, 4] as const)('requireActor() with passport session login on Ex
     const res = await ada.post('/api/hirer/jobs').set('Authorization', `Basic ${Buffer.from('x:y').toString('base64')}`).expect(201);
     expect(res.body.actor.type).toBe('user');
     expect(hostAuthRuns).toBe(1);
+  });
+
+  it('lets an authenticate middleware answer the request itself (a redirect to the login page)', async () => {
+    const res = await request(t.app).get('/api/hirer/redirecting').expect(302);
+    expect(res.headers.location).toBe('/login');
+    const ada = await signIn('u_ada');
+    await ada.get('/api/hirer/redirecting').expect(201);
+    expect(activity.map((entry) => entry.action)).toEqual(['redirect.passed']);
+  });
+
+  it('reads the person from a session the app runs for every request, with no authenticate option', async () => {
+    const ada = await signIn('u_ada');
+    expect((await ada.get('/api/global/whoever').expect(201)).body.actor).toMatchObject({ type: 'user', id: 'u_ada', roles: ['hirer'] });
+    expectOAuthError(await request(t.app).get('/api/global/whoever'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts"' });
   });
 
   it("passes an error of the host's authentication, or of its user() hook, to the host's error handlers", async () => {

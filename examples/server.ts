@@ -45,16 +45,21 @@ function listen(server: Server, port: number): Promise<number> {
 }
 
 function printDemoAccount(account: CreatedAccount, url: string): void {
+  // Without jq: node is there, since it runs this server.
+  const accessToken = `node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).access_token'`;
   console.log(
     [
       `Provisioned a demo service account "${account.name}" (scopes: ${account.scopes.join(' ')}).`,
       `  client ID:     ${account.clientId}`,
       `  client secret: ${account.secret.value}`,
       'The secret is shown this once and never again: copy it now.',
-      'Get a token:',
-      `  curl -s -u '${account.clientId}:${account.secret.value}' -d grant_type=client_credentials ${url}/oauth/token`,
+      'Get a token into ACCESS_TOKEN:',
+      `  ACCESS_TOKEN=$(curl -s -u '${account.clientId}:${account.secret.value}' -d grant_type=client_credentials ${url}/oauth/token | ${accessToken})`,
       'Then call the API with it:',
-      `  curl -s -H "Authorization: Bearer $TOKEN" ${url}/api/whoami`,
+      `  curl -s -H "Authorization: Bearer $ACCESS_TOKEN" ${url}/api/whoami`,
+      'People sign in beside the tokens (a stand-in login, any name) and call the same routes:',
+      `  curl -s -c hirer-cookies.txt -d name=Ada ${url}/login`,
+      `  curl -s -b hirer-cookies.txt ${url}/api/activity`,
     ].join('\n'),
   );
 }

@@ -10,6 +10,7 @@ import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './access-tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
+import type { ServiceAccountsConfig } from './service-accounts-config.js';
 
 /** How many leading bits of an IPv6 address count as one client by default: a /64, what one host or site gets. */
 export const DEFAULT_IPV6_PREFIX = 64;
@@ -143,16 +144,15 @@ export interface ServiceAccountsOptions {
 }
 
 /**
- * The validated, frozen configuration every module receives.
+ * The validated, frozen configuration every module of an instance receives. Internal: it holds the
+ * keyring's private keys, the store and the hooks. A host reads `sa.config`, a {@link ServiceAccountsConfig}.
  *
  * @example
  * ```ts
- * import type { ResolvedConfig } from 'express-service-accounts'
+ * import { createRuntime } from './runtime.js'
  *
- * // Defaults filled in: log what this instance actually runs with.
- * const config: ResolvedConfig = sa.config
- * console.log(`tokens for ${config.audience} live ${config.tokenLifetime} s`)
- * if (config.failureLimit === false) console.warn('the token endpoint has no failed-authentication limit')
+ * const config: ResolvedConfig = resolveConfig({ store, issuer: 'https://api.example.com', signingKeys: [{ alg: 'HS256', key }] })
+ * const runtime = createRuntime(config) // every part of the instance receives the same config
  * ```
  */
 export interface ResolvedConfig extends ResolvedAdminConfig {

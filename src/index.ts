@@ -6,11 +6,14 @@
 import './express-augmentation.js';
 
 export { createServiceAccounts, type ServiceAccounts } from './service-accounts.js';
-export type { ServiceAccountsOptions, ResolvedConfig, FailureLimitOptions } from './config.js';
+export type { ServiceAccountsOptions, FailureLimitOptions } from './config.js';
+export type { ServiceAccountsConfig } from './service-accounts-config.js';
 export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
+export type { Actor, UserIdentity } from './actor/actor.js';
+export type { RequireActorOptions } from './actor/require-actor.js';
 export type { AdminApi } from './admin/admin-api.js';
 export type { PublicKeyInput } from './admin/admin-keys.js';
 export { createAdminApi } from './admin/create-admin-api.js';

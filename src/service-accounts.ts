@@ -4,10 +4,12 @@
  * `requireBearer()`, the admin API and the discovery documents, all sharing one configuration.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from './config.js';
+import { resolveConfig, type ServiceAccountsOptions } from './config.js';
+import { describeConfig, type ServiceAccountsConfig } from './service-accounts-config.js';
 import { createRuntime } from './runtime.js';
 import { createTokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
+import { createRequireActor, type RequireActorOptions } from './actor/require-actor.js';
 import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
 import type { AdminRouterOptions } from './admin-router/admin-router-options.js';
 import { createAdminRouter } from './admin-router/create-admin-router.js';
@@ -44,6 +46,27 @@ export interface ServiceAccounts {
   readonly tokenRouter: [RequestHandler, ErrorRequestHandler];
   /** Middleware for protected routes. */
   requireBearer(options?: RequireBearerOptions): RequestHandler;
+  /**
+   * Middleware for routes that people signed in through your app and service accounts both call: a
+   * request with a bearer token goes through {@link ServiceAccounts.requireBearer} (refused exactly
+   * as there), any other through your app's own authentication. Either way `req.actor` holds one
+   * {@link Actor}. Throws a `TypeError` naming a bad option. See docs/hirers-and-service-accounts.md.
+   *
+   * @example
+   * ```ts
+   * import passport from 'passport'
+   *
+   * app.use(passport.session()) // the app's own session login fills req.user
+   * const signedIn = (req: import('express').Request) => {
+   *   const user = req.user as { id: string; name: string; roles: string[] } | undefined
+   *   return user && { id: user.id, name: user.name, roles: user.roles }
+   * }
+   * app.post('/api/jobs', sa.requireActor({ user: signedIn, scope: 'jobs:write' }), (req, res) => {
+   *   res.status(201).json({ createdBy: { type: req.actor!.type, id: req.actor!.id, name: req.actor!.name } })
+   * })
+   * ```
+   */
+  requireActor(options: RequireActorOptions): RequestHandler;
   /** Provisioning: accounts and secrets. */
   readonly admin: AdminApi;
   /**
@@ -68,8 +91,8 @@ export interface ServiceAccounts {
   authorizationServerMetadata(options: MetadataOptions): AuthorizationServerMetadata;
   /** The public keys of the keyring as a JWK Set (empty with HS256 only). Never holds a private or shared key. */
   readonly jwks: { readonly keys: readonly Record<string, unknown>[] };
-  /** The resolved, frozen configuration. */
-  readonly config: ResolvedConfig;
+  /** The settings this instance runs with, defaults filled in: no key, store or hook (see {@link ServiceAccountsConfig}). */
+  readonly config: ServiceAccountsConfig;
   /** Initialises the store and starts watching for changes; called lazily by the first request otherwise. */
   ready(): Promise<void>;
   /**
@@ -122,14 +145,16 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     audit: runtime.audit,
     changed: (clientId) => runtime.accounts.invalidate(clientId),
   });
+  const requireActor = createRequireActor((opts) => requireBearer(opts) as RequestHandler, config.realm);
   return Object.freeze({
     tokenRouter: [endpoint, hostErrors] satisfies [RequestHandler, ErrorRequestHandler],
     requireBearer: (opts?: RequireBearerOptions): RequestHandler => requireBearer(opts),
+    requireActor: (opts: RequireActorOptions): RequestHandler => requireActor(opts),
     admin,
     adminRouter: (opts: AdminRouterOptions): RequestHandler => createAdminRouter({ ...opts, admin }),
     authorizationServerMetadata: (opts: MetadataOptions) => buildAuthorizationServerMetadata(config.issuer, config.keyring, opts),
     jwks: config.keyring.jwks,
-    config,
+    config: describeConfig(config),
     ready: () => runtime.ready(),
     health: createHealthCheck({ ...runtime.storeHealth, ...tokenEndpoint.health, now: config.now }),
     close: () => runtime.close(),

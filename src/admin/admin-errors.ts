@@ -82,6 +82,7 @@ export function accountNotFound(clientId: unknown): AdminError {
  *
  * @example
  * ```ts
+ * const revoked = await store.revokeSecret(clientId, secretId, new Date())
  * if (!revoked) throw secretNotFound(clientId, secretId)
  * ```
  */
@@ -102,6 +103,8 @@ export interface LiveCredentials {
  *
  * @example
  * ```ts
+ * const live = { secrets: account.secrets.filter((secret) => secret.revokedAt === null).length, keys: account.keys.filter((key) => key.revokedAt === null).length }
+ * const limit = 5
  * if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
  * ```
  */

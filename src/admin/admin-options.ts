@@ -41,12 +41,13 @@ export interface AdminApiOptions {
 }
 
 /**
- * The validated, frozen settings of the admin API (`admin.config`); `createServiceAccounts()`'s
- * `config` has them too.
+ * The validated settings the admin API runs with; the internal configuration of
+ * `createServiceAccounts()` has them too. A host reads the limits from `sa.config`.
  *
  * @example
  * ```ts
- * console.log(`at most ${sa.admin.config.maxSecretsPerAccount} live secrets per account`)
+ * const settings: ResolvedAdminConfig = resolveAdminConfig({ store, maxSecretsPerAccount: 3 })
+ * console.log(`at most ${settings.maxSecretsPerAccount} live secrets per account`) // as sa.config.maxSecretsPerAccount
  * ```
  */
 export interface ResolvedAdminConfig {

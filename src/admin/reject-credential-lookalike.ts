@@ -17,7 +17,8 @@ import { AdminError } from './admin-errors.js';
  * message names the field and the format, never the value.
  * @example
  * ```ts
- * const name = rejectCredentialLookalike('name', checkedName)
+ * const name = rejectCredentialLookalike('name', 'procurement-portal') // 'procurement-portal'
+ * rejectCredentialLookalike('name', clientSecret) // throws AdminError invalid_input, without the value
  * ```
  */
 export function rejectCredentialLookalike(field: string, value: string): string {

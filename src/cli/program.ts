@@ -70,6 +70,7 @@ function collectScopes(value: string, previous: string | undefined): string {
  *
  * @example
  * ```ts
+ * declare const io: CliIo // stdout and stderr writers (tests pass in-memory ones)
  * await buildProgram(io).parseAsync(['list', '--json'], { from: 'user' })
  * ```
  */

@@ -161,7 +161,12 @@ function parseJson(text: string): unknown {
  * @param limit largest body in bytes
  * @example
  * ```ts
- * readTokenBody(req, config.bodyLimit, (err, body) => (err ? fail(err) : validate(body)))
+ * import { sendOAuthError } from '../errors.js'
+ *
+ * readTokenBody(req, config.bodyLimit, (err, body) => {
+ *   if (err) sendOAuthError(res, err, config.realm)
+ *   else console.log(body) // the parsed form or JSON, for the request guards
+ * })
  * ```
  */
 /**

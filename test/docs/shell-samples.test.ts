@@ -75,7 +75,7 @@ describe('shell samples in README.md and docs/*.md', () => {
     );
     // The routes the docs call: the example server's (docs/observability.md: /readyz, /metrics).
     const exporter = new PrometheusExporter({ preventServerStart: true });
-    const { sa } = createTestApp({ telemetry: { meterProvider: new MeterProvider({ readers: [exporter] }) } });
+    const { sa, store: appStore } = createTestApp({ telemetry: { meterProvider: new MeterProvider({ readers: [exporter] }) } });
     const account = await sa.admin.createAccount({ name: 'docs-curl', scopes: ['jobs:write'] });
     const app = express();
     app.use('/oauth', sa.tokenRouter);
@@ -87,7 +87,7 @@ describe('shell samples in README.md and docs/*.md', () => {
     app.get('/metrics', (req, res) => exporter.getMetricsRequestHandler(req, res));
     // docs/admin-api.md: the admin router, with $ADMIN_TOKEN acting as an operator, over its own admin
     // API on the same store (watched so the secrets its creating answers show are allowed there once).
-    const admin = createAdminApi({ store: sa.config.store, secretHashRounds: 4 });
+    const admin = createAdminApi({ store: appStore, secretHashRounds: 4 });
     watchAdmin(admin, 'in-its-response');
     const adminToken = 'docs-admin-token';
     const operator = { actor: { id: 'docs', name: 'Docs operator' }, allClientAccounts: true } as const;

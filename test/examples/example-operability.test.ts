@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { withLastCharChanged } from '../helpers/tokens.js';
 import { bearer, freePort, getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
 
 interface LogLine {
@@ -17,6 +18,7 @@ interface LogLine {
   readonly req?: { readonly id: number; readonly method: string; readonly path: string };
   readonly res?: { readonly statusCode: number };
   readonly serviceAccount?: { readonly name: string; readonly clientId: string };
+  readonly user?: { readonly name: string; readonly id: string };
 }
 
 /** The JSON lines the server wrote (the start-up banner is plain text). */
@@ -61,9 +63,23 @@ describe('example server operability', { timeout: 120_000 }, () => {
     expect(server.output).not.toContain('ops-test');
   });
 
+  // A person signed in at the stand-in login is named on their request lines too, and the session
+  // cookie is never logged.
+  it("names the signed-in person on a protected request's line, without the session cookie", async () => {
+    const login = await fetch(`${server.url}/login`, { method: 'POST', body: new URLSearchParams({ name: 'Ada' }) });
+    expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await fetch(`${server.url}/api/activity`, { headers: { cookie } })).status).toBe(200);
+    await vi.waitFor(() => expect(logLines(server).some((line) => line.req?.path === '/api/activity')).toBe(true), { timeout: 5000 });
+    const line = logLines(server).find((l) => l.req?.path === '/api/activity');
+    expect(line).toMatchObject({ res: { statusCode: 200 }, user: { name: 'Ada', id: 'user_ada' } });
+    expect(line).not.toHaveProperty('serviceAccount');
+    expect(server.output).not.toContain(cookie.split('=')[1]!);
+  });
+
   it('GET /metrics (METRICS=1) exposes the counters after a token is issued and one is refused', async () => {
     await getToken(server.url, demo);
-    expect((await requestToken(server.url, { clientId: demo.clientId, secret: `${demo.secret.slice(0, -1)}x` }, 'basic')).status).toBe(401);
+    expect((await requestToken(server.url, { clientId: demo.clientId, secret: withLastCharChanged(demo.secret) }, 'basic')).status).toBe(401);
     const res = await fetch(`${server.url}/metrics`);
     expect(res.status).toBe(200);
     const text = await res.text();

@@ -45,6 +45,7 @@ const VALUES: Readonly<Record<string, readonly string[]>> = {
 const TYPES: Readonly<Record<string, readonly string[]>> = {
   index: [
     'AccessTokenClaims',
+    'Actor',
     'AccountChangeListener',
     'AccountEvent',
     'AccountRecord',
@@ -91,11 +92,11 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'NewSecretRecord',
     'OAuthErrorCode',
     'OperationalEvent',
+    'ProblemDetails',
     'PublicKeyInput',
     'PublicKeyJwk',
-    'ProblemDetails',
+    'RequireActorOptions',
     'RequireBearerOptions',
-    'ResolvedConfig',
     'RevokedKey',
     'RevokedSecret',
     'SecretChecksSaturatedEvent',
@@ -104,6 +105,7 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'SecretSummary',
     'ServiceAccountPrincipal',
     'ServiceAccounts',
+    'ServiceAccountsConfig',
     'ServiceAccountsOptions',
     'SigningAlgorithm',
     'SigningKeyOptions',
@@ -111,6 +113,7 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'TenantAdministrator',
     'TokenIssuedEvent',
     'TokenRefusedEvent',
+    'UserIdentity',
     'WatchOptions',
   ],
   'sql/index': [

@@ -5,7 +5,7 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, exportJWK } from 'jose';
+import { calculateJwkThumbprint, CompactSign, compactVerify, exportJWK, importJWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { parsePublicKey, type ParsedPublicKey } from '../../src/keys/parse-public-key.js';
 
@@ -55,6 +55,22 @@ describe('parsePublicKey', () => {
     }
     expect((await accepted(spki(ec.publicKey))).publicKey).toMatchObject({ kty: 'EC', crv: 'P-256' });
     expect((await accepted(spki(ed.publicKey))).publicKey).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
+  });
+
+  // RFC 7515 / RFC 8037: the stored JWK verifies a JWS signed with the private half, with the algorithm
+  // of its type (ES256, RS256, EdDSA), as the token endpoint will verify client assertions.
+  it('returns a JWK that jose imports and verifies signatures of the private half with', async () => {
+    const cases = [
+      { pair: ec, alg: 'ES256' },
+      { pair: rsa, alg: 'RS256' },
+      { pair: ed, alg: 'EdDSA' },
+    ];
+    for (const { pair, alg } of cases) {
+      const { publicKey } = await accepted(spki(pair.publicKey));
+      const jws = await new CompactSign(new TextEncoder().encode('assertion')).setProtectedHeader({ alg }).sign(pair.privateKey);
+      const verified = await compactVerify(jws, await importJWK(publicKey, alg));
+      expect(new TextDecoder().decode(verified.payload)).toBe('assertion');
+    }
   });
 
   // The same key in every accepted form is one key: one thumbprint.

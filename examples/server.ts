@@ -9,18 +9,22 @@
  *   TOKEN_SIGNING_KEY       ≥ 32 characters (HS256) or a PEM EC P-256 private key (ES256);
  *                           generated once beside a SQLite file when absent; required with PostgreSQL
  *   METRICS                 1: Prometheus metrics at GET /metrics through the OpenTelemetry SDK (default 0)
+ *   HEALTH_DETAILS_TOKEN    ≥ 32 characters: GET /readyz with `Authorization: Bearer <it>` returns the full
+ *                           health report; without it, /readyz answers {"status"} alone (default: none)
  *
  * Every request is logged as one JSON line on stdout; GET /healthz is liveness, GET /readyz readiness.
+ * A request must arrive within 15 s (headers within 10 s); idle keep-alive connections close after 5 s.
  *
  * It imports only the package's public entry points, as an application would.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServiceAccounts, type CreatedAccount, type ServiceAccounts } from 'express-service-accounts';
 import { openAccountStore } from 'express-service-accounts/sql';
 import { openActivityStore } from './server/activity-store.js';
 import { activityEntry, createApp } from './server/app.js';
 import { provisionDemoAccount } from './server/demo-account.js';
+import { createHttpServer } from './server/http-server.js';
 import { provisioningLock } from './server/provisioning-lock.js';
 import { readSettings, StartupError } from './server/settings.js';
 import { resolveSigningKey } from './server/signing-key.js';
@@ -56,7 +60,7 @@ async function main(): Promise<void> {
   const signingKey = resolveSigningKey(settings.signingKey, settings.store);
 
   // Listen first so PORT=0 works: the default issuer needs the real port.
-  const server = createServer();
+  const server = createHttpServer();
   const port = await listen(server, settings.port);
   const url = `http://localhost:${port}`;
   const issuer = settings.issuer ?? url;
@@ -88,7 +92,16 @@ async function main(): Promise<void> {
     server.close();
     throw error instanceof TypeError ? new StartupError(error.message) : error;
   }
-  server.on('request', createApp(sa, { issuer, activity, requestLogger: createRequestLogger(logger), ...(metrics && { metrics }) }));
+  server.on(
+    'request',
+    createApp(sa, {
+      issuer,
+      activity,
+      requestLogger: createRequestLogger(logger),
+      ...(metrics && { metrics }),
+      ...(settings.healthDetailsToken !== undefined && { healthDetailsToken: settings.healthDetailsToken }),
+    }),
+  );
 
   let stopping = false;
   const shutdown = (signal: string): void => {

@@ -9,7 +9,7 @@ import { createRuntime } from './runtime.js';
 import { createTokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
 import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
-import { checkHealth, type HealthReport } from './observability/health.js';
+import { createHealthCheck, type HealthReport } from './observability/health.js';
 import {
   buildAuthorizationServerMetadata,
   type AuthorizationServerMetadata,
@@ -53,9 +53,11 @@ export interface ServiceAccounts {
   /** Initialises the store and starts watching for changes; called lazily by the first request otherwise. */
   ready(): Promise<void>;
   /**
-   * The state of each part this instance depends on, checked now: the store (probed with a read), the
-   * change feed, the limiter's backend and the secret-check queue, with an overall `ok`, `degraded` or
-   * `unavailable`. Never throws; answers within `storeTimeout`. See docs/observability.md.
+   * The state of each part this instance depends on: the store (probed with a read), the change feed,
+   * the limiter's backend and the secret-check queue, with an overall `ok`, `degraded` or
+   * `unavailable`. Never throws; answers within `storeTimeout`. Concurrent calls share one probe, and a
+   * probe's result serves every call for 1 second (`checkedAt` says when it was taken), so readiness
+   * requests cost the store at most one read a second. See docs/observability.md.
    *
    * @example
    * ```ts
@@ -107,7 +109,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     jwks: config.keyring.jwks,
     config,
     ready: () => runtime.ready(),
-    health: () => checkHealth({ ...runtime.storeHealth, ...tokenEndpoint.health, now: config.now }),
+    health: createHealthCheck({ ...runtime.storeHealth, ...tokenEndpoint.health, now: config.now }),
     close: () => runtime.close(),
   });
 }

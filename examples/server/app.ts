@@ -8,6 +8,8 @@ import type { ServiceAccounts } from 'express-service-accounts';
 import type { ActivityEntry, ActivityStore, Actor, Job } from './activity-store.js';
 import type { HttpLogger } from 'pino-http';
 import type { Metrics } from './observability.js';
+import { loggablePath } from './loggable-path.js';
+import { readiness } from './readiness.js';
 
 /** What the app is given besides the service accounts instance. */
 export interface AppParts {
@@ -18,6 +20,8 @@ export interface AppParts {
   readonly requestLogger?: HttpLogger;
   /** With METRICS=1: serves GET /metrics. */
   readonly metrics?: Metrics;
+  /** HEALTH_DETAILS_TOKEN: a caller presenting it as a bearer token gets the full readiness report. */
+  readonly healthDetailsToken?: string;
 }
 
 /** A new activity entry, now. */
@@ -35,7 +39,7 @@ function jsonError(status: number, error: string, description: string): { status
 }
 
 /** Builds the app. */
-export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics }: AppParts): Express {
+export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics, healthDetailsToken }: AppParts): Express {
   const app = express();
   app.disable('x-powered-by');
   const base = issuer.replace(/\/+$/, '');
@@ -46,12 +50,9 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // Readiness: 503 while the account store does not answer (Kubernetes readinessProbe), with the
-  // state of every part; 200 when it answers, even if something else is degraded.
-  app.get('/readyz', async (_req, res) => {
-    const report = await sa.health();
-    res.status(report.store.status === 'ok' ? 200 : 503).json(report);
-  });
+  // Readiness: 503 while the account store does not answer (Kubernetes readinessProbe); 200 when it
+  // answers, even if something else is degraded. The full report only with HEALTH_DETAILS_TOKEN.
+  app.get('/readyz', readiness(sa, healthDetailsToken));
   if (metrics) app.get('/metrics', (req, res) => metrics.handle(req, res));
 
   // RFC 8414 metadata; jwks_uri only when signing is asymmetric (docs/token-endpoint.md).
@@ -96,7 +97,7 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
 
   // Never Express's HTML pages: unknown routes and errors answer JSON, without a stack.
   app.use((req, res) => {
-    const { status, body } = jsonError(404, 'not_found', `No route for ${req.method} ${req.path}`);
+    const { status, body } = jsonError(404, 'not_found', `No route for ${req.method} ${loggablePath(req.path)}`);
     res.status(status).json(body);
   });
   const onError: ErrorRequestHandler = (err: { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown }, _req, res, next) => {

@@ -11,6 +11,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { AuditEvent, OperationalEvent } from 'express-service-accounts';
 import { pino, type Logger } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
+import { loggablePath } from './loggable-path.js';
 
 /**
  * The JSON logger of the server (stdout). Written synchronously, like `console.log`: lines come out in
@@ -24,8 +25,8 @@ type LoggedRequest = IncomingMessage & { id?: unknown; serviceAccount?: { name: 
 
 /**
  * One line per request, written when the response is finished. Only the method, the path (never the
- * query string, where a careless client might put a secret), the status and the duration are logged:
- * no header (so never an Authorization header), no body.
+ * query string, and no segment that looks like a secret or a token: see loggable-path.ts), the status
+ * and the duration are logged: no header (so never an Authorization header), no body.
  */
 export function createRequestLogger(logger: Logger): HttpLogger {
   return pinoHttp({
@@ -33,7 +34,7 @@ export function createRequestLogger(logger: Logger): HttpLogger {
     quietReqLogger: true,
     wrapSerializers: false,
     serializers: {
-      req: (req: LoggedRequest) => ({ id: req.id, method: req.method, path: (req.url ?? '').split('?')[0] }),
+      req: (req: LoggedRequest) => ({ id: req.id, method: req.method, path: loggablePath(req.url) }),
       res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
       err: (err: Error) => ({ type: err.name, message: err.message }),
     },

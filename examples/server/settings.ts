@@ -28,6 +28,7 @@ export interface ServerSettings {
   readonly signingKey: string | undefined;
   /** METRICS=1: serve Prometheus metrics at GET /metrics. */
   readonly metrics: boolean;
+  readonly healthDetailsToken: string | undefined;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -48,6 +49,15 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean {
 }
 
 /** Reads the settings from `env`; throws {@link StartupError} naming the first bad variable. */
+function healthDetailsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.HEALTH_DETAILS_TOKEN?.trim() ?? '';
+  if (raw === '') return undefined;
+  if (raw.length < 32 || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw new StartupError('HEALTH_DETAILS_TOKEN must be at least 32 printable characters without spaces (try: openssl rand -hex 32)');
+  }
+  return raw;
+}
+
 export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
   const storeUrl = env.SERVICE_ACCOUNTS_STORE?.trim() || DEFAULT_STORE_URL;
   let store: AccountStoreLocation;
@@ -70,5 +80,6 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     failureLimit: failures === 0 ? false : { max: failures, windowSeconds: 60 },
     signingKey: env.TOKEN_SIGNING_KEY === '' ? undefined : env.TOKEN_SIGNING_KEY,
     metrics: flag(env, 'METRICS'),
+    healthDetailsToken: healthDetailsToken(env),
   };
 }

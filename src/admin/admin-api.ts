@@ -10,7 +10,7 @@ import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
-import { checkAccountInput, type CreateAccountInput } from './admin-input.js';
+import { checkAccountInput, isClientIdArgument, type CreateAccountInput } from './admin-input.js';
 import { buildKeyOperations, liveCredentials, type KeyOperations } from './admin-keys.js';
 import type { ResolvedAdminConfig } from './admin-options.js';
 import {
@@ -80,7 +80,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     return callStore(fn, config.storeTimeout, what);
   };
   const requireAccount = async (clientId: string): Promise<AccountRecord> => {
-    const account = typeof clientId === 'string' ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
+    const account = isClientIdArgument(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
     if (!account) throw accountNotFound(clientId);
     return account;
   };
@@ -133,7 +133,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     },
 
     async getAccount(clientId) {
-      const account = await call('findAccount', () => store.findAccount(clientId));
+      const account = isClientIdArgument(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
       return account && summarizeAccount(account);
     },
 

@@ -75,8 +75,17 @@ export interface TokenRefusedEvent extends AuditBase {
 export interface ClientAuthenticationFailedEvent extends AuditBase {
   readonly type: 'client.authentication_failed';
   readonly reason: ClientAuthenticationFailure | 'rate_limited';
-  /** The client ID presented, if any (it may be unknown). */
+  /**
+   * The client ID presented, if any (it may be unknown), when it has the form of a client ID
+   * (`esa_` and 24 letters or digits) or names an account.
+   */
   readonly clientId?: string;
+  /**
+   * Instead of `clientId` when the value presented as a client ID does not have that form (it may be a
+   * secret typed into the wrong field): 8 hex digits that tell whether two attempts presented the same
+   * value, within one process, and reveal nothing of it.
+   */
+  readonly malformedClientId?: string;
   readonly name?: string;
   /** The client address as Express sees it (respecting `trust proxy`). */
   readonly address?: string;

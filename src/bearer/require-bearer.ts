@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InsufficientScopeError, InvalidRequestError, InvalidTokenError, sendOAuthError, toOAuthError } from '../errors.js';
 import { RequestSpan } from '../observability/request-span.js';
+import { findCredential } from '../store/account-credentials.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
 import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
@@ -55,12 +56,6 @@ function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean {
   return false;
 }
 
-// Plain loops: no closure per request on this path.
-function findSecret(account: AccountRecord, id: string): AccountRecord['secrets'][number] | undefined {
-  for (const secret of account.secrets) if (secret.id === id) return secret;
-  return undefined;
-}
-
 function includesAll(granted: readonly string[], needed: readonly string[]): boolean {
   for (const scope of needed) if (!granted.includes(scope)) return false;
   return true;
@@ -98,10 +93,11 @@ export function createRequireBearer(
     };
 
     const admit = (req: IncomingMessage, res: ServerResponse, next: NodeNext, claims: AccessTokenClaims, account: AccountRecord | undefined): void => {
-      // A deleted account or an unknown secret: the token no longer maps to anything.
-      const secret = account === undefined ? undefined : findSecret(account, claims.secret_id);
-      if (!account || !secret) return refuse(res, new InvalidTokenError('invalid'), claims, account);
-      if (secret.revokedAt !== null) return refuse(res, new InvalidTokenError('revoked'), claims, account);
+      // A deleted account or an unknown credential: the token no longer maps to anything. The token names
+      // the secret or public key it was issued against; revoking that credential revokes the token.
+      const credential = findCredential(account, claims.secret_id);
+      if (!account || !credential) return refuse(res, new InvalidTokenError('invalid'), claims, account);
+      if (credential.revokedAt !== null) return refuse(res, new InvalidTokenError('revoked'), claims, account);
       if (!account.enabled) return refuse(res, new InvalidTokenError('disabled'), claims, account);
       const unrestricted = claims.scope === undefined && account.scopes.length === 0;
       const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
@@ -114,7 +110,7 @@ export function createRequireBearer(
         name: account.name,
         clientAccountId: account.clientAccountId,
         scopes: granted,
-        secretId: secret.id,
+        secretId: credential.id,
         tokenId: claims.jti,
       };
       (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;

@@ -3,6 +3,7 @@
  * RFC 8414 authorization server metadata for the token endpoint, and the JWK Set of public keys.
  */
 import type { Keyring } from '../access-tokens/keyring.js';
+import { ASSERTION_SIGNING_ALGORITHMS } from '../token-endpoint/key-assertion.js';
 
 /**
  * Where the host serves the endpoints the metadata points to.
@@ -41,7 +42,9 @@ export interface AuthorizationServerMetadata {
   readonly issuer: string;
   readonly token_endpoint: string;
   readonly grant_types_supported: readonly ['client_credentials'];
-  readonly token_endpoint_auth_methods_supported: readonly ['client_secret_basic', 'client_secret_post'];
+  readonly token_endpoint_auth_methods_supported: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  /** The algorithms a client assertion (`private_key_jwt`) may be signed with: asymmetric only. */
+  readonly token_endpoint_auth_signing_alg_values_supported: readonly string[];
   readonly response_types_supported: readonly [];
   readonly jwks_uri?: string;
 }
@@ -59,7 +62,8 @@ export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyrin
     issuer,
     token_endpoint: options.tokenEndpoint,
     grant_types_supported: ['client_credentials'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    token_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
     response_types_supported: [],
     ...(keyring.jwks.keys.length > 0 && options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : {}),
   };

@@ -6,7 +6,8 @@
 import type { ServerResponse } from 'node:http';
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
 import { parseBasicAuthorization } from './basic-credentials.js';
-import type { PresentedCredentials, Step } from './token-request-context.js';
+import { JWT_BEARER_ASSERTION_TYPE } from './key-assertion.js';
+import type { PresentedCredentials, Step, TokenParameters } from './token-request-context.js';
 
 /** RFC 6749 §5.1: token responses, errors included, must not be cached. */
 export function setNoStore(res: ServerResponse): void {
@@ -33,7 +34,7 @@ export function createBrowserGuard(allowBrowserRequests: boolean): Step {
   };
 }
 
-const FIELDS = ['grant_type', 'client_id', 'client_secret', 'scope'] as const;
+const FIELDS = ['grant_type', 'client_id', 'client_secret', 'scope', 'client_assertion_type', 'client_assertion'] as const;
 type Field = (typeof FIELDS)[number];
 
 function readFields(body: unknown): Record<Field, string | undefined> {
@@ -52,35 +53,46 @@ function readFields(body: unknown): Record<Field, string | undefined> {
 }
 
 /**
- * Validates the parameters and the presentation of credentials (HTTP Basic decoded here, once), then
- * records them on the context. RFC 6749 §2.3: a client must not use more than one authentication
- * method in a request.
+ * Validates the parameters of a token request (its parsed `body`) and how it presents credentials
+ * (HTTP Basic, from the `authorization` header, decoded here, once). RFC 6749 §2.3: a client must not
+ * use more than one authentication method in a request.
+ * @throws {InvalidRequestError} a malformed request (→ 400 `invalid_request`)
  */
-export const validateTokenRequest: Step = (context, next) => {
-  try {
-    const { req } = context;
-    const fields = readFields(context.body);
-    const basic = parseBasicAuthorization(req.headers.authorization);
-    let credentials: PresentedCredentials;
-    if (basic.kind !== 'absent') {
-      const clashes =
-        fields.client_secret !== undefined ||
-        (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));
-      if (clashes) throw new InvalidRequestError('Send client credentials either in HTTP Basic or in the body, not both');
-      credentials =
-        basic.kind === 'present'
-          ? { method: 'basic', clientId: basic.clientId, secret: basic.secret }
-          : { method: 'basic', malformed: true };
-    } else if (fields.client_id !== undefined && fields.client_secret !== undefined) {
-      credentials = { method: 'body', clientId: fields.client_id, secret: fields.client_secret };
-    } else if (fields.client_id !== undefined || fields.client_secret !== undefined) {
-      credentials = { method: 'body', malformed: true, ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}) };
-    } else {
-      credentials = { method: 'none' };
+export function validateTokenRequest(body: unknown, authorization: string | undefined): TokenParameters {
+  const fields = readFields(body);
+  const basic = parseBasicAuthorization(authorization);
+  const authorizationHeader = authorization !== undefined;
+  let credentials: PresentedCredentials;
+  if (fields.client_assertion !== undefined || fields.client_assertion_type !== undefined) {
+    // RFC 7521 §4.2: both parameters; RFC 6749 §2.3: one method per request.
+    if (fields.client_assertion === undefined) throw new InvalidRequestError('The client_assertion parameter is missing');
+    if (fields.client_assertion_type !== JWT_BEARER_ASSERTION_TYPE) {
+      throw new InvalidRequestError(`The client_assertion_type parameter must be ${JWT_BEARER_ASSERTION_TYPE}`);
     }
-    context.parameters = { grantType: fields.grant_type, scope: fields.scope, credentials };
-    next();
-  } catch (err) {
-    next(err);
+    if (basic.kind !== 'absent' || fields.client_secret !== undefined) {
+      throw new InvalidRequestError('Send either a client assertion or a client secret, not both');
+    }
+    credentials = {
+      method: 'assertion',
+      assertion: fields.client_assertion,
+      ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}),
+      authorizationHeader,
+    };
+  } else if (basic.kind !== 'absent') {
+    const clashes =
+      fields.client_secret !== undefined ||
+      (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));
+    if (clashes) throw new InvalidRequestError('Send client credentials either in HTTP Basic or in the body, not both');
+    credentials =
+      basic.kind === 'present'
+        ? { method: 'basic', clientId: basic.clientId, secret: basic.secret, authorizationHeader }
+        : { method: 'basic', malformed: true, authorizationHeader };
+  } else if (fields.client_id !== undefined && fields.client_secret !== undefined) {
+    credentials = { method: 'body', clientId: fields.client_id, secret: fields.client_secret, authorizationHeader };
+  } else if (fields.client_id !== undefined || fields.client_secret !== undefined) {
+    credentials = { method: 'body', malformed: true, ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}), authorizationHeader };
+  } else {
+    credentials = { method: 'none', authorizationHeader };
   }
-};
+  return { grantType: fields.grant_type, scope: fields.scope, credentials };
+}

@@ -11,8 +11,10 @@ import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../runtime.js';
 import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
-import { createClientAuthentication } from './client-authentication.js';
-import { ClientCredentialsCheck } from './client-credentials-check.js';
+import { RememberedSecrets } from '../secrets/remembered-secrets.js';
+import { ClientAuthenticator } from './client-authenticator.js';
+import { KeyAssertionChecker } from './key-assertion.js';
+import { createClientAuthentication } from './client-strategies.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createFailureLimiter } from './failure-limiter.js';
 import { createBrowserGuard, requirePost, validateTokenRequest } from './request-guards.js';
@@ -37,20 +39,21 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     onSaturated: (queued) => event({ type: 'secret_checks.saturated', queued }),
   });
   telemetry.observe({ secretCheckQueueDepth: () => secrets.load.queued });
-  // The store says anything may have changed: no secret stays remembered.
-  runtime.accounts.onInvalidate((clientId) => {
-    if (clientId === '*') secrets.clear();
-  });
   runtime.onStart(() => secrets.dummyHash().then(() => undefined));
   const limiter = config.failureLimit
     ? createFailureLimiter(config.failureLimit, config.storeTimeout, new DependencyMonitor('limiter', telemetry, event, config.now))
     : undefined;
   if (limiter) runtime.onClose(() => limiter.close());
 
-  const readBody: Step = (context, next) =>
+  // The body, then its parameters and credentials, validated once (request-guards.ts).
+  const readParameters: Step = (context, next) =>
     readTokenBody(context.req, config.bodyLimit, (err, body) => {
       if (err) return next(err);
-      context.body = body;
+      try {
+        context.parameters = validateTokenRequest(body, context.req.headers.authorization);
+      } catch (invalid) {
+        return next(invalid);
+      }
       next();
     });
   const ready: Step = (_context, next) => {
@@ -60,18 +63,26 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
   const steps: readonly Step[] = [
     requirePost,
     createBrowserGuard(config.allowBrowserRequests),
-    readBody,
-    validateTokenRequest,
+    readParameters,
     ready,
-    createClientAuthentication({
-      check: new ClientCredentialsCheck(runtime.accounts, secrets),
-      limiter,
-      ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
-      secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
-      audit: runtime.audit,
-      telemetry,
-      now: config.now,
-    }),
+    createClientAuthentication(
+      new ClientAuthenticator({
+        accounts: runtime.accounts,
+        store: config.store,
+        storeTimeout: config.storeTimeout,
+        storeCalls: runtime.storeCalls,
+        assertions: new KeyAssertionChecker(),
+        assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
+        secrets,
+        remembered: new RememberedSecrets(),
+        limiter,
+        ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
+        secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
+        audit: runtime.audit,
+        telemetry,
+        now: config.now,
+      }),
+    ),
     requireClientCredentialsGrant,
     createClientCredentialsExchange(runtime),
   ];

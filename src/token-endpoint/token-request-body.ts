@@ -151,8 +151,21 @@ function parseJson(text: string): unknown {
  * readTokenBody(req, config.bodyLimit, (err, body) => (err ? fail(err) : validate(body)))
  * ```
  */
+/**
+ * Whether the request's `Transfer-Encoding` is absent or exactly `chunked` (any case, RFC 9112 §7).
+ * Node frames any list ending in `chunked` (`gzip, chunked`) and hands over the still-coded body as
+ * if it were plain, so a proxy that decodes the other codings and this server would read one request
+ * two ways (RFC 9112 §6.1): only `chunked` is accepted.
+ */
+function onlyChunked(transferEncoding: string | undefined): boolean {
+  if (transferEncoding === undefined) return true;
+  const codings = transferEncoding.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '');
+  return codings.length === 1 && codings[0] === 'chunked';
+}
+
 export function readTokenBody(req: TokenHttpRequest, limit: number, done: (err: InvalidRequestError | undefined, body?: unknown) => void): void {
   const headers = req.headers;
+  if (!onlyChunked(headers['transfer-encoding'])) return done(new InvalidRequestError('Unsupported transfer coding; send the body as is or chunked'));
   // Checked first: a body the host's own parser (with its own, larger limit) already read is still ours to refuse.
   const declared = headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return done(tooLarge());

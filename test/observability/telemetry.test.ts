@@ -83,11 +83,12 @@ describe('OpenTelemetry metrics', () => {
 
   it("gives a failed store call's duration its error type: timeout past storeTimeout, else the class of the store's error", async () => {
     const store = new UnreliableStore();
-    const { sa, reader } = instrumentedApp(false, { store, storeTimeout: 100 });
+    const { sa, reader, clock } = instrumentedApp(false, { store, storeTimeout: 100 });
     await sa.ready();
     store.mode = 'hang';
     expect((await sa.health()).store.status).toBe('unavailable');
     store.mode = 'fail';
+    clock.advance(1); // past the second a probe's result is reused for
     expect((await sa.health()).store.status).toBe('unavailable');
     const failed = points(await collect(reader), 'service_accounts.store.duration').filter((p) => p.attributes['error.type'] !== undefined);
     expect(failed.map((p) => p.attributes['error.type'])).toEqual(['timeout', 'Error']);

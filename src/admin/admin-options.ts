@@ -25,7 +25,7 @@ import { checkKnownKeys, fail, integer, optionalFunction } from '../config-check
 export interface AdminApiOptions {
   /** Where accounts and hashed secrets live. Closing it stays the caller's job. */
   store: AccountStore;
-  /** Live (unrevoked) secrets allowed per account; adding one more fails. @default 5 */
+  /** Live (unrevoked) credentials, secrets and public keys together, allowed per account; adding one more fails. @default 5 */
   maxSecretsPerAccount?: number;
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;
@@ -47,7 +47,7 @@ export interface AdminApiOptions {
  * @example
  * ```ts
  * const settings: ResolvedAdminConfig = resolveAdminConfig({ store, maxSecretsPerAccount: 3 })
- * console.log(`at most ${settings.maxSecretsPerAccount} live secrets per account`) // as sa.config.maxSecretsPerAccount
+ * console.log(`at most ${settings.maxSecretsPerAccount} live credentials (secrets and keys) per account`) // as sa.config.maxSecretsPerAccount
  * ```
  */
 export interface ResolvedAdminConfig {

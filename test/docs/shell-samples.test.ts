@@ -5,7 +5,8 @@
  * live app, with the placeholders (`$CLIENT_ID`, `esa_4fT0...`, the host) filled in.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
@@ -67,6 +68,9 @@ describe('shell samples in README.md and docs/*.md', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'esa-shell-samples-'));
+    // The public key file the `key add` samples register (docs/cli.md makes it with openssl).
+    const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
+    writeFileSync(join(dir, 'public.pem'), publicKey.export({ format: 'pem', type: 'spki' }).toString());
     // The store docs/cli.md names, relative to the samples' working directory.
     const store = 'sqlite:./prod.db';
     const created = await runCliJson<{ clientId: string; secret: { id: string; value: string } }>(

@@ -40,7 +40,7 @@ export function toBodyError(err: unknown): InvalidRequestError {
  * Whether the request declares a body (a non-zero length, or chunked).
  * @example
  * ```ts
- * if (!hasBody(req)) return done(undefined, {})
+ * const empty = !hasBody(req) // no Transfer-Encoding, and no Content-Length or `Content-Length: 0`
  * ```
  */
 export function hasBody(req: TokenHttpRequest): boolean {
@@ -52,7 +52,10 @@ export function hasBody(req: TokenHttpRequest): boolean {
  * Whether an earlier parser (the host's) already consumed the body.
  * @example
  * ```ts
- * const body = alreadyParsed(req) ? req.body : await read(req)
+ * import { collectBody } from './collect-body.js'
+ *
+ * if (alreadyParsed(req)) console.log(req.body) // what the host's express.json() or express.urlencoded() made of it
+ * else collectBody(req, 4096, (err, text) => console.log(err ?? text)) // the stream is still unread
  * ```
  */
 export function alreadyParsed(req: TokenHttpRequest): boolean {

@@ -10,7 +10,6 @@ import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './access-tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
-import type { ServiceAccountsConfig } from './service-accounts-config.js';
 
 /** How many leading bits of an IPv6 address count as one client by default: a /64, what one host or site gets. */
 export const DEFAULT_IPV6_PREFIX = 64;
@@ -145,7 +144,7 @@ export interface ServiceAccountsOptions {
 
 /**
  * The validated, frozen configuration every module of an instance receives. Internal: it holds the
- * keyring's private keys, the store and the hooks. A host reads `sa.config`, a {@link ServiceAccountsConfig}.
+ * keyring's private keys, the store and the hooks. A host reads `sa.config`, a `ServiceAccountsConfig`.
  *
  * @example
  * ```ts

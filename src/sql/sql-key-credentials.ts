@@ -145,8 +145,16 @@ export class SqlKeyCredentials {
       )
       .executeTakeFirst();
     if (at - this.#lastSweep >= ASSERTION_SWEEP_MS) {
+      // Beside the request, not on its path: the request itself makes one write, and a failed sweep
+      // is only tried again at the next one (expired rows count as absent meanwhile).
       this.#lastSweep = at;
-      await this.#context.db.deleteFrom('used_assertion_ids').where('expires_at', '<=', at).execute();
+      this.#context.db
+        .deleteFrom('used_assertion_ids')
+        .where('expires_at', '<=', at)
+        .execute()
+        .catch(() => {
+          this.#lastSweep = 0;
+        });
     }
     return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
   }

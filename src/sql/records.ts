@@ -4,7 +4,7 @@
  * ⇄ `Date`, JSON scopes ⇄ arrays.
  */
 import type { Kysely } from 'kysely';
-import type { AccountRecord, NewSecretRecord, SecretRecord } from '../store/account-store.js';
+import type { AccountRecord, NewSecretRecord, RevokedTokenRecord, SecretRecord } from '../store/account-store.js';
 import type { Database } from './schema.js';
 
 /**
@@ -212,4 +212,31 @@ export async function countLiveSecrets(db: Kysely<Database>, clientId: string): 
     .where('revoked_at', 'is', null)
     .executeTakeFirstOrThrow();
   return toNumber(live);
+}
+
+/**
+ * A deny-list row as read from `revoked_tokens`.
+ *
+ * @example
+ * ```ts
+ * const row: RevokedTokenRow = { token_id: '0f6a1c2e', client_id: 'esa_4fT0', revoked_at: 1736933400123, expires_at: 1736937000000 }
+ * ```
+ */
+export interface RevokedTokenRow {
+  token_id: string;
+  client_id: string | null;
+  revoked_at: DbInteger;
+  expires_at: DbInteger;
+}
+
+/**
+ * Maps a `revoked_tokens` row to a {@link RevokedTokenRecord}.
+ *
+ * @example
+ * ```ts
+ * const entries = (await db.selectFrom('revoked_tokens').selectAll().execute()).map(toRevokedTokenRecord)
+ * ```
+ */
+export function toRevokedTokenRecord(row: RevokedTokenRow): RevokedTokenRecord {
+  return { tokenId: row.token_id, clientId: row.client_id, revokedAt: toDate(row.revoked_at), expiresAt: toDate(row.expires_at) };
 }

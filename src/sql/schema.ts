@@ -89,6 +89,22 @@ export interface AccountChangesTable {
 }
 
 /**
+ * `revoked_tokens`: the deny-list of revoked access tokens, by token ID (`jti`); the token itself is never
+ * stored. Rows whose `expires_at` has passed are deleted by later revocations.
+ *
+ * @example
+ * ```ts
+ * const live = await db.selectFrom('revoked_tokens').select('token_id').where('expires_at', '>', Date.now()).execute()
+ * ```
+ */
+export interface RevokedTokensTable {
+  token_id: string;
+  client_id: string | null;
+  revoked_at: EpochMillis;
+  expires_at: EpochMillis;
+}
+
+/**
  * `account_store_migrations`: the schema versions applied so far.
  *
  * @example
@@ -115,6 +131,7 @@ export interface Database {
   accounts: AccountsTable;
   secrets: SecretsTable;
   account_changes: AccountChangesTable;
+  revoked_tokens: RevokedTokensTable;
   account_store_migrations: MigrationsTable;
 }
 
@@ -176,6 +193,19 @@ const MIGRATIONS: readonly Migration[] = [
         ? sql`create table ${t('account_changes')} (seq bigserial primary key, client_id text not null, changed_at bigint not null)`
         : sql`create table ${t('account_changes')} (seq integer primary key autoincrement, client_id text not null, changed_at bigint not null)`,
       sql`create index account_changes_changed_at_idx on ${t('account_changes')} (changed_at)`,
+    ],
+  },
+  {
+    // Self-contained: only adds a table, so a database that already holds accounts gains it on first use.
+    version: 2,
+    name: 'revoked tokens',
+    statements: (t) => [
+      sql`create table ${t('revoked_tokens')} (
+        token_id text primary key,
+        client_id text,
+        revoked_at bigint not null,
+        expires_at bigint not null)`,
+      sql`create index revoked_tokens_expires_at_idx on ${t('revoked_tokens')} (expires_at)`,
     ],
   },
 ];

@@ -12,6 +12,7 @@ import type {
   AccountStore,
   NewAccountRecord,
   NewSecretRecord,
+  RevokedTokenRecord,
   SecretRecord,
   WatchOptions,
 } from '../store/account-store.js';
@@ -26,6 +27,7 @@ import {
   toNumber,
   toSecretRecord,
 } from './records.js';
+import { insertRevokedToken, selectRevokedTokens } from './revoked-token-queries.js';
 import {
   ADVISORY_LOCK_NAMESPACE,
   type Database,
@@ -111,6 +113,10 @@ export interface SqlAccountStore extends AccountStore {
    * function that stops watching.
    */
   watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>>;
+  /** Adds a token to the deny-list (table `revoked_tokens`) and announces it on the change feed. */
+  revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord>;
+  /** The deny-list entries that have not expired at `now`. */
+  listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]>;
 }
 
 /**
@@ -263,6 +269,17 @@ export class KyselyAccountStore implements SqlAccountStore {
       .where('id', '=', secretId)
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
       .execute();
+  }
+
+  /** Adds the deny-list entry and announces it on the change feed in the same transaction (revoked-token-queries.ts). */
+  async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
+    await this.init();
+    return this.#write((trx) => insertRevokedToken(trx, record, (key) => this.#appendChange(trx, key)));
+  }
+
+  async listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]> {
+    await this.init();
+    return selectRevokedTokens(this.#db, now);
   }
 
   /**

@@ -10,8 +10,10 @@ import type {
   AccountStore,
   NewAccountRecord,
   NewSecretRecord,
+  RevokedTokenRecord,
   SecretRecord,
 } from './account-store.js';
+import { revokedTokenChangeKey } from './revoked-token-change.js';
 
 /**
  * Keeps accounts in memory. Records are copied in and out, so callers can never mutate the store.
@@ -25,6 +27,7 @@ import type {
 export class MemoryAccountStore implements AccountStore {
   readonly #accounts = new Map<string, AccountRecord>();
   readonly #listeners = new Set<AccountChangeListener>();
+  readonly #revokedTokens = new Map<string, RevokedTokenRecord>();
 
   async createAccount(input: NewAccountRecord): Promise<AccountRecord> {
     if (this.#accounts.has(input.clientId)) throw new Error(`Account ${input.clientId} already exists`);
@@ -82,6 +85,22 @@ export class MemoryAccountStore implements AccountStore {
       ...account,
       secrets: account.secrets.map((s) => (s.id === secretId ? { ...s, lastUsedAt: at } : s)),
     });
+  }
+
+  async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
+    const first = this.#revokedTokens.get(record.tokenId);
+    if (first) return { ...first };
+    // Entries past their expiry are forgotten here, as the SQL stores do on each revocation.
+    for (const [tokenId, entry] of this.#revokedTokens) {
+      if (entry.expiresAt.getTime() <= record.revokedAt.getTime()) this.#revokedTokens.delete(tokenId);
+    }
+    this.#revokedTokens.set(record.tokenId, { ...record });
+    this.#changed(revokedTokenChangeKey(record));
+    return { ...record };
+  }
+
+  async listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]> {
+    return [...this.#revokedTokens.values()].filter((entry) => entry.expiresAt.getTime() > now.getTime()).map((entry) => ({ ...entry }));
   }
 
   async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {

@@ -8,6 +8,7 @@ import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { IdFactory, waitFor } from './contract-fixtures.js';
 import { describeSecretCap } from './describe-secret-cap.js';
+import { describeTokenDenyList } from './describe-token-deny-list.js';
 
 /** Room enough for every secret the other tests add: they do not test the cap. */
 const ROOM = { maxLiveSecrets: 100 } as const;
@@ -236,6 +237,8 @@ export function describeAccountStore(
     });
 
     describeSecretCap(() => store, ids, { it, expect });
+
+    describeTokenDenyList(() => store, ids, { it, expect });
 
     describe('watch', () => {
       // The test functions read vitest's test context from `arguments` (see skipRunningTest).

@@ -11,6 +11,12 @@ import { createKeyring, type Keyring, type SigningKeyOptions } from './access-to
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
 
+/** Longest token lifetime `tokenLifetime` accepts, in seconds (a day). */
+export const MAX_TOKEN_LIFETIME = 86_400;
+
+/** Largest `clockTolerance` accepted, in seconds. */
+export const MAX_CLOCK_TOLERANCE = 300;
+
 /** How many leading bits of an IPv6 address count as one client by default: a /64, what one host or site gets. */
 export const DEFAULT_IPV6_PREFIX = 64;
 
@@ -234,8 +240,8 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     issuer,
     audience,
     keyring: createKeyring(options.signingKeys, fail),
-    tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, 86_400),
-    clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, 300),
+    tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME),
+    clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, MAX_CLOCK_TOLERANCE),
     realm,
     onEvent,
     telemetry: resolveTelemetry(options.telemetry),

@@ -21,6 +21,7 @@ export type {
   AccountSummary,
   SecretSummary,
   RevokedSecret,
+  RevokedToken,
   AccountStatus,
 } from './admin/admin-summaries.js';
 export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
@@ -34,12 +35,16 @@ export type {
   AddSecretResult,
   AccountChangeListener,
   WatchOptions,
+  RevokedTokenRecord,
 } from './store/account-store.js';
+export { revokedTokenChangeKey } from './store/revoked-token-change.js';
 export { MemoryAccountStore } from './store/memory-account-store.js';
 export type {
   AuditEvent,
   TokenIssuedEvent,
   TokenRefusedEvent,
+  TokenRevokedEvent,
+  TokenIntrospectedEvent,
   ClientAuthenticationFailedEvent,
   AccountEvent,
   SecretEvent,

@@ -13,6 +13,7 @@ import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
 import type { Runtime } from '../runtime.js';
 import { parseScopeList } from '../scopes.js';
 import { extractBearerToken } from './extract-bearer-token.js';
+import { tokenStanding } from './token-standing.js';
 import type { ServiceAccountPrincipal } from './service-account-principal.js';
 
 /**
@@ -55,12 +56,7 @@ function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean {
   return false;
 }
 
-// Plain loops: no closure per request on this path.
-function findSecret(account: AccountRecord, id: string): AccountRecord['secrets'][number] | undefined {
-  for (const secret of account.secrets) if (secret.id === id) return secret;
-  return undefined;
-}
-
+// A plain loop: no closure per request on this path.
 function includesAll(granted: readonly string[], needed: readonly string[]): boolean {
   for (const scope of needed) if (!granted.includes(scope)) return false;
   return true;
@@ -97,12 +93,17 @@ export function createRequireBearer(
       sendOAuthError(res, err, config.realm);
     };
 
-    const admit = (req: IncomingMessage, res: ServerResponse, next: NodeNext, claims: AccessTokenClaims, account: AccountRecord | undefined): void => {
-      // A deleted account or an unknown secret: the token no longer maps to anything.
-      const secret = account === undefined ? undefined : findSecret(account, claims.secret_id);
-      if (!account || !secret) return refuse(res, new InvalidTokenError('invalid'), claims, account);
-      if (secret.revokedAt !== null) return refuse(res, new InvalidTokenError('revoked'), claims, account);
-      if (!account.enabled) return refuse(res, new InvalidTokenError('disabled'), claims, account);
+    const admit = (
+      req: IncomingMessage,
+      res: ServerResponse,
+      next: NodeNext,
+      claims: AccessTokenClaims,
+      account: AccountRecord | undefined,
+      tokenRevoked: boolean,
+    ): void => {
+      const secret = tokenStanding(claims, account, tokenRevoked);
+      if (typeof secret === 'string') return refuse(res, new InvalidTokenError(secret), claims, account);
+      account = account!; // it stands, so its account exists
       const unrestricted = claims.scope === undefined && account.scopes.length === 0;
       const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
       if (!unrestricted && !includesAll(granted, needed)) {
@@ -134,14 +135,16 @@ export function createRequireBearer(
         const expired = err instanceof InvalidTokenError && err.reason === 'expired' && token !== undefined ? readVerifiedClaims(token) : undefined;
         return refuse(res, err, expired, expired && runtime.accounts.peek(expired.sub)?.account);
       }
-      // Fast path: the account's status is cached and fresh (see AccountCache for the 1 s bound).
+      // Fast path: the account's status is cached and fresh, and the deny-list can answer (see AccountCache
+      // and RevokedTokenCache for the 1 s bound).
       const cached = runtime.accounts.peek(claims.sub);
-      if (cached) return admit(req, res, next, claims, cached.account);
+      const tokenRevoked = runtime.revokedTokens.check(claims.jti);
+      if (cached && tokenRevoked !== undefined) return admit(req, res, next, claims, cached.account, tokenRevoked);
       runtime
         .ready()
-        .then(() => runtime.accounts.get(claims.sub))
+        .then(() => Promise.all([runtime.accounts.get(claims.sub), runtime.revokedTokens.isRevoked(claims.jti)]))
         .then(
-          (account) => admit(req, res, next, claims, account),
+          ([account, revoked]) => admit(req, res, next, claims, account, revoked),
           (err: unknown) => refuse(res, err, claims),
         );
     };

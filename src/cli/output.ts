@@ -4,7 +4,7 @@
  * `null` when absent) and their human-readable counterparts. No function here prints a hash, and only
  * the two that create a secret print its value.
  */
-import type { AccountStatus, AccountSummary, CreatedAccount, CreatedSecret, RevokedSecret } from '../index.js';
+import type { AccountStatus, AccountSummary, CreatedAccount, CreatedSecret, RevokedSecret, RevokedToken } from '../index.js';
 
 /** A JSON value, so a document can only hold what `JSON.stringify` renders as-is. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -47,6 +47,11 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
 /** `secret revoke`: `{clientId, secretId, revokedAt}`. */
 export function revokedSecretJson(revoked: RevokedSecret): Json {
   return { clientId: revoked.clientId, secretId: revoked.secretId, revokedAt: iso(revoked.revokedAt) };
+}
+
+/** `token revoke`: `{tokenId, revokedAt}`. */
+export function revokedTokenJson(revoked: RevokedToken): Json {
+  return { tokenId: revoked.tokenId, revokedAt: iso(revoked.revokedAt) };
 }
 
 /** `disable` / `enable`: `{clientId, enabled}`. */
@@ -106,6 +111,14 @@ export function revokedSecretText(revoked: RevokedSecret): string {
   return [
     `Revoked secret ${revoked.secretId} of ${revoked.clientId} at ${revoked.revokedAt.toISOString()}.`,
     'Tokens issued against it are refused within 1 second on every server sharing the store.',
+  ].join('\n');
+}
+
+/** Human-readable `token revoke`. */
+export function revokedTokenText(revoked: RevokedToken): string {
+  return [
+    `Revoked token ${revoked.tokenId} at ${revoked.revokedAt.toISOString()}.`,
+    'It is refused within 1 second on every server sharing the store; the other tokens of its account keep working.',
   ].join('\n');
 }
 

@@ -21,6 +21,8 @@ import {
   createdSecretText,
   revokedSecretJson,
   revokedSecretText,
+  revokedTokenJson,
+  revokedTokenText,
   type Json,
 } from './output.js';
 import { UsageError } from './usage-error.js';
@@ -169,6 +171,19 @@ export function buildProgram(io: CliIo): Command {
       await run(command, async (admin) => {
         const revoked = await admin.revokeSecret(clientId, secretId);
         return { json: revokedSecretJson(revoked), text: revokedSecretText(revoked) };
+      });
+    });
+
+  program
+    .command('token')
+    .description('revoke a single access token')
+    .command('revoke')
+    .description('revoke one access token by its ID (the tokenId of an audit line); its account keeps its other tokens')
+    .argument('<tokenId>', 'ID of the token (its jti claim)')
+    .action(async (tokenId: string, _options: unknown, command: Command) => {
+      await run(command, async (admin) => {
+        const revoked = await admin.revokeToken(tokenId);
+        return { json: revokedTokenJson(revoked), text: revokedTokenText(revoked) };
       });
     });
 

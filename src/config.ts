@@ -128,6 +128,14 @@ export interface ServiceAccountsOptions {
    * @default false
    */
   allowBrowserRequests?: boolean;
+  /**
+   * Let unrestricted accounts (provisioned without scopes) call the introspection endpoint
+   * (`POST {mount}/introspect`). Otherwise only accounts holding the scope `token:introspect` may: an
+   * unrestricted account usually belongs to a client, not to a resource server, and introspection tells
+   * who holds which token. See docs/revocation-and-introspection.md.
+   * @default false
+   */
+  allowUnrestrictedIntrospection?: boolean;
   /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60, ipv6Prefix: 64 } */
   failureLimit?: FailureLimitOptions | false;
   /** Milliseconds a store call may take before the request is answered 503. @default 2000 */
@@ -167,13 +175,14 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly maxQueuedSecretChecks: number;
   readonly bodyLimit: number;
   readonly allowBrowserRequests: boolean;
+  readonly allowUnrestrictedIntrospection: boolean;
   readonly failureLimit: Readonly<Required<Omit<FailureLimitOptions, 'redis'>> & { redis: unknown }> | false;
   readonly statusCacheTtl: number;
 }
 
 const KNOWN_OPTIONS = new Set<string>([
   'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'realm', 'onAudit', 'onEvent', 'telemetry',
-  'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'failureLimit',
+  'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);
 
@@ -231,6 +240,9 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
   if (options.allowBrowserRequests !== undefined && typeof options.allowBrowserRequests !== 'boolean') {
     fail('allowBrowserRequests', 'must be a boolean');
   }
+  if (options.allowUnrestrictedIntrospection !== undefined && typeof options.allowUnrestrictedIntrospection !== 'boolean') {
+    fail('allowUnrestrictedIntrospection', 'must be a boolean');
+  }
   const realm = options.realm === undefined ? 'service-accounts' : nonEmptyString('realm', options.realm);
   // It goes into WWW-Authenticate as a quoted-string (RFC 9110 §5.6.4): printable ASCII only.
   if (!/^[\x20-\x7e]+$/.test(realm)) fail('realm', 'must be printable ASCII (it is sent in WWW-Authenticate headers)');
@@ -248,6 +260,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     maxQueuedSecretChecks: integer('maxQueuedSecretChecks', options.maxQueuedSecretChecks, 256, 0, 100_000),
     bodyLimit: integer('bodyLimit', options.bodyLimit, 8192, 256, 1_048_576),
     allowBrowserRequests: options.allowBrowserRequests ?? false,
+    allowUnrestrictedIntrospection: options.allowUnrestrictedIntrospection ?? false,
     failureLimit: resolveFailureLimit(options.failureLimit),
     statusCacheTtl: integer('statusCacheTtl', options.statusCacheTtl, 30_000, 0, 3_600_000),
   });

@@ -10,6 +10,7 @@ export type { ServiceAccountsOptions, ResolvedConfig, FailureLimitOptions } from
 export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
+export { INTROSPECTION_SCOPE } from './token-endpoint/introspection-step.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
 export type { AdminApi } from './admin/admin-api.js';
 export { createAdminApi } from './admin/create-admin-api.js';
@@ -66,6 +67,8 @@ export {
   InvalidClientError,
   InvalidGrantError,
   InvalidScopeError,
+  UnauthorizedClientError,
+  UnsupportedTokenTypeError,
   InvalidTokenError,
   MissingTokenError,
   InsufficientScopeError,

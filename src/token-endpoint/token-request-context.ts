@@ -15,10 +15,13 @@ export type PresentedCredentials =
   | { readonly method: 'basic' | 'body'; readonly clientId: string; readonly secret: string }
   | { readonly method: 'basic' | 'body'; readonly malformed: true; readonly clientId?: string };
 
-/** The parameters of a token request after validation: every field a string or absent. */
+/** The parameters of a request after validation: every field a string or absent (only its endpoint's are read). */
 export interface TokenParameters {
   readonly grantType: string | undefined;
   readonly scope: string | undefined;
+  /** The token to revoke or introspect (RFC 7009 §2.1, RFC 7662 §2.1). */
+  readonly token: string | undefined;
+  readonly tokenTypeHint: string | undefined;
   readonly credentials: PresentedCredentials;
 }
 

@@ -5,11 +5,11 @@
  * revocation check is always on (the account status is read from the account cache on every request).
  * With `otelSdk`, the OpenTelemetry metrics SDK is installed with a reader (collected by nobody during
  * the run, as a Prometheus exporter between scrapes); without it, only the OpenTelemetry API is present.
- * With `flood` (bench/flood.ts): `trust proxy` on, no failure limiter, and fresh accounts reported.
+ * With `introspect`, its client may also call the introspection endpoint. With `flood` (bench/flood.ts): `trust proxy` on, no failure limiter, and fresh accounts reported.
  */
 import express from 'express';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
+import { createServiceAccounts, INTROSPECTION_SCOPE, MemoryAccountStore, type AccountStore } from '../../src/index.js';
 import { AUDIENCE, HS256_KEY, ISSUER, KID, PROTECTED_PATH, RESOURCE, SCOPE } from '../lib/fixtures.js';
 import { readConfig, run, serve } from './serve.js';
 
@@ -38,7 +38,8 @@ run(async () => {
   await sa.ready();
   let client = config.client;
   if (!client) {
-    const created = await sa.admin.createAccount({ name: 'bench-client', scopes: [SCOPE] });
+    const scopes = config.introspect ? [SCOPE, INTROSPECTION_SCOPE] : [SCOPE];
+    const created = await sa.admin.createAccount({ name: 'bench-client', scopes });
     client = { clientId: created.clientId, secret: created.secret.value };
   }
 

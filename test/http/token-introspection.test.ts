@@ -163,6 +163,20 @@ describe.each([5, 4] as const)('POST /oauth/introspect on Express %i', (version)
     expectOAuthError(await introspect({}), 400, 'invalid_request');
   });
 
+  // The token endpoint's body reader serves here too: JSON bodies, and bodies a host's own global parsers
+  // (express.json(), express.urlencoded()) already read before the router.
+  it('reads JSON bodies, and bodies the host already parsed', async () => {
+    for (const app of [t.app, make({ hostParsers: true, store: t.store }).app]) {
+      const token = await issueToken(app, client.clientId, client.secret.value);
+      const json = await request(app)
+        .post('/oauth/introspect')
+        .set('Authorization', basicHeader(gateway.clientId, gateway.secret.value))
+        .send({ token });
+      expect(json.body).toMatchObject({ active: true, username: 'procurement-portal' });
+      expect((await introspect({ token }, gateway, app)).body).toMatchObject({ active: true });
+    }
+  });
+
   // RFC 7662 §2.1: "token_type_hint OPTIONAL ... If the server is unable to locate the token using the given
   // hint, it MUST extend its search across all of its supported token types."
   it('accepts token_type_hint, whatever its value', async () => {

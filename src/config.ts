@@ -89,6 +89,12 @@ export interface ServiceAccountsOptions {
   tokenLifetime?: number;
   /** Leeway in seconds when checking `exp`, `nbf` and `iat`; at most 300. @default 5 */
   clockTolerance?: number;
+  /**
+   * The longest lifetime, in seconds, a client assertion (`private_key_jwt`) may have left: one whose
+   * `exp` lies further ahead is refused, so a stolen assertion is of use for minutes at most. From 10
+   * to 3600. @default 300
+   */
+  maxAssertionLifetime?: number;
   /** The `realm` of `WWW-Authenticate` challenges. @default "service-accounts" */
   realm?: string;
   /**
@@ -169,6 +175,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly keyring: Keyring;
   readonly tokenLifetime: number;
   readonly clockTolerance: number;
+  readonly maxAssertionLifetime: number;
   readonly realm: string;
   readonly onEvent: ((event: OperationalEvent) => void | Promise<void>) | undefined;
   readonly telemetry: Readonly<TelemetryOptions>;
@@ -181,8 +188,9 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 }
 
 const KNOWN_OPTIONS = new Set<string>([
-  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'realm', 'onAudit', 'onEvent', 'telemetry',
-  'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection', 'failureLimit',
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'realm', 'onAudit', 'onEvent', 'telemetry',
+  'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
+  'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);
 
@@ -254,6 +262,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     keyring: createKeyring(options.signingKeys, fail),
     tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME),
     clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, MAX_CLOCK_TOLERANCE),
+    maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 300, 10, 3600),
     realm,
     onEvent,
     telemetry: resolveTelemetry(options.telemetry),

@@ -155,7 +155,13 @@ export type ClientAuthenticationFailure =
   | 'unknown_client'
   | 'wrong_secret'
   | 'revoked_secret'
-  | 'disabled_account';
+  | 'disabled_account'
+  /** A client assertion (`private_key_jwt`) whose signature, claims or algorithm do not check out, or whose account has no matching key. */
+  | 'invalid_assertion'
+  /** A client assertion signed by a key that has been revoked. */
+  | 'revoked_key'
+  /** A client assertion whose `jti` was already used (a replay). */
+  | 'replayed_assertion';
 
 /**
  * 401 `invalid_client`: the four causes (unknown client, wrong secret, revoked secret, disabled account) share one message.

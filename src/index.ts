@@ -13,6 +13,7 @@ export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export { INTROSPECTION_SCOPE } from './token-endpoint/introspection-step.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
 export type { AdminApi } from './admin/admin-api.js';
+export type { PublicKeyInput } from './admin/admin-keys.js';
 export { createAdminApi } from './admin/create-admin-api.js';
 export type { AdminApiOptions } from './admin/admin-options.js';
 export type { CreateAccountInput } from './admin/admin-input.js';
@@ -24,6 +25,9 @@ export type {
   RevokedSecret,
   RevokedToken,
   AccountStatus,
+  CreatedKey,
+  KeySummary,
+  RevokedKey,
 } from './admin/admin-summaries.js';
 export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
 export type {
@@ -34,6 +38,11 @@ export type {
   NewSecretRecord,
   AddSecretOptions,
   AddSecretResult,
+  KeyRecord,
+  NewKeyRecord,
+  AddKeyOptions,
+  AddKeyResult,
+  PublicKeyJwk,
   AccountChangeListener,
   WatchOptions,
   RevokedTokenRecord,
@@ -49,6 +58,7 @@ export type {
   ClientAuthenticationFailedEvent,
   AccountEvent,
   SecretEvent,
+  KeyEvent,
 } from './audit/audit-events.js';
 export type {
   OperationalEvent,
@@ -81,4 +91,4 @@ export {
   type InvalidTokenReason,
   type ClientAuthenticationFailure,
 } from './errors.js';
-export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX } from './secrets/generate-credentials.js';
+export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX } from './secrets/generate-credentials.js';

@@ -59,7 +59,7 @@ export interface ServerConfig {
    * Flood case (bench/flood.ts): trust `X-Forwarded-For` (so each request can come from its own
    * address), no failure limiter (the bcrypt gate alone), and `accounts` fresh accounts to report.
    */
-  readonly flood?: { readonly accounts: number };
+  readonly flood?: { readonly accounts: number; /** The failure limiter on (its defaults), else off. */ readonly limiter?: boolean };
 }
 
 /** What a server child reports on its `BENCH_READY` line. */

@@ -1,16 +1,28 @@
 /**
  * @module flood-load
  * The flood of the flood case, run as its own process (`node --import tsx bench/lib/flood-load.ts
- * <port> <connections> <address>`): every connection sends token requests back to back, each with a
+ * <port> <connections> <addresses>`): every connection sends token requests back to back, each with a
  * new unknown client ID and a well-formed wrong secret (so each costs the server one bcrypt compare and
- * no per-client key repeats), all from one address. Prints `FLOOD_RUNNING` once every connection has had
+ * no per-client key repeats), from the addresses in turn. `<addresses>` is one address, `ipv4:N` (N
+ * addresses of 198.18.0.0/15, the range RFC 2544 sets aside for benchmarks) or `ipv6-48:N` (N /64s of
+ * the one /48 2001:db8:1::/48). Prints `FLOOD_RUNNING` once every connection has had
  * an answer (so the server has accepted all of them); on SIGTERM prints `{ statuses }` as JSON and exits.
  */
 import http from 'node:http';
 import { generateSecret } from '../../src/secrets/generate-credentials.js';
 import { postToken } from './token-post.js';
 
-const [portArg, connectionsArg, address = '203.0.113.1'] = process.argv.slice(2);
+const [portArg, connectionsArg, addressArg = '203.0.113.1'] = process.argv.slice(2);
+
+/** The i-th flooding address (see the module description). */
+function floodAddress(spec: string): (i: number) => string {
+  const [kind, count] = spec.split(':') as [string, string | undefined];
+  const n = Number(count);
+  if (kind === 'ipv4') return (i) => `198.18.${(i % n) >> 8}.${(i % n) & 0xff}`;
+  if (kind === 'ipv6-48') return (i) => `2001:db8:1:${(i % n).toString(16)}::1`;
+  return () => spec;
+}
+const addressOf = floodAddress(addressArg);
 const port = Number(portArg);
 const connections = Number(connectionsArg);
 const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
@@ -32,8 +44,9 @@ let connected = 0;
 async function loop(): Promise<void> {
   let first = true;
   while (!stopping) {
-    const clientId = `esa_flood${String(sent++).padStart(19, '0')}`;
-    const status = await postToken(agent, port, { clientId, secret: wrong, address }, 120_000);
+    const n = sent++;
+    const clientId = `esa_flood${String(n).padStart(19, '0')}`;
+    const status = await postToken(agent, port, { clientId, secret: wrong, address: addressOf(n) }, 120_000);
     statuses[status] = (statuses[status] ?? 0) + 1;
     if (first && status !== 0) {
       first = false;

@@ -5,7 +5,8 @@
  * revocation check is always on (the account status is read from the account cache on every request).
  * With `otelSdk`, the OpenTelemetry metrics SDK is installed with a reader (collected by nobody during
  * the run, as a Prometheus exporter between scrapes); without it, only the OpenTelemetry API is present.
- * With `introspect`, its client may also call the introspection endpoint. With `flood` (bench/flood.ts): `trust proxy` on, no failure limiter, and fresh accounts reported.
+ * With `introspect`, its client may also call the introspection endpoint. With `flood` (bench/flood.ts):
+ * `trust proxy` on, the failure limiter off unless `flood.limiter`, and fresh accounts reported.
  */
 import express from 'express';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -31,7 +32,7 @@ run(async () => {
     audience: AUDIENCE,
     signingKeys: [{ alg: 'HS256', key: HS256_KEY, kid: KID }],
     ...(config.otelSdk && { telemetry: { meterProvider: new MeterProvider({ readers: [new HeldReader()] }) } }),
-    ...(config.flood ? { failureLimit: false as const } : {}),
+    ...(config.flood && !config.flood.limiter ? { failureLimit: false as const } : {}),
     ...(config.storeTimeout ? { storeTimeout: config.storeTimeout } : {}),
     ...(config.statusCacheTtl ? { statusCacheTtl: config.statusCacheTtl } : {}),
   });

@@ -6,22 +6,30 @@
  *   import { describeAccountStore } from 'express-service-accounts/testing'
  *   describeAccountStore('RedisAccountStore', async () => { ... }, { describe, it, expect, beforeEach, afterEach })
  *
- * Layout: one JSON document per account under `<prefix>account:<clientId>`, a sorted set
- * `<prefix>accounts` (score = createdAt) for listing, and a pub/sub channel `<prefix>changes`
- * that announces every change, so every instance drops its cached status at once (`watch`).
- * The token deny-list: one JSON document per revoked token under `<prefix>revoked-token:<tokenId>`
- * and a sorted set `<prefix>revoked-tokens` (score = expiresAt) to list and prune them.
+ * Layout: one JSON document per account (with its secrets and public keys) under
+ * `<prefix>account:<clientId>`, a sorted set `<prefix>accounts` (score = createdAt) for listing, a
+ * pub/sub channel `<prefix>changes` that announces every change, so every instance drops its cached
+ * status at once (`watch`), and one short-lived key per used client assertion ID,
+ * `<prefix>assertion:<SHA-256 of issuer and ID>`, holding the assertion's expiry. The token deny-list:
+ * one JSON document per revoked token under `<prefix>revoked-token:<tokenId>` and a sorted set
+ * `<prefix>revoked-tokens` (score = expiresAt) to list and prune them.
  */
+import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import {
   revokedTokenChangeKey,
   type AccountChangeListener,
   type AccountRecord,
+  type AddKeyOptions,
+  type AddKeyResult,
   type AddSecretOptions,
   type AddSecretResult,
   type AccountStore,
+  type KeyRecord,
   type NewAccountRecord,
+  type NewKeyRecord,
   type NewSecretRecord,
+  type PublicKeyJwk,
   type RevokedTokenRecord,
   type SecretRecord,
 } from 'express-service-accounts';
@@ -34,6 +42,14 @@ interface StoredSecret {
   lastUsedAt: number | null;
   revokedAt: number | null;
 }
+interface StoredKey {
+  id: string;
+  thumbprint: string;
+  publicKey: PublicKeyJwk;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
 interface StoredAccount {
   clientId: string;
   name: string;
@@ -42,7 +58,22 @@ interface StoredAccount {
   enabled: boolean;
   createdAt: number;
   secrets: StoredSecret[];
+  /** Absent in documents written before keys existed. */
+  keys?: StoredKey[];
 }
+
+const toKey = (k: StoredKey): KeyRecord => ({
+  id: k.id,
+  thumbprint: k.thumbprint,
+  publicKey: { ...k.publicKey },
+  createdAt: new Date(k.createdAt),
+  lastUsedAt: k.lastUsedAt === null ? null : new Date(k.lastUsedAt),
+  revokedAt: k.revokedAt === null ? null : new Date(k.revokedAt),
+});
+
+/** Live secrets and keys together: what the cap counts. */
+const liveCredentials = (a: StoredAccount): number =>
+  [...a.secrets, ...(a.keys ?? [])].filter((c) => c.revokedAt === null).length;
 
 const toSecret = (s: StoredSecret): SecretRecord => ({
   id: s.id,
@@ -60,6 +91,7 @@ const toAccount = (a: StoredAccount): AccountRecord => ({
   enabled: a.enabled,
   createdAt: new Date(a.createdAt),
   secrets: a.secrets.map(toSecret),
+  keys: (a.keys ?? []).map(toKey),
 });
 
 const newSecret = (s: NewSecretRecord): StoredSecret => ({
@@ -91,6 +123,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0`;
+
+/** KEYS[1] = assertion key, ARGV = expiresAt, now, milliseconds to keep it. A live entry is a replay. */
+const CONSUME_ONCE = `
+local expiry = redis.call('GET', KEYS[1])
+if expiry and tonumber(expiry) > tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1`;
 
 export interface RedisAccountStoreOptions {
   /** The host's Redis connection (ioredis). Not closed by the store. */
@@ -153,6 +192,7 @@ export class RedisAccountStore implements AccountStore {
       enabled: true,
       createdAt: input.createdAt.getTime(),
       secrets: [newSecret(input.secret)],
+      keys: [],
     };
     // SET NX: creating an existing client ID fails instead of overwriting it.
     const created = await this.#redis.set(this.#key(input.clientId), JSON.stringify(account), 'NX');
@@ -184,7 +224,7 @@ export class RedisAccountStore implements AccountStore {
   async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
     const stored = newSecret(secret);
     const updated = await this.#update(clientId, (a) =>
-      a.secrets.filter((s) => s.revokedAt === null).length >= options.maxLiveSecrets
+      liveCredentials(a) >= options.maxLiveCredentials
         ? undefined
         : { ...a, secrets: [...a.secrets, stored] },
     );
@@ -217,6 +257,58 @@ export class RedisAccountStore implements AccountStore {
       ...a,
       secrets: a.secrets.map((s) => (s.id === secretId ? { ...s, lastUsedAt: at.getTime() } : s)),
     }));
+  }
+
+  /** Like addSecret: the twin check, the count and the insert are one compare-and-set. */
+  async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
+    const stored: StoredKey = { ...key, createdAt: key.createdAt.getTime(), lastUsedAt: null, revokedAt: null };
+    let refusal: 'duplicate' | 'limit_reached' | undefined;
+    const updated = await this.#update(clientId, (a) => {
+      const keys = a.keys ?? [];
+      refusal = keys.some((k) => k.revokedAt === null && k.thumbprint === key.thumbprint)
+        ? 'duplicate'
+        : liveCredentials(a) >= options.maxLiveCredentials
+          ? 'limit_reached'
+          : undefined;
+      return refusal ? undefined : { ...a, keys: [...keys, stored] };
+    });
+    if (!updated) return undefined;
+    if (!updated.after) return refusal;
+    await this.#announce(clientId);
+    return toKey(stored);
+  }
+
+  async revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
+    let revoked: StoredKey | undefined;
+    await this.#update(clientId, (a) => {
+      revoked = undefined; // a retried update starts over
+      return {
+        ...a,
+        keys: (a.keys ?? []).map((k) => {
+          if (k.id !== keyId) return k;
+          revoked = { ...k, revokedAt: k.revokedAt ?? at.getTime() };
+          return revoked;
+        }),
+      };
+    });
+    if (!revoked) return undefined;
+    await this.#announce(clientId);
+    return toKey(revoked);
+  }
+
+  async recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void> {
+    await this.#update(clientId, (a) => ({
+      ...a,
+      keys: (a.keys ?? []).map((k) => (k.id === keyId ? { ...k, lastUsedAt: at.getTime() } : k)),
+    }));
+  }
+
+  /** One script, atomic in Redis; the key expires with the assertion, so nothing needs sweeping. */
+  async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
+    const digest = createHash('sha256').update(JSON.stringify([issuer, jti])).digest('base64url');
+    const keep = Math.max(1, expiresAt.getTime() - now.getTime());
+    const args = [String(expiresAt.getTime()), String(now.getTime()), String(keep)];
+    return (await this.#redis.eval(CONSUME_ONCE, 1, `${this.#prefix}assertion:${digest}`, ...args)) === 1;
   }
 
   async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {

@@ -1,6 +1,7 @@
 /**
  * @module admin-api
- * Provisioning: create and list accounts, add and revoke secrets, disable and enable accounts, revoke a token.
+ * Provisioning: create and list accounts, add and revoke secrets and public keys, disable and enable accounts,
+ * revoke a token.
  * A secret's value is returned once, by the call that creates it, and is never stored or shown again.
  * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
@@ -9,8 +10,9 @@ import { generateClientId, generateSecret, isSecretId } from '../secrets/generat
 import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
-import { accountNotFound, secretLimitReached, secretNotFound } from './admin-errors.js';
+import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, type CreateAccountInput } from './admin-input.js';
+import { buildKeyOperations, liveCredentials, type KeyOperations } from './admin-keys.js';
 import type { ResolvedAdminConfig } from './admin-options.js';
 import {
   summarizeAccount,
@@ -33,7 +35,7 @@ import { revokeTokenById } from './revoke-token-by-id.js';
  * const { clientId, secret } = await sa.admin.createAccount({ name: 'procurement-portal', scopes: ['jobs:write'] })
  * ```
  */
-export interface AdminApi {
+export interface AdminApi extends KeyOperations {
   /**
    * Creates an account and its first secret. Throws `invalid_input` for a bad name, client account ID
    * or scope, including a name or client account ID that holds a client secret or is a client ID
@@ -42,7 +44,10 @@ export interface AdminApi {
   createAccount(input: CreateAccountInput): Promise<CreatedAccount>;
   listAccounts(): Promise<AccountSummary[]>;
   getAccount(clientId: string): Promise<AccountSummary | undefined>;
-  /** Adds a secret for rotation; fails with `secret_limit_reached` past `maxSecretsPerAccount` live secrets. */
+  /**
+   * Adds a secret for rotation; fails with `secret_limit_reached` when the account already has
+   * `maxSecretsPerAccount` live credentials (secrets and keys together).
+   */
   addSecret(clientId: string): Promise<CreatedSecret>;
   /** Revokes a secret and, with it, every token issued against it, on every instance within 1 s. */
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
@@ -99,13 +104,14 @@ export function buildAdminApi(context: AdminContext): AdminApi {
   const addSecret = async (clientId: string): Promise<CreatedSecret> => {
     const account = await requireAccount(clientId);
     // Checked here first only to spare a bcrypt hash; the store enforces the cap atomically.
-    const live = account.secrets.filter((s) => s.revokedAt === null).length;
-    if (live >= limit) throw secretLimitReached(clientId, live, limit);
+    const live = liveCredentials(account);
+    if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live);
     const { created, record } = await newSecret();
-    const stored = await call('addSecret', () => store.addSecret(clientId, record, { maxLiveSecrets: limit }));
+    const cap = { maxLiveCredentials: limit, maxLiveSecrets: limit };
+    const stored = await call('addSecret', () => store.addSecret(clientId, record, cap));
     if (stored === undefined) throw accountNotFound(clientId);
     // Another call (here, the CLI, another instance) took the last free place meanwhile.
-    if (stored === 'limit_reached') throw secretLimitReached(clientId, limit, limit);
+    if (stored === 'limit_reached') throw credentialLimitReached('secret_limit_reached', clientId, limit);
     changed(clientId);
     audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id });
     return created;
@@ -160,5 +166,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
 
     disableAccount: (clientId) => setEnabled(clientId, false),
     enableAccount: (clientId) => setEnabled(clientId, true),
+
+    ...buildKeyOperations(context, { call, requireAccount }),
   };
 }

@@ -19,14 +19,24 @@ import { redactSecrets } from '../secrets/redact-secrets.js';
  *       return 400
  *     case 'account_not_found':
  *     case 'secret_not_found':
+ *     case 'key_not_found':
  *       return 404
  *     case 'secret_limit_reached':
+ *     case 'credential_limit_reached':
+ *     case 'key_already_registered':
  *       return 409
  *   }
  * }
  * ```
  */
-export type AdminErrorCode = 'invalid_input' | 'account_not_found' | 'secret_not_found' | 'secret_limit_reached';
+export type AdminErrorCode =
+  | 'invalid_input'
+  | 'account_not_found'
+  | 'secret_not_found'
+  | 'secret_limit_reached'
+  | 'key_not_found'
+  | 'key_already_registered'
+  | 'credential_limit_reached';
 
 /**
  * A refused admin operation. Store failures are not AdminErrors: they reject with the store's error.
@@ -39,7 +49,7 @@ export type AdminErrorCode = 'invalid_input' | 'account_not_found' | 'secret_not
  *   await sa.admin.addSecret(clientId)
  * } catch (err) {
  *   if (!(err instanceof AdminError) || err.code !== 'secret_limit_reached') throw err
- *   console.error(err.message) // "... already has 5 live secrets (the limit is 5); revoke one first"
+ *   console.error(err.message) // "... already has 5 live secrets and 0 live keys (the limit is 5 ...); revoke one first"
  * }
  * ```
  */
@@ -82,17 +92,56 @@ export function secretNotFound(clientId: string, secretId: unknown): AdminError 
   return new AdminError('secret_not_found', `Service account ${clientId} has no secret with ID ${quoteInput(secretId)}`);
 }
 
+/** Live credentials of an account, by kind. */
+export interface LiveCredentials {
+  readonly secrets: number;
+  readonly keys: number;
+}
+
 /**
- * The `secret_limit_reached` error: the account has `live` live secrets, `limit` being the most allowed.
+ * The error for a credential refused by the cap on live credentials (secrets and keys together):
+ * `secret_limit_reached` when adding a secret, `credential_limit_reached` when adding a key. `live`
+ * is the account's count when known (another caller may have taken the last place meanwhile).
  *
  * @example
  * ```ts
- * if (live >= limit) throw secretLimitReached(clientId, live, limit)
+ * if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
  * ```
  */
-export function secretLimitReached(clientId: string, live: number, limit: number): AdminError {
+export function credentialLimitReached(
+  code: 'secret_limit_reached' | 'credential_limit_reached',
+  clientId: string,
+  limit: number,
+  live?: LiveCredentials,
+): AdminError {
+  const has = live ? `${live.secrets} live secrets and ${live.keys} live keys` : 'as many live credentials as allowed';
   return new AdminError(
-    'secret_limit_reached',
-    `Service account ${clientId} already has ${live} live secrets (the limit is ${limit}); revoke one first`,
+    code,
+    `Service account ${clientId} already has ${has} (the limit is ${limit} live credentials, secrets and keys together); revoke one first`,
   );
+}
+
+/**
+ * The `key_not_found` error for a key ID of an account.
+ *
+ * @example
+ * ```ts
+ * if (!revoked) throw keyNotFound(clientId, keyId)
+ * ```
+ */
+export function keyNotFound(clientId: string, keyId: unknown): AdminError {
+  return new AdminError('key_not_found', `Service account ${clientId} has no key with ID ${quoteInput(keyId)}`);
+}
+
+/**
+ * The `key_already_registered` error: one of the account's live keys, `keyId`, is this public key.
+ *
+ * @example
+ * ```ts
+ * if (existing) throw keyAlreadyRegistered(clientId, existing.id)
+ * ```
+ */
+export function keyAlreadyRegistered(clientId: string, keyId?: string): AdminError {
+  const as = keyId === undefined ? '' : ` as ${keyId}`;
+  return new AdminError('key_already_registered', `Service account ${clientId} already has this public key${as}, live`);
 }

@@ -1,9 +1,10 @@
 /**
  * @module admin-summaries
- * What the admin API returns: accounts and secrets as shown to operators, never a hash, and a
- * secret's value only in the result of the call that created it.
+ * What the admin API returns: accounts, secrets and public keys as shown to operators, never a hash,
+ * and a secret's value only in the result of the call that created it.
  */
-import type { AccountRecord, SecretRecord } from '../store/account-store.js';
+import type { AccountRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
+import { keysOf } from '../store/key-credential-store.js';
 
 /**
  * A new secret: `value` is shown this once.
@@ -65,6 +66,65 @@ export interface SecretSummary {
 }
 
 /**
+ * A public key as listed: its ID, thumbprint and dates.
+ *
+ * @example
+ * ```ts
+ * import type { KeySummary } from 'express-service-accounts'
+ *
+ * // Which registered key is this one? Compare RFC 7638 thumbprints (jose's calculateJwkThumbprint).
+ * declare const thumbprint: string
+ * const account = await sa.admin.getAccount(clientId)
+ * const match: KeySummary | undefined = account?.keys.find((key) => key.thumbprint === thumbprint)
+ * ```
+ */
+export interface KeySummary {
+  readonly id: string;
+  /** RFC 7638 SHA-256 JWK thumbprint of the public key, base64url. */
+  readonly thumbprint: string;
+  readonly createdAt: Date;
+  readonly lastUsedAt: Date | null;
+  readonly revokedAt: Date | null;
+}
+
+/**
+ * Result of {@link AdminApi.addKey}: the key's ID (carried by the tokens it obtains) and thumbprint.
+ *
+ * @example
+ * ```ts
+ * import { readFileSync } from 'node:fs'
+ * import type { CreatedKey } from 'express-service-accounts'
+ *
+ * const key: CreatedKey = await sa.admin.addKey(clientId, readFileSync('public.pem', 'utf8'))
+ * console.log(`registered key ${key.id} (thumbprint ${key.thumbprint})`)
+ * ```
+ */
+export interface CreatedKey {
+  readonly id: string;
+  readonly thumbprint: string;
+  readonly createdAt: Date;
+}
+
+/**
+ * Result of {@link AdminApi.revokeKey}.
+ *
+ * @example
+ * ```ts
+ * import type { RevokedKey } from 'express-service-accounts'
+ *
+ * // Assertions signed by the key are refused, and so are the tokens it obtained, on every instance within a second.
+ * declare const keyId: string
+ * const revoked: RevokedKey = await sa.admin.revokeKey(clientId, keyId)
+ * console.log(`${revoked.clientId}: key ${revoked.keyId} revoked at ${revoked.revokedAt.toISOString()}`)
+ * ```
+ */
+export interface RevokedKey {
+  readonly clientId: string;
+  readonly keyId: string;
+  readonly revokedAt: Date;
+}
+
+/**
  * An account as listed.
  *
  * @example
@@ -86,6 +146,8 @@ export interface AccountSummary {
   readonly scopes: readonly string[];
   readonly createdAt: Date;
   readonly secrets: readonly SecretSummary[];
+  /** Its public keys (key-pair credentials), live and revoked, oldest first. */
+  readonly keys: readonly KeySummary[];
 }
 
 /**
@@ -144,8 +206,13 @@ function summarizeSecret(secret: SecretRecord): SecretSummary {
   return { id: secret.id, createdAt: secret.createdAt, lastUsedAt: secret.lastUsedAt, revokedAt: secret.revokedAt };
 }
 
+function summarizeKey(key: KeyRecord): KeySummary {
+  return { id: key.id, thumbprint: key.thumbprint, createdAt: key.createdAt, lastUsedAt: key.lastUsedAt, revokedAt: key.revokedAt };
+}
+
 /**
- * An account as listed: its fields and its secrets' IDs and dates, without their hashes.
+ * An account as listed: its fields, its secrets' IDs and dates (without their hashes), and its keys'
+ * IDs, thumbprints and dates.
  *
  * @example
  * ```ts
@@ -161,5 +228,6 @@ export function summarizeAccount(account: AccountRecord): AccountSummary {
     scopes: [...account.scopes],
     createdAt: account.createdAt,
     secrets: account.secrets.map(summarizeSecret),
+    keys: keysOf(account).map(summarizeKey),
   };
 }

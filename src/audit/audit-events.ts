@@ -167,6 +167,26 @@ export interface SecretEvent extends AuditBase {
 }
 
 /**
+ * A public key (a key-pair credential) was added to an account or revoked.
+ *
+ * @example
+ * ```ts
+ * import type { KeyEvent } from 'express-service-accounts'
+ *
+ * // The event names the key by ID and RFC 7638 thumbprint; only public keys are ever registered.
+ * const securityLog = (event: KeyEvent): void =>
+ *   console.info(JSON.stringify({ at: event.at, action: event.type, account: event.name, keyId: event.keyId, thumbprint: event.thumbprint }))
+ * ```
+ */
+export interface KeyEvent extends AuditBase {
+  readonly type: 'key.created' | 'key.revoked';
+  readonly clientId: string;
+  readonly name: string;
+  readonly keyId: string;
+  readonly thumbprint: string;
+}
+
+/**
  * Every audit event; switch on `type` to narrow.
  *
  * @example
@@ -188,7 +208,8 @@ export type AuditEvent =
   | TokenIntrospectedEvent
   | ClientAuthenticationFailedEvent
   | AccountEvent
-  | SecretEvent;
+  | SecretEvent
+  | KeyEvent;
 
 /** An event before its timestamp is added. */
 export type AuditEventInput = EventInput<AuditEvent>;

@@ -101,8 +101,9 @@ export function createRequireBearer(
       account: AccountRecord | undefined,
       tokenRevoked: boolean,
     ): void => {
-      const secret = tokenStanding(claims, account, tokenRevoked);
-      if (typeof secret === 'string') return refuse(res, new InvalidTokenError(secret), claims, account);
+      // The token names the secret or public key it was issued against; revoking that credential revokes it.
+      const credential = tokenStanding(claims, account, tokenRevoked);
+      if (typeof credential === 'string') return refuse(res, new InvalidTokenError(credential), claims, account);
       account = account!; // it stands, so its account exists
       const unrestricted = claims.scope === undefined && account.scopes.length === 0;
       const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
@@ -115,7 +116,7 @@ export function createRequireBearer(
         name: account.name,
         clientAccountId: account.clientAccountId,
         scopes: granted,
-        secretId: secret.id,
+        secretId: credential.id,
         tokenId: claims.jti,
       };
       (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;

@@ -1,16 +1,17 @@
 /**
  * @module token-standing
  * Whether a verified access token still stands: its account exists and is enabled, the credential it
- * was issued against (its `secret_id` claim) is known and live, and the token itself is not on the
- * deny-list. One rule, shared by `requireBearer()` and the introspection endpoint, so both always agree.
+ * was issued against (its `secret_id` claim names a secret or a public key) is known and live, and the
+ * token itself is not on the deny-list. One rule, shared by `requireBearer()` and the introspection endpoint, so both always agree.
  * Framework-free; no allocation on the path that admits (the bearer check's hot path).
  */
 import type { InvalidTokenReason } from '../errors.js';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';
-import type { AccountRecord, SecretRecord } from '../store/account-store.js';
+import { findCredential } from '../store/account-credentials.js';
+import type { AccountRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
 
 /**
- * The secret a standing token was issued against, or why the token no longer stands.
+ * The credential (secret or public key) a standing token was issued against, or why the token no longer stands.
  *
  * @example
  * ```ts
@@ -22,18 +23,11 @@ export function tokenStanding(
   claims: AccessTokenClaims,
   account: AccountRecord | undefined,
   tokenRevoked: boolean,
-): SecretRecord | InvalidTokenReason {
-  // A deleted account or an unknown secret: the token no longer maps to anything.
-  if (account === undefined) return 'invalid';
-  let secret: SecretRecord | undefined;
-  for (const candidate of account.secrets) {
-    if (candidate.id === claims.secret_id) {
-      secret = candidate;
-      break;
-    }
-  }
-  if (secret === undefined) return 'invalid';
-  if (tokenRevoked || secret.revokedAt !== null) return 'revoked';
+): SecretRecord | KeyRecord | InvalidTokenReason {
+  // A deleted account or an unknown credential: the token no longer maps to anything.
+  const credential = findCredential(account, claims.secret_id);
+  if (account === undefined || credential === undefined) return 'invalid';
+  if (tokenRevoked || credential.revokedAt !== null) return 'revoked';
   if (!account.enabled) return 'disabled';
-  return secret;
+  return credential;
 }

@@ -4,7 +4,16 @@
  * `null` when absent) and their human-readable counterparts. No function here prints a hash, and only
  * the two that create a secret print its value.
  */
-import type { AccountStatus, AccountSummary, CreatedAccount, CreatedSecret, RevokedSecret, RevokedToken } from '../index.js';
+import type {
+  AccountStatus,
+  AccountSummary,
+  CreatedAccount,
+  CreatedKey,
+  CreatedSecret,
+  RevokedKey,
+  RevokedSecret,
+  RevokedToken,
+} from '../index.js';
 
 /** A JSON value, so a document can only hold what `JSON.stringify` renders as-is. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -27,7 +36,7 @@ export function createdSecretJson(secret: CreatedSecret): { id: string; value: s
   return { id: secret.id, value: secret.value };
 }
 
-/** `list`: accounts with their secrets' IDs and dates, never a value or a hash. */
+/** `list`: accounts with their secrets' IDs and dates (never a value or a hash) and their keys. */
 export function accountListJson(accounts: readonly AccountSummary[]): Json {
   return accounts.map((account) => ({
     clientId: account.clientId,
@@ -41,7 +50,24 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
       lastUsedAt: iso(secret.lastUsedAt),
       revokedAt: iso(secret.revokedAt),
     })),
+    keys: account.keys.map((key) => ({
+      id: key.id,
+      thumbprint: key.thumbprint,
+      createdAt: iso(key.createdAt),
+      lastUsedAt: iso(key.lastUsedAt),
+      revokedAt: iso(key.revokedAt),
+    })),
   }));
+}
+
+/** `key add`: `{id, thumbprint, createdAt}`. */
+export function createdKeyJson(key: CreatedKey): Json {
+  return { id: key.id, thumbprint: key.thumbprint, createdAt: iso(key.createdAt) };
+}
+
+/** `key revoke`: `{clientId, keyId, revokedAt}`. */
+export function revokedKeyJson(revoked: RevokedKey): Json {
+  return { clientId: revoked.clientId, keyId: revoked.keyId, revokedAt: iso(revoked.revokedAt) };
 }
 
 /** `secret revoke`: `{clientId, secretId, revokedAt}`. */
@@ -102,8 +128,31 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
       const used = secret.lastUsedAt ? secret.lastUsedAt.toISOString() : 'never';
       lines.push(`  secret ${secret.id}  ${state}  created ${secret.createdAt.toISOString()}  last used ${used}`);
     }
+    for (const key of account.keys) {
+      const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'live';
+      const used = key.lastUsedAt ? key.lastUsedAt.toISOString() : 'never';
+      lines.push(`  key ${key.id}  ${state}  created ${key.createdAt.toISOString()}  last used ${used}  thumbprint ${key.thumbprint}`);
+    }
   }
   return lines.join('\n');
+}
+
+/** Human-readable `key add`. */
+export function createdKeyText(clientId: string, key: CreatedKey): string {
+  return [
+    `Registered a public key for ${clientId}.`,
+    `  key ID:          ${key.id}`,
+    `  thumbprint:      ${key.thumbprint}`,
+    'The client signs its token requests with the matching private key, which never leaves it (docs/private-key-jwt.md).',
+  ].join('\n');
+}
+
+/** Human-readable `key revoke`. */
+export function revokedKeyText(revoked: RevokedKey): string {
+  return [
+    `Revoked key ${revoked.keyId} of ${revoked.clientId} at ${revoked.revokedAt.toISOString()}.`,
+    'Assertions it signs are refused, and so are the tokens issued against it, within 1 second on every server sharing the store.',
+  ].join('\n');
 }
 
 /** Human-readable `secret revoke`. */

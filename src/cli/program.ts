@@ -17,14 +17,19 @@ import {
   accountStatusText,
   createdAccountJson,
   createdAccountText,
+  createdKeyJson,
+  createdKeyText,
   createdSecretJson,
   createdSecretText,
+  revokedKeyJson,
+  revokedKeyText,
   revokedSecretJson,
   revokedSecretText,
   revokedTokenJson,
   revokedTokenText,
   type Json,
 } from './output.js';
+import { readPublicKeyArgument } from './read-public-key.js';
 import { UsageError } from './usage-error.js';
 
 /** The store used when neither `--store` nor `SERVICE_ACCOUNTS_STORE` names one (docs/cli.md). */
@@ -87,7 +92,7 @@ export function buildProgram(io: CliIo): Command {
     .allowExcessArguments(false);
 
   program
-    .description('Provision OAuth 2.0 service accounts and manage their client secrets.')
+    .description('Provision OAuth 2.0 service accounts and manage their client secrets and public keys.')
     .version(packageVersion(), '-V, --version')
     .addOption(
       new Option('--store <url>', 'account store: sqlite:PATH or postgres://USER:PASSWORD@HOST/DB[?schema=NAME]')
@@ -139,7 +144,7 @@ export function buildProgram(io: CliIo): Command {
 
   program
     .command('list')
-    .description('list service accounts and their secrets (IDs and dates only, never a secret or a hash)')
+    .description('list service accounts, their secrets (IDs and dates only, never a secret or a hash) and their public keys')
     .action(async (_options: unknown, command: Command) => {
       await run(command, async (admin) => {
         const accounts = await admin.listAccounts();
@@ -174,6 +179,36 @@ export function buildProgram(io: CliIo): Command {
       });
     });
 
+  const key = program
+    .command('key')
+    .description('register or revoke public keys: credentials whose private half stays with the client');
+
+  key
+    .command('add')
+    .description('register a public key (EC P-256, RSA 2048+ or Ed25519; PEM or JWK) as a credential of an account')
+    .argument('<clientId>', 'client ID of the account')
+    .requiredOption('--public-key <file>', 'the public key file (PEM or JWK); - reads standard input')
+    .addHelpText('after', '\nExample:\n  openssl pkey -in private.pem -pubout | service-accounts key add esa_... --public-key - --json')
+    .action(async (clientId: string, options: { publicKey: string }, command: Command) => {
+      const publicKey = await readPublicKeyArgument(options.publicKey);
+      await run(command, async (admin) => {
+        const created = await admin.addKey(clientId, publicKey);
+        return { json: createdKeyJson(created), text: createdKeyText(clientId, created) };
+      });
+    });
+
+  key
+    .command('revoke')
+    .description('revoke a public key and every access token issued against it')
+    .argument('<clientId>', 'client ID of the account')
+    .argument('<keyId>', 'ID of the key, as `list` shows it')
+    .action(async (clientId: string, keyId: string, _options: unknown, command: Command) => {
+      await run(command, async (admin) => {
+        const revoked = await admin.revokeKey(clientId, keyId);
+        return { json: revokedKeyJson(revoked), text: revokedKeyText(revoked) };
+      });
+    });
+
   program
     .command('token')
     .description('revoke a single access token')
@@ -204,7 +239,7 @@ export function buildProgram(io: CliIo): Command {
       });
   }
 
-  // `secret add` and `secret revoke` typed without `secret`: say so rather than just "unknown command".
+  // `secret add` or `key add` typed without `secret` or `key`: say so rather than just "unknown command".
   for (const word of ['add', 'revoke']) {
     program
       .command(word, { hidden: true })
@@ -212,7 +247,7 @@ export function buildProgram(io: CliIo): Command {
       .allowUnknownOption()
       .helpOption(false)
       .action(() => {
-        throw new UsageError(`unknown command '${word}' (did you mean 'service-accounts secret ${word}'?)`);
+        throw new UsageError(`unknown command '${word}' (did you mean 'service-accounts secret ${word}' or 'service-accounts key ${word}'?)`);
       });
   }
 

@@ -4,6 +4,7 @@
  * endpoints, and the JWK Set of public keys.
  */
 import type { Keyring } from '../access-tokens/keyring.js';
+import { ASSERTION_SIGNING_ALGORITHMS } from '../token-endpoint/key-assertion.js';
 
 /**
  * Where the host serves the endpoints the metadata points to.
@@ -52,14 +53,21 @@ export interface AuthorizationServerMetadata {
   readonly issuer: string;
   readonly token_endpoint: string;
   readonly grant_types_supported: readonly ['client_credentials'];
-  readonly token_endpoint_auth_methods_supported: readonly ['client_secret_basic', 'client_secret_post'];
+  readonly token_endpoint_auth_methods_supported: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  /** The algorithms a client assertion (`private_key_jwt`) may be signed with: asymmetric only. */
+  readonly token_endpoint_auth_signing_alg_values_supported: readonly string[];
   readonly response_types_supported: readonly [];
   readonly jwks_uri?: string;
-  /** RFC 8414 §2: listed when it can be derived from the token endpoint's URL or is given. */
+  /**
+   * RFC 8414 §2: listed when it can be derived from the token endpoint's URL or is given. Clients
+   * authenticate there exactly as at the token endpoint.
+   */
   readonly revocation_endpoint?: string;
-  readonly revocation_endpoint_auth_methods_supported?: readonly ['client_secret_basic', 'client_secret_post'];
+  readonly revocation_endpoint_auth_methods_supported?: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  readonly revocation_endpoint_auth_signing_alg_values_supported?: readonly string[];
   readonly introspection_endpoint?: string;
-  readonly introspection_endpoint_auth_methods_supported?: readonly ['client_secret_basic', 'client_secret_post'];
+  readonly introspection_endpoint_auth_methods_supported?: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  readonly introspection_endpoint_auth_signing_alg_values_supported?: readonly string[];
 }
 
 /** The URL of a sibling endpoint of the token router: `.../token` → `.../{name}`, or `undefined`. */
@@ -77,19 +85,31 @@ function siblingOf(tokenEndpoint: string, name: string): string | undefined {
  * ```
  */
 export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyring, options: MetadataOptions): AuthorizationServerMetadata {
-  const methods = ['client_secret_basic', 'client_secret_post'] as const;
+  // One client authenticator serves the three endpoints: the same methods and algorithms everywhere.
+  const methods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
   const revocation = options.revocationEndpoint ?? siblingOf(options.tokenEndpoint, 'revoke');
   const introspection = options.introspectionEndpoint ?? siblingOf(options.tokenEndpoint, 'introspect');
   return {
     issuer,
     token_endpoint: options.tokenEndpoint,
     grant_types_supported: ['client_credentials'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    token_endpoint_auth_methods_supported: methods,
+    token_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
     response_types_supported: [],
     ...(keyring.jwks.keys.length > 0 && options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : {}),
-    ...(revocation !== undefined ? { revocation_endpoint: revocation, revocation_endpoint_auth_methods_supported: methods } : {}),
+    ...(revocation !== undefined
+      ? {
+          revocation_endpoint: revocation,
+          revocation_endpoint_auth_methods_supported: methods,
+          revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
+        }
+      : {}),
     ...(introspection !== undefined
-      ? { introspection_endpoint: introspection, introspection_endpoint_auth_methods_supported: methods }
+      ? {
+          introspection_endpoint: introspection,
+          introspection_endpoint_auth_methods_supported: methods,
+          introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
+        }
       : {}),
   };
 }

@@ -1,17 +1,28 @@
 /**
  * @module bcrypt-gate
- * Bounds the bcrypt work a flood of token requests can cause, and shares it fairly. bcrypt runs on
- * libuv's thread pool (4 threads by default), which the host's file system, DNS and zlib calls share:
- * an unbounded flood of wrong secrets would queue there and starve everything else. The gate lets at
- * most `concurrency` compares run at once and `queue` more wait; past that, the request is answered at
- * once with 503 `temporarily_unavailable` and `Retry-After` instead of waiting.
+ * Bounds the bcrypt work a flood of token requests can cause, and shares it so that the flood, not
+ * the legitimate client, waits or is refused. bcrypt runs on libuv's thread pool (4 threads by
+ * default), which the host's file system, DNS and zlib calls share: an unbounded flood of wrong secrets
+ * would queue there and starve everything else. The gate lets at most `concurrency` compares run at
+ * once and `queue` more wait.
  *
- * Waiting compares are kept per client address. When a slot frees, it goes to the address with the
- * fewest compares running, round-robin among equals: a flood from one address, however many it sent,
- * delays another address's first request only until one of the flood's running compares ends. Each address and each client ID may keep at most `perKey` compares waiting;
- * past that, that key alone gets the 503. Every compare costs the same, so plain round-robin is as fair
- * as deficit round-robin here. The bearer check never uses bcrypt, so protected routes keep answering
- * while the gate is full.
+ * Who goes first. Waiting compares are kept per client address (an IPv6 address per /48, the block one
+ * site is given, RFC 6177, so one attacker's network holds one place however many addresses it uses).
+ * A compare for a client ID that names an existing account goes before any compare for an unknown one;
+ * within each of the two, a freed slot goes to the address with the fewest compares running,
+ * round-robin among equals. Client IDs are long random values: a flood cannot guess existing ones, so
+ * its compares are for unknown IDs and every real client's first request passes them all.
+ *
+ * Who is refused. Each address and each client ID may keep at most `perKey` compares waiting; past
+ * that, that key alone gets 503 `temporarily_unavailable` with `Retry-After`, at once. When the whole
+ * queue is full, a newcomer is not refused while the flood holds the queue: a compare for an existing
+ * account takes the place of the newest compare for an unknown one, and any compare takes the place of
+ * the newest compare of the address that holds the most places when that address holds at least two
+ * more than the newcomer's. The compare that loses its place is answered 503. Only when no place can be
+ * taken is the newcomer refused. The queue is a memory bound; it never grows past `queue`.
+ *
+ * Every compare costs the same, so plain round-robin is as fair as deficit round-robin here. The
+ * bearer check never uses bcrypt, so protected routes keep answering while the gate is full.
  */
 import { SecretChecksBusyError } from '../errors.js';
 
@@ -43,30 +54,38 @@ export interface BcryptGateOptions {
 
 /**
  * Who asks for a compare. `address` is the client address as the host's proxy settings give it (the
- * caller normalises it); `clientId` is the presented client ID, whether or not it exists, so a refusal
- * tells nothing about accounts.
+ * caller normalises it: see {@link GATE_IPV6_PREFIX}); `clientId` is the presented client ID, whether or
+ * not it exists, so a refusal for a full share tells nothing about accounts. `known` says that the
+ * client ID names an existing account (see the module description).
  */
 export interface BcryptGateKeys {
   readonly address?: string | undefined;
   readonly clientId?: string | undefined;
+  readonly known?: boolean | undefined;
 }
 
+/** IPv6 client addresses share one place in the gate per this many leading bits: one site's block (RFC 6177). */
+export const GATE_IPV6_PREFIX = 48;
+
 /**
- * A counting semaphore with a bounded queue, fair across client addresses.
+ * A counting semaphore with a bounded queue, fair across client addresses, that serves existing
+ * accounts first (see the module description).
  *
  * @example
  * ```ts
  * const gate = new BcryptGate()
  * // throws a 503 error when the queue, or this address's or client ID's share of it, is full
- * const ok = await gate.run(() => bcrypt.compare(value, hash), { address: req.ip, clientId })
+ * const ok = await gate.run(() => bcrypt.compare(value, hash), { address: req.ip, clientId, known: account !== undefined })
  * ```
  */
 export class BcryptGate {
   readonly #concurrency: number;
   readonly #queueLimit: number;
   readonly #perKey: number;
-  /** Waiting compares per round-robin key, in turn order: the next turn is the first entry. */
-  readonly #turns = new Map<string, Waiter[]>();
+  /** Waiting compares of existing accounts, then of unknown client IDs, per round-robin key, in turn order: the next turn is the first entry. */
+  readonly #turns: readonly [known: Map<string, Waiter[]>, unknown: Map<string, Waiter[]>] = [new Map(), new Map()];
+  /** Waiting compares per round-robin key, both kinds together. */
+  readonly #waitingByTurn = new Map<string, number>();
   /** Waiting compares per client ID. */
   readonly #perClientId = new Map<string, number>();
   /** Running compares per round-robin key. */
@@ -97,23 +116,17 @@ export class BcryptGate {
 
   /**
    * Runs `task` when a slot is free and it is the turn of its address (see the module description).
-   * @throws {SecretChecksBusyError} at once (answered 503 with `Retry-After`), when every slot is busy and
-   * the queue, or the share of `keys.address` or `keys.clientId`, is full
+   * @throws {SecretChecksBusyError} (answered 503 with `Retry-After`) at once, when every slot is busy and
+   * the share of `keys.address` or `keys.clientId` is full, or the queue is full and no place can be
+   * taken; or later, when a compare that ranks before this one takes its place
    */
   async run<T>(task: () => Promise<T>, keys: BcryptGateKeys = {}): Promise<T> {
     const turn = turnOf(keys);
-    const refused = this.refusal(keys);
-    if (refused) throw refused;
     if (this.#running >= this.#concurrency) {
-      const line = this.#turns.get(turn);
-      // The slot is handed over by release(): #running is not decremented in between.
-      await new Promise<void>((start) => {
-        const waiter = { start, clientId: keys.clientId };
-        if (line) line.push(waiter);
-        else this.#turns.set(turn, [waiter]); // a new key joins the back of the turns
-        this.#waiting++;
-        if (keys.clientId !== undefined) this.#count(this.#perClientId, keys.clientId, 1);
-      });
+      const refused = this.#makeRoom(turn, keys);
+      if (refused) throw refused;
+      // The slot is handed over by #release(): #running is not decremented in between.
+      await new Promise<void>((start, drop) => this.#enqueue(turn, { start, drop, turn, clientId: keys.clientId, known: keys.known === true }));
     } else {
       this.#running++;
       this.#count(this.#runningByTurn, turn, 1);
@@ -127,14 +140,78 @@ export class BcryptGate {
 
   /**
    * The 503 that {@link run} would throw for `keys` now, or `undefined` when it would run or queue the
-   * compare. Synchronous, so a caller can refuse a flooding key before doing any work for its request.
+   * compare (or might: whether the client ID exists is not known yet, so a full queue that such a
+   * compare could take a place in is not a refusal). Synchronous and changes nothing, so a caller can
+   * refuse a flooding key before doing any work for its request.
    */
   refusal(keys: BcryptGateKeys = {}): SecretChecksBusyError | undefined {
     if (this.#running < this.#concurrency) return undefined;
-    const waitingForTurn = this.#turns.get(turnOf(keys))?.length ?? 0;
-    const waitingForClientId = keys.clientId === undefined ? 0 : (this.#perClientId.get(keys.clientId) ?? 0);
-    const full = this.#waiting >= this.#queueLimit || waitingForTurn >= this.#perKey || waitingForClientId >= this.#perKey;
-    return full ? busy() : undefined;
+    const turn = turnOf(keys);
+    if (this.#shareFull(turn, keys.clientId)) return busy();
+    if (this.#waiting < this.#queueLimit) return undefined;
+    return this.#victim(turn, keys.known ?? true) ? undefined : busy();
+  }
+
+  #shareFull(turn: string, clientId: string | undefined): boolean {
+    const waitingForClientId = clientId === undefined ? 0 : (this.#perClientId.get(clientId) ?? 0);
+    return (this.#waitingByTurn.get(turn) ?? 0) >= this.#perKey || waitingForClientId >= this.#perKey;
+  }
+
+  /** Refuses a full share; when the queue is full, drops the compare whose place this one takes, or refuses. */
+  #makeRoom(turn: string, keys: BcryptGateKeys): SecretChecksBusyError | undefined {
+    if (this.#shareFull(turn, keys.clientId)) return busy();
+    if (this.#waiting < this.#queueLimit) return undefined;
+    const victim = this.#victim(turn, keys.known === true);
+    if (!victim) return busy();
+    this.#dequeue(victim);
+    victim.drop(busy());
+    return undefined;
+  }
+
+  /**
+   * The waiting compare a newcomer of `turn` may take the place of: for an existing account, the newest
+   * compare for an unknown client ID of the address holding the most places; else the newest compare of
+   * that kind of the address holding the most places, if it holds at least two more than `turn`.
+   */
+  #victim(turn: string, known: boolean): Waiter | undefined {
+    const unknown = this.#heaviest(this.#turns[1]);
+    if (known && unknown) return unknown.at(-1);
+    const own = this.#waitingByTurn.get(turn) ?? 0;
+    const line = known ? this.#heaviest(this.#turns[0]) : unknown;
+    return line && (this.#waitingByTurn.get(line[0]!.turn) ?? 0) >= own + 2 ? line.at(-1) : undefined;
+  }
+
+  /** The line of the address holding the most places among `turns` (the first such in turn order). */
+  #heaviest(turns: Map<string, Waiter[]>): Waiter[] | undefined {
+    let heaviest: Waiter[] | undefined;
+    let most = 0;
+    for (const [turn, line] of turns) {
+      const waiting = this.#waitingByTurn.get(turn) ?? 0;
+      if (waiting > most) [heaviest, most] = [line, waiting];
+    }
+    return heaviest;
+  }
+
+  #enqueue(turn: string, waiter: Waiter): void {
+    const turns = this.#turns[waiter.known ? 0 : 1];
+    const line = turns.get(turn);
+    if (line) line.push(waiter);
+    else turns.set(turn, [waiter]); // a new key joins the back of the turns
+    this.#waiting++;
+    this.#count(this.#waitingByTurn, turn, 1);
+    if (waiter.clientId !== undefined) this.#count(this.#perClientId, waiter.clientId, 1);
+  }
+
+  /** Takes `waiter` out of its line (the first or the last of it: the one served, or the one dropped). */
+  #dequeue(waiter: Waiter): void {
+    const turns = this.#turns[waiter.known ? 0 : 1];
+    const line = turns.get(waiter.turn)!;
+    if (line[0] === waiter) line.shift();
+    else line.pop();
+    if (line.length === 0) turns.delete(waiter.turn);
+    this.#waiting--;
+    this.#count(this.#waitingByTurn, waiter.turn, -1);
+    if (waiter.clientId !== undefined) this.#count(this.#perClientId, waiter.clientId, -1);
   }
 
   #count(counts: Map<string, number>, key: string, delta: number): void {
@@ -144,30 +221,35 @@ export class BcryptGate {
   }
 
   /**
-   * Hands the slot of a compare of `finished` to the first waiting compare of the key with the fewest
-   * compares running, the first such key in turn order; that key goes to the back of the turns.
+   * Hands the slot of a compare of `finished` to the first waiting compare, existing accounts first, of
+   * the key with the fewest compares running, the first such key in turn order; that key goes to the
+   * back of the turns.
    */
   #release(finished: string): void {
     this.#count(this.#runningByTurn, finished, -1);
-    let chosen: [string, Waiter[]] | undefined;
-    let fewest = Infinity;
-    for (const entry of this.#turns) {
-      const running = this.#runningByTurn.get(entry[0]) ?? 0;
-      if (running < fewest) [chosen, fewest] = [entry, running];
-      if (running === 0) break;
-    }
-    if (!chosen) {
+    const next = this.#next(this.#turns[0]) ?? this.#next(this.#turns[1]);
+    if (!next) {
       this.#running--;
       return;
     }
-    const [turn, line] = chosen;
-    this.#turns.delete(turn);
-    const { start, clientId } = line.shift()!;
-    if (line.length > 0) this.#turns.set(turn, line);
-    this.#waiting--;
-    if (clientId !== undefined) this.#count(this.#perClientId, clientId, -1);
+    const [turns, turn, line] = next;
+    const waiter = line[0]!;
+    this.#dequeue(waiter);
+    // The key goes to the back of the turns.
+    if (turns.delete(turn) || line.length > 0) turns.set(turn, line);
     this.#count(this.#runningByTurn, turn, 1);
-    start();
+    waiter.start();
+  }
+
+  #next(turns: Map<string, Waiter[]>): [Map<string, Waiter[]>, string, Waiter[]] | undefined {
+    let chosen: [Map<string, Waiter[]>, string, Waiter[]] | undefined;
+    let fewest = Infinity;
+    for (const [turn, line] of turns) {
+      const running = this.#runningByTurn.get(turn) ?? 0;
+      if (running < fewest) [chosen, fewest] = [[turns, turn, line], running];
+      if (running === 0) break;
+    }
+    return chosen;
   }
 }
 
@@ -178,7 +260,10 @@ function turnOf(keys: BcryptGateKeys): string {
 
 interface Waiter {
   readonly start: () => void;
+  readonly drop: (error: SecretChecksBusyError) => void;
+  readonly turn: string;
   readonly clientId: string | undefined;
+  readonly known: boolean;
 }
 
 /** The one refusal of the gate (answered 503 `temporarily_unavailable` with `Retry-After`). */

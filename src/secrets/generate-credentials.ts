@@ -7,6 +7,7 @@
  *   client ID   esa_<24 base62>                                  e.g. esa_4fT0...  (~142 bits)
  *   secret      esas_<secret id: 16 base62>_<44 base62><crc32: 6 base62>          (~261 random bits)
  *   regex       \besas_[0-9A-Za-z]{16}_[0-9A-Za-z]{50}\b
+ *   key ID      esak_<16 base62>  (public: names a registered public key, like a secret's ID names a secret)
  */
 import { randomBytes } from 'node:crypto';
 
@@ -52,6 +53,20 @@ export const SECRET_PREFIX = 'esas_';
  */
 export const SECRET_PATTERN = /\besas_[0-9A-Za-z]{16}_[0-9A-Za-z]{50}\b/;
 
+/**
+ * Prefix of every key ID: the public ID of a registered public key (a key-pair credential).
+ *
+ * @example
+ * ```ts
+ * import { KEY_ID_PREFIX } from 'express-service-accounts'
+ *
+ * // A token's credential ID names a key or a secret: tell which without a lookup.
+ * const credentialKind = (id: string): 'key' | 'secret' => (id.startsWith(KEY_ID_PREFIX) ? 'key' : 'secret')
+ * ```
+ */
+export const KEY_ID_PREFIX = 'esak_';
+
+const KEY_ID_SHAPE = /^esak_[0-9A-Za-z]{16}$/;
 const SECRET_SHAPE = /^esas_([0-9A-Za-z]{16})_([0-9A-Za-z]{44})([0-9A-Za-z]{6})$/;
 const SECRET_ID_SHAPE = /^[0-9A-Za-z]{16}$/;
 /** A secret's prefix, ID and separator: text holding this holds a secret, whole or cut short. */
@@ -130,6 +145,22 @@ export function parseSecret(value: string): { secretId: string } | undefined {
   if (!match) return undefined;
   if (checksum(value.slice(0, -6)) !== value.slice(-6)) return undefined;
   return { secretId: match[1] as string };
+}
+
+/**
+ * A new key ID, `esak_` and 16 base62 characters.
+ * @example
+ * ```ts
+ * generateKeyId() // 'esak_4fT0bQ2kV1StGXR8'
+ * ```
+ */
+export function generateKeyId(): string {
+  return KEY_ID_PREFIX + randomBase62(16);
+}
+
+/** Whether a string has the shape of a key ID (for admin input validation). */
+export function isKeyId(value: string): boolean {
+  return KEY_ID_SHAPE.test(value);
 }
 
 /** Whether a string has the shape of a secret ID (for admin input validation). */

@@ -1,7 +1,8 @@
 /**
  * @module secret-use-recorder
- * Records the last use of each secret without a store write on every request: at most one write per
- * secret per minute per process, off the request path. A failed write only loses a timestamp.
+ * Records the last use of each credential (secret or public key) without a store write on every
+ * request: at most one write per credential per minute per process, off the request path. A failed
+ * write only loses a timestamp.
  */
 import { LRUCache } from 'lru-cache';
 import type { AccountStore } from '../store/account-store.js';
@@ -20,12 +21,20 @@ export class SecretUseRecorder {
     private readonly observer?: CallObserver,
   ) {}
 
-  record(clientId: string, secretId: string, at: Date): void {
-    const last = this.#written.get(secretId);
+  /** Records a use of the secret or key `credentialId` (`kind` says which). */
+  record(clientId: string, kind: 'secret' | 'key', credentialId: string, at: Date): void {
+    const last = this.#written.get(credentialId);
     if (last !== undefined && at.getTime() - last < SECRET_USE_WRITE_INTERVAL_MS) return;
-    this.#written.set(secretId, at.getTime());
-    callStore(() => this.store.recordSecretUse(clientId, secretId, at), this.timeout, 'recordSecretUse', this.observer).catch(() => {
-      this.#written.delete(secretId);
+    this.#written.set(credentialId, at.getTime());
+    const { store } = this;
+    const write =
+      kind === 'secret'
+        ? callStore(() => store.recordSecretUse(clientId, credentialId, at), this.timeout, 'recordSecretUse', this.observer)
+        : store.recordKeyUse
+          ? callStore(() => store.recordKeyUse!(clientId, credentialId, at), this.timeout, 'recordKeyUse', this.observer)
+          : Promise.resolve();
+    write.catch(() => {
+      this.#written.delete(credentialId);
     });
   }
 }

@@ -1,13 +1,12 @@
 /**
  * @module secret-verifier
- * Verifies presented secrets against stored hashes, paying bcrypt once per secret: after a successful
- * compare, an HMAC of the value under a per-process key is remembered (bounded LRU, bounded lifetime),
- * so the same secret is verified in microseconds until the entry expires. Failed attempts never fill
- * the cache, and only live secrets of enabled accounts may use it, so the timing of every failure
- * (unknown client, wrong, revoked, disabled) stays that of one bcrypt compare.
+ * Compares presented secrets with stored hashes by bcrypt, through the bcrypt gate: every compare, real
+ * or against a dummy hash when no real hash exists, waits for a slot and its address's turn, so every
+ * failure (unknown client, wrong, revoked, disabled) costs the time of one compare and a flood can
+ * neither exhaust libuv's thread pool nor starve other addresses. Repeat clients skip it entirely
+ * (see {@link RememberedSecrets}).
  */
-import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { randomBytes } from 'node:crypto';
 import { hashSecret, verifySecretHash } from './hash-secret.js';
 import { BcryptGate, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
 import { SecretChecksBusyError } from '../errors.js';
@@ -20,10 +19,6 @@ const SATURATION_REPORT_INTERVAL_MS = 10_000;
 export interface SecretVerifierOptions {
   /** bcrypt rounds of the dummy hash compared when no real hash exists. */
   readonly rounds: number;
-  /** Most remembered secrets. @default 10000 */
-  readonly max?: number;
-  /** Milliseconds a remembered secret skips bcrypt. @default 600000 */
-  readonly ttl?: number;
   /** Bounds on concurrent bcrypt compares (see {@link BcryptGate}). @default { concurrency: 2, queue: 256, perKey: 16 } */
   readonly gate?: BcryptGateOptions;
   /** Records queue wait and compare durations. */
@@ -34,9 +29,6 @@ export interface SecretVerifierOptions {
 
 /** See the module description. One per `ServiceAccounts` instance. */
 export class SecretVerifier {
-  // A KeyObject, made once: HMAC with it costs about half of HMAC with a Buffer key.
-  readonly #key = createSecretKey(randomBytes(32));
-  readonly #verified: LRUCache<string, Buffer>;
   readonly #rounds: number;
   readonly #gate: BcryptGate;
   readonly #telemetry: SecretVerifierOptions['telemetry'];
@@ -49,12 +41,6 @@ export class SecretVerifier {
     this.#gate = new BcryptGate(options.gate);
     this.#telemetry = options.telemetry;
     this.#onSaturated = options.onSaturated;
-    // ttlResolution 0: no 1 ms timer per lookup (see AccountCache).
-    this.#verified = new LRUCache({ max: options.max ?? 10_000, ttl: options.ttl ?? 600_000, ttlResolution: 0 });
-  }
-
-  #mac(value: string): Buffer {
-    return createHmac('sha256', this.#key).update(value, 'utf8').digest();
   }
 
   /** A hash of a random value at the configured cost, made once, for comparisons that must fail. */
@@ -64,27 +50,14 @@ export class SecretVerifier {
   }
 
   /**
-   * Whether `value` is the secret behind `hash` and was verified by bcrypt here recently: true only for
-   * that exact value, false when this instance cannot tell without bcrypt. Synchronous. Call it only
-   * for a live secret of an enabled account.
+   * Whether `value` matches `hash`. With `hash` undefined, compares against the dummy hash and returns
+   * false, taking the same time. `keys` says who asks (client address, presented client ID, whether it
+   * names an existing account): the bcrypt gate shares its queue by them.
+   * @throws {SecretChecksBusyError} the gate refused the compare (→ 503)
    */
-  isRemembered(value: string, hash: string): boolean {
-    const known = this.#verified.get(hash);
-    return known !== undefined && timingSafeEqual(known, this.#mac(value));
-  }
-
-  /**
-   * Whether `value` matches `hash`. With `hash` undefined, compares against the dummy hash and
-   * returns false, taking the same time. `mayUseCache` is true only for a live secret of an enabled account.
-   * `keys` says who asks (client address, presented client ID): the bcrypt gate shares its queue fairly among them.
-   */
-  async verify(value: string, hash: string | undefined, mayUseCache: boolean, keys: BcryptGateKeys = {}): Promise<boolean> {
-    if (hash !== undefined && mayUseCache && this.isRemembered(value, hash)) return true;
+  async verify(value: string, hash: string | undefined, keys: BcryptGateKeys = {}): Promise<boolean> {
     const against = hash ?? (await this.dummyHash());
-    // Every compare, real or dummy, waits for a slot and its address's turn: a flood cannot exhaust
-    // libuv's thread pool nor starve other addresses (→ 503 when the queue or the key's share is full).
     const ok = await this.#compare(value, against, keys);
-    if (ok && hash !== undefined && mayUseCache) this.#verified.set(hash, this.#mac(value));
     return ok && hash !== undefined;
   }
 
@@ -127,10 +100,5 @@ export class SecretVerifier {
     const refused = this.#gate.refusal(keys);
     if (refused) this.#reportSaturation();
     return refused;
-  }
-
-  /** Forgets every remembered secret (e.g. when the store reports that anything may have changed). */
-  clear(): void {
-    this.#verified.clear();
   }
 }

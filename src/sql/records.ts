@@ -1,10 +1,10 @@
 /**
  * @module records
  * The account query and the conversions between SQL rows and the store's records: integer timestamps
- * ⇄ `Date`, JSON scopes ⇄ arrays.
+ * ⇄ `Date`, JSON scopes ⇄ arrays, JSON public keys ⇄ JWK objects.
  */
-import type { Kysely } from 'kysely';
-import type { AccountRecord, NewSecretRecord, RevokedTokenRecord, SecretRecord } from '../store/account-store.js';
+import { type Kysely, sql } from 'kysely';
+import type { AccountRecord, KeyRecord, NewSecretRecord, PublicKeyJwk, SecretRecord } from '../store/account-store.js';
 import type { Database } from './schema.js';
 
 /**
@@ -34,25 +34,45 @@ export interface SecretRow {
 }
 
 /**
- * An account joined (left join) with one of its secrets; the secret columns are null when it has none.
+ * A key row as read from `client_keys`.
  *
  * @example
  * ```ts
- * const accounts = toAccountRecords(rows satisfies AccountSecretRow[])
+ * const row: KeyRow = { id: 'esak_1', thumbprint, public_jwk: '{"kty":"OKP",...}', created_at: 1736933400123, last_used_at: null, revoked_at: null }
  * ```
  */
-export interface AccountSecretRow {
+export interface KeyRow {
+  id: string;
+  thumbprint: string;
+  public_jwk: string;
+  created_at: DbInteger;
+  last_used_at: DbInteger | null;
+  revoked_at: DbInteger | null;
+}
+
+/**
+ * An account joined (left join) with one of its credentials, a secret or a key; the credential
+ * columns are null when it has none. `credential_material` is a secret's hash or a key's JWK.
+ *
+ * @example
+ * ```ts
+ * const accounts = toAccountRecords(rows satisfies AccountCredentialRow[])
+ * ```
+ */
+export interface AccountCredentialRow {
   client_id: string;
   name: string;
   client_account_id: string | null;
   scopes: string;
   enabled: DbInteger;
   created_at: DbInteger;
-  secret_id: string | null;
-  secret_hash: string | null;
-  secret_created_at: DbInteger | null;
-  secret_last_used_at: DbInteger | null;
-  secret_revoked_at: DbInteger | null;
+  credential_kind: string | null;
+  credential_id: string | null;
+  credential_material: string | null;
+  credential_thumbprint: string | null;
+  credential_created_at: DbInteger | null;
+  credential_last_used_at: DbInteger | null;
+  credential_revoked_at: DbInteger | null;
 }
 
 /**
@@ -116,6 +136,25 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
 }
 
 /**
+ * Maps a `client_keys` row to a {@link KeyRecord}.
+ *
+ * @example
+ * ```ts
+ * toKeyRecord({ id: 'esak_1', thumbprint, public_jwk: JSON.stringify(jwk), created_at: 1736933400123, last_used_at: null, revoked_at: null })
+ * ```
+ */
+export function toKeyRecord(row: KeyRow): KeyRecord {
+  return {
+    id: row.id,
+    thumbprint: row.thumbprint,
+    publicKey: JSON.parse(row.public_jwk) as PublicKeyJwk,
+    createdAt: toDate(row.created_at),
+    lastUsedAt: toNullableDate(row.last_used_at),
+    revokedAt: toNullableDate(row.revoked_at),
+  };
+}
+
+/**
  * The `secrets` columns of a secret being added.
  *
  * @example
@@ -135,35 +174,31 @@ export function secretValues(clientId: string, secret: NewSecretRecord) {
 }
 
 /**
- * Folds joined account/secret rows into records, keeping the row order (accounts oldest first, each
- * account's secrets oldest first).
+ * Folds joined account/credential rows into records, keeping the row order (accounts oldest first,
+ * each account's secrets and keys oldest first).
  *
  * @example
  * ```ts
  * const accounts = toAccountRecords(await selectAccountRows(db).execute())
  * ```
  */
-export function toAccountRecords(rows: readonly AccountSecretRow[]): AccountRecord[] {
-  const accounts = new Map<string, { row: AccountSecretRow; secrets: SecretRecord[] }>();
+export function toAccountRecords(rows: readonly AccountCredentialRow[]): AccountRecord[] {
+  const accounts = new Map<string, { row: AccountCredentialRow; secrets: SecretRecord[]; keys: KeyRecord[] }>();
   for (const row of rows) {
     let entry = accounts.get(row.client_id);
     if (!entry) {
-      entry = { row, secrets: [] };
+      entry = { row, secrets: [], keys: [] };
       accounts.set(row.client_id, entry);
     }
-    if (row.secret_id !== null && row.secret_hash !== null && row.secret_created_at !== null) {
-      entry.secrets.push(
-        toSecretRecord({
-          id: row.secret_id,
-          hash: row.secret_hash,
-          created_at: row.secret_created_at,
-          last_used_at: row.secret_last_used_at,
-          revoked_at: row.secret_revoked_at,
-        }),
-      );
+    const { credential_id: id, credential_material: material, credential_created_at: createdAt } = row;
+    if (id === null || material === null || createdAt === null) continue;
+    const dates = { created_at: createdAt, last_used_at: row.credential_last_used_at, revoked_at: row.credential_revoked_at };
+    if (row.credential_kind === 'secret') entry.secrets.push(toSecretRecord({ id, hash: material, ...dates }));
+    else if (row.credential_kind === 'key' && row.credential_thumbprint !== null) {
+      entry.keys.push(toKeyRecord({ id, thumbprint: row.credential_thumbprint, public_jwk: material, ...dates }));
     }
   }
-  return [...accounts.values()].map(({ row, secrets }) => ({
+  return [...accounts.values()].map(({ row, secrets, keys }) => ({
     clientId: row.client_id,
     name: row.name,
     clientAccountId: row.client_account_id,
@@ -171,12 +206,14 @@ export function toAccountRecords(rows: readonly AccountSecretRow[]): AccountReco
     enabled: toNumber(row.enabled) !== 0,
     createdAt: toDate(row.created_at),
     secrets,
+    keys,
   }));
 }
 
 /**
- * Selects accounts with their secrets as one left join (one snapshot, one round trip), accounts oldest
- * first and each account's secrets oldest first. Feed the rows to {@link toAccountRecords}.
+ * Selects accounts with their credentials, secrets and keys, as one left join on their union (one
+ * snapshot, one round trip), accounts oldest first and each account's credentials oldest first. Feed
+ * the rows to {@link toAccountRecords}.
  *
  * @example
  * ```ts
@@ -184,59 +221,47 @@ export function toAccountRecords(rows: readonly AccountSecretRow[]): AccountReco
  * ```
  */
 export function selectAccountRows(db: Kysely<Database>) {
+  const credentials = db
+    .selectFrom('secrets')
+    .select([sql<string>`'secret'`.as('kind'), 'client_id', 'id', 'hash as material', sql<string | null>`null`.as('thumbprint')])
+    .select(['created_at', 'last_used_at', 'revoked_at'])
+    .unionAll(
+      db
+        .selectFrom('client_keys')
+        .select([sql<string>`'key'`.as('kind'), 'client_id', 'id', 'public_jwk as material', 'thumbprint'])
+        .select(['created_at', 'last_used_at', 'revoked_at']),
+    );
   return db
     .selectFrom('accounts as a')
-    .leftJoin('secrets as s', 's.client_id', 'a.client_id')
+    .leftJoin(credentials.as('c'), 'c.client_id', 'a.client_id')
     .select(['a.client_id', 'a.name', 'a.client_account_id', 'a.scopes', 'a.enabled', 'a.created_at'])
-    .select(['s.id as secret_id', 's.hash as secret_hash', 's.created_at as secret_created_at'])
-    .select(['s.last_used_at as secret_last_used_at', 's.revoked_at as secret_revoked_at'])
+    .select(['c.kind as credential_kind', 'c.id as credential_id', 'c.material as credential_material'])
+    .select(['c.thumbprint as credential_thumbprint', 'c.created_at as credential_created_at'])
+    .select(['c.last_used_at as credential_last_used_at', 'c.revoked_at as credential_revoked_at'])
     .orderBy('a.created_at')
     .orderBy('a.client_id')
-    .orderBy('s.created_at')
-    .orderBy('s.id');
+    .orderBy('c.created_at')
+    .orderBy('c.id');
 }
 
 /**
- * The number of live (unrevoked) secrets of an account.
+ * The number of live (unrevoked) credentials of an account, secrets and keys together: what the cap
+ * of `addSecret` and `addKey` counts.
  *
  * @example
  * ```ts
- * if ((await countLiveSecrets(trx, clientId)) >= maxLiveSecrets) return 'limit_reached'
+ * if ((await countLiveCredentials(trx, clientId)) >= maxLiveCredentials) return 'limit_reached'
  * ```
  */
-export async function countLiveSecrets(db: Kysely<Database>, clientId: string): Promise<number> {
-  const { live } = await db
-    .selectFrom('secrets')
-    .select((eb) => eb.fn.countAll().as('live'))
-    .where('client_id', '=', clientId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return toNumber(live);
-}
-
-/**
- * A deny-list row as read from `revoked_tokens`.
- *
- * @example
- * ```ts
- * const row: RevokedTokenRow = { token_id: '0f6a1c2e', client_id: 'esa_4fT0', revoked_at: 1736933400123, expires_at: 1736937000000 }
- * ```
- */
-export interface RevokedTokenRow {
-  token_id: string;
-  client_id: string | null;
-  revoked_at: DbInteger;
-  expires_at: DbInteger;
-}
-
-/**
- * Maps a `revoked_tokens` row to a {@link RevokedTokenRecord}.
- *
- * @example
- * ```ts
- * const entries = (await db.selectFrom('revoked_tokens').selectAll().execute()).map(toRevokedTokenRecord)
- * ```
- */
-export function toRevokedTokenRecord(row: RevokedTokenRow): RevokedTokenRecord {
-  return { tokenId: row.token_id, clientId: row.client_id, revokedAt: toDate(row.revoked_at), expiresAt: toDate(row.expires_at) };
+export async function countLiveCredentials(db: Kysely<Database>, clientId: string): Promise<number> {
+  const count = async (table: 'secrets' | 'client_keys'): Promise<number> => {
+    const { live } = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('live'))
+      .where('client_id', '=', clientId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return toNumber(live);
+  };
+  return (await count('secrets')) + (await count('client_keys'));
 }

@@ -6,8 +6,40 @@
 import type { Kysely } from 'kysely';
 import type { RevokedTokenRecord } from '../store/account-store.js';
 import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
-import { toRevokedTokenRecord } from './records.js';
+import { toNumber, type DbInteger } from './records.js';
 import type { Database } from './schema.js';
+
+/**
+ * A deny-list row as read from `revoked_tokens`.
+ *
+ * @example
+ * ```ts
+ * const row: RevokedTokenRow = { token_id: '0f6a1c2e', client_id: 'esa_4fT0', revoked_at: 1736933400123, expires_at: 1736937000000 }
+ * ```
+ */
+export interface RevokedTokenRow {
+  token_id: string;
+  client_id: string | null;
+  revoked_at: DbInteger;
+  expires_at: DbInteger;
+}
+
+/**
+ * Maps a `revoked_tokens` row to a {@link RevokedTokenRecord}.
+ *
+ * @example
+ * ```ts
+ * const entries = (await db.selectFrom('revoked_tokens').selectAll().execute()).map(toRevokedTokenRecord)
+ * ```
+ */
+export function toRevokedTokenRecord(row: RevokedTokenRow): RevokedTokenRecord {
+  return {
+    tokenId: row.token_id,
+    clientId: row.client_id,
+    revokedAt: new Date(toNumber(row.revoked_at)),
+    expiresAt: new Date(toNumber(row.expires_at)),
+  };
+}
 
 /**
  * Inside a write transaction: inserts the entry unless the token is already listed; a new entry is

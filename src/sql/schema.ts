@@ -4,6 +4,8 @@
  * that several processes can initialise the same empty database at once.
  */
 import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
+import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsTable } from './key-credentials-schema.js';
+import { REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -89,22 +91,6 @@ export interface AccountChangesTable {
 }
 
 /**
- * `revoked_tokens`: the deny-list of revoked access tokens, by token ID (`jti`); the token itself is never
- * stored. Rows whose `expires_at` has passed are deleted by later revocations.
- *
- * @example
- * ```ts
- * const live = await db.selectFrom('revoked_tokens').select('token_id').where('expires_at', '>', Date.now()).execute()
- * ```
- */
-export interface RevokedTokensTable {
-  token_id: string;
-  client_id: string | null;
-  revoked_at: EpochMillis;
-  expires_at: EpochMillis;
-}
-
-/**
  * `account_store_migrations`: the schema versions applied so far.
  *
  * @example
@@ -130,6 +116,8 @@ export interface MigrationsTable {
 export interface Database {
   accounts: AccountsTable;
   secrets: SecretsTable;
+  client_keys: ClientKeysTable;
+  used_assertion_ids: UsedAssertionIdsTable;
   account_changes: AccountChangesTable;
   revoked_tokens: RevokedTokensTable;
   account_store_migrations: MigrationsTable;
@@ -195,19 +183,8 @@ const MIGRATIONS: readonly Migration[] = [
       sql`create index account_changes_changed_at_idx on ${t('account_changes')} (changed_at)`,
     ],
   },
-  {
-    // Self-contained: only adds a table, so a database that already holds accounts gains it on first use.
-    version: 2,
-    name: 'revoked tokens',
-    statements: (t) => [
-      sql`create table ${t('revoked_tokens')} (
-        token_id text primary key,
-        client_id text,
-        revoked_at bigint not null,
-        expires_at bigint not null)`,
-      sql`create index revoked_tokens_expires_at_idx on ${t('revoked_tokens')} (expires_at)`,
-    ],
-  },
+  KEY_CREDENTIALS_MIGRATION,
+  REVOKED_TOKENS_MIGRATION,
 ];
 
 /**
@@ -237,6 +214,19 @@ export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;
  * ```
  */
 export async function migrateToLatest(db: Kysely<Database>, location: SchemaLocation): Promise<void> {
+  await migrateTo(db, location, LATEST_SCHEMA_VERSION);
+}
+
+/**
+ * {@link migrateToLatest}, stopping after schema version `version`: how tests build a database as an
+ * earlier release left it.
+ *
+ * @example
+ * ```ts
+ * await migrateTo(db, { dialect: 'sqlite', schema: 'public' }, 1) // the schema before key credentials
+ * ```
+ */
+export async function migrateTo(db: Kysely<Database>, location: SchemaLocation, version: number): Promise<void> {
   await runWriteTransaction(db, location.dialect, async (trx) => {
     const table = (name: keyof Database): RawBuilder<unknown> =>
       location.dialect === 'postgres' ? sql.id(location.schema, name) : sql.id(name);
@@ -249,7 +239,7 @@ export async function migrateToLatest(db: Kysely<Database>, location: SchemaLoca
     const applied = await sql<{ version: number }>`select version from ${table('account_store_migrations')}`.execute(trx);
     const done = new Set(applied.rows.map((row) => Number(row.version)));
     for (const migration of MIGRATIONS) {
-      if (done.has(migration.version)) continue;
+      if (done.has(migration.version) || migration.version > version) continue;
       for (const statement of migration.statements(table, location)) await statement.execute(trx);
       await sql`insert into ${table('account_store_migrations')} (version, name, applied_at)
         values (${migration.version}, ${migration.name}, ${Date.now()})`.execute(trx);

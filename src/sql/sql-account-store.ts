@@ -6,11 +6,15 @@
 import { type Kysely, sql } from 'kysely';
 import type {
   AccountChangeListener,
+  AddKeyOptions,
+  AddKeyResult,
   AddSecretOptions,
   AddSecretResult,
   AccountRecord,
   AccountStore,
+  KeyRecord,
   NewAccountRecord,
+  NewKeyRecord,
   NewSecretRecord,
   RevokedTokenRecord,
   SecretRecord,
@@ -19,7 +23,7 @@ import type {
 import { onceUntilSuccess } from '../store/init-store.js';
 import { ChangeFeed, type ChangeNotifications } from './change-feed.js';
 import {
-  countLiveSecrets,
+  countLiveCredentials,
   selectAccountRows,
   secretValues,
   serializeScopes,
@@ -35,6 +39,7 @@ import {
   runWriteTransaction,
   type SqlDialectName,
 } from './schema.js';
+import { SqlKeyCredentials } from './sql-key-credentials.js';
 
 /**
  * Options of {@link KyselyAccountStore}. The factories `createSqliteAccountStore` and
@@ -107,6 +112,11 @@ export interface SqlAccountStore extends AccountStore {
   init(): Promise<void>;
   /** Stops every watcher and, when the store opened the database itself, closes it. */
   close(): Promise<void>;
+  /** The SQL store holds key-pair credentials: the key methods are always there. */
+  addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult>;
+  revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined>;
+  recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void>;
+  consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean>;
   /**
    * Calls `listener(clientId)` after every change by any process sharing the database, and
    * `listener('*')` when changes may have been missed. Resolves, once watching has started, to a
@@ -131,6 +141,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #notifyChannel: string | undefined;
   readonly #destroyOnClose: boolean;
   readonly #feed: ChangeFeed;
+  readonly #keys: SqlKeyCredentials;
   readonly #migrate = onceUntilSuccess(() => migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }));
   #closed = false;
 
@@ -154,6 +165,12 @@ export class KyselyAccountStore implements SqlAccountStore {
       },
       readLatestSeq: () => this.#readLatestSeq(),
       readSince: (after, limit) => this.#readSince(after, limit),
+    });
+    this.#keys = new SqlKeyCredentials({
+      db: this.#db,
+      dialect: this.#dialect,
+      write: (work) => this.#write(work),
+      appendChange: (trx, clientId) => this.#appendChange(trx, clientId),
     });
   }
 
@@ -228,7 +245,7 @@ export class KyselyAccountStore implements SqlAccountStore {
       let account = trx.selectFrom('accounts').select('client_id').where('client_id', '=', clientId);
       if (this.#dialect === 'postgres') account = account.forUpdate();
       if ((await account.executeTakeFirst()) === undefined) return undefined;
-      if ((await countLiveSecrets(trx, clientId)) >= options.maxLiveSecrets) return 'limit_reached';
+      if ((await countLiveCredentials(trx, clientId)) >= options.maxLiveCredentials) return 'limit_reached';
       const values = secretValues(clientId, secret);
       await trx.insertInto('secrets').values(values).execute();
       await this.#appendChange(trx, clientId);
@@ -269,6 +286,28 @@ export class KyselyAccountStore implements SqlAccountStore {
       .where('id', '=', secretId)
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
       .execute();
+  }
+
+  /** Under the shared cap and atomic like `addSecret`; a live key with the same thumbprint is a `'duplicate'`. */
+  async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
+    await this.init();
+    return this.#keys.add(clientId, key, options);
+  }
+
+  async revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
+    await this.init();
+    return this.#keys.revoke(clientId, keyId, at);
+  }
+
+  async recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void> {
+    await this.init();
+    await this.#keys.recordUse(clientId, keyId, at);
+  }
+
+  /** One upsert, atomic across processes; expired assertion IDs are swept at most once a minute. */
+  async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
+    await this.init();
+    return this.#keys.consumeAssertionId(issuer, jti, expiresAt, now);
   }
 
   /** Adds the deny-list entry and announces it on the change feed in the same transaction (revoked-token-queries.ts). */

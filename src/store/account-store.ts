@@ -4,6 +4,9 @@
  * Stores only persist data: hashing, ID generation, scope checks and clock reads stay in the core.
  */
 import type { ChangeFeedState } from '../observability/operational-events.js';
+import type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord } from './key-records.js';
+
+export type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord, PublicKeyJwk } from './key-records.js';
 
 /**
  * One client secret of an account, as stored. The plaintext value is never stored.
@@ -36,7 +39,7 @@ export interface SecretRecord {
 }
 
 /**
- * A service account with all of its secrets.
+ * A service account with all of its credentials: secrets and public keys.
  *
  * @example
  * ```ts
@@ -58,6 +61,12 @@ export interface AccountRecord {
   readonly createdAt: Date;
   /** Every secret, live and revoked, oldest first. */
   readonly secrets: readonly SecretRecord[];
+  /**
+   * Every public key, live and revoked, oldest first. A store without key credentials (no `addKey`),
+   * such as one written for an earlier version, may leave it out: the library reads a missing `keys`
+   * as an account with no keys.
+   */
+  readonly keys?: readonly KeyRecord[];
 }
 
 /**
@@ -73,8 +82,8 @@ export interface AccountRecord {
  * async function addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
  *   const account = accounts.get(clientId)
  *   if (!account) return undefined
- *   const live = account.secrets.filter((s) => s.revokedAt === null).length
- *   if (live >= options.maxLiveSecrets) return 'limit_reached'
+ *   const live = [...account.secrets, ...(account.keys ?? [])].filter((c) => c.revokedAt === null).length
+ *   if (live >= options.maxLiveCredentials) return 'limit_reached'
  *   const record: SecretRecord = { ...secret, lastUsedAt: null, revokedAt: null }
  *   accounts.set(clientId, { ...account, secrets: [...account.secrets, record] })
  *   return record
@@ -95,31 +104,38 @@ export interface NewSecretRecord {
  * import type { AddSecretOptions } from 'express-service-accounts'
  *
  * // What the admin API passes with `maxSecretsPerAccount: 5`.
- * const options: AddSecretOptions = { maxLiveSecrets: 5 }
+ * const options: AddSecretOptions = { maxLiveCredentials: 5, maxLiveSecrets: 5 }
  * const result = await store.addSecret(clientId, { id: secretId, hash: '$2b$10$...', createdAt: new Date() }, options)
  * ```
  */
 export interface AddSecretOptions {
   /**
-   * Live (unrevoked) secrets the account may hold. The store adds the secret only when the account
-   * has fewer live secrets than this, checked and inserted as one atomic step.
+   * Live (unrevoked) credentials, secrets and keys together, the account may hold. The store adds the
+   * secret only when the account has fewer live credentials than this, checked and inserted as one
+   * atomic step.
+   */
+  readonly maxLiveCredentials: number;
+  /**
+   * The same number as `maxLiveCredentials`, under the name stores written for earlier versions read.
+   * A store without key credentials may keep counting its live secrets against it.
+   * @deprecated Read `maxLiveCredentials`, and count live keys too.
    */
   readonly maxLiveSecrets: number;
 }
 
 /**
  * What {@link AccountStore.addSecret} resolves to: the stored secret; `undefined` when the client ID
- * is unknown; or `'limit_reached'` when the account already has `maxLiveSecrets` live secrets, in which
- * case nothing was stored.
+ * is unknown; or `'limit_reached'` when the account already has `maxLiveCredentials` live credentials
+ * (secrets and keys), in which case nothing was stored.
  *
  * @example
  * ```ts
  * import type { AddSecretResult, NewSecretRecord } from 'express-service-accounts'
  *
  * declare const newSecret: NewSecretRecord // ID and hash made by the core
- * const result: AddSecretResult = await store.addSecret(clientId, newSecret, { maxLiveSecrets: 5 })
+ * const result: AddSecretResult = await store.addSecret(clientId, newSecret, { maxLiveCredentials: 5, maxLiveSecrets: 5 })
  * if (result === undefined) console.log('no such account')
- * else if (result === 'limit_reached') console.log('revoke a secret first')
+ * else if (result === 'limit_reached') console.log('revoke a secret or a key first')
  * else console.log(`stored secret ${result.id}`)
  * ```
  */
@@ -137,7 +153,7 @@ export type AddSecretResult = SecretRecord | 'limit_reached' | undefined;
  * async function createAccount(input: NewAccountRecord): Promise<AccountRecord> {
  *   if (accounts.has(input.clientId)) throw new Error(`Account ${input.clientId} already exists`)
  *   const { secret, ...account } = input
- *   const record: AccountRecord = { ...account, enabled: true, secrets: [{ ...secret, lastUsedAt: null, revokedAt: null }] }
+ *   const record: AccountRecord = { ...account, enabled: true, secrets: [{ ...secret, lastUsedAt: null, revokedAt: null }], keys: [] }
  *   accounts.set(input.clientId, record)
  *   return record
  * }
@@ -182,7 +198,7 @@ export interface RevokedTokenRecord {
 }
 
 /**
- * Called with the client ID of an account that changed (secret added or revoked, enabled, disabled, created),
+ * Called with the client ID of an account that changed (secret or key added or revoked, enabled, disabled, created),
  * and with a token revocation's change key (see {@link AccountStore.revokeToken}), which is never a client ID.
  *
  * @example
@@ -264,11 +280,11 @@ export interface AccountStore {
 
   /**
    * Called on every token request and, through a short-lived cache, by the bearer check.
-   * @returns the account with all its secrets (hashes included), or `undefined` when unknown.
+   * @returns the account with all its secrets (hashes included) and keys, or `undefined` when unknown.
    */
   findAccount(clientId: string): Promise<AccountRecord | undefined>;
 
-  /** Every account, oldest first, with its secrets. Used by the admin API and the CLI's `list`. */
+  /** Every account, oldest first, with its secrets and keys. Used by the admin API and the CLI's `list`. */
   listAccounts(): Promise<AccountRecord[]>;
 
   /**
@@ -278,13 +294,15 @@ export interface AccountStore {
   setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined>;
 
   /**
-   * Adds a secret (hash only) to an account, unless the account already has `options.maxLiveSecrets`
-   * live (unrevoked) secrets. Counting the live secrets and inserting must be one atomic step with
-   * respect to every other `addSecret` on the same account, including calls from other processes
-   * sharing the store: of concurrent calls, exactly as many succeed as there is room for. In SQL,
-   * count and insert in one transaction that first locks the account's row (`select ... for update`);
-   * elsewhere use the store's own atomic operation (a Lua script in Redis, a conditional write).
-   * A refused call stores nothing, not even a revoked row.
+   * Adds a secret (hash only) to an account, unless the account already has
+   * `options.maxLiveCredentials` live (unrevoked) credentials, secrets and keys together. Counting the
+   * live credentials and inserting must be one atomic step with respect to every other `addSecret` and
+   * `addKey` on the same account, including calls from other processes sharing the store: of
+   * concurrent calls, exactly as many succeed as there is room for. In SQL, count and insert in one
+   * transaction that first locks the account's row (`select ... for update`); elsewhere use the
+   * store's own atomic operation (a Lua script in Redis, a conditional write). A refused call stores
+   * nothing, not even a revoked row. (A store without keys may count its secrets against the
+   * deprecated `options.maxLiveSecrets`, which holds the same number.)
    * @returns the stored secret; `undefined` when the client ID is unknown; `'limit_reached'` when the
    * account has no room.
    */
@@ -301,6 +319,46 @@ export interface AccountStore {
    * off the request path: its failure only loses the timestamp.
    */
   recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void>;
+
+  /**
+   * Optional, with `revokeKey`, `recordKeyUse` and `consumeAssertionId`: a store that has all four
+   * holds key-pair credentials; without them, adding a key fails and the token endpoint refuses every
+   * client assertion.
+   *
+   * Adds a public key to an account, under the same cap as `addSecret` and atomic in the same way:
+   * unless the account already has `options.maxLiveCredentials` live credentials (secrets and keys),
+   * and unless one of its live keys has the same `thumbprint`. A refused call stores nothing.
+   * @returns the stored key; `undefined` when the client ID is unknown; `'limit_reached'` when the
+   * account has no room; `'duplicate'` when the key is already one of its live keys.
+   */
+  addKey?(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult>;
+
+  /**
+   * Marks a key revoked at `at`, like `revokeSecret`: a second revocation keeps the first `revokedAt`,
+   * and the change is announced to watchers like any other, so every instance drops the account's
+   * cached status and refuses the tokens issued against the key.
+   * @returns the key, or `undefined` when the account or the key is unknown.
+   */
+  revokeKey?(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined>;
+
+  /**
+   * Records a successful use of a key, like `recordSecretUse`: at most once a minute per key and per
+   * process, off the request path, never announced to watchers.
+   */
+  recordKeyUse?(clientId: string, keyId: string, at: Date): Promise<void>;
+
+  /**
+   * Records that a signed client assertion's ID (`jti`, RFC 7519 §4.1.7) was used, so the assertion
+   * cannot be replayed (RFC 7523 §3). Inserts (`issuer`, `jti`) unless present, atomically with
+   * respect to every process sharing the store (a unique key and an insert that ignores conflicts,
+   * `SET NX` in Redis), and keeps it until `expiresAt`, the assertion's own expiry. An entry whose
+   * `expiresAt` is not after `now` counts as absent, and the store deletes such entries from time to
+   * time. Called once per client authentication by assertion, on the request path: one write, no read.
+   * @param issuer who issued the assertion (its `iss`: for a key-pair credential, the client ID).
+   * @param jti the assertion's ID as the client sent it: any string, possibly long.
+   * @returns `true` the first time, `false` when the pair is already recorded and unexpired (a replay).
+   */
+  consumeAssertionId?(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean>;
 
   /**
    * Optional: calls `listener` with the client ID of every account that changes, including changes made

@@ -4,20 +4,29 @@
  */
 import type {
   AccountChangeListener,
+  AddKeyOptions,
+  AddKeyResult,
   AddSecretOptions,
   AddSecretResult,
   AccountRecord,
   AccountStore,
+  KeyRecord,
   NewAccountRecord,
+  NewKeyRecord,
   NewSecretRecord,
   RevokedTokenRecord,
   SecretRecord,
 } from './account-store.js';
 import { revokedTokenChangeKey } from './revoked-token-change.js';
+import { countLiveCredentials, keysOf } from './key-credential-store.js';
+
+/** How often, at most, `consumeAssertionId` sweeps out expired assertion IDs. */
+const ASSERTION_SWEEP_MS = 60_000;
 
 /**
  * Keeps accounts in memory. Records are copied in and out, so callers can never mutate the store.
- * Changes are announced to watchers in the same process.
+ * Changes are announced to watchers in the same process. Used assertion IDs are remembered by this
+ * process only, so several processes must share a persistent store instead.
  *
  * @example
  * ```ts
@@ -28,6 +37,9 @@ export class MemoryAccountStore implements AccountStore {
   readonly #accounts = new Map<string, AccountRecord>();
   readonly #listeners = new Set<AccountChangeListener>();
   readonly #revokedTokens = new Map<string, RevokedTokenRecord>();
+  /** Used assertion IDs (`[issuer, jti]` as JSON) → when they expire, in ms since the epoch. */
+  readonly #assertionIds = new Map<string, number>();
+  #lastSweep = 0;
 
   async createAccount(input: NewAccountRecord): Promise<AccountRecord> {
     if (this.#accounts.has(input.clientId)) throw new Error(`Account ${input.clientId} already exists`);
@@ -39,6 +51,7 @@ export class MemoryAccountStore implements AccountStore {
       enabled: true,
       createdAt: input.createdAt,
       secrets: [newSecret(input.secret)],
+      keys: [],
     };
     this.#accounts.set(account.clientId, account);
     this.#changed(account.clientId);
@@ -62,7 +75,7 @@ export class MemoryAccountStore implements AccountStore {
     // Count and insert run with no `await` between them: no other call can add in between.
     const account = this.#accounts.get(clientId);
     if (!account) return undefined;
-    if (account.secrets.filter((s) => s.revokedAt === null).length >= options.maxLiveSecrets) return 'limit_reached';
+    if (countLiveCredentials(account) >= options.maxLiveCredentials) return 'limit_reached';
     const stored = newSecret(secret);
     this.#update(clientId, (a) => ({ ...a, secrets: [...a.secrets, stored] }));
     return { ...stored };
@@ -85,6 +98,51 @@ export class MemoryAccountStore implements AccountStore {
       ...account,
       secrets: account.secrets.map((s) => (s.id === secretId ? { ...s, lastUsedAt: at } : s)),
     });
+  }
+
+  async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
+    // Checks and insert run with no `await` between them, as in addSecret.
+    const account = this.#accounts.get(clientId);
+    if (!account) return undefined;
+    const keys = keysOf(account);
+    if (keys.some((k) => k.revokedAt === null && k.thumbprint === key.thumbprint)) return 'duplicate';
+    if (countLiveCredentials(account) >= options.maxLiveCredentials) return 'limit_reached';
+    const stored: KeyRecord = { ...key, lastUsedAt: null, revokedAt: null };
+    this.#update(clientId, (a) => ({ ...a, keys: [...keysOf(a), stored] }));
+    return copyKey(stored);
+  }
+
+  async revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
+    const account = this.#accounts.get(clientId);
+    const key = account && keysOf(account).find((k) => k.id === keyId);
+    if (!key) return undefined;
+    if (key.revokedAt) return copyKey(key);
+    const revoked = { ...key, revokedAt: at };
+    this.#update(clientId, (a) => ({ ...a, keys: keysOf(a).map((k) => (k.id === keyId ? revoked : k)) }));
+    return copyKey(revoked);
+  }
+
+  async recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void> {
+    const account = this.#accounts.get(clientId);
+    if (!account) return;
+    // Bookkeeping, not status: no change notification.
+    this.#accounts.set(clientId, {
+      ...account,
+      keys: keysOf(account).map((k) => (k.id === keyId ? { ...k, lastUsedAt: at } : k)),
+    });
+  }
+
+  async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
+    const at = now.getTime();
+    if (at - this.#lastSweep >= ASSERTION_SWEEP_MS) {
+      this.#lastSweep = at;
+      for (const [id, expiry] of this.#assertionIds) if (expiry <= at) this.#assertionIds.delete(id);
+    }
+    const id = JSON.stringify([issuer, jti]);
+    const expiry = this.#assertionIds.get(id);
+    if (expiry !== undefined && expiry > at) return false;
+    this.#assertionIds.set(id, expiresAt.getTime());
+    return true;
   }
 
   async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
@@ -128,6 +186,15 @@ function newSecret(secret: NewSecretRecord): SecretRecord {
   return { id: secret.id, hash: secret.hash, createdAt: secret.createdAt, lastUsedAt: null, revokedAt: null };
 }
 
+function copyKey(key: KeyRecord): KeyRecord {
+  return { ...key, publicKey: { ...key.publicKey } };
+}
+
 function copyAccount(account: AccountRecord): AccountRecord {
-  return { ...account, scopes: [...account.scopes], secrets: account.secrets.map((s) => ({ ...s })) };
+  return {
+    ...account,
+    scopes: [...account.scopes],
+    secrets: account.secrets.map((s) => ({ ...s })),
+    keys: keysOf(account).map(copyKey),
+  };
 }

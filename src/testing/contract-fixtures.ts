@@ -3,8 +3,8 @@
  * Test data and waiting for the AccountStore contract suite: unique realistic IDs, increasing
  * timestamps, and a polling wait with a deadline instead of fixed sleeps.
  */
-import { randomBytes } from 'node:crypto';
-import type { NewAccountRecord, NewSecretRecord } from '../store/account-store.js';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import type { NewAccountRecord, NewKeyRecord, NewSecretRecord } from '../store/account-store.js';
 
 /**
  * Polls `condition` every 10 ms until it holds; fails after `timeoutMs` (2 s), naming what it waited for.
@@ -48,6 +48,20 @@ export class IdFactory {
     return new Date(this.#clock);
   }
 
+  keyId(): string {
+    return `esak_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}`;
+  }
+
+  /** A fresh EC P-256 public key (a real one) with its RFC 7638 thumbprint. */
+  key(): NewKeyRecord {
+    const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+    const publicKey = { kty: 'EC', crv: 'P-256', x: String(jwk.x), y: String(jwk.y) } as const;
+    // RFC 7638 §3: the required members in lexicographic order, no whitespace, SHA-256, base64url.
+    const canonical = JSON.stringify({ crv: publicKey.crv, kty: publicKey.kty, x: publicKey.x, y: publicKey.y });
+    const thumbprint = createHash('sha256').update(canonical).digest('base64url');
+    return { id: this.keyId(), thumbprint, publicKey, createdAt: this.time() };
+  }
+
   secret(): NewSecretRecord {
     const hash = `$2b$12$${randomBytes(40).toString('base64').replace(/[+=]/g, '.').slice(0, 53)}`;
     return { id: this.secretId(), hash, createdAt: this.time() };
@@ -65,4 +79,17 @@ export class IdFactory {
       secret: { ...this.secret(), createdAt },
     };
   }
+}
+
+/**
+ * The cap options the library passes to `addSecret` and `addKey`: `n` live credentials, under both
+ * names `addSecret` may read.
+ *
+ * @example
+ * ```ts
+ * await store.addSecret(clientId, ids.secret(), cap(2))
+ * ```
+ */
+export function cap(n: number): { readonly maxLiveCredentials: number; readonly maxLiveSecrets: number } {
+  return { maxLiveCredentials: n, maxLiveSecrets: n };
 }

@@ -6,12 +6,14 @@
  */
 import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
-import { IdFactory, waitFor } from './contract-fixtures.js';
+import { cap, IdFactory, waitFor } from './contract-fixtures.js';
+import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
 import { describeTokenDenyList } from './describe-token-deny-list.js';
+import { supportsKeyCredentials } from '../store/key-credential-store.js';
 
 /** Room enough for every secret the other tests add: they do not test the cap. */
-const ROOM = { maxLiveSecrets: 100 } as const;
+const ROOM = cap(100);
 
 /**
  * A store to test, and how to dispose of what it left behind once it is closed.
@@ -88,6 +90,8 @@ export function describeAccountStore(
         enabled: true,
         createdAt: input.createdAt,
         secrets: [{ ...input.secret, lastUsedAt: null, revokedAt: null }],
+        // A store with key credentials returns `keys`; one without may leave it out.
+        ...((supportsKeyCredentials(store) || created.keys !== undefined) && { keys: [] }),
       };
       expect(created).toEqual(expected);
       const found = await store.findAccount(input.clientId);
@@ -237,6 +241,8 @@ export function describeAccountStore(
     });
 
     describeSecretCap(() => store, ids, { it, expect });
+
+    describeKeyCredentials(() => store, ids, { describe, it, expect });
 
     describeTokenDenyList(() => store, ids, { it, expect });
 

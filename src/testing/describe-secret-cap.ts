@@ -5,7 +5,7 @@
  */
 import type { AccountStore, AddSecretResult } from '../store/account-store.js';
 import type { AccountStoreTestApi } from './account-store-test-api.js';
-import type { IdFactory } from './contract-fixtures.js';
+import { cap, type IdFactory } from './contract-fixtures.js';
 
 /** Concurrent adds in the race test, and the cap they race for (the account starts with one secret). */
 const RACERS = 10;
@@ -28,9 +28,9 @@ export function describeSecretCap(
     const store = currentStore();
     const account = await store.createAccount(ids.account());
     const second = ids.secret();
-    expect(await store.addSecret(account.clientId, second, { maxLiveSecrets: 2 })).toEqual({ ...second, lastUsedAt: null, revokedAt: null });
-    expect(await store.addSecret(account.clientId, ids.secret(), { maxLiveSecrets: 2 })).toBe('limit_reached');
-    expect(await store.addSecret(account.clientId, ids.secret(), { maxLiveSecrets: 1 })).toBe('limit_reached');
+    expect(await store.addSecret(account.clientId, second, cap(2))).toEqual({ ...second, lastUsedAt: null, revokedAt: null });
+    expect(await store.addSecret(account.clientId, ids.secret(), cap(2))).toBe('limit_reached');
+    expect(await store.addSecret(account.clientId, ids.secret(), cap(1))).toBe('limit_reached');
     const found = await store.findAccount(account.clientId);
     expect(found?.secrets.map((s) => s.id)).toEqual([account.secrets[0]?.id, second.id]);
   });
@@ -40,8 +40,8 @@ export function describeSecretCap(
     const account = await store.createAccount(ids.account());
     await store.revokeSecret(account.clientId, account.secrets[0]?.id ?? '', ids.time());
     const next = ids.secret();
-    expect(await store.addSecret(account.clientId, next, { maxLiveSecrets: 1 })).toEqual({ ...next, lastUsedAt: null, revokedAt: null });
-    expect(await store.addSecret(account.clientId, ids.secret(), { maxLiveSecrets: 1 })).toBe('limit_reached');
+    expect(await store.addSecret(account.clientId, next, cap(1))).toEqual({ ...next, lastUsedAt: null, revokedAt: null });
+    expect(await store.addSecret(account.clientId, ids.secret(), cap(1))).toBe('limit_reached');
     expect((await store.findAccount(account.clientId))?.secrets.length).toBe(2);
   });
 
@@ -50,7 +50,7 @@ export function describeSecretCap(
     const account = await store.createAccount(ids.account());
     const secrets = Array.from({ length: RACERS }, () => ids.secret());
     const results: AddSecretResult[] = await Promise.all(
-      secrets.map((secret) => store.addSecret(account.clientId, secret, { maxLiveSecrets: CAP })),
+      secrets.map((secret) => store.addSecret(account.clientId, secret, cap(CAP))),
     );
     const stored = secrets.filter((_, i) => typeof results[i] === 'object');
     expect(stored.length).toBe(CAP - 1);

@@ -12,7 +12,7 @@ import { signAccessToken } from '../access-tokens/access-token.js';
 import { grantScopes } from '../scopes.js';
 import type { Runtime } from '../runtime.js';
 import type { ServerResponse } from 'node:http';
-import type { AuthenticatedClient } from './client-credentials-check.js';
+import type { AuthenticatedClient } from './client-authenticator.js';
 import type { Step } from './token-request-context.js';
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
@@ -50,12 +50,12 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
   // Four parameters: oauth2orize passes the view's body, whose `scope` is the validated string.
   const issue = (client: AuthenticatedClient, _scopes: string[], body: ExchangeView['body'], done: oauth2orize.ExchangeDoneFunction): void => {
     try {
-      const { account, secret } = client;
+      const { account, credential } = client;
       const scopes = grantScopes(account.scopes, body.scope);
       const now = config.now();
       const { token, claims } = signAccessToken(config, {
         clientId: account.clientId,
-        secretId: secret.id,
+        secretId: credential.id,
         scopes,
         now,
         lifetime: config.tokenLifetime,
@@ -65,7 +65,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
         type: 'token.issued',
         clientId: account.clientId,
         name: account.name,
-        secretId: secret.id,
+        secretId: credential.id,
         tokenId: claims.jti,
         scopes: scopes ?? [],
         expiresAt: new Date(claims.exp * 1000),

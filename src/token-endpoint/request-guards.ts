@@ -7,7 +7,8 @@
 import type { ServerResponse } from 'node:http';
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
 import { parseBasicAuthorization } from './basic-credentials.js';
-import type { PresentedCredentials, Step } from './token-request-context.js';
+import { JWT_BEARER_ASSERTION_TYPE } from './key-assertion.js';
+import type { PresentedCredentials, Step, TokenParameters } from './token-request-context.js';
 
 /** RFC 6749 §5.1: token responses, errors included, must not be cached. */
 export function setNoStore(res: ServerResponse): void {
@@ -34,72 +35,91 @@ export function createBrowserGuard(allowBrowserRequests: boolean): Step {
   };
 }
 
-/** Every parameter an endpoint of the router reads; each endpoint reads its own subset. */
-type Field = 'grant_type' | 'client_id' | 'client_secret' | 'scope' | 'token' | 'token_type_hint';
+/** The parameters that carry client credentials, read by every endpoint of the router. */
+const CREDENTIAL_FIELDS = ['client_id', 'client_secret', 'client_assertion_type', 'client_assertion'] as const;
+const TOKEN_FIELDS = ['grant_type', 'scope', ...CREDENTIAL_FIELDS] as const;
+/** RFC 7009 §2.1 and RFC 7662 §2.1: the token and an optional hint, besides the client's credentials. */
+const TOKEN_MANAGEMENT_FIELDS = ['token', 'token_type_hint', ...CREDENTIAL_FIELDS] as const;
+type Field = (typeof TOKEN_FIELDS)[number] | (typeof TOKEN_MANAGEMENT_FIELDS)[number];
+type CredentialFields = Record<(typeof CREDENTIAL_FIELDS)[number], string | undefined>;
 
-const TOKEN_FIELDS: readonly Field[] = ['grant_type', 'client_id', 'client_secret', 'scope'];
-/** RFC 7009 §2.1 and RFC 7662 §2.1: the token, an optional hint, and client credentials in the body. */
-const TOKEN_MANAGEMENT_FIELDS: readonly Field[] = ['token', 'token_type_hint', 'client_id', 'client_secret'];
-
-function readFields(body: unknown, fields: readonly Field[]): Partial<Record<Field, string>> {
+function readFields<F extends Field>(body: unknown, fields: readonly F[]): Record<F, string | undefined> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidRequestError('The request body must be a set of parameters');
   }
-  const values: Partial<Record<Field, string>> = {};
+  const values = {} as Record<F, string | undefined>;
   for (const field of fields) {
     const value: unknown = Object.prototype.hasOwnProperty.call(body, field) ? (body as Record<string, unknown>)[field] : undefined;
     if (Array.isArray(value)) throw new InvalidRequestError(`The parameter ${field} is repeated`);
     if (value !== undefined && typeof value !== 'string') throw new InvalidRequestError(`The parameter ${field} must be a string`);
     // RFC 6749 §3.2: parameters sent without a value are treated as omitted.
-    if (value !== undefined && value !== '') values[field] = value;
+    values[field] = value === '' ? undefined : value;
   }
   return values;
 }
 
 /**
- * Validates the parameters `fields` names and the presentation of credentials (HTTP Basic decoded here,
- * once), then records them on the context. RFC 6749 §2.3: a client must not use more than one
- * authentication method in a request.
+ * Validates the parameters of a token request (its parsed `body`) and how it presents credentials
+ * (HTTP Basic, from the `authorization` header, decoded here, once). RFC 6749 §2.3: a client must not
+ * use more than one authentication method in a request.
+ * @throws {InvalidRequestError} a malformed request (→ 400 `invalid_request`)
  */
-function validateRequest(fieldNames: readonly Field[]): Step {
-  return (context, next) => {
-    try {
-      const { req } = context;
-      const fields = readFields(context.body, fieldNames);
-      const basic = parseBasicAuthorization(req.headers.authorization);
-      let credentials: PresentedCredentials;
-      if (basic.kind !== 'absent') {
-        const clashes =
-          fields.client_secret !== undefined ||
-          (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));
-        if (clashes) throw new InvalidRequestError('Send client credentials either in HTTP Basic or in the body, not both');
-        credentials =
-          basic.kind === 'present'
-            ? { method: 'basic', clientId: basic.clientId, secret: basic.secret }
-            : { method: 'basic', malformed: true };
-      } else if (fields.client_id !== undefined && fields.client_secret !== undefined) {
-        credentials = { method: 'body', clientId: fields.client_id, secret: fields.client_secret };
-      } else if (fields.client_id !== undefined || fields.client_secret !== undefined) {
-        credentials = { method: 'body', malformed: true, ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}) };
-      } else {
-        credentials = { method: 'none' };
-      }
-      context.parameters = {
-        grantType: fields.grant_type,
-        scope: fields.scope,
-        token: fields.token,
-        tokenTypeHint: fields.token_type_hint,
-        credentials,
-      };
-      next();
-    } catch (err) {
-      next(err);
-    }
+export function validateTokenRequest(body: unknown, authorization: string | undefined): TokenParameters {
+  const fields = readFields(body, TOKEN_FIELDS);
+  return { grantType: fields.grant_type, scope: fields.scope, credentials: presentedCredentials(fields, authorization) };
+}
+
+/**
+ * Validates a revocation (RFC 7009) or introspection (RFC 7662) request: its `token` and
+ * `token_type_hint`, and its client credentials exactly as {@link validateTokenRequest} does.
+ * @throws {InvalidRequestError} a malformed request (→ 400 `invalid_request`)
+ */
+export function validateTokenManagementRequest(body: unknown, authorization: string | undefined): TokenParameters {
+  const fields = readFields(body, TOKEN_MANAGEMENT_FIELDS);
+  return {
+    grantType: undefined,
+    scope: undefined,
+    token: fields.token,
+    tokenTypeHint: fields.token_type_hint,
+    credentials: presentedCredentials(fields, authorization),
   };
 }
 
-/** Validation of a token request (`POST {mount}/token`). */
-export const validateTokenRequest: Step = validateRequest(TOKEN_FIELDS);
-
-/** Validation of a revocation or introspection request (`POST {mount}/revoke`, `POST {mount}/introspect`). */
-export const validateTokenManagementRequest: Step = validateRequest(TOKEN_MANAGEMENT_FIELDS);
+/** How the request presents client credentials: one method, decoded once (RFC 6749 §2.3). */
+function presentedCredentials(fields: CredentialFields, authorization: string | undefined): PresentedCredentials {
+  const basic = parseBasicAuthorization(authorization);
+  const authorizationHeader = authorization !== undefined;
+  let credentials: PresentedCredentials;
+  if (fields.client_assertion !== undefined || fields.client_assertion_type !== undefined) {
+    // RFC 7521 §4.2: both parameters; RFC 6749 §2.3: one method per request.
+    if (fields.client_assertion === undefined) throw new InvalidRequestError('The client_assertion parameter is missing');
+    if (fields.client_assertion_type !== JWT_BEARER_ASSERTION_TYPE) {
+      throw new InvalidRequestError(`The client_assertion_type parameter must be ${JWT_BEARER_ASSERTION_TYPE}`);
+    }
+    if (basic.kind !== 'absent' || fields.client_secret !== undefined) {
+      throw new InvalidRequestError('Send either a client assertion or a client secret, not both');
+    }
+    credentials = {
+      method: 'assertion',
+      assertion: fields.client_assertion,
+      ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}),
+      authorizationHeader,
+    };
+  } else if (basic.kind !== 'absent') {
+    const clashes =
+      fields.client_secret !== undefined ||
+      (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));
+    if (clashes) throw new InvalidRequestError('Send client credentials either in HTTP Basic or in the body, not both');
+    credentials =
+      basic.kind === 'present'
+        ? { method: 'basic', clientId: basic.clientId, secret: basic.secret, authorizationHeader }
+        : { method: 'basic', malformed: true, authorizationHeader };
+  } else if (fields.client_id !== undefined && fields.client_secret !== undefined) {
+    credentials = { method: 'body', clientId: fields.client_id, secret: fields.client_secret, authorizationHeader };
+  } else if (fields.client_id !== undefined || fields.client_secret !== undefined) {
+    credentials = { method: 'body', malformed: true, ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}), authorizationHeader };
+  } else {
+    credentials = { method: 'none', authorizationHeader };
+  }
+  return credentials;
+}

@@ -2,9 +2,10 @@
  * @module token-endpoint
  * Builds the token endpoint of an instance, with its revocation (RFC 7009) and introspection (RFC 7662)
  * endpoints: the parts only they use (the secret verifier, the failure limiter, the recorder of secret
- * use) and their steps, in order: method and browser guards, body, validation, start-up, client
- * authentication (one, shared by the three), then the grant check and oauth2orize exchange, the
- * revocation, or the introspection (docs/token-endpoint.md). The instance's shared state comes from the runtime.
+ * use) and their steps, in order: method and browser guards, body and validation, start-up, client
+ * authentication (one client authenticator, shared by the three), then the grant check and oauth2orize
+ * exchange, the revocation, or the introspection (docs/token-endpoint.md). The instance's shared state
+ * comes from the runtime.
  */
 import { DEFAULT_IPV6_PREFIX } from '../config.js';
 import { TokenInspector } from '../access-tokens/token-inspector.js';
@@ -13,8 +14,10 @@ import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../runtime.js';
 import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
-import { createClientAuthentication } from './client-authentication.js';
-import { ClientCredentialsCheck } from './client-credentials-check.js';
+import { RememberedSecrets } from '../secrets/remembered-secrets.js';
+import { ClientAuthenticator } from './client-authenticator.js';
+import { KeyAssertionChecker } from './key-assertion.js';
+import { createClientAuthentication } from './client-strategies.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createFailureLimiter } from './failure-limiter.js';
 import { createIntrospectionStep } from './introspection-step.js';
@@ -41,42 +44,53 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     onSaturated: (queued) => event({ type: 'secret_checks.saturated', queued }),
   });
   telemetry.observe({ secretCheckQueueDepth: () => secrets.load.queued });
-  // The store says anything may have changed: no secret stays remembered.
-  runtime.accounts.onInvalidate((clientId) => {
-    if (clientId === '*') secrets.clear();
-  });
   runtime.onStart(() => secrets.dummyHash().then(() => undefined));
   const limiter = config.failureLimit
     ? createFailureLimiter(config.failureLimit, config.storeTimeout, new DependencyMonitor('limiter', telemetry, event, config.now))
     : undefined;
   if (limiter) runtime.onClose(() => limiter.close());
 
-  const readBody: Step = (context, next) =>
-    readTokenBody(context.req, config.bodyLimit, (err, body) => {
-      if (err) return next(err);
-      context.body = body;
-      next();
-    });
+  /** The body, then its parameters and credentials, validated once by `validate` (request-guards.ts). */
+  const readParameters =
+    (validate: typeof validateTokenRequest): Step =>
+    (context, next) =>
+      readTokenBody(context.req, config.bodyLimit, (err, body) => {
+        if (err) return next(err);
+        try {
+          context.parameters = validate(body, context.req.headers.authorization);
+        } catch (invalid) {
+          return next(invalid);
+        }
+        next();
+      });
   const ready: Step = (_context, next) => {
     if (runtime.isReady()) return next();
     runtime.ready().then(() => next(), next);
   };
   // One client authentication for every endpoint of the router: same methods, limiter and errors.
-  const authenticate = createClientAuthentication({
-    check: new ClientCredentialsCheck(runtime.accounts, secrets),
-    limiter,
-    ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
-    secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
-    audit: runtime.audit,
-    telemetry,
-    now: config.now,
-  });
-  /** The guards every endpoint runs before its own work: method, browser, body, parameters, start-up, client. */
-  const guarded = (validate: Step, ...own: Step[]): readonly Step[] => [
+  const authenticate = createClientAuthentication(
+    new ClientAuthenticator({
+      accounts: runtime.accounts,
+      store: config.store,
+      storeTimeout: config.storeTimeout,
+      storeCalls: runtime.storeCalls,
+      assertions: new KeyAssertionChecker(),
+      assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
+      secrets,
+      remembered: new RememberedSecrets(),
+      limiter,
+      ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
+      secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
+      audit: runtime.audit,
+      telemetry,
+      now: config.now,
+    }),
+  );
+  /** What every endpoint runs before its own work: method, browser, body and parameters, start-up, client. */
+  const guarded = (validate: typeof validateTokenRequest, ...own: Step[]): readonly Step[] => [
     requirePost,
     createBrowserGuard(config.allowBrowserRequests),
-    readBody,
-    validate,
+    readParameters(validate),
     ready,
     authenticate,
     ...own,

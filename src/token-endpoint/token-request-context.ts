@@ -1,27 +1,22 @@
 /**
  * @module token-request-context
  * One token request as it moves through the endpoint's steps (docs/token-endpoint.md): the one object
- * every step receives. Each step reads what the steps before it recorded and records its own result:
- * the body step the parsed body, the validation step the parameters and the presented credentials
- * (decoded once), client authentication the client or the reason it failed.
+ * every step receives. It holds only what the request carries: the request and response, the client's
+ * address, the validated parameters (with the presented credentials, decoded once) and, once client
+ * authentication succeeded, the client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthenticatedClient, ClientFailure, SecretCandidate } from './client-credentials-check.js';
-import type { AttemptReservation } from './failure-limiter.js';
+import type { AuthenticatedClient, PresentedCredentials } from './client-authenticator.js';
 
-/** How the client presented its credentials. */
-export type PresentedCredentials =
-  | { readonly method: 'none' }
-  | { readonly method: 'basic' | 'body'; readonly clientId: string; readonly secret: string }
-  | { readonly method: 'basic' | 'body'; readonly malformed: true; readonly clientId?: string };
+export type { PresentedCredentials } from './client-authenticator.js';
 
 /** The parameters of a request after validation: every field a string or absent (only its endpoint's are read). */
 export interface TokenParameters {
   readonly grantType: string | undefined;
   readonly scope: string | undefined;
-  /** The token to revoke or introspect (RFC 7009 §2.1, RFC 7662 §2.1). */
-  readonly token: string | undefined;
-  readonly tokenTypeHint: string | undefined;
+  /** The token to revoke or introspect (RFC 7009 §2.1, RFC 7662 §2.1); read by those endpoints only. */
+  readonly token?: string | undefined;
+  readonly tokenTypeHint?: string | undefined;
   readonly credentials: PresentedCredentials;
 }
 
@@ -33,19 +28,7 @@ export type TokenHttpRequest = IncomingMessage & { body?: unknown; ip?: string; 
 
 /** One request's state; see the module description. */
 export class TokenRequestContext {
-  /** The parsed body (the body step). */
-  body: unknown = undefined;
   #parameters: TokenParameters | undefined = undefined;
-  /** The client's address as the limiter and the bcrypt gate key it (client authentication). */
-  limiterAddress: string | undefined = undefined;
-  /** The presented pair, parsed once, when it could be ours (client authentication). */
-  candidate: SecretCandidate | undefined = undefined;
-  /** A repeat client recognised without bcrypt (client authentication). */
-  remembered: AuthenticatedClient | undefined = undefined;
-  /** The attempt counted in advance by the failure limiter, given back on success (client authentication). */
-  reservation: AttemptReservation | undefined = undefined;
-  /** Why the presented credentials were refused (client authentication). */
-  failure: ClientFailure | undefined = undefined;
   #client: AuthenticatedClient | undefined = undefined;
 
   /**

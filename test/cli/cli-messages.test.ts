@@ -34,7 +34,7 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
     const run = await runCli([word, 'esa_x', 'sec_x', '--store', store]);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe(`service-accounts: unknown command '${word}' (did you mean 'service-accounts secret ${word}'?)\n`);
+    expect(run.stderr).toBe(`service-accounts: unknown command '${word}' (did you mean 'service-accounts secret ${word}' or 'service-accounts key ${word}'?)\n`);
   });
 
   it('the suggestions are not listed in --help', async () => {

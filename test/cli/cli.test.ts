@@ -26,6 +26,7 @@ interface ListedJson {
   enabled: boolean;
   scopes: string[];
   secrets: { id: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }[];
+  keys: { id: string; thumbprint: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null }[];
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -95,6 +96,7 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       enabled: true,
       scopes: ['jobs:read', 'jobs:write'],
       secrets: [{ id: first.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
+      keys: [],
     });
     expect(accounts.map((a) => a.name).sort()).toEqual(['compliance-engine', 'procurement-portal']);
     expect(run.stdout).not.toContain(first.secret.value);
@@ -297,6 +299,7 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
           enabled: true,
           scopes: ['jobs:write'],
           secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
+          keys: [],
         },
       ]);
       expect(run.stdout).not.toContain(created.secret.value);

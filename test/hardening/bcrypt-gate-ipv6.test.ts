@@ -1,7 +1,8 @@
 /**
- * The bcrypt gate keys a client address as the failure limiter does (docs/security.md, "Fair shares
- * under a flood"): the addresses of one IPv6 /64 are one client, with one turn and one share of 16
- * waiting compares, so a flood cannot multiply its share by spreading over the addresses of its prefix.
+ * docs/security.md, "Fair shares under a flood": the bcrypt gate keys an IPv6 client by its /48, the
+ * block one site is given (RFC 6177): the addresses of one /48 are one client, with one turn and one
+ * share of 16 waiting compares, so a flood cannot multiply its share by spreading over the addresses of
+ * its prefix, nor over the 65,536 /64s of its /48.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateSecret } from '../../src/secrets/generate-credentials.js';
@@ -42,8 +43,14 @@ describe('the bcrypt gate and IPv6 prefixes', () => {
     expect(statuses.every((s) => s === 401 || s === 503)).toBe(true);
   });
 
-  it('gives addresses of different /64s a share each: no 503', { timeout: 120_000 }, async () => {
+  it('gives the /64s of one /48 one share: past it, 503', { timeout: 120_000 }, async () => {
     const statuses = await burst((i) => `2001:db8:1:${(i + 1).toString(16)}::1`);
+    expect(statuses.filter((s) => s === 503).length).toBeGreaterThanOrEqual(BURST - 18);
+    expect(statuses.every((s) => s === 401 || s === 503)).toBe(true);
+  });
+
+  it('gives addresses of different /48s a share each: no 503', { timeout: 120_000 }, async () => {
+    const statuses = await burst((i) => `2001:db8:${(i + 1).toString(16)}::1`);
     expect(statuses.filter((s) => s === 503)).toEqual([]);
   });
 });

@@ -19,6 +19,8 @@ export interface CliRunOptions {
   /** Extra environment; SERVICE_ACCOUNTS_STORE is removed from the inherited one unless given here. */
   readonly env?: Record<string, string | undefined>;
   readonly cwd?: string;
+  /** Written to the command's standard input, which is then closed. */
+  readonly input?: string;
 }
 
 /** Runs the CLI with `args` and resolves with its exit code and output (never rejects on a non-zero exit). */
@@ -26,7 +28,7 @@ export function runCli(args: readonly string[], options: CliRunOptions = {}): Pr
   const env: NodeJS.ProcessEnv = { ...process.env, SERVICE_ACCOUNTS_STORE: undefined, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((done, fail) => {
-    execFile(process.execPath, [CLI_BIN, ...args], { env, cwd: options.cwd ?? ROOT, timeout: 30_000 }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [CLI_BIN, ...args], { env, cwd: options.cwd ?? ROOT, timeout: 30_000 }, (error, stdout, stderr) => {
       if (error && typeof error.code !== 'number') {
         fail(error);
         return;
@@ -36,6 +38,7 @@ export function runCli(args: readonly string[], options: CliRunOptions = {}): Pr
       leakGuard().checkChildOutput(`service-accounts ${args.filter((a) => !a.startsWith('esas_')).join(' ')}`.slice(0, 120), stdout, stderr, { createsSecrets });
       done({ code: error ? (error.code as number) : 0, stdout, stderr });
     });
+    if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
 

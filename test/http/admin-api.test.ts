@@ -46,6 +46,7 @@ describe('admin API', () => {
       scopes: ['jobs:write', 'jobs:read'],
       createdAt: clock.now(),
       secrets: [{ id: created.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null }],
+      keys: [],
     });
     const unrestricted = await sa.admin.createAccount({ name: 'unrestricted' });
     expect(unrestricted).toMatchObject({ clientAccountId: null, scopes: [] });

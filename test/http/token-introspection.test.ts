@@ -218,9 +218,11 @@ describe('authorization server metadata', () => {
     const metadata = sa.authorizationServerMetadata({ tokenEndpoint: 'https://api.test/oauth/token' });
     expect(metadata).toMatchObject({
       revocation_endpoint: 'https://api.test/oauth/revoke',
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      revocation_endpoint_auth_methods_supported: metadata.token_endpoint_auth_methods_supported,
+      revocation_endpoint_auth_signing_alg_values_supported: metadata.token_endpoint_auth_signing_alg_values_supported,
       introspection_endpoint: 'https://api.test/oauth/introspect',
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint_auth_methods_supported: metadata.token_endpoint_auth_methods_supported,
+      introspection_endpoint_auth_signing_alg_values_supported: metadata.token_endpoint_auth_signing_alg_values_supported,
     });
   });
 });

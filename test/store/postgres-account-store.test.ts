@@ -59,15 +59,15 @@ function describePostgres(connectionString: string): void {
       expect(await migrationCount(schema)).toBe(LATEST_SCHEMA_VERSION);
     });
 
-    // AccountStore.revokeToken on a schema made before the deny-list existed (schema version 1, accounts
+    // AccountStore.revokeToken on a schema made before the deny-list existed (schema version 2, accounts
     // in it): the first use of the new version adds the table and keeps every account.
-    it('a schema at version 1 that holds accounts gains the token deny-list on first use', async () => {
+    it('a schema at version 2 that holds accounts gains the token deny-list on first use', async () => {
       const schema = schemas.name();
       const old = open(schema);
       const account = await old.createAccount(newAccount());
       const q = quoteIdentifier(schema);
       await schemas.query(`drop table ${q}.revoked_tokens`);
-      await schemas.query(`delete from ${q}.account_store_migrations where version >= 2`);
+      await schemas.query(`delete from ${q}.account_store_migrations where version >= 3`);
       const store = open(schema);
       const record = { tokenId: randomUUID(), clientId: account.clientId, revokedAt: new Date(), expiresAt: new Date(Date.now() + 60_000) };
       expect(await store.revokeToken(record)).toEqual(record);
@@ -93,7 +93,7 @@ function describePostgres(connectionString: string): void {
       const account = await stores[0]!.createAccount(newAccount());
       const secrets = Array.from({ length: 12 }, (_, i) => ({ id: `sec_race_${i}`, hash: `$2b$12$${'y'.repeat(53)}`, createdAt: new Date() }));
       const results = await Promise.all(
-        secrets.map((secret, i) => stores[i % stores.length]!.addSecret(account.clientId, secret, { maxLiveSecrets: 4 })),
+        secrets.map((secret, i) => stores[i % stores.length]!.addSecret(account.clientId, secret, { maxLiveCredentials: 4, maxLiveSecrets: 4 })),
       );
       expect(results.filter((r) => typeof r === 'object')).toHaveLength(3);
       expect(results.filter((r) => r === 'limit_reached')).toHaveLength(9);

@@ -74,15 +74,15 @@ describe('SQLite account store', () => {
     });
   });
 
-  // AccountStore.revokeToken on a database made before the deny-list existed (schema version 1, accounts
+  // AccountStore.revokeToken on a database made before the deny-list existed (schema version 2, accounts
   // in it): the first use of the new version adds the table and keeps every account.
-  it('a database at schema version 1 that holds accounts gains the token deny-list on first use', async () => {
+  it('a database at schema version 2 that holds accounts gains the token deny-list on first use', async () => {
     const filename = newDatabasePath();
     const old = open(filename);
     const account = await old.createAccount(newAccount());
     await old.close();
     const db = new BetterSqlite3(filename);
-    db.exec('drop table revoked_tokens; delete from account_store_migrations where version >= 2');
+    db.exec('drop table revoked_tokens; delete from account_store_migrations where version >= 3');
     db.close();
     const store = open(filename);
     const record = { tokenId: randomUUID(), clientId: account.clientId, revokedAt: new Date(), expiresAt: new Date(Date.now() + 60_000) };

@@ -76,7 +76,7 @@ describe('describeAccountStore: test functions', () => {
   it('registers with the test functions passed', () => {
     const api = new RecordingTestApi();
     describeAccountStore('MyStore', makeStore, api);
-    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'watch']);
+    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'key credentials', 'watch']);
     expect(api.tests).toContain('findAccount resolves undefined for an unknown client ID');
     expect(api.tests).toContain('stops calling a listener once its unsubscribe function resolved');
     expect(api.hooks).toEqual(['beforeEach', 'afterEach']);
@@ -86,7 +86,7 @@ describe('describeAccountStore: test functions', () => {
     const api = new RecordingTestApi();
     for (const name of TEST_FUNCTIONS) vi.stubGlobal(name, api[name]);
     describeAccountStore('MyStore', makeStore);
-    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'watch']);
+    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'key credentials', 'watch']);
     expect(api.tests.length).toBeGreaterThan(10);
   });
 
@@ -152,5 +152,11 @@ describe('a store without watch', () => {
     expect(states.get('calls the listener with the client ID after each change')).toBe('skip');
     expect(states.get('stops calling a listener once its unsubscribe function resolved')).toBe('skip');
     expect(states.get('findAccount resolves undefined for an unknown client ID')).not.toBe('skip');
+  });
+
+  // docs/writing-a-store.md: the key methods are optional; a store without them holds secrets only.
+  it('had the key credential tests reported skipped, as it has no key methods', () => {
+    expect(states.get('recordKeyUse sets lastUsedAt of that key only')).toBe('skip');
+    expect(states.get('consumeAssertionId keeps assertion IDs apart per issuer')).toBe('skip');
   });
 });

@@ -155,7 +155,7 @@ describe('BcryptGate fairness', () => {
     expect(await Promise.all(admitted)).toEqual(['x0', 'x1', 'x2', 'y1', 'x4']);
   });
 
-  it('keeps the global queue as a memory bound: past it, every key is refused', async () => {
+  it('keeps the global queue as a memory bound: past it, a key no heavier than the others is refused', async () => {
     const fake = new FakeCompares(new BcryptGate({ concurrency: 1, queue: 3, perKey: 10 }));
     const admitted = ['1', '2', '3', '4'].map((n) => fake.submit(`k${n}`, from(`198.51.100.${n}`, `esa_${n}`)));
     await settle();
@@ -176,5 +176,70 @@ describe('BcryptGate fairness', () => {
 
   it('lets each key keep 16 compares waiting by default: above the failure limiter default of 10', () => {
     expect(DEFAULT_BCRYPT_QUEUE_PER_KEY).toBe(16);
+  });
+});
+
+describe('BcryptGate under a flood that fills the queue (docs/security.md, "Fair shares under a flood")', () => {
+  const known = (address: string, clientId: string): BcryptGateKeys => ({ address, clientId, known: true });
+
+  it('starts compares for existing accounts before any compare for an unknown client ID', async () => {
+    const fake = new FakeCompares(new BcryptGate({ concurrency: 1, queue: 100, perKey: 10 }));
+    const all = [
+      fake.submit('flood0', from('203.0.113.1', 'esa_f0')),
+      fake.submit('flood1', from('203.0.113.2', 'esa_f1')),
+      fake.submit('flood2', from('203.0.113.3', 'esa_f2')),
+      fake.submit('legit', known('198.51.100.7', 'esa_legit')),
+    ];
+    await fake.drain();
+    expect(fake.started).toEqual(['flood0', 'legit', 'flood1', 'flood2']);
+    await Promise.all(all);
+  });
+
+  it('gives an existing account the place of the newest compare of the address holding most places, which gets 503', async () => {
+    const fake = new FakeCompares(new BcryptGate({ concurrency: 1, queue: 3, perKey: 10 }));
+    const a = [fake.submit('a0', from('203.0.113.1', 'esa_a0')), fake.submit('a1', from('203.0.113.1', 'esa_a1')), fake.submit('a2', from('203.0.113.1', 'esa_a2'))];
+    const b = fake.submit('b1', from('203.0.113.2', 'esa_b1'));
+    await settle();
+    expect(fake.gate.queued).toBe(3);
+    const legit = fake.submit('legit', known('198.51.100.7', 'esa_legit'));
+    await expectBusy(a[2]!);
+    expect(fake.gate.queued).toBe(3);
+    await fake.drain();
+    expect(fake.started).toEqual(['a0', 'legit', 'a1', 'b1']);
+    expect(await Promise.all([a[0], a[1], b, legit])).toEqual(['a0', 'a1', 'b1', 'legit']);
+  });
+
+  it('gives a newcomer the place of an address holding at least two more places than it', async () => {
+    const fake = new FakeCompares(new BcryptGate({ concurrency: 1, queue: 3, perKey: 10 }));
+    const a = ['a0', 'a1', 'a2', 'a3'].map((label, i) => fake.submit(label, from('203.0.113.1', `esa_${i}`)));
+    await settle();
+    const newcomer = fake.submit('n1', from('198.51.100.9', 'esa_n1'));
+    await expectBusy(a[3]!);
+    await fake.drain();
+    expect(fake.started).toEqual(['a0', 'a1', 'n1', 'a2']);
+    expect(await newcomer).toBe('n1');
+  });
+
+  it('does not refuse early (before the store read) while a compare for an existing account could take a place', async () => {
+    const gate = new BcryptGate({ concurrency: 1, queue: 2, perKey: 10 });
+    const fake = new FakeCompares(gate);
+    const flood = ['f0', 'f1', 'f2'].map((label, i) => fake.submit(label, from(`203.0.113.${i + 1}`, `esa_${label}`)));
+    await settle();
+    expect(gate.queued).toBe(2);
+    expect(gate.refusal(from('198.51.100.7', 'esa_legit'))).toBeUndefined();
+    // Once it is known not to exist, it has no place to take: the addresses hold one each.
+    await expectBusy(fake.submit('unknown', from('198.51.100.8', 'esa_unknown')));
+    await fake.drain();
+    await Promise.all(flood);
+  });
+
+  it('refuses early when the queue is full of compares for existing accounts and no address holds two more places', async () => {
+    const gate = new BcryptGate({ concurrency: 1, queue: 2, perKey: 10 });
+    const fake = new FakeCompares(gate);
+    const all = ['k0', 'k1', 'k2'].map((label, i) => fake.submit(label, known(`198.51.100.${i + 1}`, `esa_${label}`)));
+    await settle();
+    expect(gate.refusal(from('198.51.100.9', 'esa_other'))).toBeInstanceOf(SecretChecksBusyError);
+    await fake.drain();
+    await Promise.all(all);
   });
 });

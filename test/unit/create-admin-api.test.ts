@@ -62,6 +62,7 @@ describe('createAdminApi', () => {
           { id: a.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: clock.now() },
           { id: second.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null },
         ],
+        keys: [],
       },
     ]);
     await flushAudit();

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAccountStore } from '../../src/index.js';
 import { hashSecret } from '../../src/secrets/hash-secret.js';
-import { SecretVerifier } from '../../src/secrets/secret-verifier.js';
+import { RememberedSecrets } from '../../src/secrets/remembered-secrets.js';
 import { AccountCache } from '../../src/store/account-cache.js';
 
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,13 +40,13 @@ describe('per-request cache lookups schedule no timers', () => {
     expect(cache.peek('esa_unknown')).toBeUndefined();
   });
 
-  it('SecretVerifier.isRemembered on a remembered secret', async () => {
-    const verifier = new SecretVerifier({ rounds: 4, gate: { queue: 10 } });
-    const hash = await hashSecret('s3cret', 4);
-    expect(await verifier.verify('s3cret', hash, true)).toBe(true);
+  it('RememberedSecrets.matches on a remembered secret', async () => {
+    const remembered = new RememberedSecrets();
+    const presented = { clientId: 'esa_client', secretId: 'secret-id', value: 's3cret' };
+    remembered.remember(presented, 'the-stored-hash');
     await wait(3);
     const timers = vi.spyOn(globalThis, 'setTimeout');
-    expect(verifier.isRemembered('s3cret', hash)).toBe(true);
+    expect(remembered.matches(presented, 'the-stored-hash')).toBe(true);
     expect(timers).not.toHaveBeenCalled();
   });
 });

@@ -1,8 +1,7 @@
 /**
- * SecretVerifier: bcrypt once per secret, then the value is remembered (docs/security.md, "Paying
- * bcrypt once per secret"); a failure, an unknown client or a secret that may not use the cache costs
- * exactly one bcrypt compare ("Timing equalisation"), through the bcrypt gate, which refuses with 503
- * when full ("Bounded bcrypt work"). bcrypt runs at the lowest cost the options accept (4 rounds).
+ * SecretVerifier: a failure or an unknown client costs exactly one bcrypt compare (docs/security.md,
+ * "Timing equalisation"), through the bcrypt gate, which refuses with 503 when full ("Bounded bcrypt
+ * work"). Remembered secrets are test/unit/remembered-secrets.test.ts. bcrypt runs at the lowest cost the options accept (4 rounds).
  * Where time matters, the `performance` clock is held still by a spy and moved by hand: no sleeping.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -49,33 +48,32 @@ describe('SecretVerifier: verify', () => {
   it('accepts the secret behind a hash and refuses any other value', async () => {
     const { verifier } = setUp();
     const hash = await hashOf('right-secret');
-    expect(await verifier.verify('right-secret', hash, true)).toBe(true);
-    expect(await verifier.verify('wrong-secret', hash, true)).toBe(false);
-    expect(await verifier.verify('right-secret', hash, false)).toBe(true);
+    expect(await verifier.verify('right-secret', hash)).toBe(true);
+    expect(await verifier.verify('wrong-secret', hash)).toBe(false);
+    expect(await verifier.verify('right-secret', hash)).toBe(true);
   });
 
   it('refuses against a malformed hash (a store error is not a match)', async () => {
     const { verifier } = setUp();
-    expect(await verifier.verify('anything', 'not-a-bcrypt-hash', true)).toBe(false);
-    expect(verifier.isRemembered('anything', 'not-a-bcrypt-hash')).toBe(false);
+    expect(await verifier.verify('anything', 'not-a-bcrypt-hash')).toBe(false);
   });
 
   // Docs (security.md): an unknown client costs the same as a wrong secret: one compare against a
   // dummy hash made at the configured cost.
   it('without a hash (unknown client, no such secret), runs one compare against the dummy hash and refuses', async () => {
     const { verifier, telemetry } = setUp();
-    expect(await verifier.verify('any-secret', undefined, true)).toBe(false);
+    expect(await verifier.verify('any-secret', undefined)).toBe(false);
     expect(telemetry.compares).toBe(1);
-    expect(await verifier.verify('any-secret', undefined, true)).toBe(false);
+    expect(await verifier.verify('any-secret', undefined)).toBe(false);
     expect(telemetry.compares).toBe(2);
   });
 
   it('without a hash, refuses even if the compare against the dummy hash succeeded', async () => {
     const { verifier } = setUp();
     bcrypt.says = true; // as if the presented value were the dummy hash's random value
-    expect(await verifier.verify('any-secret', undefined, true)).toBe(false);
+    expect(await verifier.verify('any-secret', undefined)).toBe(false);
     bcrypt.says = undefined;
-    expect(await verifier.verify('any-secret', undefined, true)).toBe(false);
+    expect(await verifier.verify('any-secret', undefined)).toBe(false);
   });
 
   it('makes the dummy hash once, at the configured cost', async () => {
@@ -89,99 +87,11 @@ describe('SecretVerifier: verify', () => {
   it('a wrong secret costs one compare, like a right one the first time', async () => {
     const { verifier, telemetry } = setUp();
     const hash = await hashOf('right-secret');
-    await verifier.verify('wrong-secret', hash, true);
+    await verifier.verify('wrong-secret', hash);
     expect(telemetry.compares).toBe(1);
-    await verifier.verify('right-secret', hash, true);
+    await verifier.verify('right-secret', hash);
     expect(telemetry.compares).toBe(2);
     expect(telemetry.queueWaits).toBe(2);
-  });
-});
-
-describe('SecretVerifier: remembered secrets', () => {
-  it('after a bcrypt success, the same value is accepted without bcrypt', async () => {
-    const { verifier, telemetry } = setUp();
-    const hash = await hashOf('right-secret');
-    expect(await verifier.verify('right-secret', hash, true)).toBe(true);
-    expect(verifier.isRemembered('right-secret', hash)).toBe(true);
-    expect(await verifier.verify('right-secret', hash, true)).toBe(true);
-    expect(telemetry.compares).toBe(1);
-  });
-
-  it('remembers only that exact value for that exact hash', async () => {
-    const { verifier } = setUp();
-    const hash = await hashOf('right-secret');
-    const other = await hashOf('right-secret'); // same value, another salt: another stored secret
-    await verifier.verify('right-secret', hash, true);
-    expect(verifier.isRemembered('right-secret', hash)).toBe(true);
-    expect(verifier.isRemembered('right-secret ', hash)).toBe(false);
-    expect(verifier.isRemembered('Right-secret', hash)).toBe(false);
-    expect(verifier.isRemembered('right-secret', other)).toBe(false);
-  });
-
-  it('a failed attempt remembers nothing and does not displace the remembered value', async () => {
-    const { verifier, telemetry } = setUp();
-    const hash = await hashOf('right-secret');
-    await verifier.verify('right-secret', hash, true);
-    expect(await verifier.verify('wrong-secret', hash, true)).toBe(false);
-    expect(verifier.isRemembered('wrong-secret', hash)).toBe(false);
-    expect(verifier.isRemembered('right-secret', hash)).toBe(true);
-    expect(await verifier.verify('wrong-secret', hash, true)).toBe(false);
-    expect(telemetry.compares).toBe(3); // every failure pays bcrypt
-  });
-
-  // "Only live secrets of enabled accounts may use it": mayUseCache false (revoked secret, disabled
-  // account) always pays bcrypt, and a success then is not remembered either.
-  it('with mayUseCache false, neither uses nor fills the remembered values', async () => {
-    const { verifier, telemetry } = setUp();
-    const hash = await hashOf('right-secret');
-    expect(await verifier.verify('right-secret', hash, false)).toBe(true);
-    expect(verifier.isRemembered('right-secret', hash)).toBe(false);
-    await verifier.verify('right-secret', hash, true); // now remembered
-    expect(await verifier.verify('right-secret', hash, false)).toBe(true);
-    expect(telemetry.compares).toBe(3);
-  });
-
-  it('clear() forgets every remembered value: the next check pays bcrypt again', async () => {
-    const { verifier, telemetry } = setUp();
-    const [one, two] = await Promise.all([hashOf('secret-one'), hashOf('secret-two')]);
-    await verifier.verify('secret-one', one, true);
-    await verifier.verify('secret-two', two, true);
-    verifier.clear();
-    expect(verifier.isRemembered('secret-one', one)).toBe(false);
-    expect(verifier.isRemembered('secret-two', two)).toBe(false);
-    expect(await verifier.verify('secret-one', one, true)).toBe(true);
-    expect(telemetry.compares).toBe(3);
-  });
-
-  it('remembers at most `max` secrets, dropping the least recently used', async () => {
-    const { verifier } = setUp({ max: 2 });
-    const [one, two, three] = await Promise.all([hashOf('secret-one'), hashOf('secret-two'), hashOf('secret-three')]);
-    await verifier.verify('secret-one', one, true);
-    await verifier.verify('secret-two', two, true);
-    expect(verifier.isRemembered('secret-one', one)).toBe(true); // now the most recently used
-    await verifier.verify('secret-three', three, true);
-    expect(verifier.isRemembered('secret-two', two)).toBe(false);
-    expect(verifier.isRemembered('secret-one', one)).toBe(true);
-    expect(verifier.isRemembered('secret-three', three)).toBe(true);
-  });
-
-  // Docs (security.md, "Paying bcrypt once per secret"): "10 minutes each".
-  it.each([
-    ['`ttl` milliseconds', { ttl: 60_000 }, 60_000],
-    ['10 minutes by default', {}, 600_000],
-  ])('remembers a value for %s, then pays bcrypt again', async (_, options, ttl) => {
-    // The remembered values are timed by `performance.now()`: held still here, moved by hand.
-    let now = performance.now();
-    vi.spyOn(performance, 'now').mockImplementation(() => now);
-    const { verifier, telemetry } = setUp(options);
-    const hash = await hashOf('right-secret');
-    await verifier.verify('right-secret', hash, true);
-    now += ttl;
-    expect(verifier.isRemembered('right-secret', hash)).toBe(true);
-    now += 1;
-    expect(verifier.isRemembered('right-secret', hash)).toBe(false);
-    expect(await verifier.verify('right-secret', hash, true)).toBe(true);
-    expect(telemetry.compares).toBe(2);
   });
 });
 
@@ -191,7 +101,7 @@ describe('SecretVerifier: the bcrypt gate', () => {
     const set = setUp({ gate: { concurrency: 1, queue: 0 }, ...options });
     const hash = await hashOf('right-secret');
     await set.verifier.dummyHash(); // made at start-up, as the library does
-    const running = set.verifier.verify('right-secret', hash, true); // takes the slot at once
+    const running = set.verifier.verify('right-secret', hash); // takes the slot at once
     return { ...set, hash, running };
   }
 
@@ -199,31 +109,22 @@ describe('SecretVerifier: the bcrypt gate', () => {
     const { verifier } = setUp({ gate: { concurrency: 1, queue: 7 } });
     const hash = await hashOf('right-secret');
     expect(verifier.load).toEqual({ running: 0, queued: 0, queueLimit: 7 });
-    const first = verifier.verify('right-secret', hash, false);
-    const second = verifier.verify('right-secret', hash, false);
+    const first = verifier.verify('right-secret', hash);
+    const second = verifier.verify('right-secret', hash);
     expect(verifier.load).toEqual({ running: 1, queued: 1, queueLimit: 7 });
     await Promise.all([first, second]);
     expect(verifier.load).toEqual({ running: 0, queued: 0, queueLimit: 7 });
   });
 
-  it('when full, refuses a check with 503 temporarily_unavailable and Retry-After, for known and unknown clients alike', async () => {
+  it('when full, refuses a check with 503 temporarily_unavailable and Retry-After, when no place can be taken', async () => {
     const { verifier, hash, running } = await full();
     const refusal = verifier.refusal({ address: '203.0.113.7', clientId: 'esa_any' });
     expect(refusal).toBeInstanceOf(SecretChecksBusyError);
     expect(toOAuthError(refusal)).toMatchObject({ status: 503, code: 'temporarily_unavailable', headers: { 'Retry-After': '1' } });
-    await expect(verifier.verify('wrong-secret', undefined, true)).rejects.toBeInstanceOf(SecretChecksBusyError);
-    await expect(verifier.verify('wrong-secret', hash, true)).rejects.toBeInstanceOf(SecretChecksBusyError);
+    await expect(verifier.verify('wrong-secret', undefined)).rejects.toBeInstanceOf(SecretChecksBusyError);
+    await expect(verifier.verify('wrong-secret', hash)).rejects.toBeInstanceOf(SecretChecksBusyError);
     expect(await running).toBe(true);
     expect(verifier.refusal({ address: '203.0.113.7', clientId: 'esa_any' })).toBeUndefined();
-  });
-
-  it('when full, a remembered secret is still accepted: it needs no compare', async () => {
-    const { verifier, hash, running } = await full();
-    await running; // remembered
-    const blocker = verifier.verify('other-value', hash, true); // takes the slot again
-    expect(verifier.refusal({})).toBeDefined();
-    expect(await verifier.verify('right-secret', hash, true)).toBe(true);
-    await blocker;
   });
 
   it('tells onSaturated of refusals at most once every 10 seconds', async () => {
@@ -231,7 +132,7 @@ describe('SecretVerifier: the bcrypt gate', () => {
     vi.spyOn(performance, 'now').mockImplementation(() => now);
     const saturated: number[] = [];
     const { verifier, hash, running } = await full({ onSaturated: (queued) => saturated.push(queued) });
-    await expect(verifier.verify('wrong-secret', hash, true)).rejects.toThrow(SecretChecksBusyError);
+    await expect(verifier.verify('wrong-secret', hash)).rejects.toThrow(SecretChecksBusyError);
     expect(saturated).toEqual([0]); // queued: the queue holds 0
     expect(verifier.refusal({})).toBeDefined();
     expect(saturated).toHaveLength(1);

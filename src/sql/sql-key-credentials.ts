@@ -1,0 +1,140 @@
+/**
+ * @module sql-key-credentials
+ * The key-pair credential methods of the SQL store: add a public key under the shared cap, revoke it
+ * (announced on the change feed like a secret's revocation), record its use, and consume assertion IDs
+ * with one atomic upsert.
+ */
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord } from '../store/account-store.js';
+import { countLiveCredentials, toKeyRecord } from './records.js';
+import type { Database, SqlDialectName } from './schema.js';
+
+/** Expired assertion IDs are deleted at most this often per store: a sweep is a write of its own. */
+const ASSERTION_SWEEP_MS = 60_000;
+
+/**
+ * What the key methods need from the store they belong to.
+ *
+ * @example
+ * ```ts
+ * new SqlKeyCredentials({ db, dialect: 'sqlite', write: (work) => runWriteTransaction(db, 'sqlite', work), appendChange })
+ * ```
+ */
+export interface SqlKeyCredentialsContext {
+  readonly db: Kysely<Database>;
+  readonly dialect: SqlDialectName;
+  /** Runs `work` in a write transaction (`BEGIN IMMEDIATE` on SQLite). */
+  write<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** Appends the account's change to the feed, inside the transaction `trx`. */
+  appendChange(trx: Kysely<Database>, clientId: string): Promise<void>;
+}
+
+/**
+ * `addKey`, `revokeKey`, `recordKeyUse` and `consumeAssertionId` over the `client_keys` and
+ * `used_assertion_ids` tables. The store applies its migrations before calling them.
+ *
+ * @example
+ * ```ts
+ * const keys = new SqlKeyCredentials(context)
+ * const stored = await keys.add(clientId, newKey, { maxLiveCredentials: 5 })
+ * ```
+ */
+export class SqlKeyCredentials {
+  readonly #context: SqlKeyCredentialsContext;
+  #lastSweep = 0;
+
+  constructor(context: SqlKeyCredentialsContext) {
+    this.#context = context;
+  }
+
+  /**
+   * Checks for a live twin, counts live credentials and inserts in one write transaction, with the
+   * account's row locked first on PostgreSQL (as `addSecret`); the partial unique index on live
+   * thumbprints backs the duplicate check.
+   */
+  add(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
+    return this.#context.write(async (trx) => {
+      let account = trx.selectFrom('accounts').select('client_id').where('client_id', '=', clientId);
+      if (this.#context.dialect === 'postgres') account = account.forUpdate();
+      if ((await account.executeTakeFirst()) === undefined) return undefined;
+      const twin = await trx
+        .selectFrom('client_keys')
+        .select('id')
+        .where('client_id', '=', clientId)
+        .where('thumbprint', '=', key.thumbprint)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (twin !== undefined) return 'duplicate';
+      if ((await countLiveCredentials(trx, clientId)) >= options.maxLiveCredentials) return 'limit_reached';
+      const values = {
+        id: key.id,
+        client_id: clientId,
+        thumbprint: key.thumbprint,
+        public_jwk: JSON.stringify(key.publicKey),
+        created_at: key.createdAt.getTime(),
+        last_used_at: null,
+        revoked_at: null,
+      };
+      await trx.insertInto('client_keys').values(values).execute();
+      await this.#context.appendChange(trx, clientId);
+      return toKeyRecord(values);
+    });
+  }
+
+  /** Revokes a live key and appends to the change feed in the same transaction, as `revokeSecret`. */
+  revoke(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
+    return this.#context.write(async (trx) => {
+      const result = await trx
+        .updateTable('client_keys')
+        .set({ revoked_at: at.getTime() })
+        .where('client_id', '=', clientId)
+        .where('id', '=', keyId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (result.numUpdatedRows > 0n) await this.#context.appendChange(trx, clientId);
+      const row = await trx
+        .selectFrom('client_keys')
+        .select(['id', 'thumbprint', 'public_jwk', 'created_at', 'last_used_at', 'revoked_at'])
+        .where('client_id', '=', clientId)
+        .where('id', '=', keyId)
+        .executeTakeFirst();
+      return row && toKeyRecord(row);
+    });
+  }
+
+  /** Bookkeeping, not status: no change feed entry, and never moves lastUsedAt backwards. */
+  async recordUse(clientId: string, keyId: string, at: Date): Promise<void> {
+    await this.#context.db
+      .updateTable('client_keys')
+      .set({ last_used_at: at.getTime() })
+      .where('client_id', '=', clientId)
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
+      .execute();
+  }
+
+  /**
+   * One statement, atomic on both dialects: insert the digest, or take over an expired entry; a live
+   * entry makes it change nothing (a replay). Expired entries are swept at most once a minute.
+   */
+  async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
+    const at = now.getTime();
+    const digest = createHash('sha256').update(JSON.stringify([issuer, jti])).digest('base64url');
+    const result = await this.#context.db
+      .insertInto('used_assertion_ids')
+      .values({ digest, expires_at: expiresAt.getTime() })
+      .onConflict((conflict) =>
+        conflict
+          .column('digest')
+          .doUpdateSet({ expires_at: (eb) => eb.ref('excluded.expires_at') })
+          .where('used_assertion_ids.expires_at', '<=', at),
+      )
+      .executeTakeFirst();
+    if (at - this.#lastSweep >= ASSERTION_SWEEP_MS) {
+      this.#lastSweep = at;
+      await this.#context.db.deleteFrom('used_assertion_ids').where('expires_at', '<=', at).execute();
+    }
+    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * @module client-authenticator
+ * Client authentication, in one place and free of any framework: given the credentials a token request
+ * presented (of whatever kind) and the client's address, it answers the authenticated client, or the
+ * typed failure to render (401 `invalid_client`, 429 `too_many_requests`, 503 `temporarily_unavailable`).
+ * Everything that decides it lives behind {@link ClientAuthenticator.authenticate}:
+ *
+ * - the failure limiter (docs/security.md): a repeat client is only checked against the limit, also
+ *   while its account is read again; any other attempt is counted before its check and given back on
+ *   success, so a burst cannot pass the limit all at once;
+ * - the bcrypt gate's early refusal of an address or client ID whose share is full (503 before any store read);
+ * - the remembered-secret shortcut (a secret that passed bcrypt here skips it; see {@link RememberedSecrets});
+ * - one method per kind of credential, with one timing path for every failure of that kind;
+ * - last-use recording, and the audit event of every failure with its reason.
+ *
+ * passport's strategies (client-strategies.ts) are thin adapters that call it. It answers through a
+ * callback, not a promise: every token request goes through it, and the repeat client's path then
+ * needs no allocation beyond its result.
+ */
+import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure, type SecretChecksBusyError } from '../errors.js';
+import type { AuditEventInput } from '../audit/audit-events.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import { GATE_IPV6_PREFIX } from '../secrets/bcrypt-gate.js';
+import { parseSecret } from '../secrets/generate-credentials.js';
+import { redactSecrets } from '../secrets/redact-secrets.js';
+import type { PresentedSecret, RememberedSecrets } from '../secrets/remembered-secrets.js';
+import type { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
+import type { SecretVerifier } from '../secrets/secret-verifier.js';
+import type { AccountCache } from '../store/account-cache.js';
+import type { AccountRecord, AccountStore, SecretRecord } from '../store/account-store.js';
+import { findSecret } from '../store/account-credentials.js';
+import { callStore } from '../store/call-store.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
+import { assertionClientId, type KeyAssertionChecker } from './key-assertion.js';
+import type { AttemptReservation, FailureLimiter } from './failure-limiter.js';
+import { limiterAddress } from './limiter-address.js';
+
+/**
+ * How the client presented its credentials, decoded once by the request's validation.
+ * `authorizationHeader`: the request carried an `Authorization` header, whatever it held, so a failure
+ * challenges with Basic (RFC 6749 §5.2).
+ */
+export type PresentedCredentials =
+  | { readonly method: 'none'; readonly authorizationHeader: boolean }
+  | { readonly method: 'basic' | 'body'; readonly clientId: string; readonly secret: string; readonly authorizationHeader: boolean }
+  | { readonly method: 'basic' | 'body'; readonly malformed: true; readonly clientId?: string; readonly authorizationHeader: boolean }
+  /** A signed client assertion (RFC 7523 §2.2), with the `client_id` sent beside it, if any. */
+  | { readonly method: 'assertion'; readonly assertion: string; readonly clientId?: string; readonly authorizationHeader: boolean };
+
+/** The credential a client authenticated with: a secret or a public key, by ID (the ID tokens carry). */
+export interface UsedCredential {
+  readonly kind: 'secret' | 'key';
+  readonly id: string;
+}
+
+/** A client that authenticated: its account and the credential it used. */
+export interface AuthenticatedClient {
+  readonly account: AccountRecord;
+  readonly credential: UsedCredential;
+}
+
+/** The answer of {@link ClientAuthenticator.authenticate}: the typed failure, or the client. */
+export type AuthenticationDone = (err: unknown, client?: AuthenticatedClient) => void;
+
+/** What the authenticator works with, built once by the token endpoint. */
+export interface ClientAuthenticatorParts {
+  readonly accounts: AccountCache;
+  /** The store, for the single use of client assertions (`consumeAssertionId`). */
+  readonly store: AccountStore;
+  readonly storeTimeout: number;
+  readonly storeCalls?: CallObserver;
+  readonly assertions: KeyAssertionChecker;
+  /** The issuer identifier (the audience of client assertions), the clock tolerance, and the longest assertion lifetime accepted, in seconds. */
+  readonly assertionRules: { readonly issuer: string; readonly clockTolerance: number; readonly maxLifetime: number };
+  readonly secrets: SecretVerifier;
+  readonly remembered: RememberedSecrets;
+  readonly limiter: FailureLimiter | undefined;
+  /** IPv6 addresses are limited per prefix of this many bits. */
+  readonly ipv6Prefix: number;
+  readonly secretUse: SecretUseRecorder;
+  readonly audit: (event: AuditEventInput) => void;
+  readonly telemetry: Pick<Telemetry, 'limiterRefused'>;
+  readonly now: () => Date;
+}
+
+/** Longer client IDs are never ours: refused without a store read. */
+const MAX_CLIENT_ID_LENGTH = 256;
+
+/** A presented secret that could be ours (its format and checksum hold), with the secret ID it names. */
+function presentedSecret(clientId: string, value: string): PresentedSecret | undefined {
+  if (clientId.length > MAX_CLIENT_ID_LENGTH) return undefined;
+  const parsed = parseSecret(value);
+  return parsed ? { clientId, value, secretId: parsed.secretId } : undefined;
+}
+
+const isLive = (account: AccountRecord | undefined, secret: SecretRecord | undefined): account is AccountRecord =>
+  account !== undefined && account.enabled && secret !== undefined && secret.revokedAt === null;
+
+/** One attempt while it is decided: what it presented, where from, and what the limiter holds for it. */
+interface Attempt {
+  readonly credentials: PresentedCredentials;
+  /** The client ID the attempt is counted and audited under: the presented one, else the one a client assertion names. */
+  readonly clientId: string | undefined;
+  readonly address: string | undefined;
+  readonly done: AuthenticationDone;
+  reservation?: AttemptReservation;
+}
+
+/** See the module description. One per token endpoint. */
+export class ClientAuthenticator {
+  readonly #parts: ClientAuthenticatorParts;
+
+  constructor(parts: ClientAuthenticatorParts) {
+    this.#parts = parts;
+  }
+
+  /**
+   * Authenticates the client of one token request. `address` is the client's address as Express sees it
+   * (`req.ip`, which respects `trust proxy`). `done` gets the client, or the error to answer with:
+   * {@link InvalidClientError} (401), {@link TooManyRequestsError} (429), or a 503
+   * (`StoreUnavailableError`, `SecretChecksBusyError`).
+   */
+  authenticate(credentials: PresentedCredentials, address: string | undefined, done: AuthenticationDone): void {
+    if (credentials.method === 'assertion') return this.#authenticateAssertion(credentials, address, done);
+    const { limiter } = this.#parts;
+    const clientId = 'clientId' in credentials ? credentials.clientId : undefined;
+    const secret = 'secret' in credentials ? presentedSecret(credentials.clientId, credentials.secret) : undefined;
+    const remembered = secret && this.#remembered(secret);
+    if (remembered) {
+      // A repeat client's exact secret, verified without bcrypt: not a guess, so only checked, not counted.
+      // Written out: this is every repeat request's path, and it needs no closure when nothing is on record.
+      if (!limiter) return this.#succeed(remembered, done);
+      const limited = limiter.check({ clientId, address });
+      if (limited === 0) return this.#succeed(remembered, done); // nothing on record for either key: no store call, no wait
+      return this.#afterCheck(limited, { credentials, clientId, address, done }, () => this.#succeed(remembered, done));
+    }
+    const attempt: Attempt = { credentials, clientId, address, done };
+    if (secret && this.#parts.remembered.knows(secret)) {
+      // The same exact secret, but its account is not in the cache (its entry expired, or a change to it
+      // dropped it): read it once, then decide as above. Neither counted in advance (a busy client's
+      // concurrent requests would get 429 while the read is in flight) nor refused by a full bcrypt
+      // queue (no compare is needed).
+      const reread = (): void => {
+        this.#parts.accounts.get(secret.clientId).then(() => {
+          const client = this.#remembered(secret);
+          if (client) return this.#succeed(client, done);
+          this.#counted(attempt, () => this.#verifySecret(attempt, secret)); // no longer live: decided as any other attempt
+        }, done);
+      };
+      if (!limiter) return reread();
+      return this.#checkThen(limiter, attempt, reread);
+    }
+    this.#counted(attempt, () => {
+      if (credentials.method === 'none') return this.#fail(attempt, 'missing_credentials');
+      if (!secret) return this.#fail(attempt, 'malformed_credentials');
+      this.#verifySecret(attempt, secret);
+    });
+  }
+
+  /** The fast path of a repeat client: its account cached, the secret live, this exact value remembered. Synchronous. */
+  #remembered(presented: PresentedSecret): AuthenticatedClient | undefined {
+    const account = this.#parts.accounts.peek(presented.clientId)?.account;
+    const secret = findSecret(account, presented.secretId);
+    if (!isLive(account, secret) || !this.#parts.remembered.matches(presented, secret!.hash)) return undefined;
+    return { account, credential: { kind: 'secret', id: secret!.id } };
+  }
+
+  /**
+   * The key-pair method (`private_key_jwt`): the assertion's signature and claims checked against the
+   * account's public keys (key-assertion.ts), then its `jti` recorded in the store, once: a replay, on
+   * this instance or any other sharing the store, is refused. Every failure is counted by the limiter
+   * like a wrong secret.
+   */
+  #authenticateAssertion(credentials: PresentedCredentials & { method: 'assertion' }, address: string | undefined, done: AuthenticationDone): void {
+    const asserted = assertionClientId(credentials.assertion);
+    const attempt: Attempt = { credentials, clientId: credentials.clientId ?? asserted, address, done };
+    this.#counted(attempt, () => {
+      // The client_id sent beside an assertion must name the same client (RFC 7521 §4.2).
+      if (asserted === undefined || (credentials.clientId !== undefined && credentials.clientId !== asserted)) return this.#fail(attempt, 'invalid_assertion');
+      const { store, storeTimeout, storeCalls, assertionRules } = this.#parts;
+      const consume = store.consumeAssertionId?.bind(store);
+      const undecided = (err: unknown): void => this.#undecided(attempt, err);
+      this.#parts.accounts.get(asserted).then((account) => {
+        if (!account) return this.#fail(attempt, 'unknown_client');
+        const now = this.#parts.now();
+        this.#parts.assertions.verify(credentials.assertion, account, { ...assertionRules, now }).then((outcome) => {
+          if ('failure' in outcome) return this.#fail(attempt, outcome.failure, account);
+          if (!account.enabled) return this.#fail(attempt, 'disabled_account', account);
+          // A store without key credentials cannot make an assertion single-use: it accepts none.
+          if (!consume) return this.#fail(attempt, 'invalid_assertion', account);
+          callStore(() => consume(asserted, outcome.jti, outcome.expiresAt, now), storeTimeout, 'consumeAssertionId', storeCalls).then((first) => {
+            if (!first) return this.#fail(attempt, 'replayed_assertion', account);
+            this.#succeed({ account, credential: { kind: 'key', id: outcome.key.id } }, done, attempt);
+          }, undecided);
+        }, undecided);
+      }, undecided);
+    });
+  }
+
+  /**
+   * The secret method: one bcrypt compare for every outcome (against a dummy hash when nothing matches),
+   * so an unknown client, a wrong or revoked secret and a disabled account take the same time.
+   */
+  #verifySecret(attempt: Attempt, presented: PresentedSecret): void {
+    const keys = { address: this.#gateAddress(attempt.address), clientId: presented.clientId };
+    const busy = this.#parts.secrets.refusal(keys);
+    if (busy) return this.#undecided(attempt, busy);
+    const undecided = (err: unknown): void => this.#undecided(attempt, err);
+    this.#parts.accounts.get(presented.clientId).then((account) => {
+      const secret = findSecret(account, presented.secretId);
+      const live = isLive(account, secret);
+      // A concurrent first request of the same client may have verified it meanwhile.
+      if (live && this.#parts.remembered.matches(presented, secret!.hash)) return this.#succeed({ account, credential: { kind: 'secret', id: secret!.id } }, attempt.done, attempt);
+      this.#parts.secrets.verify(presented.value, secret?.hash, { ...keys, known: account !== undefined }).then((matches) => {
+        if (!account) return this.#fail(attempt, 'unknown_client');
+        if (!secret || !matches) return this.#fail(attempt, 'wrong_secret', account);
+        if (secret.revokedAt !== null) return this.#fail(attempt, 'revoked_secret', account);
+        if (!account.enabled) return this.#fail(attempt, 'disabled_account', account);
+        this.#parts.remembered.remember(presented, secret.hash);
+        this.#succeed({ account, credential: { kind: 'secret', id: secret.id } }, attempt.done, attempt);
+      }, undecided);
+    }, undecided);
+  }
+
+  /** The bcrypt gate keys an IPv6 address by its site's /48 (or the limiter's prefix, if shorter): one network, one turn and one share. */
+  #gateAddress(address: string | undefined): string | undefined {
+    return address === undefined ? undefined : limiterAddress(address, Math.min(this.#parts.ipv6Prefix, GATE_IPV6_PREFIX));
+  }
+
+  #succeed(client: AuthenticatedClient, done: AuthenticationDone, attempt?: Attempt): void {
+    attempt?.reservation?.release();
+    this.#parts.secretUse.record(client.account.clientId, client.credential.kind, client.credential.id, this.#parts.now());
+    done(null, client);
+  }
+
+  /** Ended without a decision (503): the count in advance is given back. */
+  #undecided(attempt: Attempt, err: unknown): void {
+    attempt.reservation?.release();
+    attempt.done(err as SecretChecksBusyError);
+  }
+
+  /** Counts the attempt before its check, so a burst cannot pass the limit all at once (docs/security.md); then `then`. */
+  #counted(attempt: Attempt, then: () => void): void {
+    const { limiter } = this.#parts;
+    if (!limiter) return then();
+    limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then((counted) => {
+      if (counted.retryAfter > 0) return this.#refuse(attempt, counted.retryAfter);
+      attempt.reservation = counted;
+      then();
+    }, attempt.done);
+  }
+
+  /** Refuses (429) when a key is already at the limit, else goes on with `then`. */
+  #checkThen(limiter: FailureLimiter, attempt: Attempt, then: () => void): void {
+    const limited = limiter.check({ clientId: attempt.clientId, address: attempt.address });
+    if (limited === 0) return then();
+    this.#afterCheck(limited, attempt, then);
+  }
+
+  #afterCheck(limited: Promise<number>, attempt: Attempt, then: () => void): void {
+    limited.then((retryAfter) => (retryAfter > 0 ? this.#refuse(attempt, retryAfter) : then()), attempt.done);
+  }
+
+  #fail(attempt: Attempt, reason: ClientAuthenticationFailure, account?: AccountRecord): void {
+    const { limiter, audit } = this.#parts;
+    audit({ type: 'client.authentication_failed', reason, ...auditFields(attempt), ...(account ? { name: account.name } : {}) });
+    const error = new InvalidClientError(reason, { authorizationHeader: attempt.credentials.authorizationHeader });
+    // A counted attempt that failed keeps its count; a failure that was not counted in advance is counted now.
+    if (attempt.reservation || !limiter) return attempt.done(error);
+    limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then((counted) => {
+      if (counted.retryAfter <= 0) return attempt.done(error);
+      this.#parts.telemetry.limiterRefused();
+      attempt.done(new TooManyRequestsError(counted.retryAfter));
+    }, attempt.done);
+  }
+
+  #refuse(attempt: Attempt, retryAfter: number): void {
+    this.#parts.audit({ type: 'client.authentication_failed', reason: 'rate_limited', ...auditFields(attempt) });
+    this.#parts.telemetry.limiterRefused();
+    attempt.done(new TooManyRequestsError(retryAfter));
+  }
+}
+
+/** The client ID and address for a failure's audit event; a client that put its secret in the client ID field must not find it there. */
+function auditFields(attempt: Attempt): { clientId?: string; address?: string } {
+  const { clientId, address } = attempt;
+  return { ...(clientId !== undefined ? { clientId: redactSecrets(clientId) } : {}), ...(address !== undefined ? { address } : {}) };
+}

@@ -1,0 +1,153 @@
+/**
+ * @module key-assertion
+ * Checks a client assertion signed with a key-pair credential (`private_key_jwt`, RFC 7523 §2.2 and §3,
+ * with the audience rule of the update to RFC 7523 on client authentication audiences): a JWT whose
+ * `iss` and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else,
+ * with `exp` (at most `maxLifetime` seconds ahead), a `jti`, `iat` and `nbf` when present not in the
+ * future, signed by one of the account's registered public keys with an algorithm of that key's type.
+ * `none`, HMAC and every other symmetric algorithm, and any `crit` header, are refused. Framework-free;
+ * the client authenticator makes the assertion single-use and decides what a failure is answered.
+ */
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { LRUCache } from 'lru-cache';
+import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
+
+/** The assertion type of RFC 7523 §2.2, the only one accepted in `client_assertion_type`. */
+export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+/** Longer client IDs are never ours. */
+const MAX_CLIENT_ID_LENGTH = 256;
+
+const EC_ALGORITHMS = ['ES256'] as const;
+const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
+const OKP_ALGORITHMS = ['EdDSA', 'Ed25519'] as const;
+
+/** Every algorithm an assertion may be signed with, for the RFC 8414 metadata (asymmetric only). */
+export const ASSERTION_SIGNING_ALGORITHMS: readonly string[] = [...EC_ALGORITHMS, ...RSA_ALGORITHMS, ...OKP_ALGORITHMS];
+
+/** The algorithms a key of this type may sign with: its type pins them, so an attacker cannot pick another. */
+function algorithmsOf(key: PublicKeyJwk): readonly string[] {
+  return key.kty === 'EC' ? EC_ALGORITHMS : key.kty === 'RSA' ? RSA_ALGORITHMS : OKP_ALGORITHMS;
+}
+
+/**
+ * The client an assertion names (its `iss`, equal to its `sub`), read without checking the signature:
+ * whose keys to try, and what the failure limiter counts under. `undefined` when it names none.
+ *
+ * @example
+ * ```ts
+ * assertionClientId(clientAssertion) // 'esa_...' or undefined
+ * ```
+ */
+export function assertionClientId(assertion: string): string | undefined {
+  let payload: JWTPayload;
+  try {
+    payload = decodeJwt(assertion);
+  } catch {
+    return undefined;
+  }
+  const { iss, sub } = payload;
+  return typeof iss === 'string' && iss === sub && iss.length > 0 && iss.length <= MAX_CLIENT_ID_LENGTH ? iss : undefined;
+}
+
+/** What the check needs besides the assertion and the account. */
+export interface KeyAssertionOptions {
+  /** This server's issuer identifier: the one audience accepted. */
+  readonly issuer: string;
+  /** Seconds of clock skew allowed on `exp`, `nbf` and `iat`. */
+  readonly clockTolerance: number;
+  /** Most seconds `exp` may lie ahead of now. */
+  readonly maxLifetime: number;
+  readonly now: Date;
+}
+
+/** A verified assertion: the key that signed it, and its ID and expiry for the single-use check. */
+export interface VerifiedAssertion {
+  readonly key: KeyRecord;
+  readonly jti: string;
+  readonly expiresAt: Date;
+}
+
+/** Why an assertion was refused (for the audit event only; the client gets one `invalid_client`). */
+export type AssertionFailure = 'invalid_assertion' | 'revoked_key';
+
+/**
+ * See the module description. Imported public keys are kept (bounded) by thumbprint, so a repeat
+ * client's key is parsed once.
+ *
+ * @example
+ * ```ts
+ * const checker = new KeyAssertionChecker()
+ * const outcome = await checker.verify(assertion, account, { issuer, clockTolerance: 5, maxLifetime: 300, now: new Date() })
+ * if ('failure' in outcome) console.log(outcome.failure)
+ * ```
+ */
+export class KeyAssertionChecker {
+  readonly #imported = new LRUCache<string, KeyObject>({ max: 10_000 });
+
+  #keyObject(key: KeyRecord): KeyObject {
+    let imported = this.#imported.get(key.thumbprint);
+    if (!imported) {
+      imported = createPublicKey({ key: key.publicKey as unknown as import('node:crypto').JsonWebKey, format: 'jwk' });
+      this.#imported.set(key.thumbprint, imported);
+    }
+    return imported;
+  }
+
+  /**
+   * Verifies `assertion` against the account's keys: the key its `kid` names (by key ID or
+   * thumbprint) when it names one, else every key of the account whose type allows its `alg`. A
+   * signature that only a revoked key verifies is `revoked_key`.
+   */
+  async verify(assertion: string, account: AccountRecord, options: KeyAssertionOptions): Promise<VerifiedAssertion | { failure: AssertionFailure }> {
+    let alg: unknown;
+    let kid: unknown;
+    try {
+      ({ alg, kid } = decodeProtectedHeader(assertion));
+    } catch {
+      return { failure: 'invalid_assertion' };
+    }
+    if (typeof alg !== 'string') return { failure: 'invalid_assertion' };
+    const keys = (account.keys ?? []).filter((key) => algorithmsOf(key.publicKey).includes(alg));
+    const named = typeof kid === 'string' ? keys.filter((key) => key.id === kid || key.thumbprint === kid) : [];
+    const candidates = named.length > 0 ? named : keys;
+    // Live keys first; a revoked one only to tell the audit why.
+    for (const live of [true, false]) {
+      for (const key of candidates) {
+        if ((key.revokedAt === null) !== live) continue;
+        const payload = await this.#verifyWith(assertion, key, alg, account.clientId, options);
+        if (payload === undefined) continue;
+        if (!live) return { failure: 'revoked_key' };
+        return { key, jti: payload.jti as string, expiresAt: new Date((payload.exp as number) * 1000) };
+      }
+    }
+    return { failure: 'invalid_assertion' };
+  }
+
+  /** The payload when `key` verifies the signature and every claim holds, else `undefined`. */
+  async #verifyWith(assertion: string, key: KeyRecord, alg: string, clientId: string, options: KeyAssertionOptions): Promise<JWTPayload | undefined> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(assertion, this.#keyObject(key), {
+        algorithms: [alg],
+        issuer: clientId,
+        subject: clientId,
+        requiredClaims: ['exp', 'jti'],
+        currentDate: options.now,
+        clockTolerance: options.clockTolerance,
+      }));
+    } catch {
+      return undefined;
+    }
+    const { aud, exp, iat, jti } = payload;
+    // The issuer identifier as the sole audience: never the token endpoint's URL, nor a list with others.
+    const audience = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
+    if (audience !== options.issuer) return undefined;
+    if (typeof jti !== 'string' || jti.length === 0) return undefined;
+    const now = options.now.getTime() / 1000;
+    if ((exp as number) > now + options.maxLifetime + options.clockTolerance) return undefined;
+    if (iat !== undefined && iat > now + options.clockTolerance) return undefined;
+    return payload;
+  }
+}

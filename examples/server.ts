@@ -9,21 +9,29 @@
  *   TOKEN_SIGNING_KEY       ≥ 32 characters (HS256) or a PEM EC P-256 private key (ES256);
  *                           generated once beside a SQLite file when absent; required with PostgreSQL
  *   METRICS                 1: Prometheus metrics at GET /metrics through the OpenTelemetry SDK (default 0)
+ *   HEALTH_DETAILS_TOKEN    ≥ 32 characters: GET /readyz with `Authorization: Bearer <it>` returns the full
+ *                           health report; without it, /readyz answers {"status"} alone (default: none)
+ *   ADMIN_TOKEN             bearer token of an all-tenants operator of the admin API at /admin (default: none)
+ *   ADMIN_TENANT_TOKENS     token1=clientAccountA,token2=clientAccountB: bearer tokens of one client account's
+ *                           administrators; with either variable the admin API is mounted (default: none)
  *
  * Every request is logged as one JSON line on stdout; GET /healthz is liveness, GET /readyz readiness.
+ * A request must arrive within 15 s (headers within 10 s); idle keep-alive connections close after 5 s.
  *
  * It imports only the package's public entry points, as an application would.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServiceAccounts, type CreatedAccount, type ServiceAccounts } from 'express-service-accounts';
 import { openAccountStore } from 'express-service-accounts/sql';
 import { openActivityStore } from './server/activity-store.js';
 import { activityEntry, createApp } from './server/app.js';
 import { provisionDemoAccount } from './server/demo-account.js';
+import { createHttpServer } from './server/http-server.js';
 import { provisioningLock } from './server/provisioning-lock.js';
 import { readSettings, StartupError } from './server/settings.js';
 import { resolveSigningKey } from './server/signing-key.js';
+import { createAdminMount } from './server/admin.js';
 import { createLogger, createMetrics, createRequestLogger, logAudit, logOperationalEvent } from './server/observability.js';
 
 function listen(server: Server, port: number): Promise<number> {
@@ -37,16 +45,21 @@ function listen(server: Server, port: number): Promise<number> {
 }
 
 function printDemoAccount(account: CreatedAccount, url: string): void {
+  // Without jq: node is there, since it runs this server.
+  const accessToken = `node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).access_token'`;
   console.log(
     [
       `Provisioned a demo service account "${account.name}" (scopes: ${account.scopes.join(' ')}).`,
       `  client ID:     ${account.clientId}`,
       `  client secret: ${account.secret.value}`,
       'The secret is shown this once and never again: copy it now.',
-      'Get a token:',
-      `  curl -s -u '${account.clientId}:${account.secret.value}' -d grant_type=client_credentials ${url}/oauth/token`,
+      'Get a token into ACCESS_TOKEN:',
+      `  ACCESS_TOKEN=$(curl -s -u '${account.clientId}:${account.secret.value}' -d grant_type=client_credentials ${url}/oauth/token | ${accessToken})`,
       'Then call the API with it:',
-      `  curl -s -H "Authorization: Bearer $TOKEN" ${url}/api/whoami`,
+      `  curl -s -H "Authorization: Bearer $ACCESS_TOKEN" ${url}/api/whoami`,
+      'People sign in beside the tokens (a stand-in login, any name) and call the same routes:',
+      `  curl -s -c hirer-cookies.txt -d name=Ada ${url}/login`,
+      `  curl -s -b hirer-cookies.txt ${url}/api/activity`,
     ].join('\n'),
   );
 }
@@ -56,7 +69,7 @@ async function main(): Promise<void> {
   const signingKey = resolveSigningKey(settings.signingKey, settings.store);
 
   // Listen first so PORT=0 works: the default issuer needs the real port.
-  const server = createServer();
+  const server = createHttpServer();
   const port = await listen(server, settings.port);
   const url = `http://localhost:${port}`;
   const issuer = settings.issuer ?? url;
@@ -88,7 +101,18 @@ async function main(): Promise<void> {
     server.close();
     throw error instanceof TypeError ? new StartupError(error.message) : error;
   }
-  server.on('request', createApp(sa, { issuer, activity, requestLogger: createRequestLogger(logger), ...(metrics && { metrics }) }));
+  const admin = settings.admin && createAdminMount(sa, settings.admin);
+  server.on(
+    'request',
+    createApp(sa, {
+      issuer,
+      activity,
+      requestLogger: createRequestLogger(logger),
+      ...(metrics && { metrics }),
+      ...(settings.healthDetailsToken !== undefined && { healthDetailsToken: settings.healthDetailsToken }),
+      ...(admin && { admin }),
+    }),
+  );
 
   let stopping = false;
   const shutdown = (signal: string): void => {

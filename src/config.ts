@@ -10,6 +10,7 @@ import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './access-tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
+import type { ServiceAccountsConfig } from './service-accounts-config.js';
 
 /** Longest token lifetime `tokenLifetime` accepts, in seconds (a day). */
 export const MAX_TOKEN_LIFETIME = 86_400;
@@ -114,7 +115,7 @@ export interface ServiceAccountsOptions {
    * @default the global providers; bearer checks are not traced
    */
   telemetry?: TelemetryOptions;
-  /** Live (unrevoked) secrets allowed per account; adding one more fails. @default 5 */
+  /** Live (unrevoked) credentials, secrets and public keys together, allowed per account; adding one more fails. @default 5 */
   maxSecretsPerAccount?: number;
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;
@@ -157,16 +158,15 @@ export interface ServiceAccountsOptions {
 }
 
 /**
- * The validated, frozen configuration every module receives.
+ * The validated, frozen configuration every module of an instance receives. Internal: it holds the
+ * keyring's private keys, the store and the hooks. A host reads `sa.config`, a {@link ServiceAccountsConfig}.
  *
  * @example
  * ```ts
- * import type { ResolvedConfig } from 'express-service-accounts'
+ * import { createRuntime } from './runtime.js'
  *
- * // Defaults filled in: log what this instance actually runs with.
- * const config: ResolvedConfig = sa.config
- * console.log(`tokens for ${config.audience} live ${config.tokenLifetime} s`)
- * if (config.failureLimit === false) console.warn('the token endpoint has no failed-authentication limit')
+ * const config: ResolvedConfig = resolveConfig({ store, issuer: 'https://api.example.com', signingKeys: [{ alg: 'HS256', key }] })
+ * const runtime = createRuntime(config) // every part of the instance receives the same config
  * ```
  */
 export interface ResolvedConfig extends ResolvedAdminConfig {

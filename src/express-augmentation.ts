@@ -1,8 +1,9 @@
 /**
  * @module express
- * Types `req.serviceAccount` on every Express request once this package is imported.
+ * Types `req.serviceAccount` and `req.actor` on every Express request once this package is imported.
  */
 import type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
+import type { Actor } from './actor/actor.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -10,6 +11,8 @@ declare global {
     interface Request {
       /** Set by `requireBearer()`: the service account that made the request. */
       serviceAccount?: ServiceAccountPrincipal;
+      /** Set by `requireActor()`: the person or service account that made the request. */
+      actor?: Actor;
     }
   }
 }

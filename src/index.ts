@@ -6,12 +6,15 @@
 import './express-augmentation.js';
 
 export { createServiceAccounts, type ServiceAccounts } from './service-accounts.js';
-export type { ServiceAccountsOptions, ResolvedConfig, FailureLimitOptions } from './config.js';
+export type { ServiceAccountsOptions, FailureLimitOptions } from './config.js';
+export type { ServiceAccountsConfig } from './service-accounts-config.js';
 export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export { INTROSPECTION_SCOPE } from './token-endpoint/introspection-step.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
+export type { Actor, UserIdentity } from './actor/actor.js';
+export type { RequireActorOptions } from './actor/require-actor.js';
 export type { AdminApi } from './admin/admin-api.js';
 export type { PublicKeyInput } from './admin/admin-keys.js';
 export { createAdminApi } from './admin/create-admin-api.js';
@@ -30,6 +33,16 @@ export type {
   RevokedKey,
 } from './admin/admin-summaries.js';
 export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
+export { createAdminRouter } from './admin-router/create-admin-router.js';
+export type {
+  AdminRouterOptions,
+  CreateAdminRouterOptions,
+  AdminPrincipal,
+  TenantAdministrator,
+  AllTenantsOperator,
+} from './admin-router/admin-router-options.js';
+export { buildAdminOpenApiDocument } from './admin-router/admin-openapi.js';
+export type { AdminProblemName, ProblemDetails, InvalidParam } from './admin-router/admin-problem.js';
 export type {
   AccountStore,
   AccountRecord,
@@ -59,6 +72,7 @@ export type {
   AccountEvent,
   SecretEvent,
   KeyEvent,
+  AuditActor,
 } from './audit/audit-events.js';
 export type {
   OperationalEvent,

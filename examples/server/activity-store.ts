@@ -8,18 +8,16 @@ import Database from 'better-sqlite3';
 import type { AccountStoreLocation } from 'express-service-accounts/sql';
 import pg from 'pg';
 
-/** Who did something: the service account, by name (every action is attributed to its name). */
-export interface Actor {
-  readonly type: 'service_account';
-  readonly clientId: string;
-  readonly name: string;
-}
+/** Who did something, by name (every action is attributed to it): a service account or a signed-in person. */
+export type Actor =
+  | { readonly type: 'service_account'; readonly clientId: string; readonly name: string }
+  | { readonly type: 'user'; readonly id: string; readonly name: string };
 
 /** One entry of the activity history. */
 export interface ActivityEntry {
   readonly id: string;
   readonly at: string;
-  readonly action: 'job.created' | 'token.issued';
+  readonly action: 'job.created' | 'token.issued' | 'user.signed_in';
   readonly actor: Actor;
   readonly target?: { readonly type: 'job'; readonly id: string };
 }

@@ -1,13 +1,17 @@
 /**
- * The example API: the token endpoint, protected routes that act as the service account and record
- * each action against its name, discovery documents, a health check, and JSON for every error.
+ * The example API: the token endpoint, protected routes that people (a stand-in login) and service
+ * accounts both call and that record each action against the caller's name, discovery documents, a
+ * health check, and JSON for every error.
  */
 import { randomUUID } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import type { ServiceAccounts } from 'express-service-accounts';
 import type { ActivityEntry, ActivityStore, Actor, Job } from './activity-store.js';
 import type { HttpLogger } from 'pino-http';
 import type { Metrics } from './observability.js';
+import { loggablePath } from './loggable-path.js';
+import { readiness } from './readiness.js';
+import { hirerOrServiceAccount, mountHumanLogin, requireRole } from './human-login.js';
 
 /** What the app is given besides the service accounts instance. */
 export interface AppParts {
@@ -18,6 +22,10 @@ export interface AppParts {
   readonly requestLogger?: HttpLogger;
   /** With METRICS=1: serves GET /metrics. */
   readonly metrics?: Metrics;
+  /** HEALTH_DETAILS_TOKEN: a caller presenting it as a bearer token gets the full readiness report. */
+  readonly healthDetailsToken?: string;
+  /** With ADMIN_TOKEN or ADMIN_TENANT_TOKENS: the admin API, mounted at /admin (admin.ts). */
+  readonly admin?: RequestHandler;
 }
 
 /** A new activity entry, now. */
@@ -25,9 +33,10 @@ export function activityEntry(action: ActivityEntry['action'], actor: Actor, tar
   return { id: randomUUID(), at: new Date().toISOString(), action, actor, ...(target && { target }) };
 }
 
+/** The activity history's actor for the person or service account requireActor() admitted. */
 function actorOf(req: Request): Actor {
-  const principal = req.serviceAccount!; // set by requireBearer()
-  return { type: 'service_account', clientId: principal.clientId, name: principal.name };
+  const actor = req.actor!;
+  return actor.type === 'service_account' ? { type: 'service_account', clientId: actor.id, name: actor.name } : { type: 'user', id: actor.id, name: actor.name };
 }
 
 function jsonError(status: number, error: string, description: string): { status: number; body: { error: string; error_description: string } } {
@@ -35,7 +44,7 @@ function jsonError(status: number, error: string, description: string): { status
 }
 
 /** Builds the app. */
-export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics }: AppParts): Express {
+export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics, healthDetailsToken, admin }: AppParts): Express {
   const app = express();
   app.disable('x-powered-by');
   const base = issuer.replace(/\/+$/, '');
@@ -46,12 +55,9 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // Readiness: 503 while the account store does not answer (Kubernetes readinessProbe), with the
-  // state of every part; 200 when it answers, even if something else is degraded.
-  app.get('/readyz', async (_req, res) => {
-    const report = await sa.health();
-    res.status(report.store.status === 'ok' ? 200 : 503).json(report);
-  });
+  // Readiness: 503 while the account store does not answer (Kubernetes readinessProbe); 200 when it
+  // answers, even if something else is degraded. The full report only with HEALTH_DETAILS_TOKEN.
+  app.get('/readyz', readiness(sa, healthDetailsToken));
   if (metrics) app.get('/metrics', (req, res) => metrics.handle(req, res));
 
   // RFC 8414 metadata; jwks_uri only when signing is asymmetric (docs/token-endpoint.md).
@@ -69,12 +75,16 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   });
 
   app.use('/oauth', sa.tokenRouter);
+  if (admin) app.use('/admin', admin);
+  // People sign in beside the tokens (a stand-in login); the routes below accept either.
+  const signedIn = mountHumanLogin(app, (hirer) => activity.record(activityEntry('user.signed_in', { type: 'user', id: hirer.id, name: hirer.name })));
+  const hirerOrAccount = hirerOrServiceAccount(sa, signedIn);
 
   const api = express.Router();
   api.get('/whoami', sa.requireBearer(), (req, res) => {
     res.json(req.serviceAccount);
   });
-  api.post('/jobs', sa.requireBearer({ scope: 'jobs:write' }), express.json({ limit: '16kb' }), async (req, res) => {
+  api.post('/jobs', hirerOrAccount('jobs:write'), requireRole('hirer'), express.json({ limit: '16kb' }), async (req, res) => {
     const title: unknown = (req.body as { title?: unknown } | undefined)?.title ?? 'Untitled job';
     if (typeof title !== 'string' || title.trim() === '' || title.length > 200) {
       const { status, body } = jsonError(400, 'invalid_request', 'title must be a string of 1 to 200 characters');
@@ -86,17 +96,17 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
     await activity.record(activityEntry('job.created', job.createdBy, { type: 'job', id: job.id }));
     res.status(201).location(`/api/jobs/${job.id}`).json(job);
   });
-  api.get('/jobs', sa.requireBearer({ scope: 'jobs:read' }), async (_req, res) => {
+  api.get('/jobs', hirerOrAccount('jobs:read'), async (_req, res) => {
     res.json(await activity.listJobs());
   });
-  api.get('/activity', sa.requireBearer(), async (_req, res) => {
+  api.get('/activity', hirerOrAccount(), async (_req, res) => {
     res.json(await activity.list());
   });
   app.use('/api', api);
 
   // Never Express's HTML pages: unknown routes and errors answer JSON, without a stack.
   app.use((req, res) => {
-    const { status, body } = jsonError(404, 'not_found', `No route for ${req.method} ${req.path}`);
+    const { status, body } = jsonError(404, 'not_found', `No route for ${req.method} ${loggablePath(req.path)}`);
     res.status(status).json(body);
   });
   const onError: ErrorRequestHandler = (err: { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown }, _req, res, next) => {

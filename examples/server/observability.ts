@@ -1,6 +1,6 @@
 /**
  * What an operator sees of the example server: one JSON log line per request on stdout (pino-http),
- * naming the service account of a protected request and never holding a token or secret; the audit
+ * naming the service account or the signed-in person of a protected request and never holding a token or secret; the audit
  * and operational events as JSON lines too; and, with METRICS=1, the OpenTelemetry SDK with a
  * Prometheus exporter whose text the app serves at GET /metrics.
  */
@@ -11,6 +11,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { AuditEvent, OperationalEvent } from 'express-service-accounts';
 import { pino, type Logger } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
+import { loggablePath } from './loggable-path.js';
 
 /**
  * The JSON logger of the server (stdout). Written synchronously, like `console.log`: lines come out in
@@ -20,12 +21,23 @@ export function createLogger(): Logger {
   return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: true }));
 }
 
-type LoggedRequest = IncomingMessage & { id?: unknown; serviceAccount?: { name: string; clientId: string } };
+type LoggedRequest = IncomingMessage & {
+  id?: unknown;
+  serviceAccount?: { name: string; clientId: string };
+  actor?: { type: string; id: string; name: string };
+};
+
+/** Who made a protected request: the service account (requireBearer), or the signed-in person (requireActor). */
+function callerOf(req: LoggedRequest): object {
+  if (req.serviceAccount) return { serviceAccount: { name: req.serviceAccount.name, clientId: req.serviceAccount.clientId } };
+  if (req.actor?.type === 'user') return { user: { name: req.actor.name, id: req.actor.id } };
+  return {};
+}
 
 /**
  * One line per request, written when the response is finished. Only the method, the path (never the
- * query string, where a careless client might put a secret), the status and the duration are logged:
- * no header (so never an Authorization header), no body.
+ * query string, and no segment that looks like a secret or a token: see loggable-path.ts), the status
+ * and the duration are logged: no header (so never an Authorization header), no body.
  */
 export function createRequestLogger(logger: Logger): HttpLogger {
   return pinoHttp({
@@ -33,13 +45,12 @@ export function createRequestLogger(logger: Logger): HttpLogger {
     quietReqLogger: true,
     wrapSerializers: false,
     serializers: {
-      req: (req: LoggedRequest) => ({ id: req.id, method: req.method, path: (req.url ?? '').split('?')[0] }),
+      req: (req: LoggedRequest) => ({ id: req.id, method: req.method, path: loggablePath(req.url) }),
       res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
       err: (err: Error) => ({ type: err.name, message: err.message }),
     },
-    // Called again when the response is finished, after requireBearer() has named the account.
-    customProps: (req: LoggedRequest) =>
-      req.serviceAccount ? { serviceAccount: { name: req.serviceAccount.name, clientId: req.serviceAccount.clientId } } : {},
+    // Called again when the response is finished, after requireBearer() or requireActor() has named the caller.
+    customProps: callerOf,
     customSuccessMessage: () => 'request completed',
     customErrorMessage: () => 'request failed',
   });

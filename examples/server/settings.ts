@@ -12,6 +12,17 @@ export class StartupError extends Error {
   override readonly name = 'StartupError';
 }
 
+/**
+ * ADMIN_TOKEN and ADMIN_TENANT_TOKENS: the bearer tokens of the admin API at /admin (admin.ts), a
+ * stand-in for a real login.
+ */
+export interface AdminTokens {
+  /** ADMIN_TOKEN: admits an operator of every client account. */
+  readonly operator: string | undefined;
+  /** ADMIN_TENANT_TOKENS (`token1=clientAccountA,token2=clientAccountB`): token → the one client account it administers. */
+  readonly tenants: ReadonlyMap<string, string>;
+}
+
 export interface ServerSettings {
   /** PORT: where to listen (0 picks a free port). */
   readonly port: number;
@@ -28,6 +39,9 @@ export interface ServerSettings {
   readonly signingKey: string | undefined;
   /** METRICS=1: serve Prometheus metrics at GET /metrics. */
   readonly metrics: boolean;
+  readonly healthDetailsToken: string | undefined;
+  /** With ADMIN_TOKEN or ADMIN_TENANT_TOKENS: the admin API at /admin; undefined: not mounted. */
+  readonly admin: AdminTokens | undefined;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -47,7 +61,37 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean {
   throw new StartupError(`${name} must be 1 or 0`);
 }
 
+const TOKEN = /^[\x21-\x7e]+$/; // printable ASCII without spaces: what fits in `Authorization: Bearer ...`
+
+/** ADMIN_TOKEN and ADMIN_TENANT_TOKENS, or undefined when neither is set. */
+function readAdminTokens(env: NodeJS.ProcessEnv): AdminTokens | undefined {
+  const operator = env.ADMIN_TOKEN?.trim() || undefined;
+  if (operator !== undefined && !TOKEN.test(operator)) throw new StartupError('ADMIN_TOKEN must be printable ASCII without spaces');
+  const tenants = new Map<string, string>();
+  for (const entry of (env.ADMIN_TENANT_TOKENS ?? '').split(',')) {
+    if (entry.trim() === '') continue;
+    const at = entry.indexOf('=');
+    const token = entry.slice(0, Math.max(at, 0)).trim();
+    const clientAccountId = entry.slice(at + 1).trim();
+    if (at < 0 || !TOKEN.test(token) || clientAccountId === '') {
+      throw new StartupError('ADMIN_TENANT_TOKENS must be token=clientAccountId pairs separated by commas, such as t1=acme,t2=globex');
+    }
+    if (tenants.has(token) || token === operator) throw new StartupError('ADMIN_TENANT_TOKENS: each token must be different, and different from ADMIN_TOKEN');
+    tenants.set(token, clientAccountId);
+  }
+  return operator === undefined && tenants.size === 0 ? undefined : { operator, tenants };
+}
+
 /** Reads the settings from `env`; throws {@link StartupError} naming the first bad variable. */
+function healthDetailsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.HEALTH_DETAILS_TOKEN?.trim() ?? '';
+  if (raw === '') return undefined;
+  if (raw.length < 32 || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw new StartupError('HEALTH_DETAILS_TOKEN must be at least 32 printable characters without spaces (try: openssl rand -hex 32)');
+  }
+  return raw;
+}
+
 export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
   const storeUrl = env.SERVICE_ACCOUNTS_STORE?.trim() || DEFAULT_STORE_URL;
   let store: AccountStoreLocation;
@@ -70,5 +114,7 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     failureLimit: failures === 0 ? false : { max: failures, windowSeconds: 60 },
     signingKey: env.TOKEN_SIGNING_KEY === '' ? undefined : env.TOKEN_SIGNING_KEY,
     metrics: flag(env, 'METRICS'),
+    healthDetailsToken: healthDetailsToken(env),
+    admin: readAdminTokens(env),
   };
 }

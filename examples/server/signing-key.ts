@@ -9,10 +9,13 @@
  */
 import { createPrivateKey, randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { SigningKeyOptions } from 'express-service-accounts';
 import type { AccountStoreLocation } from 'express-service-accounts/sql';
 import { StartupError } from './settings.js';
+
+/** The `.gitignore` of a data folder the server creates: the account hashes and the signing key are never committed. */
+const GITIGNORE = '# Created by the example server: secret hashes and the signing key. Never commit them.\n*\n';
 
 const MIN_TEXT_KEY = 32;
 
@@ -70,7 +73,11 @@ function loadOrCreateKeyFile(file: string): { key: string; created: boolean } {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 }); // like the SQLite store: the database goes here too
+  // Like the SQLite store: the database goes here too. A folder made here holds secret hashes and the
+  // key: keep it out of git, whatever the project's own .gitignore says.
+  if (mkdirSync(dirname(file), { recursive: true, mode: 0o700 }) !== undefined) {
+    writeFileSync(join(dirname(file), '.gitignore'), GITIGNORE, { flag: 'wx' });
+  }
   const key = randomBytes(32).toString('base64url'); // 256 random bits as 43 characters
   const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(temporary, `${key}\n`, { mode: 0o600, flag: 'wx' });

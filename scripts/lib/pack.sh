@@ -1,7 +1,7 @@
 # Sourced by scripts/check-package.sh and scripts/check-newcomer.sh: what both need to install this
 # package as a user does, from a tarball and npm's cache.
 
-# pack_package DEST: runs `npm pack` (which runs `prepare`, i.e. the build) into DEST and prints the
+# pack_package DEST: runs `npm pack` (which runs `prepack`, i.e. the build) into DEST and prints the
 # tarball's path.
 pack_package() {
   local name

@@ -5,13 +5,13 @@
  * A secret's value is returned once, by the call that creates it, and is never stored or shown again.
  * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
-import type { AuditEventInput } from '../audit/audit-events.js';
+import type { AuditActor, AuditEventInput } from '../audit/audit-events.js';
 import { generateClientId, generateSecret, isSecretId } from '../secrets/generate-credentials.js';
 import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
-import { checkAccountInput, type CreateAccountInput } from './admin-input.js';
+import { checkAccountInput, isClientIdArgument, type CreateAccountInput } from './admin-input.js';
 import { buildKeyOperations, liveCredentials, type KeyOperations } from './admin-keys.js';
 import type { ResolvedAdminConfig } from './admin-options.js';
 import {
@@ -61,6 +61,17 @@ export interface AdminApi extends KeyOperations {
   revokeToken(tokenId: string): Promise<RevokedToken>;
   disableAccount(clientId: string): Promise<AccountStatus>;
   enableAccount(clientId: string): Promise<AccountStatus>;
+  /**
+   * The same API, acting for a person: every audit event of a change made through it names them as
+   * `actor`. The admin router calls each operation through the `actor` its `authorize` returned.
+   *
+   * @example
+   * ```ts
+   * await sa.admin.withActor({ id: 'u_42', name: 'Ada Lovelace' }).disableAccount(clientId)
+   * // onAudit receives { type: 'account.disabled', clientId, name, actor: { id: 'u_42', name: 'Ada Lovelace' }, at }
+   * ```
+   */
+  withActor(actor: AuditActor): AdminApi;
 }
 
 /** What the admin API runs on: its settings, and the hooks of the instance it belongs to (if any). */
@@ -91,7 +102,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     return callStore(fn, config.storeTimeout, what);
   };
   const requireAccount = async (clientId: string): Promise<AccountRecord> => {
-    const account = typeof clientId === 'string' ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
+    const account = isClientIdArgument(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
     if (!account) throw accountNotFound(clientId);
     return account;
   };
@@ -144,7 +155,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     },
 
     async getAccount(clientId) {
-      const account = await call('findAccount', () => store.findAccount(clientId));
+      const account = isClientIdArgument(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
       return account && summarizeAccount(account);
     },
 
@@ -168,5 +179,8 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     enableAccount: (clientId) => setEnabled(clientId, true),
 
     ...buildKeyOperations(context, { call, requireAccount }),
+    // One place adds the actor, so every change event (present and future operations) carries it.
+    withActor: (actor) =>
+      buildAdminApi({ ...context, audit: (event) => context.audit(Object.assign({}, event, { actor: { id: actor.id, name: actor.name } })) }),
   };
 }

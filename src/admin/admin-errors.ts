@@ -1,9 +1,11 @@
 /**
  * @module admin-errors
  * Errors of the admin API (and so of the CLI). They carry a stable `code` to switch on. Messages
- * may echo caller input, never a secret pasted by mistake (they reach logs and the CLI's stderr).
+ * echo an ID a caller typed only when it has the form of an ID, never anything else (a secret pasted
+ * by mistake, whole or in part): they reach logs and the CLI's stderr.
  */
-import { redactSecrets } from '../secrets/redact-secrets.js';
+import { isClientIdShape, isKeyId, isSecretId } from '../secrets/generate-credentials.js';
+import { quotePresented } from '../secrets/redact-secrets.js';
 
 /**
  * Stable codes of {@link AdminError}.
@@ -63,11 +65,6 @@ export class AdminError extends Error {
   }
 }
 
-/** Echoes caller input in an error message, with any secret in it redacted. */
-function quoteInput(value: unknown): string {
-  return redactSecrets(JSON.stringify(value) ?? String(value));
-}
-
 /**
  * The `account_not_found` error for a client ID.
  *
@@ -77,7 +74,7 @@ function quoteInput(value: unknown): string {
  * ```
  */
 export function accountNotFound(clientId: unknown): AdminError {
-  return new AdminError('account_not_found', `No service account has client ID ${quoteInput(clientId)}`);
+  return new AdminError('account_not_found', `No service account has client ID ${quotePresented(clientId, typeof clientId === 'string' && isClientIdShape(clientId))}`);
 }
 
 /**
@@ -85,11 +82,12 @@ export function accountNotFound(clientId: unknown): AdminError {
  *
  * @example
  * ```ts
+ * const revoked = await store.revokeSecret(clientId, secretId, new Date())
  * if (!revoked) throw secretNotFound(clientId, secretId)
  * ```
  */
 export function secretNotFound(clientId: string, secretId: unknown): AdminError {
-  return new AdminError('secret_not_found', `Service account ${clientId} has no secret with ID ${quoteInput(secretId)}`);
+  return new AdminError('secret_not_found', `Service account ${clientId} has no secret with ID ${quotePresented(secretId, typeof secretId === 'string' && isSecretId(secretId))}`);
 }
 
 /** Live credentials of an account, by kind. */
@@ -105,6 +103,8 @@ export interface LiveCredentials {
  *
  * @example
  * ```ts
+ * const live = { secrets: account.secrets.filter((secret) => secret.revokedAt === null).length, keys: account.keys.filter((key) => key.revokedAt === null).length }
+ * const limit = 5
  * if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
  * ```
  */
@@ -130,7 +130,7 @@ export function credentialLimitReached(
  * ```
  */
 export function keyNotFound(clientId: string, keyId: unknown): AdminError {
-  return new AdminError('key_not_found', `Service account ${clientId} has no key with ID ${quoteInput(keyId)}`);
+  return new AdminError('key_not_found', `Service account ${clientId} has no key with ID ${quotePresented(keyId, typeof keyId === 'string' && isKeyId(keyId))}`);
 }
 
 /**

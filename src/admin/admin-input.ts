@@ -5,7 +5,8 @@
  */
 import { AdminError } from './admin-errors.js';
 import { rejectCredentialLookalike } from './reject-credential-lookalike.js';
-import { parseScopeList } from '../scopes.js';
+import { isScopeToken } from '../scopes.js';
+import { unsafeCharacter } from './printable-text.js';
 
 /**
  * Input of {@link AdminApi.createAccount}.
@@ -44,26 +45,85 @@ export interface CheckedAccountInput {
   readonly scopes: string[];
 }
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * The most characters of a name or client account ID.
+ * @example
+ * ```ts
+ * if (name.length > MAX_TEXT_LENGTH) throw new AdminError('invalid_input', `name must be 1 to ${MAX_TEXT_LENGTH} printable characters`)
+ * ```
+ */
+export const MAX_TEXT_LENGTH = 200;
+/**
+ * The most scopes an account may hold: every token carries them all, in the `scope` claim.
+ * @example
+ * ```ts
+ * const fits = scopes.length <= MAX_SCOPES && scopes.join(' ').length <= MAX_SCOPES_LENGTH
+ * ```
+ */
+export const MAX_SCOPES = 100;
+/**
+ * The most characters of an account's scopes written as one space-separated string (the `scope` claim).
+ * @example
+ * ```ts
+ * const fits = scopes.join(' ').length <= MAX_SCOPES_LENGTH
+ * ```
+ */
+export const MAX_SCOPES_LENGTH = 2000;
+/**
+ * The most characters of a client ID an admin call looks up (the token endpoint's bound too).
+ * @example
+ * ```ts
+ * const worthALookup = clientId.length <= MAX_CLIENT_ID_LENGTH
+ * ```
+ */
+export const MAX_CLIENT_ID_LENGTH = 256;
 
-function checkText(field: string, value: unknown, max: number): string {
-  if (typeof value !== 'string' || value.trim() === '' || value.length > max || CONTROL.test(value)) {
-    throw new AdminError('invalid_input', `${field} must be 1 to ${max} printable characters`);
+/**
+ * Whether a client ID given to an admin call is worth looking up: a string of at most
+ * {@link MAX_CLIENT_ID_LENGTH} characters (anything else names no account, and is not sent to the store).
+ * @example
+ * ```ts
+ * const account = isClientIdArgument(clientId) ? await store.findAccount(clientId) : undefined
+ * ```
+ */
+export function isClientIdArgument(clientId: unknown): clientId is string {
+  return typeof clientId === 'string' && clientId.length > 0 && clientId.length <= MAX_CLIENT_ID_LENGTH;
+}
+
+function checkText(field: string, value: unknown): string {
+  const rule = `${field} must be 1 to ${MAX_TEXT_LENGTH} printable characters`;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_TEXT_LENGTH) throw new AdminError('invalid_input', rule);
+  const unsafe = unsafeCharacter(value);
+  if (unsafe !== undefined) {
+    throw new AdminError(
+      'invalid_input',
+      `${rule}: no control characters, bidirectional formatting characters, line or paragraph separators or unpaired surrogates (found ${unsafe})`,
+    );
   }
   return value.trim();
 }
+
+const tooManyScopes = (): AdminError =>
+  new AdminError('invalid_input', `scopes must be at most ${MAX_SCOPES} scopes of at most ${MAX_SCOPES_LENGTH} characters in all (separated by spaces): every token carries them`);
 
 function checkScopes(value: CreateAccountInput['scopes']): string[] {
   if (value === undefined) return [];
   if (typeof value !== 'string' && !Array.isArray(value)) {
     throw new AdminError('invalid_input', 'scopes must be an array of strings or a space-separated string');
   }
-  const scopes = parseScopeList(
-    value,
-    (s) => new AdminError('invalid_input', `invalid scope ${JSON.stringify(s)}: use printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3)`),
-  );
-  return [...new Set(scopes)];
+  // Bounded before any work on it: a string or an array of any size may be passed in.
+  if (value.length > (typeof value === 'string' ? MAX_SCOPES_LENGTH * 2 : MAX_SCOPES * 2)) throw tooManyScopes();
+  const scopes = (typeof value === 'string' ? value.split(' ') : [...value]).filter((item) => item !== '');
+  scopes.forEach((scope, i) => {
+    // The scope itself is not repeated: it may be a secret pasted in the wrong place.
+    if (!isScopeToken(scope)) {
+      throw new AdminError('invalid_input', `scope ${i + 1} is not a scope: use printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3)`);
+    }
+    rejectCredentialLookalike('scopes', scope);
+  });
+  const unique = [...new Set(scopes as string[])];
+  if (unique.length > MAX_SCOPES || unique.join(' ').length > MAX_SCOPES_LENGTH) throw tooManyScopes();
+  return unique;
 }
 
 /**
@@ -77,10 +137,10 @@ function checkScopes(value: CreateAccountInput['scopes']): string[] {
  */
 export function checkAccountInput(input: CreateAccountInput): CheckedAccountInput {
   if (typeof input !== 'object' || input === null) throw new AdminError('invalid_input', 'createAccount needs { name }');
-  const name = rejectCredentialLookalike('name', checkText('name', input.name, 200));
+  const name = rejectCredentialLookalike('name', checkText('name', input.name));
   const clientAccountId =
     input.clientAccountId === undefined || input.clientAccountId === null
       ? null
-      : rejectCredentialLookalike('clientAccountId', checkText('clientAccountId', input.clientAccountId, 200));
+      : rejectCredentialLookalike('clientAccountId', checkText('clientAccountId', input.clientAccountId));
   return { name, clientAccountId, scopes: checkScopes(input.scopes) };
 }

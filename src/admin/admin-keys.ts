@@ -31,10 +31,10 @@ import type { CreatedKey, RevokedKey } from './admin-summaries.js';
  *
  * const fromFile: PublicKeyInput = readFileSync('public.pem', 'utf8')
  * const { publicKey } = await generateKeyPair('ES256')
- * const fromJose: PublicKeyInput = { ...(await exportJWK(publicKey)) }
+ * const fromJose: PublicKeyInput = await exportJWK(publicKey)
  * ```
  */
-export type PublicKeyInput = string | Readonly<Record<string, unknown>>;
+export type PublicKeyInput = string | object;
 
 /**
  * The key-pair credential methods of {@link AdminApi}.

@@ -25,7 +25,7 @@ import { checkKnownKeys, fail, integer, optionalFunction } from '../config-check
 export interface AdminApiOptions {
   /** Where accounts and hashed secrets live. Closing it stays the caller's job. */
   store: AccountStore;
-  /** Live (unrevoked) secrets allowed per account; adding one more fails. @default 5 */
+  /** Live (unrevoked) credentials, secrets and public keys together, allowed per account; adding one more fails. @default 5 */
   maxSecretsPerAccount?: number;
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;
@@ -41,12 +41,13 @@ export interface AdminApiOptions {
 }
 
 /**
- * The validated, frozen settings of the admin API (`admin.config`); `createServiceAccounts()`'s
- * `config` has them too.
+ * The validated settings the admin API runs with; the internal configuration of
+ * `createServiceAccounts()` has them too. A host reads the limits from `sa.config`.
  *
  * @example
  * ```ts
- * console.log(`at most ${sa.admin.config.maxSecretsPerAccount} live secrets per account`)
+ * const settings: ResolvedAdminConfig = resolveAdminConfig({ store, maxSecretsPerAccount: 3 })
+ * console.log(`at most ${settings.maxSecretsPerAccount} live credentials (secrets and keys) per account`) // as sa.config.maxSecretsPerAccount
  * ```
  */
 export interface ResolvedAdminConfig {

@@ -5,24 +5,28 @@
  * activity history: a secret pasted into one would be shown to everyone who reads those, and a name
  * that is exactly a client ID would pass for another account there.
  */
-import { containsSecretStart, isClientIdShape } from '../secrets/generate-credentials.js';
+import { isClientIdShape } from '../secrets/generate-credentials.js';
+import { looksLikeSecret } from '../secrets/redact-secrets.js';
 import { AdminError } from './admin-errors.js';
 
 /**
- * Returns `value` unchanged, or throws `invalid_input` when it contains a client secret anywhere or is
- * exactly a client ID. A secret counts from its first characters on (`esas_`, its 16-character ID
- * and `_`), since a cut-short secret still gives most of it away. The message names the field and
- * the format, never the value.
+ * Returns `value` unchanged, or throws `invalid_input` when it contains anything like a client secret
+ * or is exactly a client ID. Like a secret is a secret's start (`esas_`, its 16-character ID, `_`) in
+ * any case, or 32 or more letters and digits in a row: a secret cut short, without its prefix or
+ * upper-cased still gives most of it away. The
+ * message names the field and the format, never the value.
  * @example
  * ```ts
- * const name = rejectCredentialLookalike('name', checkedName)
+ * const name = rejectCredentialLookalike('name', 'procurement-portal') // 'procurement-portal'
+ * rejectCredentialLookalike('name', clientSecret) // throws AdminError invalid_input, without the value
  * ```
  */
 export function rejectCredentialLookalike(field: string, value: string): string {
-  if (containsSecretStart(value)) {
+  if (looksLikeSecret(value)) {
     throw new AdminError(
       'invalid_input',
-      `${field} must not contain a client secret (esas_...): it would be stored and shown in listings and audit logs. ` +
+      `${field} must not contain a client secret (esas_...), whole or in part, in any case or without its prefix (nor 32 or more letters and digits in a row): ` +
+        'it would be stored and shown in listings and audit logs. ' +
         'If a live secret was pasted, treat it as exposed and rotate it.',
     );
   }

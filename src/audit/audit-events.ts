@@ -124,11 +124,43 @@ export interface TokenIntrospectedEvent extends AuditBase {
 export interface ClientAuthenticationFailedEvent extends AuditBase {
   readonly type: 'client.authentication_failed';
   readonly reason: ClientAuthenticationFailure | 'rate_limited';
-  /** The client ID presented, if any (it may be unknown). */
+  /**
+   * The client ID presented, if any (it may be unknown), when it has the form of a client ID
+   * (`esa_` and 24 letters or digits) or names an account.
+   */
   readonly clientId?: string;
+  /**
+   * Instead of `clientId` when the value presented as a client ID does not have that form (it may be a
+   * secret typed into the wrong field): 8 hex digits that tell whether two attempts presented the same
+   * value, within one process, and reveal nothing of it.
+   */
+  readonly malformedClientId?: string;
   readonly name?: string;
   /** The client address as Express sees it (respecting `trust proxy`). */
   readonly address?: string;
+}
+
+/**
+ * Who made a change through an admin tool that knows its people, such as the admin router: the
+ * person's ID and display name as the host's `authorize` gave them. Changes made without one (the CLI,
+ * a provisioning script) carry no `actor`.
+ *
+ * @example
+ * ```ts
+ * import type { AuditActor } from 'express-service-accounts'
+ *
+ * const by = (actor: AuditActor | undefined): string => (actor ? `${actor.name} (${actor.id})` : 'an operator tool')
+ * ```
+ */
+export interface AuditActor {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** What every change to an account or its credentials carries. */
+interface ChangeBase extends AuditBase {
+  /** The person who made the change, when the caller named one (`admin.withActor(actor)`). */
+  readonly actor?: AuditActor;
 }
 
 /**
@@ -138,10 +170,11 @@ export interface ClientAuthenticationFailedEvent extends AuditBase {
  * ```ts
  * import type { AccountEvent } from 'express-service-accounts'
  *
- * const activity = (event: AccountEvent): string => `${event.at.toISOString()} ${event.type} ${event.name} (${event.clientId})`
+ * const activity = (event: AccountEvent): string =>
+ *   `${event.at.toISOString()} ${event.type} ${event.name} (${event.clientId}) by ${event.actor?.name ?? 'an operator tool'}`
  * ```
  */
-export interface AccountEvent extends AuditBase {
+export interface AccountEvent extends ChangeBase {
   readonly type: 'account.created' | 'account.disabled' | 'account.enabled';
   readonly clientId: string;
   readonly name: string;
@@ -159,7 +192,7 @@ export interface AccountEvent extends AuditBase {
  *   console.info(JSON.stringify({ at: event.at, action: event.type, account: event.name, secretId: event.secretId }))
  * ```
  */
-export interface SecretEvent extends AuditBase {
+export interface SecretEvent extends ChangeBase {
   readonly type: 'secret.created' | 'secret.revoked';
   readonly clientId: string;
   readonly name: string;

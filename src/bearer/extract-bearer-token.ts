@@ -33,3 +33,23 @@ export function extractBearerToken(header: string | undefined): string {
   if (NOT_TOKEN_CHAR.test(rest)) throw new InvalidRequestError('The Authorization header must carry exactly one bearer token', { challenge: 'Bearer' });
   return rest;
 }
+
+/**
+ * Whether a request presents a bearer token: one of its `Authorization` headers (raw header list,
+ * name/value pairs) uses the `Bearer` scheme, well-formed or not. `requireActor()` sends such a
+ * request down the bearer path, where a malformed header gets the bearer check's own answer.
+ * @example
+ * ```ts
+ * presentsBearer(['Authorization', 'bearer eyJ...']) // true (RFC 7235 §2.1: the scheme is case-insensitive)
+ * presentsBearer(['Authorization', 'Basic dTpw', 'Cookie', 'sid=1']) // false
+ * ```
+ */
+export function presentsBearer(rawHeaders: readonly string[]): boolean {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
+    const value = rawHeaders[i + 1]!.trimStart();
+    if (/^bearer(?:\s|$)/i.test(value)) return true;
+  }
+  return false;
+}

@@ -6,6 +6,7 @@
 import { CommanderError } from 'commander';
 import { AdminError } from '../admin/admin-errors.js';
 import { StoreUnavailableError } from '../errors.js';
+import { redactSecrets } from '../secrets/redact-secrets.js';
 import { buildProgram, type CliIo } from './program.js';
 import { UsageError } from './usage-error.js';
 
@@ -53,7 +54,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     // Commander has already printed its message (or the help) through io.
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     const usage = error instanceof UsageError || (error instanceof AdminError && error.code === 'invalid_input');
-    io.stderr(`service-accounts: ${usage ? (error as Error).message : describeFailure(error)}\n`);
+    // Messages quote what was typed only in an ID's form; a driver's message is not ours to trust.
+    io.stderr(`service-accounts: ${redactSecrets(usage ? (error as Error).message : describeFailure(error))}\n`);
     return usage ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
@@ -65,7 +67,7 @@ if (require.main === module) {
   };
   // A driver may fail outside any awaited call (a pool's 'error' event): still one line, no stack.
   const crash = (error: unknown): void => {
-    io.stderr(`service-accounts: ${describeFailure(error)}\n`);
+    io.stderr(`service-accounts: ${redactSecrets(describeFailure(error))}\n`);
     process.exit(EXIT_FAILURE);
   };
   process.on('uncaughtException', crash);

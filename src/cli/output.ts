@@ -2,8 +2,10 @@
  * @module output
  * What each CLI command prints: the exact `--json` documents of docs/cli.md (dates as ISO strings,
  * `null` when absent) and their human-readable counterparts. No function here prints a hash, and only
- * the two that create a secret print its value.
+ * the two that create a secret print its value. Human-readable text escapes any control or invisible
+ * character a store may hold (one written before names were checked), so nothing prints raw to a terminal.
  */
+import { escapeUnprintable as shown } from '../admin/printable-text.js';
 import type {
   AccountStatus,
   AccountSummary,
@@ -88,14 +90,14 @@ export function accountStatusJson(status: AccountStatus): Json {
 const SHOWN_ONCE =
   'This secret is shown once and cannot be shown again: put it in your secrets store now, never in source control.';
 
-const scopesText = (scopes: readonly string[]): string => (scopes.length === 0 ? '(unrestricted)' : scopes.join(' '));
+const scopesText = (scopes: readonly string[]): string => (scopes.length === 0 ? '(unrestricted)' : shown(scopes.join(' ')));
 
 /** Human-readable `create`. */
 export function createdAccountText(account: CreatedAccount): string {
   return [
-    `Created service account "${account.name}".`,
+    `Created service account "${shown(account.name)}".`,
     `  client ID:       ${account.clientId}`,
-    `  client account:  ${account.clientAccountId ?? '(none)'}`,
+    `  client account:  ${account.clientAccountId === null ? '(none)' : shown(account.clientAccountId)}`,
     `  scopes:          ${scopesText(account.scopes)}`,
     `  secret ID:       ${account.secret.id}`,
     `  client secret:   ${account.secret.value}`,
@@ -106,7 +108,7 @@ export function createdAccountText(account: CreatedAccount): string {
 /** Human-readable `secret add`. */
 export function createdSecretText(clientId: string, secret: CreatedSecret): string {
   return [
-    `Added a secret to ${clientId}.`,
+    `Added a secret to ${shown(clientId)}.`,
     `  secret ID:       ${secret.id}`,
     `  client secret:   ${secret.value}`,
     SHOWN_ONCE,
@@ -119,14 +121,14 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
   if (accounts.length === 0) return 'No service accounts.';
   const lines: string[] = [];
   for (const account of accounts) {
-    lines.push(`${account.clientId}  "${account.name}"  ${account.enabled ? 'enabled' : 'DISABLED'}`);
-    lines.push(`  client account:  ${account.clientAccountId ?? '(none)'}`);
+    lines.push(`${shown(account.clientId)}  "${shown(account.name)}"  ${account.enabled ? 'enabled' : 'DISABLED'}`);
+    lines.push(`  client account:  ${account.clientAccountId === null ? '(none)' : shown(account.clientAccountId)}`);
     lines.push(`  scopes:          ${scopesText(account.scopes)}`);
     if (account.secrets.length === 0) lines.push('  secrets:         (none)');
     for (const secret of account.secrets) {
       const state = secret.revokedAt ? `revoked ${secret.revokedAt.toISOString()}` : 'live';
       const used = secret.lastUsedAt ? secret.lastUsedAt.toISOString() : 'never';
-      lines.push(`  secret ${secret.id}  ${state}  created ${secret.createdAt.toISOString()}  last used ${used}`);
+      lines.push(`  secret ${shown(secret.id)}  ${state}  created ${secret.createdAt.toISOString()}  last used ${used}`);
     }
     for (const key of account.keys) {
       const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'live';
@@ -158,7 +160,7 @@ export function revokedKeyText(revoked: RevokedKey): string {
 /** Human-readable `secret revoke`. */
 export function revokedSecretText(revoked: RevokedSecret): string {
   return [
-    `Revoked secret ${revoked.secretId} of ${revoked.clientId} at ${revoked.revokedAt.toISOString()}.`,
+    `Revoked secret ${shown(revoked.secretId)} of ${shown(revoked.clientId)} at ${revoked.revokedAt.toISOString()}.`,
     'Tokens issued against it are refused within 1 second on every server sharing the store.',
   ].join('\n');
 }
@@ -174,6 +176,6 @@ export function revokedTokenText(revoked: RevokedToken): string {
 /** Human-readable `disable` / `enable`. */
 export function accountStatusText(status: AccountStatus): string {
   return status.enabled
-    ? `Enabled service account ${status.clientId}.`
-    : `Disabled service account ${status.clientId}: its tokens are refused within 1 second and it can get no new ones.`;
+    ? `Enabled service account ${shown(status.clientId)}.`
+    : `Disabled service account ${shown(status.clientId)}: its tokens are refused within 1 second and it can get no new ones.`;
 }

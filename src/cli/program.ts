@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import type { AdminApi } from '../index.js';
+import { redactSecrets } from '../secrets/redact-secrets.js';
 import { parseAccountStoreUrl } from '../sql/index.js';
 import { openAdminSession } from './admin-session.js';
 import {
@@ -71,6 +72,7 @@ function collectScopes(value: string, previous: string | undefined): string {
  *
  * @example
  * ```ts
+ * declare const io: CliIo // stdout and stderr writers (tests pass in-memory ones)
  * await buildProgram(io).parseAsync(['list', '--json'], { from: 'user' })
  * ```
  */
@@ -85,8 +87,9 @@ export function buildProgram(io: CliIo): Command {
     .configureOutput({
       writeOut: (text) => io.stdout(text),
       writeErr: (text) => io.stderr(text),
-      // Commander's own messages ("error: unknown option '--bogus'") carry the prefix of all the others.
-      outputError: (text, write) => write(`service-accounts: ${text.replace(/^error: /, '')}`),
+      // Commander's own messages ("error: unknown option '--bogus'") carry the prefix of all the others, and
+      // may quote what was typed: a secret pasted as an option is redacted.
+      outputError: (text, write) => write(`service-accounts: ${redactSecrets(text.replace(/^error: /, ''))}`),
     })
     .configureHelp({ showGlobalOptions: true })
     .allowExcessArguments(false);

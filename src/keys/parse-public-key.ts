@@ -47,7 +47,15 @@ const MIN_RSA_BITS = 2048;
 const MAX_RSA_BITS = 16384;
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth'] as const;
 
-const REFUSED = {
+/**
+ * Every reason a public key is refused: fixed sentences, so none can repeat any of the input.
+ *
+ * @example
+ * ```ts
+ * Object.values(PUBLIC_KEY_REFUSALS).includes(result.refused) // true for every refusal
+ * ```
+ */
+export const PUBLIC_KEY_REFUSALS = {
   private:
     'that is a private key: keep it with the client and register only its public half ' +
     '(openssl pkey -in private.pem -pubout -out public.pem); it was not stored',
@@ -82,25 +90,25 @@ export async function parsePublicKey(input: unknown): Promise<ParsedPublicKey | 
   const read = typeof input === 'string' ? readText(input) : readJwkOrSet(input);
   if ('refused' in read) return read;
   const { key } = read;
-  if (key.type !== 'public') return { refused: REFUSED.private };
+  if (key.type !== 'public') return { refused: PUBLIC_KEY_REFUSALS.private };
   const problem = checkKeyType(key);
   if (problem !== undefined) return { refused: problem };
   const publicKey = toPublicJwk(key.export({ format: 'jwk' }));
-  if (publicKey === undefined) return { refused: REFUSED.type };
+  if (publicKey === undefined) return { refused: PUBLIC_KEY_REFUSALS.type };
   return { publicKey, thumbprint: await calculateJwkThumbprint(publicKey, 'sha256') };
 }
 
 type Read = { readonly key: KeyObject } | RefusedPublicKey;
 
 function readText(input: string): Read {
-  if (input.length > MAX_INPUT_CHARS) return { refused: REFUSED.tooLarge };
+  if (input.length > MAX_INPUT_CHARS) return { refused: PUBLIC_KEY_REFUSALS.tooLarge };
   const text = input.trim();
   if (text.startsWith('{')) {
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
-      return { refused: REFUSED.unreadable };
+      return { refused: PUBLIC_KEY_REFUSALS.unreadable };
     }
     return readJwkOrSet(json);
   }
@@ -110,12 +118,12 @@ function readText(input: string): Read {
 function readPem(text: string): Read {
   const labels = [...text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----/g)].map((match) => match[1] as string);
   // Checked first and on its own: a private key must never reach a parser that derives its public half.
-  if (labels.some((label) => label.includes('PRIVATE KEY'))) return { refused: REFUSED.private };
-  if (/^(ssh|ecdsa-sha2)-[\w-]+ /.test(text)) return { refused: REFUSED.ssh };
-  if (labels.length === 0) return { refused: REFUSED.unreadable };
+  if (labels.some((label) => label.includes('PRIVATE KEY'))) return { refused: PUBLIC_KEY_REFUSALS.private };
+  if (/^(ssh|ecdsa-sha2)-[\w-]+ /.test(text)) return { refused: PUBLIC_KEY_REFUSALS.ssh };
+  if (labels.length === 0) return { refused: PUBLIC_KEY_REFUSALS.unreadable };
   const [first] = labels;
   // A certificate chain (leaf first, as TLS tools write it) gives the leaf's key.
-  if (labels.length > 1 && !labels.every((label) => label === 'CERTIFICATE')) return { refused: REFUSED.manyBlocks };
+  if (labels.length > 1 && !labels.every((label) => label === 'CERTIFICATE')) return { refused: PUBLIC_KEY_REFUSALS.manyBlocks };
   try {
     if (first === 'CERTIFICATE') {
       const end = text.indexOf('-----END CERTIFICATE-----');
@@ -124,41 +132,41 @@ function readPem(text: string): Read {
     if (first === 'PUBLIC KEY') return { key: createPublicKey({ key: text, format: 'pem', type: 'spki' }) };
     if (first === 'RSA PUBLIC KEY') return { key: createPublicKey({ key: text, format: 'pem', type: 'pkcs1' }) };
   } catch {
-    return { refused: REFUSED.unreadable };
+    return { refused: PUBLIC_KEY_REFUSALS.unreadable };
   }
-  return { refused: REFUSED.unreadable };
+  return { refused: PUBLIC_KEY_REFUSALS.unreadable };
 }
 
 function readJwkOrSet(input: unknown): Read {
-  if (!isObject(input)) return { refused: REFUSED.unreadable };
+  if (!isObject(input)) return { refused: PUBLIC_KEY_REFUSALS.unreadable };
   if ('keys' in input) {
     const keys = input.keys;
-    if (!Array.isArray(keys) || keys.length !== 1) return { refused: REFUSED.jwks };
+    if (!Array.isArray(keys) || keys.length !== 1) return { refused: PUBLIC_KEY_REFUSALS.jwks };
     return readJwk(keys[0]);
   }
   return readJwk(input);
 }
 
 function readJwk(jwk: unknown): Read {
-  if (!isObject(jwk) || typeof jwk.kty !== 'string') return { refused: REFUSED.unreadable };
-  if (PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) return { refused: REFUSED.private };
-  if (jwk.kty === 'oct' || 'k' in jwk) return { refused: REFUSED.symmetric };
-  if (jwk.use !== undefined && jwk.use !== 'sig') return { refused: REFUSED.notForSigning };
+  if (!isObject(jwk) || typeof jwk.kty !== 'string') return { refused: PUBLIC_KEY_REFUSALS.unreadable };
+  if (PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) return { refused: PUBLIC_KEY_REFUSALS.private };
+  if (jwk.kty === 'oct' || 'k' in jwk) return { refused: PUBLIC_KEY_REFUSALS.symmetric };
+  if (jwk.use !== undefined && jwk.use !== 'sig') return { refused: PUBLIC_KEY_REFUSALS.notForSigning };
   if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) {
-    return { refused: REFUSED.notForSigning };
+    return { refused: PUBLIC_KEY_REFUSALS.notForSigning };
   }
   // Only the members that make the key: `alg`, `kid`, `x5c` and the like are not kept.
   const members: NodeJwk = {};
   for (const name of ['kty', 'crv', 'x', 'y', 'n', 'e'] as const) {
     const value = jwk[name];
     if (value === undefined) continue;
-    if (typeof value !== 'string') return { refused: REFUSED.unreadable };
+    if (typeof value !== 'string') return { refused: PUBLIC_KEY_REFUSALS.unreadable };
     members[name] = value;
   }
   try {
     return { key: createPublicKey({ key: members, format: 'jwk' }) };
   } catch {
-    return { refused: REFUSED.unreadable };
+    return { refused: PUBLIC_KEY_REFUSALS.unreadable };
   }
 }
 
@@ -166,17 +174,17 @@ function checkKeyType(key: KeyObject): string | undefined {
   const details = key.asymmetricKeyDetails ?? {};
   switch (key.asymmetricKeyType) {
     case 'ec':
-      return details.namedCurve === 'prime256v1' ? undefined : REFUSED.curve;
+      return details.namedCurve === 'prime256v1' ? undefined : PUBLIC_KEY_REFUSALS.curve;
     case 'rsa': {
       const bits = details.modulusLength ?? 0;
-      if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS) return REFUSED.rsaSize;
+      if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS) return PUBLIC_KEY_REFUSALS.rsaSize;
       const exponent = details.publicExponent ?? 0n;
-      return exponent >= 3n && exponent < 2n ** 32n && exponent % 2n === 1n ? undefined : REFUSED.rsaExponent;
+      return exponent >= 3n && exponent < 2n ** 32n && exponent % 2n === 1n ? undefined : PUBLIC_KEY_REFUSALS.rsaExponent;
     }
     case 'ed25519':
       return undefined;
     default:
-      return REFUSED.type;
+      return PUBLIC_KEY_REFUSALS.type;
   }
 }
 

@@ -1,8 +1,8 @@
 /**
  * @module health
- * `sa.health()`: the state of each part an instance depends on, checked now, as one typed report with
- * an overall verdict. It never throws and answers within the store timeout (`storeTimeout`), so it
- * can back a readiness probe directly.
+ * `sa.health()`: the state of each part an instance depends on, as one typed report with an overall
+ * verdict. It never throws and answers within the store timeout (`storeTimeout`), and one probe of the
+ * store serves every call for a second, so it can back a readiness probe that anyone may call.
  */
 import { describeError, type ChangeFeedState } from './operational-events.js';
 
@@ -37,7 +37,7 @@ export type HealthStatus = 'ok' | 'degraded' | 'unavailable';
 export interface HealthReport {
   readonly status: HealthStatus;
   readonly checkedAt: Date;
-  /** The account store, probed now with a read that has the `storeTimeout` deadline. */
+  /** The account store, probed with a read that has the `storeTimeout` deadline (one probe a second at most). */
   readonly store: {
     readonly status: 'ok' | 'unavailable';
     /** How long the probe took (up to the deadline when it timed out). */
@@ -80,8 +80,26 @@ export interface HealthSources extends StoreHealthSources, TokenEndpointHealthSo
 }
 
 
-/** Builds the report; never rejects. */
-export async function checkHealth(sources: HealthSources): Promise<HealthReport> {
+/**
+ * How long one probe of the store (and of the limiter's Redis) answers every `sa.health()` call:
+ * 1 second. Calls made while a probe is running share it. So a flood of readiness requests costs the
+ * store at most one read a second, and the report is never more than about a second old (its
+ * `checkedAt` says when the probe ended). The change feed and the secret-check queue are read live.
+ * @example
+ * ```ts
+ * const stale = Date.now() - report.checkedAt.getTime() >= HEALTH_PROBE_REUSE_MS // the next call probes again
+ * ```
+ */
+export const HEALTH_PROBE_REUSE_MS = 1000;
+
+interface Probes {
+  readonly at: Date;
+  readonly store: HealthReport['store'];
+  readonly limiter: HealthReport['limiter'];
+}
+
+/** Probes the store and the limiter's backend at once; never rejects. */
+async function probe(sources: HealthSources): Promise<Probes> {
   const started = performance.now();
   const [store, limiter] = await Promise.all([
     sources.probeStore().then(
@@ -95,6 +113,10 @@ export async function checkHealth(sources: HealthSources): Promise<HealthReport>
         )
       : { status: sources.limiterBackend === 'none' ? ('off' as const) : ('ok' as const), backend: sources.limiterBackend },
   ]);
+  return { at: sources.now(), store, limiter };
+}
+
+function report({ at, store, limiter }: Probes, sources: HealthSources): HealthReport {
   const changeFeed = { status: safely(sources.changeFeed, 'not_started' as const) };
   const secretChecks = safely(sources.secretChecks, { running: 0, queued: 0, queueLimit: 0 });
   const degraded =
@@ -104,11 +126,40 @@ export async function checkHealth(sources: HealthSources): Promise<HealthReport>
     (secretChecks.queueLimit > 0 && secretChecks.queued >= secretChecks.queueLimit);
   return {
     status: store.status === 'unavailable' ? 'unavailable' : degraded ? 'degraded' : 'ok',
-    checkedAt: sources.now(),
+    checkedAt: at,
     store,
     changeFeed,
     limiter,
     secretChecks,
+  };
+}
+
+/**
+ * Returns `sa.health()`: each call builds a report, from the last probe when it ended less than
+ * {@link HEALTH_PROBE_REUSE_MS} ago (by `sources.now`), else from the running probe, else from a new
+ * one. Never rejects.
+ *
+ * @example
+ * ```ts
+ * const health = createHealthCheck({ ...runtime.storeHealth, ...tokenEndpoint.health, now: config.now })
+ * const report = await health()
+ * ```
+ */
+export function createHealthCheck(sources: HealthSources): () => Promise<HealthReport> {
+  let last: Probes | undefined;
+  let running: Promise<Probes> | undefined;
+  const fresh = (probes: Probes): boolean => {
+    const age = sources.now().getTime() - probes.at.getTime();
+    return age >= 0 && age < HEALTH_PROBE_REUSE_MS; // a clock set back probes again
+  };
+  return async () => {
+    if (last && fresh(last)) return report(last, sources);
+    running ??= probe(sources).then((probes) => {
+      last = probes;
+      running = undefined;
+      return probes;
+    });
+    return report(await running, sources);
   };
 }
 

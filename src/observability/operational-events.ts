@@ -6,6 +6,7 @@
  * outage gives a handful of events, not one per request. No event ever carries a secret, a token or
  * a hash: errors are reduced to their class name and message.
  */
+import { redactSecrets } from '../secrets/redact-secrets.js';
 import type { EventInput } from './hook-emitter.js';
 
 interface OperationalBase {
@@ -140,5 +141,6 @@ export function describeError(error: unknown): string {
     const code = (cause as { code?: unknown }).code;
     detail = ` (${cause.name}${typeof code === 'string' && /^[A-Za-z0-9_]{1,32}$/.test(code) ? ` ${code}` : ''})`;
   }
-  return `${error.name}: ${error.message}${detail}`.slice(0, 300);
+  // A driver's message may quote a value it was given: nothing secret-like passes (docs/security.md).
+  return redactSecrets(`${error.name}: ${error.message}${detail}`.slice(0, 300));
 }

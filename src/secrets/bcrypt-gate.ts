@@ -73,6 +73,8 @@ export const GATE_IPV6_PREFIX = 48;
  *
  * @example
  * ```ts
+ * import bcrypt from 'bcrypt'
+ *
  * const gate = new BcryptGate()
  * // throws a 503 error when the queue, or this address's or client ID's share of it, is full
  * const ok = await gate.run(() => bcrypt.compare(value, hash), { address: req.ip, clientId, known: account !== undefined })

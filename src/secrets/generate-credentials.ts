@@ -69,8 +69,6 @@ export const KEY_ID_PREFIX = 'esak_';
 const KEY_ID_SHAPE = /^esak_[0-9A-Za-z]{16}$/;
 const SECRET_SHAPE = /^esas_([0-9A-Za-z]{16})_([0-9A-Za-z]{44})([0-9A-Za-z]{6})$/;
 const SECRET_ID_SHAPE = /^[0-9A-Za-z]{16}$/;
-/** A secret's prefix, ID and separator: text holding this holds a secret, whole or cut short. */
-const SECRET_START = /esas_[0-9A-Za-z]{16}_/;
 const CLIENT_ID_LENGTH = 24;
 const CLIENT_ID_SHAPE = new RegExp(`^${CLIENT_ID_PREFIX}[0-9A-Za-z]{${CLIENT_ID_LENGTH}}$`);
 
@@ -171,13 +169,4 @@ export function isSecretId(value: string): boolean {
 /** Whether a string has the shape of a client ID, `esa_` and 24 base62 characters (for admin input validation). */
 export function isClientIdShape(value: string): boolean {
   return CLIENT_ID_SHAPE.test(value);
-}
-
-/**
- * Whether text holds a secret anywhere, even cut short or inside a longer word (the 6-character
- * checksum can be recomputed, so a secret without it is still the secret): the prefix, a 16-character
- * secret ID and the `_` that follows it. For admin input validation.
- */
-export function containsSecretStart(text: string): boolean {
-  return SECRET_START.test(text);
 }

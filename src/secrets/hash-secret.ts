@@ -25,7 +25,8 @@ export function hashSecret(value: string, rounds: number): Promise<string> {
  * Compares a presented secret with a stored hash, in bcrypt's constant time.
  * @example
  * ```ts
- * if (await verifySecretHash(presented, record.hash)) { ... }
+ * const presented = clientSecret
+ * const matches = await verifySecretHash(presented, account.secrets[0]!.hash)
  * ```
  */
 export async function verifySecretHash(value: string, hash: string): Promise<boolean> {

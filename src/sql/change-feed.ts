@@ -19,6 +19,9 @@ export { POLL_DEADLINE_MS, POLL_GRACE_MS } from './feed-loop.js';
  *
  * @example
  * ```ts
+ * declare const readLatestSeq: () => Promise<number> // the store's reads of its change table
+ * declare const readSince: (after: number, limit: number) => Promise<ChangeFeedEntry[]>
+ * const cache = new Map<string, unknown>()
  * const feed = new ChangeFeed({ readLatestSeq, readSince, pollIntervalMs: 200, onError: () => {} })
  * const stop = await feed.watch((clientId) => cache.delete(clientId))
  * ```

@@ -27,6 +27,7 @@ export interface ChangeFeedEntry {
  *
  * @example
  * ```ts
+ * declare const notifications: ChangeNotifications // e.g. PostgreSQL LISTEN on the store's channel
  * const stop = await notifications.listen((payload) => console.log(payload), (error) => console.error(error))
  * ```
  */
@@ -44,6 +45,8 @@ export interface ChangeNotifications {
  *
  * @example
  * ```ts
+ * declare const readLatestSeq: () => Promise<number>
+ * declare const readSince: (after: number, limit: number) => Promise<ChangeFeedEntry[]>
  * const options: ChangeFeedOptions = { readLatestSeq, readSince, pollIntervalMs: 200, onError: console.error }
  * ```
  */
@@ -64,7 +67,8 @@ export interface ChangeFeedOptions {
  *
  * @example
  * ```ts
- * await store.watch((clientId) => (clientId === ALL_ACCOUNTS ? cache.clear() : cache.delete(clientId)))
+ * const cache = new Map<string, unknown>()
+ * await store.watch!((clientId) => (clientId === ALL_ACCOUNTS ? cache.clear() : cache.delete(clientId)))
  * ```
  */
 export const ALL_ACCOUNTS = '*';

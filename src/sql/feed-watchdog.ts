@@ -14,6 +14,8 @@ export class FeedWatchdog {
   /**
    * @example
    * ```ts
+   * declare const announce: (clientId: string) => void // tells the feed's listeners
+   * declare const poll: () => Promise<void> // one read of the change table
    * const watchdog = new FeedWatchdog(400, () => announce('*'))
    * const read = watchdog.begin()
    * watchdog.end(read, await poll().then(() => true, () => false))

@@ -24,7 +24,9 @@ function ignoreConnectionError(): void {
  *
  * @example
  * ```ts
- * const pool = guardClients(new pg.Pool({ connectionString }), { ownsPool: true })
+ * import pg from 'pg'
+ *
+ * const pool = guardClients(new pg.Pool({ connectionString: url }), { ownsPool: true })
  * ```
  */
 export function guardClients(pool: PgPool, options: { readonly ownsPool: boolean }): PgPool {

@@ -159,7 +159,8 @@ export function toKeyRecord(row: KeyRow): KeyRecord {
  *
  * @example
  * ```ts
- * await trx.insertInto('secrets').values(secretValues('svc_1', secret)).execute()
+ * const secret: NewSecretRecord = { id: secretId, hash, createdAt: new Date() }
+ * await trx.insertInto('secrets').values(secretValues(clientId, secret)).execute()
  * ```
  */
 export function secretValues(clientId: string, secret: NewSecretRecord) {

@@ -12,6 +12,8 @@ import { REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tok
  *
  * @example
  * ```ts
+ * import { KyselyAccountStore } from './sql-account-store.js'
+ *
  * const store = new KyselyAccountStore(db, { dialect: 'sqlite' satisfies SqlDialectName })
  * ```
  */
@@ -109,6 +111,10 @@ export interface MigrationsTable {
  *
  * @example
  * ```ts
+ * import BetterSqlite3 from 'better-sqlite3'
+ * import { Kysely, SqliteDialect } from 'kysely'
+ * import { KyselyAccountStore } from './sql-account-store.js'
+ *
  * const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3('accounts.db') }) })
  * const store = new KyselyAccountStore(db, { dialect: 'sqlite' })
  * ```
@@ -149,6 +155,8 @@ interface Migration {
  *
  * @example
  * ```ts
+ * import { sql } from 'kysely'
+ *
  * await sql`select pg_advisory_xact_lock(hashtext(${ADVISORY_LOCK_NAMESPACE}), hashtext(${'public:migrations'}))`.execute(trx)
  * ```
  */
@@ -193,6 +201,7 @@ const MIGRATIONS: readonly Migration[] = [
  * @example
  * ```ts
  * const { version } = await db.selectFrom('account_store_migrations').select((eb) => eb.fn.max('version').as('version')).executeTakeFirstOrThrow()
+ * const location: SchemaLocation = { dialect: 'postgres', schema: 'service_accounts' }
  * if (version !== LATEST_SCHEMA_VERSION) await migrateToLatest(db, location)
  * ```
  */
@@ -296,7 +305,11 @@ const SQLITE_BUSY_ATTEMPTS = 8;
  *
  * @example
  * ```ts
- * if (isSqliteBusy(error)) await retry()
+ * declare const write: () => Promise<void> // one write transaction
+ * await write().catch(async (error: unknown) => {
+ *   if (isSqliteBusy(error)) await write() // another connection held the lock: try again
+ *   else throw error
+ * })
  * ```
  */
 export function isSqliteBusy(error: unknown): boolean {

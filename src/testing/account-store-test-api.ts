@@ -65,7 +65,9 @@ const PASS_THEM =
  *
  * @example
  * ```ts
- * const { describe, it, expect, beforeEach, afterEach } = resolveTestApi(api)
+ * import * as vitest from 'vitest'
+ *
+ * const { describe, it, expect, beforeEach, afterEach } = resolveTestApi(vitest) // Jest: resolveTestApi(undefined), its globals
  * ```
  */
 export function resolveTestApi(api: AccountStoreTestApi | undefined): AccountStoreTestApi {
@@ -97,6 +99,8 @@ export function resolveTestApi(api: AccountStoreTestApi | undefined): AccountSto
  *
  * @example
  * ```ts
+ * import { it } from 'vitest'
+ *
  * it('uses watch', async function () {
  *   if (!store.watch) return skipRunningTest(arguments, 'the store has no watch')
  * })

@@ -11,6 +11,7 @@ import type { NewAccountRecord, NewKeyRecord, NewSecretRecord } from '../store/a
  *
  * @example
  * ```ts
+ * const calls: string[] = [] // client IDs a store under test was asked for
  * await waitFor(() => calls.includes(clientId), 'createAccount')
  * ```
  */

@@ -24,66 +24,59 @@ export function describeAssertionIds(
   ids: IdFactory,
   { it, expect }: Pick<AccountStoreTestApi, 'it' | 'expect'>,
 ): void {
-  const jti = (): string => ids.keyId().replace('esak_', 'jti-');
+  /** A new assertion's issuer and ID, issued now (the fixture clock) and valid for `lifetimeMs`. */
+  const fresh = (lifetimeMs = 300_000) => {
+    const now = ids.time();
+    return { issuer: ids.clientId(), id: ids.keyId().replace('esak_', 'jti-'), now, expiresAt: new Date(now.getTime() + lifetimeMs) };
+  };
+  const at = (date: Date, ms: number): Date => new Date(date.getTime() + ms);
 
   // RFC 7523 §3: "The authorization server MAY ensure that JWTs are not replayed by maintaining the set
   // of used "jti" values for the length of time for which the JWT would be considered valid".
   it('consumeAssertionId resolves true for the first use of an assertion ID and false for a replay', async function () {
     const store = keyStore(arguments);
     if (!store) return;
-    const issuer = ids.clientId();
-    const id = jti();
-    const now = ids.time();
-    const expiresAt = new Date(now.getTime() + 300_000);
+    const { issuer, id, now, expiresAt } = fresh();
     expect(await store.consumeAssertionId(issuer, id, expiresAt, now)).toBe(true);
-    expect(await store.consumeAssertionId(issuer, id, expiresAt, new Date(now.getTime() + 1000))).toBe(false);
-    expect(await store.consumeAssertionId(issuer, id, new Date(expiresAt.getTime() + 60_000), new Date(now.getTime() + 299_999))).toBe(false);
+    expect(await store.consumeAssertionId(issuer, id, expiresAt, at(now, 1000))).toBe(false);
+    expect(await store.consumeAssertionId(issuer, id, at(expiresAt, 60_000), at(expiresAt, -1))).toBe(false);
   });
 
   // RFC 7519 §4.1.7: the "jti" value is unique per issuer; another issuer may use the same one.
   it('consumeAssertionId keeps assertion IDs apart per issuer', async function () {
     const store = keyStore(arguments);
     if (!store) return;
-    const id = jti();
-    const now = ids.time();
-    const expiresAt = new Date(now.getTime() + 300_000);
+    const { id, now, expiresAt } = fresh();
     expect(await store.consumeAssertionId(ids.clientId(), id, expiresAt, now)).toBe(true);
     expect(await store.consumeAssertionId(ids.clientId(), id, expiresAt, now)).toBe(true);
     expect(await store.consumeAssertionId('https://issuer.example', id, expiresAt, now)).toBe(true);
   });
 
+  // AccountStore.consumeAssertionId: "An entry whose `expiresAt` is not after `now` counts as absent".
   it('consumeAssertionId forgets an assertion ID once it has expired', async function () {
     const store = keyStore(arguments);
     if (!store) return;
-    const issuer = ids.clientId();
-    const id = jti();
-    const now = ids.time();
-    const expiresAt = new Date(now.getTime() + 120_000);
+    const { issuer, id, now, expiresAt } = fresh(120_000);
     expect(await store.consumeAssertionId(issuer, id, expiresAt, now)).toBe(true);
-    const later = new Date(expiresAt.getTime());
-    expect(await store.consumeAssertionId(issuer, id, new Date(later.getTime() + 120_000), later)).toBe(true);
-    expect(await store.consumeAssertionId(issuer, id, new Date(later.getTime() + 120_000), new Date(later.getTime() + 1))).toBe(false);
+    expect(await store.consumeAssertionId(issuer, id, at(expiresAt, 120_000), expiresAt)).toBe(true);
+    expect(await store.consumeAssertionId(issuer, id, at(expiresAt, 120_000), at(expiresAt, 1))).toBe(false);
   });
 
+  // RFC 7519 §4.1.7: "jti" is a case-sensitive string chosen by the client: any length, any character.
   it('consumeAssertionId takes any assertion ID, however long or strange', async function () {
     const store = keyStore(arguments);
     if (!store) return;
-    const issuer = ids.clientId();
-    const now = ids.time();
-    const expiresAt = new Date(now.getTime() + 300_000);
-    const strange = [`${jti()}${'x'.repeat(8000)}`, `${jti()} ' " \\ ; -- % _ * 名前 😀`, `${jti()}\u0000nul`];
-    for (const id of strange) expect(await store.consumeAssertionId(issuer, id, expiresAt, now)).toBe(true);
-    for (const id of strange) expect(await store.consumeAssertionId(issuer, id, expiresAt, now)).toBe(false);
-    expect(await store.consumeAssertionId(issuer, `${strange[2]!.slice(0, -3)}`, expiresAt, now)).toBe(true);
+    const { issuer, id, now, expiresAt } = fresh();
+    const strange = [`${id}${'x'.repeat(8000)}`, `${id} ' " \\ ; -- % _ * 名前 😀`, `${id}\u0000nul`, id.toUpperCase()];
+    for (const value of strange) expect(await store.consumeAssertionId(issuer, value, expiresAt, now)).toBe(true);
+    for (const value of strange) expect(await store.consumeAssertionId(issuer, value, expiresAt, now)).toBe(false);
+    expect(await store.consumeAssertionId(issuer, id, expiresAt, now)).toBe(true);
   });
 
   it(`consumeAssertionId resolves true for exactly one of ${RACERS} concurrent uses of one assertion ID`, async function () {
     const store = keyStore(arguments);
     if (!store) return;
-    const issuer = ids.clientId();
-    const id = jti();
-    const now = ids.time();
-    const expiresAt = new Date(now.getTime() + 300_000);
+    const { issuer, id, now, expiresAt } = fresh();
     const results = await Promise.all(Array.from({ length: RACERS }, () => store.consumeAssertionId(issuer, id, expiresAt, now)));
     expect(results.filter((first) => first).length).toBe(1);
   });

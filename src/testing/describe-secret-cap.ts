@@ -16,7 +16,10 @@ const CAP = 3;
  *
  * @example
  * ```ts
- * describeSecretCap(() => store, ids, { it, expect })
+ * import { expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeSecretCap(() => store, new IdFactory(), { it, expect })
  * ```
  */
 export function describeSecretCap(

@@ -22,7 +22,7 @@ import type { AuditEventInput } from '../audit/audit-events.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { GATE_IPV6_PREFIX } from '../secrets/bcrypt-gate.js';
 import { parseSecret } from '../secrets/generate-credentials.js';
-import { redactSecrets } from '../secrets/redact-secrets.js';
+import { presentedClientId } from '../secrets/redact-secrets.js';
 import type { PresentedSecret, RememberedSecrets } from '../secrets/remembered-secrets.js';
 import type { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import type { SecretVerifier } from '../secrets/secret-verifier.js';
@@ -263,7 +263,7 @@ export class ClientAuthenticator {
 
   #fail(attempt: Attempt, reason: ClientAuthenticationFailure, account?: AccountRecord): void {
     const { limiter, audit } = this.#parts;
-    audit({ type: 'client.authentication_failed', reason, ...auditFields(attempt), ...(account ? { name: account.name } : {}) });
+    audit({ type: 'client.authentication_failed', reason, ...auditFields(attempt, account !== undefined), ...(account ? { name: account.name } : {}) });
     const error = new InvalidClientError(reason, { authorizationHeader: attempt.credentials.authorizationHeader });
     // A counted attempt that failed keeps its count; a failure that was not counted in advance is counted now.
     if (attempt.reservation || !limiter) return attempt.done(error);
@@ -281,8 +281,12 @@ export class ClientAuthenticator {
   }
 }
 
-/** The client ID and address for a failure's audit event; a client that put its secret in the client ID field must not find it there. */
-function auditFields(attempt: Attempt): { clientId?: string; address?: string } {
+/**
+ * The client ID and address for a failure's audit event. The client ID is shown only when it has the
+ * form of one (or named an account): a client that put its secret, or part of it, in the client ID
+ * field must not find it there.
+ */
+function auditFields(attempt: Attempt, known = false): { clientId?: string; malformedClientId?: string; address?: string } {
   const { clientId, address } = attempt;
-  return { ...(clientId !== undefined ? { clientId: redactSecrets(clientId) } : {}), ...(address !== undefined ? { address } : {}) };
+  return { ...(clientId !== undefined ? presentedClientId(clientId, known) : {}), ...(address !== undefined ? { address } : {}) };
 }

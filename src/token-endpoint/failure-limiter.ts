@@ -126,7 +126,8 @@ const giveBackMarginMs = (windowSeconds: number): number => Math.min(1000, windo
  * @example
  * ```ts
  * const limiter = createFailureLimiter({ max: 10, windowSeconds: 60, ipv6Prefix: 64, redis: undefined }, 2000)
- * const attempt = await limiter.reserve({ clientId, address })
+ * declare const checkSecret: () => Promise<boolean> // the client authentication
+ * const attempt = await limiter.reserve({ clientId, address: '192.0.2.1' })
  * if (attempt.retryAfter > 0) throw new TooManyRequestsError(attempt.retryAfter)
  * if (await checkSecret()) attempt.release() // a failure keeps its count
  * ```

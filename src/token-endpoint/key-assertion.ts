@@ -21,7 +21,7 @@ const MAX_CLIENT_ID_LENGTH = 256;
 
 const EC_ALGORITHMS = ['ES256'] as const;
 const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
-const OKP_ALGORITHMS = ['EdDSA', 'Ed25519'] as const;
+const OKP_ALGORITHMS = ['EdDSA'] as const;
 
 /** Every algorithm an assertion may be signed with, for the RFC 8414 metadata (asymmetric only). */
 export const ASSERTION_SIGNING_ALGORITHMS: readonly string[] = [...EC_ALGORITHMS, ...RSA_ALGORITHMS, ...OKP_ALGORITHMS];

@@ -43,10 +43,14 @@ interface StrategyRegistry {
  *
  * @example
  * ```ts
- * const passport = new Passport().framework(callbackFramework())
- * passport.use('basic', new BasicStrategy(verify))
+ * import { Passport } from 'passport'
+ * import { BasicStrategy } from 'passport-http'
+ *
+ * const passport = new Passport()
+ * passport.framework(callbackFramework())
+ * passport.use('basic', new BasicStrategy((id, secret, done) => done(null, false)))
  * const attempt = passport.authenticate('basic', { session: false }) as unknown as Attempt
- * attempt(req, (err, user) => { ... })
+ * attempt(req, (err, user) => console.log(err ?? user))
  * ```
  */
 export function callbackFramework(): Framework<never, void> {

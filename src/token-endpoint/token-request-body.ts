@@ -36,13 +36,26 @@ export function toBodyError(err: unknown): InvalidRequestError {
   return new InvalidRequestError('The request body could not be read', { cause: err });
 }
 
-function hasBody(req: TokenHttpRequest): boolean {
+/**
+ * Whether the request declares a body (a non-zero length, or chunked).
+ * @example
+ * ```ts
+ * if (!hasBody(req)) return done(undefined, {})
+ * ```
+ */
+export function hasBody(req: TokenHttpRequest): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** Whether an earlier parser (the host's) already consumed the body. */
-function alreadyParsed(req: TokenHttpRequest): boolean {
+/**
+ * Whether an earlier parser (the host's) already consumed the body.
+ * @example
+ * ```ts
+ * const body = alreadyParsed(req) ? req.body : await read(req)
+ * ```
+ */
+export function alreadyParsed(req: TokenHttpRequest): boolean {
   // body-parser 1 (Express 4) sets _body; body-parser 2 (Express 5) leaves the stream consumed.
   return req._body === true || req.readableEnded;
 }
@@ -148,11 +161,29 @@ function parseJson(text: string): unknown {
  * @param limit largest body in bytes
  * @example
  * ```ts
- * readTokenBody(req, config.bodyLimit, (err, body) => (err ? fail(err) : validate(body)))
+ * import { sendOAuthError } from '../errors.js'
+ *
+ * readTokenBody(req, config.bodyLimit, (err, body) => {
+ *   if (err) sendOAuthError(res, err, config.realm)
+ *   else console.log(body) // the parsed form or JSON, for the request guards
+ * })
  * ```
  */
+/**
+ * Whether the request's `Transfer-Encoding` is absent or exactly `chunked` (any case, RFC 9112 §7).
+ * Node frames any list ending in `chunked` (`gzip, chunked`) and hands over the still-coded body as
+ * if it were plain, so a proxy that decodes the other codings and this server would read one request
+ * two ways (RFC 9112 §6.1): only `chunked` is accepted.
+ */
+function onlyChunked(transferEncoding: string | undefined): boolean {
+  if (transferEncoding === undefined) return true;
+  const codings = transferEncoding.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '');
+  return codings.length === 1 && codings[0] === 'chunked';
+}
+
 export function readTokenBody(req: TokenHttpRequest, limit: number, done: (err: InvalidRequestError | undefined, body?: unknown) => void): void {
   const headers = req.headers;
+  if (!onlyChunked(headers['transfer-encoding'])) return done(new InvalidRequestError('Unsupported transfer coding; send the body as is or chunked'));
   // Checked first: a body the host's own parser (with its own, larger limit) already read is still ours to refuse.
   const declared = headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return done(tooLarge());

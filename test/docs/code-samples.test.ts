@@ -5,14 +5,16 @@
  * src/index.ts, src/sql/index.ts and src/testing/index.ts. The samples live in memory only.
  * A sample must therefore be complete: its own imports and declarations, no `...` placeholders.
  *
- * The TSDoc `@example`s type-check too, as typedoc renders them into docs/api/*.md (the API
- * reference `npm run docs:api` generates and `.ci/run` keeps current). They are fragments in the
- * voice of the API reference: they may use the package's exports and a few values of a host app
- * (`sa`, `app`, `db`...) without declaring them. See {@link apiPreamble}. And every export of the
- * three entry points has an `@example` (STYLE §7).
+ * Every TSDoc `@example` in src/ type-checks too: those of the exports, which typedoc renders into
+ * docs/api/*.md (the API reference `npm run docs:api` generates and `.ci/run` keeps current), and
+ * those of internal names, which contributors read. They are fragments in the voice of the API
+ * reference: they may use the package's exports, the exports of their own module, and a few values
+ * of a host app (`sa`, `app`, `db`...) or of the library's insides (`config`, `runtime`...) without
+ * declaring them. See {@link apiPreamble}. And every export of the three entry points has an
+ * `@example` (STYLE §7).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -27,6 +29,8 @@ const ENTRY_POINTS: Readonly<Record<string, string>> = {
 
 interface Sample {
   readonly doc: string;
+  /** For a TSDoc example: the source file whose exports it may use. */
+  readonly module?: string;
   /** 1-based line of the sample's first code line in the Markdown file. */
   readonly line: number;
   readonly code: string;
@@ -107,6 +111,24 @@ const API_FIXTURES: Readonly<Record<string, string>> = {
   flushPrefix: `declare const flushPrefix: (store: import('express-service-accounts').AccountStore) => Promise<void>`,
 };
 
+/**
+ * What the TSDoc examples of internal names may use besides {@link API_FIXTURES}: the values a
+ * contributor reading the library's insides assumes (its resolved `config`, the `runtime`, a Kysely
+ * `db` on the SQL schema, an Express `req`). Same rule: never to hide an error.
+ */
+const INTERNAL_FIXTURES: Readonly<Record<string, string>> = {
+  options: `declare const options: import('express-service-accounts').ServiceAccountsOptions`,
+  config: `declare const config: import(${JSON.stringify(join(root, 'src/config.js'))}).ResolvedConfig`,
+  runtime: `declare const runtime: import(${JSON.stringify(join(root, 'src/runtime.js'))}).Runtime`,
+  db: `declare const db: import('kysely').Kysely<import(${JSON.stringify(join(root, 'src/sql/schema.js'))}).Database>`,
+  trx: `declare const trx: import('kysely').Transaction<import(${JSON.stringify(join(root, 'src/sql/schema.js'))}).Database>`,
+  req: `declare const req: import('express').Request`,
+  res: `declare const res: import('express').Response`,
+  account: `declare const account: import('express-service-accounts').AccountRecord`,
+  value: `declare const value: string`,
+  hash: `declare const hash: string`,
+};
+
 /** Top-level names a sample declares or imports itself: those shadow the preamble's. */
 function declaredNames(code: string): Set<string> {
   const source = ts.createSourceFile('sample.mts', code, ts.ScriptTarget.Latest);
@@ -134,25 +156,96 @@ function declaredNames(code: string): Set<string> {
   return names;
 }
 
+/** Every name a source module exports itself (declarations with `export`, `export { ... }` lists). */
+function moduleExports(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+  return source.statements.flatMap((statement) => {
+    if (ts.isExportDeclaration(statement)) {
+      return statement.exportClause && ts.isNamedExports(statement.exportClause) ? statement.exportClause.elements.map((e) => e.name.text) : [];
+    }
+    const exported = ts.canHaveModifiers(statement) && ts.getModifiers(statement)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+    if (!exported) return [];
+    if (ts.isVariableStatement(statement)) {
+      return statement.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
+    }
+    const name = (statement as ts.DeclarationStatement).name;
+    return name && ts.isIdentifier(name) ? [name.text] : [];
+  });
+}
+
 /**
  * Appended (not prepended, so line numbers stay right; imports are hoisted) to each TSDoc example:
- * imports of every export of the three entry points and the {@link API_FIXTURES}, less the names
- * the example declares or imports itself.
+ * imports of every export of the three entry points, then of the example's own module (an internal
+ * example may use its neighbours), and the {@link API_FIXTURES}, less the names the example declares
+ * or imports itself.
  */
-function apiPreamble(code: string): string {
-  const own = declaredNames(code);
+function apiPreamble(code: string, module?: string, internal = false): string {
+  const taken = declaredNames(code);
   const lines = Object.entries(ENTRY_POINTS).map(([specifier, file]) => {
-    const names = exportedNames(file).filter((name) => !own.has(name));
+    const names = exportedNames(file).filter((name) => !taken.has(name));
+    names.forEach((name) => taken.add(name));
     return names.length > 0 ? `import { ${names.join(', ')} } from '${specifier}'` : '';
   });
-  for (const [name, declaration] of Object.entries(API_FIXTURES)) if (!own.has(name)) lines.push(declaration);
+  if (module !== undefined && internal) {
+    const names = [...new Set(moduleExports(module))].filter((name) => !taken.has(name));
+    names.forEach((name) => taken.add(name));
+    if (names.length > 0) lines.push(`import { ${names.join(', ')} } from ${JSON.stringify(module.replace(/\.ts$/, '.js'))}`);
+  }
+  const fixtures = internal ? { ...API_FIXTURES, ...INTERNAL_FIXTURES } : API_FIXTURES;
+  for (const [name, declaration] of Object.entries(fixtures)) if (!taken.has(name)) lines.push(declaration);
   return `\n// ---- preamble (test/docs/code-samples.test.ts)\n${lines.filter(Boolean).join('\n')}\n`;
 }
 
-function apiExamples(): Sample[] {
-  return markdownFiles('docs/api').flatMap((file) =>
-    extractSamples(file, readFileSync(file, 'utf8'), true).map((sample) => ({ ...sample, code: sample.code + apiPreamble(sample.code) })),
-  );
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/**
+ * The ```ts blocks of every `@example` of every TSDoc comment in src/, on exported names or not:
+ * the `*` margin removed, each with the line of its first code line in its source file.
+ */
+function sourceExamples(): Sample[] {
+  const published = new Set(Object.values(ENTRY_POINTS).flatMap(exportedNames));
+  return sourceFiles(join(root, 'src')).flatMap((file) => {
+    const text = readFileSync(file, 'utf8');
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
+    /** Whether the comment at `at` documents a published name (or a member of one): its example is in docs/api. */
+    const isPublished = (at: number): boolean => {
+      const statement = source.statements.find((s) => s.pos <= at && at < s.end);
+      if (statement === undefined) return false;
+      const names = ts.isVariableStatement(statement)
+        ? statement.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []))
+        : [(statement as ts.DeclarationStatement).name].flatMap((name) => (name && ts.isIdentifier(name) ? [name.text] : []));
+      return names.some((name) => published.has(name));
+    };
+    const samples: Sample[] = [];
+    for (const comment of text.matchAll(/\/\*\*[\s\S]*?\*\//g)) {
+      const startLine = text.slice(0, comment.index).split('\n').length;
+      const internal = !isPublished(comment.index);
+      const lines = comment[0].split('\n').map((line) => line.replace(/^\s*\*(?: |$)/, '').replace(/^\/\*\*\s?/, ''));
+      let inExample = false;
+      let open: { line: number; code: string[] } | undefined;
+      lines.forEach((line, index) => {
+        if (open === undefined) {
+          if (/^@\w+/.test(line)) inExample = line.startsWith('@example');
+          if (inExample && /^```(ts|typescript)\s*$/.test(line)) open = { line: startLine + index + 1, code: [] };
+        } else if (/^```\s*$/.test(line)) {
+          // An internal example may import its neighbours as its module does: `./x.js` from its own folder.
+          const written = `${open.code.join('\n')}\n`;
+          const code = internal ? written.replace(/(from |import\()'(\.\.?\/[^']+)'/g, (_m, lead: string, path: string) => `${lead}${JSON.stringify(join(dirname(file), path))}`) : written;
+          samples.push({ doc: file, line: open.line, code: code + apiPreamble(code, file, internal), ...(internal && { module: file }) });
+          open = undefined;
+        } else {
+          open.code.push(line);
+        }
+      });
+    }
+    return samples;
+  });
 }
 
 function createProgram(samples: readonly Sample[]): { program: ts.Program; virtual: Map<string, Sample> } {
@@ -241,7 +334,8 @@ describe('code samples in README.md and docs/*.md', () => {
   const samples = [join(root, 'README.md'), ...markdownFiles('docs')].flatMap((file) =>
     extractSamples(file, readFileSync(file, 'utf8')),
   );
-  const examples = apiExamples();
+  const examples = sourceExamples();
+  const rendered = markdownFiles('docs/api').flatMap((file) => extractSamples(file, readFileSync(file, 'utf8'), true));
   let compiled: ReturnType<typeof createProgram> | undefined;
   const program = () => (compiled ??= createProgram([...samples, ...examples]));
 
@@ -249,8 +343,15 @@ describe('code samples in README.md and docs/*.md', () => {
     expect(samples.length).toBeGreaterThan(10);
   });
 
+  it('finds the TSDoc examples in src/, on exported and internal names', () => {
+    expect(examples.length).toBeGreaterThan(150);
+    const internal = examples.filter((example) => example.module !== undefined);
+    expect(internal.length).toBeGreaterThan(60);
+    expect(examples.length - internal.length).toBeGreaterThan(60);
+  });
+
   it('finds the TSDoc examples in docs/api (run `npm run docs:api` after changing the TSDoc)', () => {
-    const docs = new Set(examples.map((example) => relative(root, example.doc)));
+    const docs = new Set(rendered.map((example) => relative(root, example.doc)));
     expect([...docs].sort()).toEqual(['docs/api/index.md', 'docs/api/sql.md', 'docs/api/testing.md']);
   });
 

@@ -5,14 +5,16 @@
  * live app, with the placeholders (`$CLIENT_ID`, `esa_4fT0...`, the host) filled in.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp } from '../helpers/create-app.js';
+import { createAdminApi, createAdminRouter } from '../../src/index.js';
+import { createTestApp, watchAdmin } from '../helpers/create-app.js';
 import { CLI_BIN, runCliJson } from '../helpers/run-cli.js';
 import { listen, type LiveServer } from '../hardening/helpers.js';
 
@@ -66,6 +68,9 @@ describe('shell samples in README.md and docs/*.md', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'esa-shell-samples-'));
+    // The public key file the `key add` samples register (docs/cli.md makes it with openssl).
+    const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
+    writeFileSync(join(dir, 'public.pem'), publicKey.export({ format: 'pem', type: 'spki' }).toString());
     // The store docs/cli.md names, relative to the samples' working directory.
     const store = 'sqlite:./prod.db';
     const created = await runCliJson<{ clientId: string; secret: { id: string; value: string } }>(
@@ -74,7 +79,7 @@ describe('shell samples in README.md and docs/*.md', () => {
     );
     // The routes the docs call: the example server's (docs/observability.md: /readyz, /metrics).
     const exporter = new PrometheusExporter({ preventServerStart: true });
-    const { sa } = createTestApp({ telemetry: { meterProvider: new MeterProvider({ readers: [exporter] }) } });
+    const { sa, store: appStore } = createTestApp({ telemetry: { meterProvider: new MeterProvider({ readers: [exporter] }) } });
     const account = await sa.admin.createAccount({ name: 'docs-curl', scopes: ['jobs:write'] });
     const app = express();
     app.use('/oauth', sa.tokenRouter);
@@ -84,6 +89,15 @@ describe('shell samples in README.md and docs/*.md', () => {
       res.status(report.store.status === 'ok' ? 200 : 503).json(report);
     });
     app.get('/metrics', (req, res) => exporter.getMetricsRequestHandler(req, res));
+    // docs/admin-api.md: the admin router, with $ADMIN_TOKEN acting as an operator, over its own admin
+    // API on the same store (watched so the secrets its creating answers show are allowed there once).
+    const admin = createAdminApi({ store: appStore, secretHashRounds: 4 });
+    watchAdmin(admin, 'in-its-response');
+    const adminToken = 'docs-admin-token';
+    const operator = { actor: { id: 'docs', name: 'Docs operator' }, allClientAccounts: true } as const;
+    app.use('/admin', createAdminRouter({ admin, authorize: (req) => (req.headers.authorization === `Bearer ${adminToken}` ? operator : undefined) }));
+    // A second secret of the account, for the revocation sample (the token above stays valid).
+    const second = await sa.admin.addSecret(account.clientId);
     server = await listen(app);
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
@@ -97,6 +111,8 @@ describe('shell samples in README.md and docs/*.md', () => {
       CLIENT_ID: account.clientId,
       CLIENT_SECRET: account.secret.value,
       ACCESS_TOKEN: token.access_token,
+      ADMIN_TOKEN: adminToken,
+      SECRET_ID: second.id,
     };
   });
 
@@ -127,7 +143,9 @@ describe('shell samples in README.md and docs/*.md', () => {
     async (_name, command) => {
       const script = command.replace(/https?:\/\/(localhost:3000|api\.example\.com)/g, server.url).replace(/^curl /, 'curl -q --noproxy "*" -o /dev/null -w "%{http_code}" ');
       const run = await bash(script, env, dir);
-      expect(run.stdout).toBe('200');
+      // docs/admin-api.md: creating an account or a secret answers 201 Created.
+      const creates = /-X POST \S+\/admin\/service-accounts(\/\S+\/secrets)?\s/.test(command);
+      expect(run.stdout).toBe(creates ? '201' : '200');
     },
   );
 });

@@ -3,11 +3,13 @@
  * line on stdout, a protected request's line names the service account (name and client ID) and
  * never holds a token or a secret; with METRICS=1, GET /metrics serves the library's counters in
  * Prometheus text format; GET /readyz is readiness (200 while the store answers), GET /healthz liveness.
+ * (Its full report, and the server's time limits: test/examples/example-edges.test.ts.)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { withLastCharChanged } from '../helpers/tokens.js';
 import { bearer, freePort, getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
 
 interface LogLine {
@@ -16,6 +18,7 @@ interface LogLine {
   readonly req?: { readonly id: number; readonly method: string; readonly path: string };
   readonly res?: { readonly statusCode: number };
   readonly serviceAccount?: { readonly name: string; readonly clientId: string };
+  readonly user?: { readonly name: string; readonly id: string };
 }
 
 /** The JSON lines the server wrote (the start-up banner is plain text). */
@@ -60,9 +63,23 @@ describe('example server operability', { timeout: 120_000 }, () => {
     expect(server.output).not.toContain('ops-test');
   });
 
+  // A person signed in at the stand-in login is named on their request lines too, and the session
+  // cookie is never logged.
+  it("names the signed-in person on a protected request's line, without the session cookie", async () => {
+    const login = await fetch(`${server.url}/login`, { method: 'POST', body: new URLSearchParams({ name: 'Ada' }) });
+    expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await fetch(`${server.url}/api/activity`, { headers: { cookie } })).status).toBe(200);
+    await vi.waitFor(() => expect(logLines(server).some((line) => line.req?.path === '/api/activity')).toBe(true), { timeout: 5000 });
+    const line = logLines(server).find((l) => l.req?.path === '/api/activity');
+    expect(line).toMatchObject({ res: { statusCode: 200 }, user: { name: 'Ada', id: 'user_ada' } });
+    expect(line).not.toHaveProperty('serviceAccount');
+    expect(server.output).not.toContain(cookie.split('=')[1]!);
+  });
+
   it('GET /metrics (METRICS=1) exposes the counters after a token is issued and one is refused', async () => {
     await getToken(server.url, demo);
-    expect((await requestToken(server.url, { clientId: demo.clientId, secret: `${demo.secret.slice(0, -1)}x` }, 'basic')).status).toBe(401);
+    expect((await requestToken(server.url, { clientId: demo.clientId, secret: withLastCharChanged(demo.secret) }, 'basic')).status).toBe(401);
     const res = await fetch(`${server.url}/metrics`);
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -72,10 +89,11 @@ describe('example server operability', { timeout: 120_000 }, () => {
     expect(text).not.toContain(demo.secret);
   });
 
-  it('GET /readyz is 200 with the health report while the store answers; GET /healthz stays liveness', async () => {
+  // The full report goes only to a caller with HEALTH_DETAILS_TOKEN (test/examples/example-edges.test.ts).
+  it('GET /readyz is 200 with the status while the store answers; GET /healthz stays liveness', async () => {
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ok', store: { status: 'ok' }, limiter: { backend: 'memory' } });
+    expect(await ready.json()).toEqual({ status: 'ok' });
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 });

@@ -4,6 +4,7 @@
  * revocation through the CLI reaching every instance within 1 second (on SQLite, and on PostgreSQL
  * when POSTGRES_URL is set).
  */
+import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -223,6 +224,26 @@ describe('example server on SQLite', TIMEOUT, () => {
     const jwks = await fetch(`${first.url}/.well-known/jwks.json`);
     expect(jwks.status).toBe(404);
     await json(jwks);
+  });
+
+  // The banner's commands, pasted as printed (in the server's folder): the token lands in ACCESS_TOKEN,
+  // which the next line uses; a person signed in at the stand-in login reads the same activity history.
+  it('prints commands that work as pasted: ACCESS_TOKEN set, then used; a person beside the account', async () => {
+    const lines = first.output.split('\n');
+    const after = (title: RegExp, count: number) => {
+      const at = lines.findIndex((line) => title.test(line));
+      expect(at, String(title)).toBeGreaterThan(0);
+      return lines.slice(at + 1, at + 1 + count).map((line) => line.trim());
+    };
+    // One line each, then a newline (curl prints the JSON bodies without one).
+    const script = [...after(/^Get a token/, 1), ...after(/^Then call the API/, 1), ...after(/^People sign in/, 2)].join('\necho\n');
+    const run = spawnSync('bash', ['-c', script], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr).toBe('');
+    const [, whoami, login, activity] = run.stdout.split('\n').map((text) => (text === '' ? undefined : JSON.parse(text)));
+    expect(whoami).toMatchObject({ type: 'service_account', clientId: demo.clientId, name: 'demo-service-account' });
+    expect(login).toEqual({ id: 'user_ada', name: 'Ada', clientAccountId: null, roles: ['hirer'] });
+    expect(activity[0]).toMatchObject({ action: 'user.signed_in', actor: { type: 'user', id: 'user_ada', name: 'Ada' } });
+    expect(activity).toContainEqual(expect.objectContaining({ action: 'job.created', actor: { type: 'service_account', clientId: demo.clientId, name: 'demo-service-account' } }));
   });
 
   // "Tokens it issued stay valid across its own restart"; "a restart ... provisions nothing"

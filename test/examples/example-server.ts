@@ -76,7 +76,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-const BASE_ENV_REMOVED = ['PORT', 'SERVICE_ACCOUNTS_STORE', 'TOKEN_TTL_SECONDS', 'TOKEN_ISSUER', 'TOKEN_FAILURE_LIMIT', 'TOKEN_SIGNING_KEY'];
+const BASE_ENV_REMOVED = ['PORT', 'SERVICE_ACCOUNTS_STORE', 'TOKEN_TTL_SECONDS', 'TOKEN_ISSUER', 'TOKEN_FAILURE_LIMIT', 'TOKEN_SIGNING_KEY', 'ADMIN_TOKEN', 'ADMIN_TENANT_TOKENS'];
 
 function spawnServer(env: Record<string, string | undefined>): ExampleServer {
   const merged: NodeJS.ProcessEnv = { ...process.env };

@@ -4,7 +4,7 @@
  * the key file is 0600 and a folder created for it 0700, like the SQLite store's own files.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -33,5 +33,15 @@ describe.skipIf(process.platform === 'win32')('example server signing key file (
     const again = resolveSigningKey(undefined, { kind: 'sqlite', filename });
     expect(again.origin).toMatch(/^read from/);
     expect(again.key).toEqual(first.key);
+  });
+
+  // The folder holds the bcrypt hashes and the signing key: the server keeps it out of git itself.
+  it('puts a .gitignore that ignores everything in a data folder it creates, and none in a folder it did not create', () => {
+    const filename = join(root, randomUUID(), 'data', 'service-accounts.db');
+    resolveSigningKey(undefined, { kind: 'sqlite', filename });
+    expect(readFileSync(join(dirname(filename), '.gitignore'), 'utf8')).toMatch(/^\*$/m);
+    const existing = mkdtempSync(join(root, 'existing-'));
+    resolveSigningKey(undefined, { kind: 'sqlite', filename: join(existing, 'service-accounts.db') });
+    expect(existsSync(join(existing, '.gitignore'))).toBe(false);
   });
 });

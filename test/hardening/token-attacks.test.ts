@@ -31,7 +31,7 @@ function hs256(header: object, payload: object, key: Buffer | string): string {
 }
 
 const t = createTestApp({ signingKeys });
-const kid = t.sa.config.keyring.signer.kid;
+const kid = t.sa.config.signingKey.kid;
 let token: string;
 let claims: Record<string, unknown>;
 let account: { clientId: string; secret: { id: string; value: string } };

@@ -57,6 +57,8 @@ class LeakGuard {
   readonly #ring: Array<{ channel: string; text: string }> = [];
   readonly #findings: LeakFinding[] = [];
   readonly #children = new Set<ChildOutput>();
+  /** Secrets an in-process HTTP response is about to create and show (value → origin). */
+  readonly #shownByResponse = new Map<string, string>();
   /** Chunks captured per channel family (for the guard's own test: the hooks are live). */
   readonly captured: Record<string, number> = {};
 
@@ -87,15 +89,36 @@ class LeakGuard {
     return this.#needles.has(value);
   }
 
+  /**
+   * A secret that the HTTP response being sent creates (the admin router's create and add-secret
+   * answers): its first appearance in a response is that creation, allowed once; from then on it is
+   * looked for everywhere like any other secret.
+   */
+  expectShownByResponse(value: string, origin: string): void {
+    if (typeof value === 'string' && value.length >= 22) this.#shownByResponse.set(value, origin);
+  }
+
   /** Scans one chunk of output now, and keeps it for a while. */
-  capture(channel: string, text: string): void {
-    if (!text) return;
+  capture(channel: string, input: string): void {
+    if (!input) return;
+    let text = input;
+    const shown: [string, string][] = [];
+    if (channel === 'response') {
+      for (const [value, origin] of this.#shownByResponse) {
+        const at = text.indexOf(value);
+        if (at < 0) continue;
+        text = `${text.slice(0, at)}[created secret]${text.slice(at + value.length)}`;
+        this.#shownByResponse.delete(value);
+        shown.push([value, origin]);
+      }
+    }
     const family = channel.split(/[ .(]/)[0] ?? channel;
     this.captured[family] = (this.captured[family] ?? 0) + 1;
     const scanned = text.length > MAX_SCAN ? text.slice(0, MAX_SCAN) : text;
     this.#scan(channel, scanned);
     this.#ring.push({ channel, text: scanned.length > MAX_CHUNK ? scanned.slice(0, MAX_CHUNK) : scanned });
     if (this.#ring.length > RING_SIZE) this.#ring.shift();
+    for (const [value, origin] of shown) this.recordSecret(value, `${origin}, shown by its creating response`);
   }
 
   /**

@@ -7,23 +7,13 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { AdminError, SECRET_PATTERN, type AuditEvent } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
+import { expectAdminError } from '../helpers/expect-admin-error.js';
 import { generateClientId, generateSecret } from '../../src/secrets/generate-credentials.js';
 import { FailingStore } from '../helpers/failing-store.js';
 import { issueToken } from '../helpers/tokens.js';
 
 /** The audit hook runs off the request path (setImmediate): let it run. */
 const flushAudit = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-async function expectAdminError(promise: Promise<unknown>, code: AdminError['code'], message?: RegExp): Promise<AdminError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AdminError);
-  expect((err as AdminError).code).toBe(code);
-  if (message) expect((err as AdminError).message).toMatch(message);
-  return err as AdminError;
-}
 
 describe('admin API', () => {
   // CONTRACT §4 (`create`): `{"clientId", "name", "clientAccountId", "scopes": [...], "secret": {"id", "value"}}`.

@@ -9,6 +9,7 @@ import { calculateJwkThumbprint, exportJWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { AdminError, MemoryAccountStore, type AccountRecord, type AuditEvent } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
+import { expectAdminError } from '../helpers/expect-admin-error.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';
 
 /** The audit hook runs off the request path (setImmediate): let it run. */
@@ -16,17 +17,6 @@ const flushAudit = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const newPair = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const publicPem = (pair = newPair()): string => pair.publicKey.export({ format: 'pem', type: 'spki' }).toString();
-
-async function expectAdminError(promise: Promise<unknown>, code: AdminError['code'], message?: RegExp): Promise<AdminError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AdminError);
-  expect((err as AdminError).code).toBe(code);
-  if (message) expect((err as AdminError).message).toMatch(message);
-  return err as AdminError;
-}
 
 /** A store written before stores held keys: no key methods, and accounts without `keys`. */
 class SecretsOnlyStore extends ForwardingStore {

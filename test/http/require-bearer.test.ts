@@ -8,7 +8,8 @@ import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedAccount } from '../../src/index.js';
 import { signAccessToken } from '../../src/access-tokens/access-token.js';
-import { createTestApp, type TestAppOptions } from '../helpers/create-app.js';
+import { resolveConfig } from '../../src/config.js';
+import { createTestApp, TEST_HS256_KEY, TEST_ISSUER, type TestAppOptions } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { FailingStore } from '../helpers/failing-store.js';
 import { WatchlessStore } from '../helpers/watchless-store.js';
@@ -44,7 +45,7 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
     return authorization === undefined ? req : req.set('Authorization', authorization);
   };
   const nowSeconds = () => Math.floor(t.clock.now().getTime() / 1000);
-  const kid = () => t.sa.config.keyring.signer.kid;
+  const kid = () => t.sa.config.signingKey.kid;
 
   // CONTRACT §3: "no `Authorization` header, or another scheme | 401 | `Bearer realm="..."`, with no `error`
   // attribute (RFC 6750 3.1)". RFC 6750 §3.1: "If the request lacks any authentication information ...,
@@ -305,7 +306,8 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
       ran++;
       res.json({ ok: true });
     });
-    const { token } = signAccessToken(down.sa.config, {
+    // The instance's own signing settings (the test app's), so the token verifies until the store is asked.
+    const { token } = signAccessToken(resolveConfig({ store, issuer: TEST_ISSUER, signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }] }), {
       clientId: account.clientId,
       secretId: account.secret.id,
       scopes: undefined,

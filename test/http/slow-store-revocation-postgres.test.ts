@@ -48,7 +48,7 @@ withPostgres('revocation while PostgreSQL is slow', (connectionString) => {
     // an account disable takes effect on every server sharing the store within 1 second".
     it('a token presented on instance 1 after it heard of a revocation made on instance 2 gets 401 invalid_token', async () => {
       const nowSeconds = Math.floor(one.clock.now().getTime() / 1000);
-      const token = signHs256(claimsFor(account.clientId, account.secret.id, nowSeconds), one.sa.config.keyring.signer.kid);
+      const token = signHs256(claimsFor(account.clientId, account.secret.id, nowSeconds), one.sa.config.signingKey.kid);
       const whoami = () => request(one.app).get('/api/whoami').set('Authorization', `Bearer ${token}`).then((res) => res);
       const { first, second } = await raceChange({
         store: gated,

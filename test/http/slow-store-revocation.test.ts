@@ -36,7 +36,7 @@ describe.each(CHANGES)('a slow store read in flight when this instance $change',
   // CONTRACT §3: "token revoked (its secret revoked) or account disabled | 401 | error="invalid_token"".
   it('requireBearer refuses a token presented after the change with 401 invalid_token', async () => {
     const nowSeconds = Math.floor(t.clock.now().getTime() / 1000);
-    const token = signHs256(claimsFor(account.clientId, account.secret.id, nowSeconds), t.sa.config.keyring.signer.kid);
+    const token = signHs256(claimsFor(account.clientId, account.secret.id, nowSeconds), t.sa.config.signingKey.kid);
     const whoami = () => request(t.app).get('/api/whoami').set('Authorization', `Bearer ${token}`).then((res) => res);
     const { first, second } = await raceChange({ store, first: whoami, change: () => apply(t, account), second: whoami });
     expectOAuthError(second, 401, 'invalid_token', { challenge: /error="invalid_token"/ });

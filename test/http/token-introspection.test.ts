@@ -66,7 +66,7 @@ describe.each([5, 4] as const)('POST /oauth/introspect on Express %i', (version)
 
   // RFC 7662 §2.2: "nbf OPTIONAL" — given when the token has one.
   it('answers nbf when the token carries one', async () => {
-    const token = signHs256(claimsFor(client.clientId, client.secret.id, nowSeconds(), { nbf: nowSeconds() - 1 }), t.sa.config.keyring.signer.kid);
+    const token = signHs256(claimsFor(client.clientId, client.secret.id, nowSeconds(), { nbf: nowSeconds() - 1 }), t.sa.config.signingKey.kid);
     expect((await introspect({ token })).body).toMatchObject({ active: true, nbf: nowSeconds() - 1 });
   });
 
@@ -112,12 +112,12 @@ describe.each([5, 4] as const)('POST /oauth/introspect on Express %i', (version)
     });
 
     it('its account or credential unknown (deleted)', async () => {
-      await inactive(signHs256(claimsFor('esa_deleted0000000000000000', 'sec_gone', nowSeconds()), t.sa.config.keyring.signer.kid));
-      await inactive(signHs256(claimsFor(client.clientId, 'sec_unknown', nowSeconds()), t.sa.config.keyring.signer.kid));
+      await inactive(signHs256(claimsFor('esa_deleted0000000000000000', 'sec_gone', nowSeconds()), t.sa.config.signingKey.kid));
+      await inactive(signHs256(claimsFor(client.clientId, 'sec_unknown', nowSeconds()), t.sa.config.signingKey.kid));
     });
 
     it('forged, unsigned, or garbage', async () => {
-      const kid = t.sa.config.keyring.signer.kid;
+      const kid = t.sa.config.signingKey.kid;
       await inactive(signHs256(claimsFor(client.clientId, client.secret.id, nowSeconds()), kid, 'another-key-0123456789abcdef-0123456789'));
       await inactive(unsignedToken(claimsFor(client.clientId, client.secret.id, nowSeconds()), kid));
       await inactive('garbage');

@@ -164,6 +164,38 @@ describe.each([5, 4] as const)('the token endpoint reading the body itself (Expr
     }
   });
 
+  // RFC 9112 §6.1: a body framed by chunked alone is read; any other transfer coding (Node frames
+  // `gzip, chunked` and hands the still-coded bytes over as if plain) is refused, so a proxy and this
+  // server cannot read one request two ways. Coding names are case-insensitive (RFC 9112 §7).
+  it.each([
+    ['chunked', 200],
+    ['CHUNKED', 200],
+    ['gzip, chunked', 400],
+    ['x-custom, chunked', 400],
+    ['deflate,chunked', 400],
+    ['gzip\r\nTransfer-Encoding: chunked', 400],
+  ] as const)('Transfer-Encoding %j gets %i', async (codings, status) => {
+    const server = http.createServer(t.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+      const body = formText();
+      socket.write(
+        `POST /oauth/token HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+          `Transfer-Encoding: ${codings}\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+      );
+      let raw = '';
+      socket.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+      await new Promise((resolve) => socket.on('close', resolve));
+      expect(raw.split('\r\n')[0], raw).toBe(`HTTP/1.1 ${status} ${status === 200 ? 'OK' : 'Bad Request'}`);
+      const answer = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+      if (status === 400) expect(answer).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+      else expect(answer.token_type).toBe('Bearer');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it('a client that goes away in the middle of its body crashes nothing, and the next request is served', async () => {
     const server = http.createServer(t.app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -79,7 +79,7 @@ describe.each([5, 4] as const)('POST /oauth/revoke on Express %i', (version) => 
   // RFC 7009 §2.2: "The authorization server responds with HTTP status code 200 ... if the client
   // submitted an invalid token."
   it('answers 200 for garbage, forged and expired tokens', async () => {
-    const forged = signHs256(claimsFor(account.clientId, account.secret.id, Math.floor(t.clock.now().getTime() / 1000)), t.sa.config.keyring.signer.kid, 'another-key-0123456789abcdef-0123456789');
+    const forged = signHs256(claimsFor(account.clientId, account.secret.id, Math.floor(t.clock.now().getTime() / 1000)), t.sa.config.signingKey.kid, 'another-key-0123456789abcdef-0123456789');
     const expiring = await issueToken(t.app, account.clientId, account.secret.value);
     t.clock.advance(3600 + 10);
     for (const token of ['garbage', forged, expiring]) {

@@ -14,6 +14,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedAccount, ServiceAccounts } from '../../src/index.js';
 import { startExampleApp, type RunningExampleApp } from '../helpers/example-app.js';
+import { createTestApp, TEST_ISSUER } from '../helpers/create-app.js';
+import { listen } from '../hardening/helpers.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 const PAGE = readFileSync(join(ROOT, 'docs', 'clients.md'), 'utf8');
@@ -100,6 +102,34 @@ describe('docs/clients.md recipes against the example API', () => {
     // The page's warning: localhost is not 127.0.0.1 to the issuer check.
     const otherName = issuer.replace('127.0.0.1', 'localhost');
     await expect(openidClientTokens(otherName, account.clientId, account.secret.value)).rejects.toThrow();
+  });
+
+  // docs/clients.md "What the server needs": an app that serves no metadata (getting-started's, here the
+  // test app with issuer https://api.test) fails discovery; the recipe without discovery works with it.
+  type ManualTokens = (issuer: string, tokenEndpoint: string, id: string, secret: string) => () => Promise<string>;
+  const manualRecipes: [string, () => Promise<ManualTokens>][] = [
+    ['TypeScript', async () => ((await import(pathToFileURL(recipeFile('openid-client-manual', 'openid-client-manual.ts')).href)) as { openidClientTokensWithoutDiscovery: ManualTokens }).openidClientTokensWithoutDiscovery],
+    ['CommonJS', async () => (createRequire(__filename)(recipeFile('openid-client-manual-js', 'openid-client-manual.cjs')) as { openidClientTokensWithoutDiscovery: ManualTokens }).openidClientTokensWithoutDiscovery],
+  ];
+  it.each(manualRecipes)('openid-client without discovery (%s): works against an app that serves no metadata, where discovery fails', async (_name, load) => {
+    const openidClientTokensWithoutDiscovery = await load();
+    const bare = createTestApp();
+    const server = await listen(bare.app);
+    try {
+      const created = await bare.sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:write'] });
+      const accessToken = openidClientTokensWithoutDiscovery(TEST_ISSUER, `${server.url}/oauth/token`, created.clientId, created.secret.value);
+      const first = await accessToken();
+      expect(await accessToken()).toBe(first);
+      const whoami = await fetch(`${server.url}/api/whoami`, { headers: { authorization: `Bearer ${first}` } });
+      expect(await whoami.json()).toMatchObject({ name: 'billing-sync', scopes: ['jobs:write'] });
+      // The discovery recipe against the same app: the 404 the page warns of.
+      const [, loadDiscovery] = openidClientRecipes[0]!;
+      const openidClientTokens = await loadDiscovery();
+      await expect(openidClientTokens(server.url, created.clientId, created.secret.value)).rejects.toMatchObject({ code: 'OAUTH_RESPONSE_IS_NOT_CONFORM' });
+    } finally {
+      await server.close();
+      await bare.sa.close();
+    }
   });
 
   type SimpleOauth2Tokens = (baseUrl: string, id: string, secret: string) => () => Promise<string>;

@@ -51,7 +51,7 @@ describe('sa.health()', () => {
   for (const mode of ['fail', 'hang'] as const) {
     it(`reports unavailable, without throwing and within storeTimeout, when the store ${mode === 'fail' ? 'fails' : 'hangs'}`, async () => {
       const store = new UnreliableStore();
-      const { sa } = await started({ store, storeTimeout: 150 });
+      const { sa, clock } = await started({ store, storeTimeout: 150 });
       await sa.ready();
       store.mode = mode;
       const start = performance.now();
@@ -65,9 +65,64 @@ describe('sa.health()', () => {
       // The store's own message (host names, credentials) never reaches the report.
       expect(JSON.stringify(report)).not.toMatch(/hunter2|10\.0\.0\.5/);
       store.mode = 'ok';
+      clock.advance(1); // past the second a probe's result is reused for
       expect((await sa.health()).status).toBe('ok');
     });
   }
+});
+
+describe('sa.health() under load', () => {
+  /** A store that counts the reads health probes make. */
+  class CountingStore extends UnreliableStore {
+    probes = 0;
+    override findAccount(clientId: string) {
+      this.probes++;
+      return super.findAccount(clientId);
+    }
+  }
+
+  // docs/observability.md: "Calls made while a probe runs share it", so a flood of readiness requests
+  // cannot become a flood of database reads.
+  it('shares one probe among concurrent calls', async () => {
+    const store = new CountingStore();
+    const { sa } = await started({ store });
+    await sa.ready();
+    store.probes = 0;
+    const reports = await Promise.all(Array.from({ length: 200 }, () => sa.health()));
+    expect(store.probes).toBe(1);
+    expect(new Set(reports.map((r) => r.checkedAt.getTime())).size).toBe(1);
+    expect(reports.every((r) => r.status === 'ok')).toBe(true);
+  });
+
+  // docs/observability.md: "a probe's result answers every call for 1 second (by the configured clock)".
+  it('reuses a probe for 1 second, then probes again and sees a change', async () => {
+    const store = new CountingStore();
+    const { sa, clock } = await started({ store, storeTimeout: 150 });
+    await sa.ready();
+    store.probes = 0;
+    expect((await sa.health()).status).toBe('ok');
+    store.mode = 'fail';
+    clock.advance(0.999);
+    for (let i = 0; i < 100; i++) expect((await sa.health()).status).toBe('ok');
+    expect(store.probes).toBe(1);
+    clock.advance(0.001);
+    const report = await sa.health();
+    expect(report).toMatchObject({ status: 'unavailable', checkedAt: clock.now() });
+    expect(store.probes).toBe(2);
+    // A failure is reused too: a down store is not asked once per readiness request either.
+    for (let i = 0; i < 100; i++) expect((await sa.health()).status).toBe('unavailable');
+    expect(store.probes).toBe(2);
+  });
+
+  it('reads the change feed live, between probes', async () => {
+    const store = new StateReportingStore();
+    const { sa } = await started({ store });
+    await sa.ready();
+    store.report('push');
+    expect((await sa.health()).status).toBe('ok');
+    store.report('failing');
+    expect(await sa.health()).toMatchObject({ status: 'degraded', changeFeed: { status: 'failing' } });
+  });
 });
 
 describe('operational events', () => {
@@ -89,11 +144,12 @@ describe('operational events', () => {
 
   it(`limits a flapping store to ${MAX_EVENTS_PER_MINUTE} events a minute`, async () => {
     const store = new UnreliableStore();
-    const { sa, events } = await started({ store, statusCacheTtl: 0 });
+    const { sa, events, clock } = await started({ store, statusCacheTtl: 0 });
     await sa.ready();
     for (let i = 0; i < 20; i++) {
       store.mode = i % 2 === 0 ? 'fail' : 'ok';
       await sa.health();
+      clock.advance(1); // a new probe each time, still within one minute
     }
     await new Promise((resolve) => setImmediate(resolve));
     await eventually(() => expect(events.length).toBe(MAX_EVENTS_PER_MINUTE));
@@ -138,16 +194,23 @@ describe.runIf(url)('the limiter on Redis', () => {
     redis.on('error', () => {});
     closers.push(async () => void redis.disconnect());
     await redis.ping();
-    const { sa, events } = await started({ failureLimit: { max: 5, redis }, storeTimeout: 200 });
+    const { sa, events, clock } = await started({ failureLimit: { max: 5, redis }, storeTimeout: 200 });
     expect((await sa.health()).limiter).toEqual({ status: 'ok', backend: 'redis' });
     proxy.freeze();
+    clock.advance(1); // past the second a probe's result is reused for
     const report = await sa.health();
     expect(report.status).toBe('degraded');
     expect(report.limiter).toMatchObject({ status: 'unavailable', backend: 'redis' });
     await eventually(() => expect(events.map((e) => e.type)).toContain('limiter.unavailable'));
     expect(events.find((e) => e.type === 'limiter.unavailable')).toMatchObject({ failMode: 'closed' });
     proxy.restore();
-    await vi.waitFor(async () => expect((await sa.health()).status).toBe('ok'), { timeout: 5000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        clock.advance(1);
+        expect((await sa.health()).status).toBe('ok');
+      },
+      { timeout: 5000, interval: 50 },
+    );
     await eventually(() => expect(events.map((e) => e.type)).toContain('limiter.recovered'));
   });
 });

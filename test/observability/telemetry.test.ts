@@ -3,6 +3,8 @@
  * library's counters, histograms and gauges report what happened, token requests and store calls get
  * spans, bearer checks only when asked; no secret, token or hash ever becomes an attribute.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { context, type Attributes } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader, type DataPoint, type MetricData } from '@opentelemetry/sdk-metrics';
@@ -51,6 +53,17 @@ function instrumentedApp(traceBearerChecks = false, options: Parameters<typeof c
 }
 
 describe('OpenTelemetry metrics', () => {
+  // docs/observability.md: "The instrumentation scope is `express-service-accounts` with the package
+  // version (also when run from the sources)": these tests run the TypeScript sources.
+  it("report the package's version as the instrumentation scope version", async () => {
+    const { app, sa, reader } = instrumentedApp();
+    const account = await sa.admin.createAccount({ name: 'versioned' });
+    await request(app).post('/oauth/token').auth(account.clientId, account.secret.value).type('form').send({ grant_type: 'client_credentials' }).expect(200);
+    const { resourceMetrics } = await reader.collect();
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    expect(resourceMetrics.scopeMetrics.map((scope) => scope.scope)).toContainEqual({ name: 'express-service-accounts', version, schemaUrl: undefined });
+  });
+
   it('counts tokens issued, token requests refused by reason, bearer refusals and limiter refusals', async () => {
     const { app, sa, reader } = instrumentedApp();
     const account = await sa.admin.createAccount({ name: 'metered', scopes: ['jobs:read'] });
@@ -83,11 +96,12 @@ describe('OpenTelemetry metrics', () => {
 
   it("gives a failed store call's duration its error type: timeout past storeTimeout, else the class of the store's error", async () => {
     const store = new UnreliableStore();
-    const { sa, reader } = instrumentedApp(false, { store, storeTimeout: 100 });
+    const { sa, reader, clock } = instrumentedApp(false, { store, storeTimeout: 100 });
     await sa.ready();
     store.mode = 'hang';
     expect((await sa.health()).store.status).toBe('unavailable');
     store.mode = 'fail';
+    clock.advance(1); // past the second a probe's result is reused for
     expect((await sa.health()).store.status).toBe('unavailable');
     const failed = points(await collect(reader), 'service_accounts.store.duration').filter((p) => p.attributes['error.type'] !== undefined);
     expect(failed.map((p) => p.attributes['error.type'])).toEqual(['timeout', 'Error']);
@@ -95,12 +109,12 @@ describe('OpenTelemetry metrics', () => {
   });
 
   it('never puts a secret, a token or a hash in an attribute', async () => {
-    const { app, sa, reader, spans } = instrumentedApp(true);
+    const { app, sa, store, reader, spans } = instrumentedApp(true);
     const account = await sa.admin.createAccount({ name: 'attributes' });
     const ok = await request(app).post('/oauth/token').send({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value });
     await request(app).get('/api/whoami').auth(ok.body.access_token, { type: 'bearer' }).expect(200);
     await request(app).post('/oauth/token').send({ grant_type: 'client_credentials', client_id: account.secret.value, client_secret: account.secret.value });
-    const stored = (await sa.config.store.findAccount(account.clientId))!.secrets[0]!.hash;
+    const stored = (await store.findAccount(account.clientId))!.secrets[0]!.hash;
     const text = JSON.stringify([
       (await collect(reader)).flatMap((m) => m.dataPoints.map((p) => p.attributes)),
       spans.getFinishedSpans().map((s) => [s.name, s.attributes]),

@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError, MissingTokenError } from '../../src/index.js';
-import { extractBearerToken } from '../../src/bearer/extract-bearer-token.js';
+import { extractBearerToken, presentsBearer } from '../../src/bearer/extract-bearer-token.js';
 
 describe('extractBearerToken', () => {
   // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
@@ -37,4 +37,26 @@ describe('extractBearerToken', () => {
     expect(caught).toBeInstanceOf(InvalidRequestError);
     expect((caught as InvalidRequestError).status).toBe(400);
   });
+});
+
+describe('presentsBearer', () => {
+  // RFC 7235 §2.1: "the case-insensitive token [auth-scheme]": every Authorization header whose scheme
+  // is Bearer, well-formed or not, sends requireActor() down the bearer path.
+  it.each([
+    [['Authorization', 'Bearer abc']],
+    [['authorization', 'bearer abc']],
+    [['AUTHORIZATION', '  BEARER abc']],
+    [['Authorization', 'Bearer']],
+    [['Authorization', 'Bearer a b']],
+    [['Cookie', 'sid=1', 'Authorization', 'Basic dTpw', 'Authorization', 'Bearer abc']],
+  ])('true for %j', (raw) => {
+    expect(presentsBearer(raw)).toBe(true);
+  });
+
+  it.each([[[]], [['Cookie', 'sid=1']], [['Authorization', 'Basic dTpw']], [['Authorization', 'Bearerabc']], [['X-Authorization', 'Bearer abc']]])(
+    'false for %j',
+    (raw) => {
+      expect(presentsBearer(raw)).toBe(false);
+    },
+  );
 });

@@ -5,9 +5,10 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, exportJWK } from 'jose';
+import { calculateJwkThumbprint, CompactSign, compactVerify, exportJWK, importJWK } from 'jose';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parsePublicKey, type ParsedPublicKey } from '../../src/keys/parse-public-key.js';
+import { parsePublicKey, PUBLIC_KEY_REFUSALS, type ParsedPublicKey } from '../../src/keys/parse-public-key.js';
 
 const spki = (key: KeyObject): string => key.export({ format: 'pem', type: 'spki' }).toString();
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -55,6 +56,22 @@ describe('parsePublicKey', () => {
     }
     expect((await accepted(spki(ec.publicKey))).publicKey).toMatchObject({ kty: 'EC', crv: 'P-256' });
     expect((await accepted(spki(ed.publicKey))).publicKey).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
+  });
+
+  // RFC 7515 / RFC 8037: the stored JWK verifies a JWS signed with the private half, with the algorithm
+  // of its type (ES256, RS256, EdDSA), as the token endpoint will verify client assertions.
+  it('returns a JWK that jose imports and verifies signatures of the private half with', async () => {
+    const cases = [
+      { pair: ec, alg: 'ES256' },
+      { pair: rsa, alg: 'RS256' },
+      { pair: ed, alg: 'EdDSA' },
+    ];
+    for (const { pair, alg } of cases) {
+      const { publicKey } = await accepted(spki(pair.publicKey));
+      const jws = await new CompactSign(new TextEncoder().encode('assertion')).setProtectedHeader({ alg }).sign(pair.privateKey);
+      const verified = await compactVerify(jws, await importJWK(publicKey, alg));
+      expect(new TextDecoder().decode(verified.payload)).toBe('assertion');
+    }
   });
 
   // The same key in every accepted form is one key: one thumbprint.
@@ -141,5 +158,34 @@ describe('parsePublicKey', () => {
     expect(await refused(`${spki(ec.publicKey)}${spki(rsa.publicKey)}`)).toMatch(/several blocks/);
     expect(await refused(`ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq1 me@laptop`)).toMatch(/ssh-keygen -e -m PKCS8/);
     expect(await refused(`${spki(ec.publicKey)}${' '.repeat(70_000)}`)).toMatch(/at most 64 KiB/);
+  });
+
+  // Whatever it is given, the answer is an accepted public key or one of the fixed refusals: no
+  // refusal can repeat any of the input (a private key pasted by mistake stays out of every message).
+  it('answers any input with a public key or a fixed refusal (property)', async () => {
+    const privatePem = ec.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const publicJwk = await exportJWK(ec.publicKey);
+    const privateJwk = await exportJWK(ec.privateKey);
+    const mutated = (text: string) =>
+      fc.tuple(fc.nat(text.length), fc.nat(text.length), fc.string()).map(([a, b, insert]) => text.slice(0, Math.min(a, b)) + insert + text.slice(Math.max(a, b)));
+    const input = fc.oneof(
+      fc.string(),
+      fc.json(),
+      fc.jsonValue(),
+      mutated(privatePem),
+      mutated(spki(rsa.publicKey)),
+      mutated(JSON.stringify(privateJwk)),
+      fc.record({ kty: fc.constantFrom('EC', 'RSA', 'OKP', 'oct', 'x'), crv: fc.string(), x: fc.string(), y: fc.string(), n: fc.string(), e: fc.string() }, { requiredKeys: ['kty'] }),
+      fc.dictionary(fc.constantFrom('use', 'key_ops', 'd', 'alg', 'kid', 'k'), fc.jsonValue()).map((extra) => ({ ...publicJwk, ...extra })),
+    );
+    const fixed = new Set<string>(Object.values(PUBLIC_KEY_REFUSALS));
+    await fc.assert(
+      fc.asyncProperty(input, async (value) => {
+        const result = await parsePublicKey(value);
+        if ('refused' in result) expect(fixed.has(result.refused), result.refused).toBe(true);
+        else expect(['EC', 'RSA', 'OKP']).toContain(result.publicKey.kty);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * People beside service accounts: a stand-in for your app's own sign-in (passport's session login,
+ * which anyone may use with any name: replace it with your real login, SSO or identity provider), and
+ * the one place where both kinds of caller become the app's user shape. Routes guarded by
+ * `hirerOrServiceAccount()` accept a signed-in person (session cookie) and a service account (bearer
+ * token) alike; see docs/hirers-and-service-accounts.md.
+ */
+import { randomBytes } from 'node:crypto';
+import express, { type Express, type RequestHandler } from 'express';
+import session from 'express-session';
+import { Passport } from 'passport';
+import type { RequireActorOptions, ServiceAccounts } from 'express-service-accounts';
+
+/** The app's own user shape: what its permission checks read from `req.user`. */
+export interface Hirer {
+  readonly id: string;
+  readonly name: string;
+  readonly clientAccountId: string | null;
+  readonly roles: readonly string[];
+}
+
+/** Told of each sign-in, for the activity history. */
+export type OnSignIn = (hirer: Hirer) => Promise<void>;
+
+/** A hirer for a name typed at the stand-in login: every name is a hirer with the `hirer` role. */
+function standInHirer(name: string): Hirer {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'hirer';
+  return { id: `user_${slug}`, name, clientAccountId: null, roles: ['hirer'] };
+}
+
+/**
+ * Mounts the stand-in sign-in on `app`: `POST /login` with a `name` (form or JSON) starts a session
+ * (cookie `sid`), `POST /logout` ends it. Sessions live in this process's memory, under a key made at
+ * start-up: a restart signs everyone out, and each instance has its own.
+ */
+export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandler {
+  const passport = new Passport();
+  passport.serializeUser((user, done) => done(null, JSON.stringify(user)));
+  passport.deserializeUser((text: string, done) => done(null, JSON.parse(text) as Hirer));
+  const sessions = session({
+    name: 'sid',
+    secret: randomBytes(32).toString('base64url'),
+    resave: false,
+    saveUninitialized: false,
+    // SameSite=Strict: another site's page cannot make the browser send the cookie (no CSRF on these routes).
+    cookie: { httpOnly: true, sameSite: 'strict', maxAge: 8 * 3600_000 },
+  });
+  const form = [express.urlencoded({ extended: false, limit: '2kb' }), express.json({ limit: '2kb' })];
+  app.post('/login', sessions, passport.initialize(), ...form, (req, res, next) => {
+    const name: unknown = (req.body as { name?: unknown } | undefined)?.name;
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 100) {
+      res.status(400).json({ error: 'invalid_request', error_description: 'name must be a string of 1 to 100 characters' });
+      return;
+    }
+    const hirer = standInHirer(name.trim());
+    req.login(hirer, (error) => {
+      if (error) return next(error);
+      onSignIn(hirer).then(() => res.json(hirer), next);
+    });
+  });
+  app.post('/logout', sessions, passport.initialize(), passport.session(), (req, res, next) => {
+    req.logout((error) => (error ? next(error) : res.status(204).end()));
+  });
+  // What requireActor() runs for a request without a bearer token: the session, then passport's user.
+  return express.Router().use(sessions, passport.initialize(), passport.session());
+}
+
+/**
+ * The actor mapping, in one place: a person's actor from the session's hirer, a service account's
+ * roles, and `req.user` in the app's own shape for both, so `requireRole()` serves both unchanged.
+ */
+export function hirerOrServiceAccount(sa: ServiceAccounts, authenticate: RequestHandler) {
+  const options: RequireActorOptions = {
+    authenticate,
+    user: (req) => {
+      const hirer = req.user as Hirer | undefined;
+      return hirer && { id: hirer.id, name: hirer.name, clientAccountId: hirer.clientAccountId, roles: hirer.roles };
+    },
+    // A service account acts like a hirer of its client account; its token's scopes may narrow that.
+    serviceAccountRoles: () => ['hirer'],
+    attach: (req, actor) => {
+      req.user = { id: actor.id, name: actor.name, clientAccountId: actor.clientAccountId, roles: actor.roles } satisfies Hirer;
+    },
+  };
+  return (scope?: string): RequestHandler => sa.requireActor(scope === undefined ? options : { ...options, scope });
+}
+
+/** The app's own permission check: it reads `req.user` and knows nothing of tokens or sessions. */
+export function requireRole(role: string): RequestHandler {
+  return (req, res, next) => {
+    if ((req.user as Hirer | undefined)?.roles.includes(role)) return next();
+    res.status(403).json({ error: 'forbidden', error_description: `This needs the role ${role}` });
+  };
+}

@@ -1,0 +1,203 @@
+/**
+ * @module admin-routes
+ * The admin router's operations as data: method, path, schemas, documented answers and handler. The
+ * router dispatches on this table and the OpenAPI document is generated from it, so the two cannot
+ * disagree. Handlers get only the request's {@link ScopedAdminApi}, never the admin API itself.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { pageAccounts } from './account-pages.js';
+import type { AdminProblemName } from './admin-problem.js';
+import {
+  AccountPageSchema,
+  AccountStatusSchema,
+  AccountSummarySchema,
+  CreateAccountBodySchema,
+  CreatedAccountSchema,
+  CreatedSecretSchema,
+  ListQuerySchema,
+  RevokedSecretSchema,
+  type CreateAccountBody,
+  type ListQuery,
+} from './admin-schemas.js';
+import type { ScopedAdminApi } from './tenant-scope.js';
+
+/** What a handler gets: the scoped admin API, the path parameters, the checked body and query. */
+export interface RouteCall {
+  readonly admin: ScopedAdminApi;
+  readonly params: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  readonly query: unknown;
+  /** The request's path as the client sent it (mount included), for `Location` and `Link`. */
+  readonly path: string;
+}
+
+/** What a handler answers: always JSON. */
+export interface RouteResult {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+/**
+ * One operation.
+ *
+ * @example
+ * ```ts
+ * const route = ADMIN_ROUTES.find((r) => r.operationId === 'listServiceAccounts')
+ * ```
+ */
+export interface AdminRoute {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  /** Relative to the mount, with `{param}` segments (the OpenAPI path template). */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  /** The body's schema; an operation without one accepts no body or `{}`. */
+  readonly body?: TSchema;
+  readonly query?: TSchema;
+  readonly success: {
+    readonly status: number;
+    readonly description: string;
+    readonly schema: TSchema;
+    /** Documented response headers besides `Cache-Control`. */
+    readonly headers?: readonly ('Location' | 'Link')[];
+  };
+  /** The problems it may answer besides those every operation may (401, 403, 500, 503). */
+  readonly problems: readonly AdminProblemName[];
+  handle(call: RouteCall): Promise<RouteResult>;
+}
+
+const ACCOUNTS = '/service-accounts';
+const ACCOUNT = '/service-accounts/{clientId}';
+const changeProblems: readonly AdminProblemName[] = ['invalid-request', 'not-found', 'unsupported-media-type', 'payload-too-large', 'cross-origin-request'];
+
+/** Every operation of the admin router. */
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'GET',
+    path: ACCOUNTS,
+    operationId: 'listServiceAccounts',
+    summary: 'List service accounts',
+    description:
+      'The service accounts the caller may see (its own client account’s; every one for an all-tenants operator), ' +
+      'oldest first, with their secrets’ dates and last use. More pages: follow `Link: <…>; rel="next"`.',
+    query: ListQuerySchema,
+    success: { status: 200, description: 'One page of accounts.', schema: AccountPageSchema, headers: ['Link'] },
+    problems: ['invalid-request'],
+    async handle({ admin, query, path }) {
+      const { limit = 100, cursor, clientAccountId } = query as ListQuery;
+      const { accounts, nextCursor } = pageAccounts(await admin.listAccounts(clientAccountId), { limit, cursor });
+      if (nextCursor === undefined) return { status: 200, body: accounts };
+      const next = new URLSearchParams({ ...(clientAccountId !== undefined && { clientAccountId }), limit: String(limit), cursor: nextCursor });
+      return { status: 200, body: accounts, headers: { Link: `<${path}?${next.toString()}>; rel="next"` } };
+    },
+  },
+  {
+    method: 'POST',
+    path: ACCOUNTS,
+    operationId: 'createServiceAccount',
+    summary: 'Create a service account',
+    description:
+      'Creates an account in the caller’s client account, with its first secret. The secret’s value is in this response ' +
+      'only: it is stored as a hash and can never be shown again.',
+    body: CreateAccountBodySchema,
+    success: { status: 201, description: 'The new account and its secret.', schema: CreatedAccountSchema, headers: ['Location'] },
+    problems: ['invalid-request', 'unsupported-media-type', 'payload-too-large'],
+    async handle({ admin, body, path }) {
+      const created = await admin.createAccount(body as CreateAccountBody);
+      return { status: 201, body: created, headers: { Location: `${path.replace(/\/$/, '')}/${encodeURIComponent(created.clientId)}` } };
+    },
+  },
+  {
+    method: 'GET',
+    path: ACCOUNT,
+    operationId: 'getServiceAccount',
+    summary: 'Get a service account',
+    description: 'One account with its secrets’ dates and last use. Another client account’s ID is not found, like an unknown one.',
+    success: { status: 200, description: 'The account.', schema: AccountSummarySchema },
+    problems: ['not-found'],
+    handle: async ({ admin, params }) => ({ status: 200, body: await admin.getAccount(params.clientId!) }),
+  },
+  {
+    method: 'POST',
+    path: `${ACCOUNT}/secrets`,
+    operationId: 'addServiceAccountSecret',
+    summary: 'Add a secret',
+    description:
+      'Adds a secret for rotation; the others keep working until revoked. The value is in this response only. ' +
+      'Refused past the configured number of live secrets.',
+    success: { status: 201, description: 'The new secret.', schema: CreatedSecretSchema },
+    problems: [...changeProblems, 'secret-limit-reached'],
+    handle: async ({ admin, params }) => ({ status: 201, body: await admin.addSecret(params.clientId!) }),
+  },
+  {
+    method: 'DELETE',
+    path: `${ACCOUNT}/secrets/{secretId}`,
+    operationId: 'revokeServiceAccountSecret',
+    summary: 'Revoke a secret',
+    description: 'Revokes a secret and every token issued against it, on every server sharing the store within a second.',
+    success: { status: 200, description: 'The revoked secret.', schema: RevokedSecretSchema },
+    problems: changeProblems,
+    handle: async ({ admin, params }) => ({ status: 200, body: await admin.revokeSecret(params.clientId!, params.secretId!) }),
+  },
+  {
+    method: 'POST',
+    path: `${ACCOUNT}/disable`,
+    operationId: 'disableServiceAccount',
+    summary: 'Disable a service account',
+    description: 'Its tokens are refused and no new ones are issued until it is enabled again.',
+    success: { status: 200, description: 'The account’s new state.', schema: AccountStatusSchema },
+    problems: changeProblems,
+    handle: async ({ admin, params }) => ({ status: 200, body: await admin.disableAccount(params.clientId!) }),
+  },
+  {
+    method: 'POST',
+    path: `${ACCOUNT}/enable`,
+    operationId: 'enableServiceAccount',
+    summary: 'Enable a service account',
+    description: 'Its live secrets and unexpired tokens work again.',
+    success: { status: 200, description: 'The account’s new state.', schema: AccountStatusSchema },
+    problems: changeProblems,
+    handle: async ({ admin, params }) => ({ status: 200, body: await admin.enableAccount(params.clientId!) }),
+  },
+];
+
+/** A route whose path matched, with its parameters decoded. */
+export interface RouteMatch {
+  readonly params: Record<string, string>;
+  /** Every route on that path, to answer `OPTIONS` and 405 with `Allow`. */
+  readonly routes: readonly AdminRoute[];
+}
+
+const SEGMENTS = new Map(ADMIN_ROUTES.map((route) => [route.path, route.path.split('/').slice(1)]));
+
+/**
+ * Finds the routes of a path (relative to the mount; one trailing slash allowed). Undefined when no
+ * route has this path, or a segment is not valid percent-encoding.
+ *
+ * @example
+ * ```ts
+ * matchRoutes('/service-accounts/esa_123/disable') // { params: { clientId: 'esa_123' }, routes: [disable] }
+ * ```
+ */
+export function matchRoutes(path: string): RouteMatch | undefined {
+  const parts = path.replace(/(.)\/$/, '$1').split('/').slice(1);
+  for (const [template, segments] of SEGMENTS) {
+    if (segments.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const matched = segments.every((segment, i) => {
+      const part = parts[i]!;
+      if (!segment.startsWith('{')) return segment === part;
+      if (part === '') return false;
+      try {
+        params[segment.slice(1, -1)] = decodeURIComponent(part);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    if (matched) return { params, routes: ADMIN_ROUTES.filter((route) => route.path === template) };
+  }
+  return undefined;
+}

@@ -1,0 +1,169 @@
+/**
+ * @module admin-schemas
+ * The one source of truth for the admin router's wire format: JSON Schemas (written with TypeBox,
+ * whose schemas are plain JSON Schema 2020-12 objects) that the router validates requests with and
+ * that the OpenAPI document (admin-openapi.ts) publishes as they are. Responses are the admin API's
+ * own results (admin-summaries.ts) serialised with `JSON.stringify`; the type checks at the end of
+ * this file fail to compile when those results and these schemas drift apart.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { AccountStatus, AccountSummary, CreatedAccount, CreatedSecret, RevokedSecret } from '../admin/admin-summaries.js';
+import type { ProblemDetails } from './admin-problem.js';
+
+const closed = { additionalProperties: false } as const;
+const DateTime = Type.String({ format: 'date-time' });
+const NullableDateTime = Type.Union([DateTime, Type.Null()]);
+const ClientId = Type.String({ description: 'The service account’s client ID (its OAuth `client_id`).' });
+const ClientAccountId = Type.Union([Type.String(), Type.Null()], {
+  description: 'The client account (customer, tenant) the service account acts for; null for none.',
+});
+const Scopes = Type.Array(Type.String(), { description: 'Allowed scopes; empty means unrestricted.' });
+
+/** A secret as listed: its ID and dates, never its value or hash. */
+export const SecretSummarySchema = Type.Object(
+  { id: Type.String(), createdAt: DateTime, lastUsedAt: NullableDateTime, revokedAt: NullableDateTime },
+  { ...closed, title: 'SecretSummary' },
+);
+
+/** A public key (key-pair credential) as listed: its ID, thumbprint and dates, never the key itself. */
+export const KeySummarySchema = Type.Object(
+  {
+    id: Type.String(),
+    thumbprint: Type.String({ description: 'RFC 7638 SHA-256 JWK thumbprint of the public key, base64url.' }),
+    createdAt: DateTime,
+    lastUsedAt: NullableDateTime,
+    revokedAt: NullableDateTime,
+  },
+  { ...closed, title: 'KeySummary' },
+);
+
+/** A service account as listed and fetched. */
+export const AccountSummarySchema = Type.Object(
+  {
+    clientId: ClientId,
+    name: Type.String({ description: 'Shown in audit logs and activity history.' }),
+    clientAccountId: ClientAccountId,
+    enabled: Type.Boolean(),
+    scopes: Scopes,
+    createdAt: DateTime,
+    secrets: Type.Array(SecretSummarySchema, { description: 'Every secret, live and revoked, with its last use.' }),
+    keys: Type.Array(KeySummarySchema, { description: 'Every public key, live and revoked, with its last use.' }),
+  },
+  { ...closed, title: 'AccountSummary' },
+);
+
+/** One page of accounts; the next page's address is in the `Link` header (`rel="next"`). */
+export const AccountPageSchema = Type.Array(AccountSummarySchema, { title: 'AccountPage' });
+
+/** A new secret: `value` appears in this response only. */
+export const CreatedSecretSchema = Type.Object(
+  { id: Type.String(), value: Type.String({ description: 'The client secret, shown this once.' }) },
+  { ...closed, title: 'CreatedSecret' },
+);
+
+/** A new account and its first secret. */
+export const CreatedAccountSchema = Type.Object(
+  { clientId: ClientId, name: Type.String(), clientAccountId: ClientAccountId, scopes: Scopes, secret: CreatedSecretSchema },
+  { ...closed, title: 'CreatedAccount' },
+);
+
+/** A revoked secret. */
+export const RevokedSecretSchema = Type.Object(
+  { clientId: ClientId, secretId: Type.String(), revokedAt: DateTime },
+  { ...closed, title: 'RevokedSecret' },
+);
+
+/** An account's state after `disable` or `enable`. */
+export const AccountStatusSchema = Type.Object({ clientId: ClientId, enabled: Type.Boolean() }, { ...closed, title: 'AccountStatus' });
+
+/** RFC 9457 problem details. */
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ format: 'uri', description: 'Stable URI of the problem type, documented in docs/errors.md.' }),
+    title: Type.String(),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    detail: Type.String(),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { pointer: Type.String({ description: 'JSON Pointer (RFC 6901) to the refused value.' }), detail: Type.String() },
+          closed,
+        ),
+      ),
+    ),
+  },
+  { ...closed, title: 'Problem' },
+);
+
+/** `POST /service-accounts`. */
+export const CreateAccountBodySchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: '1–200 printable characters; never a secret or a client ID.' }),
+    clientAccountId: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], {
+        description: 'Defaults to the caller’s own client account; only an all-tenants operator may name another (or null).',
+      }),
+    ),
+    scopes: Type.Optional(
+      Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 }), Type.String({ maxLength: 4000 })], {
+        description: 'Allowed scopes, as an array or one space-separated string (RFC 6749 §3.3); none means unrestricted.',
+      }),
+    ),
+  },
+  { ...closed, title: 'CreateAccountRequest' },
+);
+
+/** Operations that take no input accept no body, or an empty JSON object. */
+export const EmptyBodySchema = Type.Object({}, { ...closed, title: 'EmptyRequest' });
+
+/** The query of `GET /service-accounts`. */
+export const ListQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'Accounts per page.' })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'From the previous page’s `Link: <…>; rel="next"`.' })),
+    clientAccountId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'All-tenants operators only: list this client account only.' }),
+    ),
+  },
+  closed,
+);
+
+/** The list query once checked. */
+export type ListQuery = Static<typeof ListQuerySchema>;
+/** The create body once checked. */
+export type CreateAccountBody = Static<typeof CreateAccountBodySchema>;
+
+/** Every named schema, as the OpenAPI document's `components.schemas` lists them. */
+export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, string>([
+  [AccountSummarySchema, 'AccountSummary'],
+  [AccountPageSchema, 'AccountPage'],
+  [SecretSummarySchema, 'SecretSummary'],
+  [KeySummarySchema, 'KeySummary'],
+  [CreatedAccountSchema, 'CreatedAccount'],
+  [CreatedSecretSchema, 'CreatedSecret'],
+  [RevokedSecretSchema, 'RevokedSecret'],
+  [AccountStatusSchema, 'AccountStatus'],
+  [ProblemSchema, 'Problem'],
+  [CreateAccountBodySchema, 'CreateAccountRequest'],
+  [EmptyBodySchema, 'EmptyRequest'],
+]);
+
+// Compile-time ties between the admin API's results as JSON and the schemas above: adding a field to
+// an AccountSummary (or any result) without adding it here stops the build.
+type AsJson<T> = T extends Date
+  ? string
+  : T extends readonly (infer U)[]
+    ? AsJson<U>[]
+    : T extends object
+      ? { -readonly [K in keyof T]: AsJson<T[K]> }
+      : T;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemasMatchResults: [
+  Same<AsJson<AccountSummary>, Static<typeof AccountSummarySchema>>,
+  Same<AsJson<CreatedAccount>, Static<typeof CreatedAccountSchema>>,
+  Same<AsJson<CreatedSecret>, Static<typeof CreatedSecretSchema>>,
+  Same<AsJson<RevokedSecret>, Static<typeof RevokedSecretSchema>>,
+  Same<AsJson<AccountStatus>, Static<typeof AccountStatusSchema>>,
+  Same<AsJson<ProblemDetails>, Static<typeof ProblemSchema>>,
+] = [true, true, true, true, true, true];
+void schemasMatchResults;

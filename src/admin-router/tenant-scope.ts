@@ -1,0 +1,76 @@
+/**
+ * @module tenant-scope
+ * The only view of the admin API the router's handlers get: one per request, bound to who is acting.
+ * An administrator of client account X sees exactly X's service accounts; any other client ID, in
+ * another client account or in none, is "not found" with one and the same answer, so nothing tells
+ * them apart. Every change goes through `admin.withActor(actor)`, so its audit event names the person.
+ */
+import type { AdminApi } from '../admin/admin-api.js';
+import type { AccountStatus, AccountSummary, CreatedAccount, CreatedSecret, RevokedSecret } from '../admin/admin-summaries.js';
+import { AdminProblem, accountNotVisible } from './admin-problem.js';
+import type { AdminPrincipal } from './admin-router-options.js';
+import type { CreateAccountBody } from './admin-schemas.js';
+
+/**
+ * The admin API as one principal may use it.
+ *
+ * @example
+ * ```ts
+ * const accounts = await scopeAdminApi(admin, principal).listAccounts()
+ * ```
+ */
+export interface ScopedAdminApi {
+  /** Every account the principal may see (an operator may narrow to one client account). */
+  listAccounts(clientAccountId?: string): Promise<AccountSummary[]>;
+  getAccount(clientId: string): Promise<AccountSummary>;
+  createAccount(input: CreateAccountBody): Promise<CreatedAccount>;
+  addSecret(clientId: string): Promise<CreatedSecret>;
+  revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
+  disableAccount(clientId: string): Promise<AccountStatus>;
+  enableAccount(clientId: string): Promise<AccountStatus>;
+}
+
+/**
+ * Binds the admin API to a principal: reads are filtered to its client account, changes check the
+ * account is visible first and are attributed to its actor.
+ *
+ * @example
+ * ```ts
+ * const scoped = scopeAdminApi(sa.admin, { actor: { id: 'u_1', name: 'Ada' }, clientAccountId: 'acme' })
+ * await scoped.disableAccount(clientId) // 404 problem unless the account belongs to acme
+ * ```
+ */
+export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal): ScopedAdminApi {
+  const acting = admin.withActor(principal.actor);
+  const tenant = 'clientAccountId' in principal ? principal.clientAccountId : undefined;
+  const visible = (account: AccountSummary | undefined): account is AccountSummary =>
+    account !== undefined && (tenant === undefined || account.clientAccountId === tenant);
+  const getAccount = async (clientId: string): Promise<AccountSummary> => {
+    const account = await admin.getAccount(clientId);
+    if (!visible(account)) throw accountNotVisible();
+    return account;
+  };
+  // An account never moves between client accounts, so once seen here it stays the caller's.
+  const change = <T>(run: (clientId: string) => Promise<T>) => async (clientId: string): Promise<T> => {
+    await getAccount(clientId);
+    return run(clientId);
+  };
+
+  return {
+    async listAccounts(clientAccountId) {
+      const only = tenant ?? clientAccountId;
+      return (await admin.listAccounts()).filter((account) => visible(account) && (only === undefined || account.clientAccountId === only));
+    },
+    getAccount,
+    async createAccount(input) {
+      if (tenant !== undefined && input.clientAccountId !== undefined && input.clientAccountId !== tenant) {
+        throw new AdminProblem('forbidden', 'You may create service accounts only in your own client account');
+      }
+      return acting.createAccount({ ...input, clientAccountId: tenant ?? input.clientAccountId ?? null });
+    },
+    addSecret: change((clientId) => acting.addSecret(clientId)),
+    revokeSecret: async (clientId, secretId) => change((id) => acting.revokeSecret(id, secretId))(clientId),
+    disableAccount: change((clientId) => acting.disableAccount(clientId)),
+    enableAccount: change((clientId) => acting.enableAccount(clientId)),
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * What a new user stumbled on, following the pages literally, each pinned so it does not come back:
+ * the quickstart's signing key, the data folder kept out of git, one name for the token variable, the
+ * metrics sample that runs as pasted, one rule for where the token router goes, which account
+ * getting-started's step 5 uses, the store template reachable from the package, and an install that
+ * runs no build script. (The openid-client recipe is run in test/interop/client-recipes.test.ts, the
+ * example server's printed commands in test/examples/example-server.test.ts.)
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(__dirname, '..', '..');
+const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+const pages = ['README.md', 'examples/README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+/** The fenced blocks of a page, in order, with their language. */
+function blocks(text: string): { lang: string; code: string }[] {
+  return [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
+}
+
+describe('the newcomer path', () => {
+  it('README: the quickstart says how to make TOKEN_SIGNING_KEY before the code that needs it, and the command makes a long enough key', () => {
+    const quickstart = read('README.md').split('## Quickstart')[1]!;
+    const found = blocks(quickstart);
+    const keyBlock = found.findIndex((b) => b.lang === 'sh' && /export TOKEN_SIGNING_KEY=/.test(b.code));
+    const firstCode = found.findIndex((b) => b.lang === 'ts');
+    expect(keyBlock).toBeGreaterThanOrEqual(0);
+    expect(keyBlock).toBeLessThan(firstCode);
+    const key = execFileSync('bash', ['-c', `${found[keyBlock]!.code}\nprintf %s "$TOKEN_SIGNING_KEY"`], { encoding: 'utf8' });
+    // The HS256 key must be at least 32 bytes (docs/configuration.md).
+    expect(Buffer.byteLength(key, 'utf8')).toBeGreaterThanOrEqual(32);
+  });
+
+  it('README and getting-started tell users to keep .data/ out of git', () => {
+    for (const page of ['README.md', 'docs/getting-started.md']) expect(read(page), page).toMatch(/\.data\/[^\n]*\.gitignore|\.gitignore[^\n]*\.data\//);
+  });
+
+  it('one name for the access token everywhere: ACCESS_TOKEN, never $TOKEN', () => {
+    for (const file of [...pages, 'examples/server.ts']) expect(read(file), file).not.toMatch(/\$TOKEN\b|\bTOKEN=\$\(/);
+  });
+
+  it('docs/observability.md: the metrics sample has its install line and listens, in TypeScript and CommonJS', () => {
+    const metrics = read('docs/observability.md').split('## Metrics')[1]!.split('\n## ')[0]!;
+    const found = blocks(metrics);
+    expect(found.some((b) => b.lang === 'sh' && /npm install @opentelemetry\/sdk-metrics @opentelemetry\/exporter-prometheus/.test(b.code))).toBe(true);
+    for (const lang of ['ts', 'js']) expect(found.find((b) => b.lang === lang)?.code, lang).toMatch(/app\.listen\(/);
+  });
+
+  it('every page mounts the token router before the host’s body parsers (none says "before or after")', () => {
+    for (const page of pages) expect(read(page), page).not.toMatch(/before or after (your|the host's) own body parsers/);
+  });
+
+  it('getting-started step 5 says which of step 4’s accounts it uses', () => {
+    const step5 = read('docs/getting-started.md').split('## 5.')[1]!.split('export CLIENT_ID')[0]!;
+    expect(step5).toMatch(/procurement-portal/);
+    expect(step5).toMatch(/billing-sync/);
+  });
+
+  it('the Redis store template the docs call complete ships in the package, where writing-a-store.md says', () => {
+    const manifest = JSON.parse(read('package.json')) as { files: string[]; scripts: Record<string, string> };
+    expect(manifest.files).toContain('examples/custom-store/redis-account-store.ts');
+    expect(read('docs/writing-a-store.md')).toContain('node_modules/express-service-accounts/examples/custom-store/redis-account-store.ts');
+  });
+
+  // npm runs `prepare` on every install of a published package and npm 11 lists it as an install
+  // script; `prepack` runs only when the package is packed (npm pack, npm publish, a git dependency).
+  it('the manifest builds on prepack, not prepare; npm test still builds first', () => {
+    const { scripts } = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(scripts.prepare).toBeUndefined();
+    expect(scripts.prepack).toBe('npm run build');
+    expect(scripts.pretest).toBe('npm run build');
+  });
+});

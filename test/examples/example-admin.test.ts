@@ -1,0 +1,102 @@
+/**
+ * The example server's admin API at /admin, run as a child process: ADMIN_TOKEN admits an operator of
+ * every client account, ADMIN_TENANT_TOKENS (`token=clientAccountId,...`) an administrator of one, so
+ * isolation can be tried from outside; without either, nothing is mounted at /admin.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { killAllServers, runFailingServer, startServer, type ExampleServer } from './example-server.js';
+
+const TIMEOUT = { timeout: 120_000 };
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sa-example-admin-'));
+});
+afterAll(async () => {
+  await killAllServers();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const auth = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
+
+describe('example server admin API', TIMEOUT, () => {
+  let server: ExampleServer;
+  beforeAll(async () => {
+    server = await startServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'admin.db')}`,
+      ADMIN_TOKEN: 'operator-token',
+      ADMIN_TENANT_TOKENS: 'acme-token=acme, globex-token=globex',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('isolates client accounts: another one’s account is 404; the operator sees every one', async () => {
+    const created = await fetch(`${server.url}/admin/service-accounts`, {
+      method: 'POST',
+      headers: { ...auth('acme-token'), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'acme-billing' }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    const { clientId, clientAccountId } = (await created.json()) as { clientId: string; clientAccountId: string };
+    expect(clientAccountId).toBe('acme');
+
+    const foreign = await fetch(`${server.url}/admin/service-accounts/${clientId}`, { headers: auth('globex-token') });
+    expect(foreign.status).toBe(404);
+    expect(foreign.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const disable = await fetch(`${server.url}/admin/service-accounts/${clientId}/disable`, { method: 'POST', headers: auth('globex-token') });
+    expect(disable.status).toBe(404);
+    const globexList = (await (await fetch(`${server.url}/admin/service-accounts`, { headers: auth('globex-token') })).json()) as unknown[];
+    expect(globexList).toEqual([]);
+
+    const all = (await (await fetch(`${server.url}/admin/service-accounts`, { headers: auth('operator-token') })).json()) as { clientId: string }[];
+    expect(all.map((a) => a.clientId)).toContain(clientId);
+    // The operator's change is logged as an audit line naming the operator.
+    const off = await fetch(`${server.url}/admin/service-accounts/${clientId}/disable`, { method: 'POST', headers: auth('operator-token') });
+    expect(await off.json()).toEqual({ clientId, enabled: false });
+    await vi.waitFor(() => {
+      expect(server.output).toMatch(/"type":"account\.disabled".*"actor":\{"id":"admin-token","name":"Operator \(ADMIN_TOKEN\)"\}/);
+    });
+  });
+
+  // RFC 6750 §3: a request without a valid token gets 401 and a Bearer challenge.
+  it('answers 401 with a Bearer challenge without a token or with an unknown one', async () => {
+    for (const headers of [{}, auth('wrong-token')]) {
+      const res = await fetch(`${server.url}/admin/service-accounts`, { headers });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="admin"');
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+  });
+
+  it('serves the OpenAPI document at /admin/openapi.json', async () => {
+    const res = await fetch(`${server.url}/admin/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { openapi: string }).openapi).toBe('3.1.0');
+  });
+});
+
+describe('example server without admin tokens', TIMEOUT, () => {
+  it('mounts nothing at /admin', async () => {
+    const server = await startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'plain.db')}` });
+    expect((await fetch(`${server.url}/admin/service-accounts`, { headers: auth('anything') })).status).toBe(404);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('refuses a malformed ADMIN_TENANT_TOKENS with exit code 1 and one clear line', async () => {
+    const { code, output } = await runFailingServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'bad.db')}`,
+      ADMIN_TENANT_TOKENS: 'just-a-token',
+    });
+    expect(code).toBe(1);
+    expect(output).toMatch(/ADMIN_TENANT_TOKENS must be token=clientAccountId pairs/);
+    expect(output).not.toMatch(/^\s+at /m);
+  });
+});

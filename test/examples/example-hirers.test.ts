@@ -1,0 +1,82 @@
+/**
+ * The example server's people beside its service accounts (examples/server/human-login.ts,
+ * docs/hirers-and-service-accounts.md): a person signed in at the stand-in `POST /login` and a service
+ * account with a bearer token call the same routes, and the activity history names both.
+ */
+import request from 'supertest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CreatedAccount } from '../../src/index.js';
+import { startExampleApp, type RunningExampleApp } from '../helpers/example-app.js';
+import { expectOAuthError } from '../helpers/expect-oauth-error.js';
+
+describe('example server: a signed-in person and a service account on the same routes', () => {
+  let running: RunningExampleApp;
+  let account: CreatedAccount;
+  let token: string;
+
+  beforeEach(async () => {
+    running = await startExampleApp();
+    account = await running.sa.admin.createAccount({ name: 'procurement-portal', scopes: ['jobs:read', 'jobs:write'] });
+    const issued = await request(running.server)
+      .post('/oauth/token')
+      .auth(account.clientId, account.secret.value)
+      .type('form')
+      .send({ grant_type: 'client_credentials' })
+      .expect(200);
+    token = (issued.body as { access_token: string }).access_token;
+  });
+  afterEach(() => running.close());
+
+  const signIn = async (name: string) => {
+    const agent = request.agent(running.server);
+    const res = await agent.post('/login').type('form').send({ name }).expect(200);
+    expect(res.body).toEqual({ id: 'user_ada-lovelace', name, clientAccountId: null, roles: ['hirer'] });
+    expect(res.headers['set-cookie']?.[0]).toMatch(/^sid=.*HttpOnly; SameSite=Strict/);
+    return agent;
+  };
+
+  it('creates jobs attributed to each by name, and lists both in /api/activity', async () => {
+    const ada = await signIn('Ada Lovelace');
+    const byPerson = await ada.post('/api/jobs').send({ title: 'Senior welder' }).expect(201);
+    expect(byPerson.body.createdBy).toEqual({ type: 'user', id: 'user_ada-lovelace', name: 'Ada Lovelace' });
+    const byAccount = await request(running.server).post('/api/jobs').set('Authorization', `Bearer ${token}`).send({ title: 'Crane operator' }).expect(201);
+    expect(byAccount.body.createdBy).toEqual({ type: 'service_account', clientId: account.clientId, name: 'procurement-portal' });
+
+    for (const caller of [ada.get('/api/activity'), request(running.server).get('/api/activity').set('Authorization', `Bearer ${token}`)]) {
+      const { body } = await caller.expect(200);
+      const actions = (body as { action: string; actor: unknown }[]).map(({ action, actor }) => ({ action, actor }));
+      expect(actions).toEqual([
+        { action: 'job.created', actor: { type: 'service_account', clientId: account.clientId, name: 'procurement-portal' } },
+        { action: 'job.created', actor: { type: 'user', id: 'user_ada-lovelace', name: 'Ada Lovelace' } },
+        { action: 'user.signed_in', actor: { type: 'user', id: 'user_ada-lovelace', name: 'Ada Lovelace' } },
+      ]);
+    }
+    const jobs = await ada.get('/api/jobs').expect(200);
+    expect((jobs.body as { title: string }[]).map((job) => job.title)).toEqual(['Crane operator', 'Senior welder']);
+  });
+
+  // RFC 6750 §3.1: a request without any authentication information gets a challenge without an error code.
+  it('answers 401 with a bare Bearer challenge to a request with neither, and after logout', async () => {
+    expectOAuthError(await request(running.server).get('/api/activity'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts"' });
+    const ada = await signIn('Ada Lovelace');
+    await ada.get('/api/activity').expect(200);
+    await ada.post('/logout').expect(204);
+    expectOAuthError(await ada.get('/api/activity'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts"' });
+  });
+
+  it('keeps /api/whoami for tokens: it returns req.serviceAccount, which a person has not', async () => {
+    const ada = await signIn('Ada Lovelace');
+    await ada.get('/api/whoami').expect(401);
+  });
+
+  it('a bearer token decides even beside a session: a bad token is refused as requireBearer refuses it', async () => {
+    const ada = await signIn('Ada Lovelace');
+    const res = await ada.get('/api/activity').set('Authorization', 'Bearer not-a-token');
+    expectOAuthError(res, 401, 'invalid_token', { challenge: /error="invalid_token"/ });
+  });
+
+  it('refuses a login without a name', async () => {
+    const res = await request(running.server).post('/login').type('form').send({}).expect(400);
+    expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+  });
+});

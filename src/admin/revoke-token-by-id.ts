@@ -32,7 +32,13 @@ export interface RevokeTokenParts {
  *
  * @example
  * ```ts
- * const { revokedAt } = await revokeTokenById(tokenId, { config, changed, audit, call })
+ * const parts: RevokeTokenParts = {
+ *   config,
+ *   changed: (key) => runtime.accounts.invalidate(key),
+ *   audit: runtime.audit,
+ *   call: (_what, fn) => fn(),
+ * }
+ * const { revokedAt } = await revokeTokenById('0f6a1c2e-58b4-4f59-9a57-2c1d6a1c9e3b', parts)
  * ```
  */
 export async function revokeTokenById(tokenId: string, parts: RevokeTokenParts): Promise<RevokedToken> {

@@ -15,7 +15,8 @@ import type { AccountRecord, KeyRecord, SecretRecord } from '../store/account-st
  *
  * @example
  * ```ts
- * const standing = tokenStanding(claims, account, tokenRevoked)
+ * declare const claims: AccessTokenClaims
+ * const standing = tokenStanding(claims, account, runtime.revokedTokens.check(claims.jti) === true)
  * if (typeof standing === 'string') throw new InvalidTokenError(standing)
  * ```
  */

@@ -49,7 +49,8 @@ export function toRevokedTokenRecord(row: RevokedTokenRow): RevokedTokenRecord {
  *
  * @example
  * ```ts
- * await runWriteTransaction(db, 'sqlite', (trx) => insertRevokedToken(trx, record, (key) => appendChange(trx, key)))
+ * const record = { tokenId: '0f6a1c2e', clientId: null, revokedAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000) }
+ * await db.transaction().execute((trx) => insertRevokedToken(trx, record, async (key) => console.log('announce', key)))
  * ```
  */
 export async function insertRevokedToken(

@@ -28,7 +28,8 @@ export interface RevokedTokensTable {
  *
  * @example
  * ```ts
- * const MIGRATIONS = [first, KEY_CREDENTIALS_MIGRATION, REVOKED_TOKENS_MIGRATION]
+ * // Appended after the migrations before it, in src/sql/schema.ts:
+ * const latest: number = REVOKED_TOKENS_MIGRATION.version // 3
  * ```
  */
 export const REVOKED_TOKENS_MIGRATION = {

@@ -18,6 +18,7 @@ const PREFIX = 'revoked-token:';
  *
  * // In your store's revokeToken, once the entry is committed:
  * declare const record: RevokedTokenRecord
+ * declare const listeners: Set<(key: string) => void>
  * for (const listener of listeners) listener(revokedTokenChangeKey(record))
  * ```
  */

@@ -22,6 +22,9 @@ function hasDenyList(store: AccountStore): store is DenyListStore {
  *
  * @example
  * ```ts
+ * import { expect, it } from 'vitest'
+ *
+ * declare const ids: Parameters<typeof describeTokenDenyList>[1] // the suite's IdFactory
  * describeTokenDenyList(() => store, ids, { it, expect })
  * ```
  */

@@ -78,7 +78,9 @@ export function mayIntrospect(account: AccountRecord, allowUnrestricted: boolean
  *
  * @example
  * ```ts
- * const routes = { '/introspect': [requirePost, browserGuard, readBody, validateTokenManagementRequest, ready, authenticate, createIntrospectionStep(parts)] }
+ * declare const inspector: IntrospectionParts['inspector'] // one per instance, shared with revocation
+ * // The last step of the route, after the guards and client authentication (token-endpoint.ts).
+ * const introspect = createIntrospectionStep({ inspector, allowUnrestricted: false, audit: runtime.audit })
  * ```
  */
 export function createIntrospectionStep(parts: IntrospectionParts): Step {

@@ -38,7 +38,17 @@ function sendEmpty(res: ServerResponse): void {
  *
  * @example
  * ```ts
- * const routes = { '/revoke': [requirePost, browserGuard, readBody, validateTokenManagementRequest, ready, authenticate, createRevocationStep(parts)] }
+ * declare const inspector: RevocationParts['inspector'] // one per instance, shared with introspection
+ * // The last step of the route, after the guards and client authentication (token-endpoint.ts).
+ * const revoke = createRevocationStep({
+ *   inspector,
+ *   store: config.store,
+ *   storeTimeout: config.storeTimeout,
+ *   observer: runtime.storeCalls,
+ *   revoked: (changeKey) => runtime.revokedTokens.onChange(changeKey),
+ *   audit: runtime.audit,
+ *   now: config.now,
+ * })
  * ```
  */
 export function createRevocationStep(parts: RevocationParts): Step {

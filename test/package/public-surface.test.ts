@@ -121,8 +121,6 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'TokenRefusedEvent',
     'TokenRevokedEvent',
     'TenantAdministrator',
-    'TokenIssuedEvent',
-    'TokenRefusedEvent',
     'UserIdentity',
     'WatchOptions',
   ],

@@ -4,8 +4,8 @@
  * Every bearer case sends the same `Authorization` header bytes (a token of the library's shape) and
  * every token case the same Basic header shape and form body, so the servers differ only in their work.
  */
-import { checkIntrospection, checkProtected, checkTokenEndpoint, basicAuth, FORM, INTROSPECT_PATH, TOKEN_BODY } from './checks.js';
-import { PROTECTED_PATH, TOKEN_PATH, type ServerConfig, type ServerReady } from './fixtures.js';
+import { checkAssertionClient, checkIntrospection, checkProtected, checkTokenEndpoint, basicAuth, FORM, INTROSPECT_PATH, TOKEN_BODY } from './checks.js';
+import { ISSUER, PROTECTED_PATH, TOKEN_PATH, type ServerConfig, type ServerReady } from './fixtures.js';
 import type { LoadRequest } from './load.js';
 
 export type Group = 'bearer' | 'token';
@@ -167,6 +167,24 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       prepare: async (ready) => {
         await checkTokenEndpoint(ready.port, needClient(ready));
         return tokenRequest(needClient(ready));
+      },
+    },
+    {
+      id: 'library-token-pkjwt',
+      label: 'token endpoint, private_key_jwt repeat client (memory, ES256)',
+      group: 'token',
+      server: 'library',
+      config: { store: 'memory', keyClient: true },
+      prepare: async (ready) => {
+        if (!ready.keyClient) throw new Error('server did not report its key-pair client');
+        const load: LoadRequest = {
+          path: TOKEN_PATH,
+          method: 'POST',
+          headers: { 'content-type': FORM },
+          assertion: { ...ready.keyClient, audience: ISSUER },
+        };
+        await checkAssertionClient(ready.port, load);
+        return load;
       },
     },
     {

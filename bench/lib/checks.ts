@@ -4,6 +4,8 @@
  * expected body and refuses a missing or forged token with 401; the token endpoint issues a token
  * response of the RFC 6749 §5.1 shape and refuses a wrong secret. A server that fails is not measured.
  */
+import { assertionBody } from './assertion-body.js';
+import type { LoadRequest } from './load.js';
 import { deepStrictEqual } from 'node:assert';
 import { PROTECTED_PATH, RESOURCE, TOKEN_PATH } from './fixtures.js';
 
@@ -69,6 +71,18 @@ export async function checkTokenEndpoint(port: number, client: { clientId: strin
     }
   }
   return body.access_token;
+}
+
+/**
+ * The token endpoint with a key-pair client: a token for a fresh assertion, and `invalid_client` for
+ * the same assertion sent again (a replay).
+ */
+export async function checkAssertionClient(port: number, load: LoadRequest): Promise<void> {
+  if (!load.assertion) throw new Error('not a key-pair client request');
+  const body = assertionBody(load.assertion);
+  const post = () => fetch(base(port) + TOKEN_PATH, { method: 'POST', headers: { 'content-type': FORM }, body });
+  await expectStatus(await post(), 200, 'POST /oauth/token with a client assertion');
+  await expectStatus(await post(), 401, 'POST /oauth/token with the same client assertion again');
 }
 
 /** Path of the library's introspection endpoint (RFC 7662), next to its token endpoint. */

@@ -55,6 +55,8 @@ export interface ServerConfig {
   readonly introspect?: boolean;
   /** Library server: install the OpenTelemetry metrics SDK with a reader (default: the API alone, no SDK). */
   readonly otelSdk?: boolean;
+  /** Library server: also make a key-pair client (an account with a registered EC P-256 public key) and report it. */
+  readonly keyClient?: boolean;
   /**
    * Flood case (bench/flood.ts): trust `X-Forwarded-For` (so each request can come from its own
    * address), no failure limiter (the bcrypt gate alone), and `accounts` fresh accounts to report.
@@ -69,4 +71,6 @@ export interface ServerReady {
   readonly token?: string;
   /** Flood case: accounts whose secrets this server has never verified (each needs bcrypt once). */
   readonly fresh?: ReadonlyArray<{ readonly clientId: string; readonly secret: string }>;
+  /** With `keyClient`: the key-pair client, with its private key (PKCS #8 PEM). */
+  readonly keyClient?: { readonly clientId: string; readonly pkcs8: string };
 }

@@ -14,6 +14,19 @@ export interface LoadRequest {
   readonly method?: 'GET' | 'POST';
   readonly headers?: Record<string, string>;
   readonly body?: string;
+  /**
+   * Instruction bench only (lib/sequential-driver.ts): each request's body is a token request with a
+   * new client assertion (`private_key_jwt`, a new `jti` each, the same size each), signed with this
+   * PKCS #8 key for this client, instead of `body`. A client assertion is single-use, so no fixed body can repeat.
+   */
+  readonly assertion?: AssertionClient;
+}
+
+/** A key-pair client: its ID, its private key (PKCS #8 PEM, EC P-256) and the audience of its assertions. */
+export interface AssertionClient {
+  readonly clientId: string;
+  readonly pkcs8: string;
+  readonly audience: string;
 }
 
 export interface LoadSettings {

@@ -11,13 +11,15 @@ import { existsSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { callgrindControl, DONE_PREFIX, GC_SIGNAL, type DriverInput } from './callgrind.js';
+import { assertionBody } from './assertion-body.js';
 import type { LoadRequest } from './load.js';
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 function send(port: number, load: LoadRequest): Promise<number> {
   return new Promise((resolve, reject) => {
-    const body = load.body === undefined ? undefined : Buffer.from(load.body);
+    const text = load.assertion ? assertionBody(load.assertion) : load.body;
+    const body = text === undefined ? undefined : Buffer.from(text);
     const req = httpRequest(
       {
         host: '127.0.0.1',

@@ -5,9 +5,11 @@
  * revocation check is always on (the account status is read from the account cache on every request).
  * With `otelSdk`, the OpenTelemetry metrics SDK is installed with a reader (collected by nobody during
  * the run, as a Prometheus exporter between scrapes); without it, only the OpenTelemetry API is present.
- * With `introspect`, its client may also call the introspection endpoint. With `flood` (bench/flood.ts):
+ * With `introspect`, its client may also call the introspection endpoint. With `keyClient`, an account
+ * with a registered public key as well (the private_key_jwt case). With `flood` (bench/flood.ts):
  * `trust proxy` on, the failure limiter off unless `flood.limiter`, and fresh accounts reported.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import express from 'express';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createServiceAccounts, INTROSPECTION_SCOPE, MemoryAccountStore, type AccountStore } from '../../src/index.js';
@@ -44,6 +46,14 @@ run(async () => {
     client = { clientId: created.clientId, secret: created.secret.value };
   }
 
+  let keyClient: { clientId: string; pkcs8: string } | undefined;
+  if (config.keyClient) {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const created = await sa.admin.createAccount({ name: 'bench-key-client', scopes: [SCOPE] });
+    await sa.admin.addKey(created.clientId, publicKey.export({ format: 'pem', type: 'spki' }).toString());
+    keyClient = { clientId: created.clientId, pkcs8: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() };
+  }
+
   const fresh = [];
   for (let i = 0; i < (config.flood?.accounts ?? 0); i++) {
     const created = await sa.admin.createAccount({ name: `bench-fresh-${i}`, scopes: [SCOPE] });
@@ -56,5 +66,5 @@ run(async () => {
   app.get(PROTECTED_PATH, sa.requireBearer({ scope: SCOPE }), (_req, res) => {
     res.json(RESOURCE);
   });
-  await serve(app, { client, ...(config.flood ? { fresh } : {}) });
+  await serve(app, { client, ...(config.flood ? { fresh } : {}), ...(keyClient ? { keyClient } : {}) });
 });

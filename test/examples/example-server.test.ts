@@ -218,7 +218,7 @@ describe('example server on SQLite', TIMEOUT, () => {
       issuer: `http://localhost:${port}`,
       token_endpoint: `http://localhost:${port}/oauth/token`,
       grant_types_supported: ['client_credentials'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     });
     expect(metadata).not.toHaveProperty('jwks_uri');
     const jwks = await fetch(`${first.url}/.well-known/jwks.json`);

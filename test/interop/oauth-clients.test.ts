@@ -134,3 +134,27 @@ describe('simple-oauth2', () => {
     expect((await whoami(rotated.token.access_token as string)).status).toBe(200);
   });
 });
+
+describe('openid-client with private_key_jwt (a registered key pair, no secret)', () => {
+  // openid-client's documented key-pair client authentication, unmodified: a WebCrypto private key;
+  // the public half registered as the account's key (docs/private-key-jwt.md).
+  it('discovers private_key_jwt in the metadata and gets tokens with PrivateKeyJwt; each assertion is used once', async () => {
+    const account = await sa.admin.createAccount({ name: 'keyed-exporter' });
+    const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+    const spki = Buffer.from(await crypto.subtle.exportKey('spki', pair.publicKey)).toString('base64');
+    const key = await sa.admin.addKey(account.clientId, `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`);
+    const config = await oidc.discovery(new URL(issuer), account.clientId, undefined, oidc.PrivateKeyJwt(pair.privateKey), {
+      algorithm: 'oauth2',
+      execute: [oidc.allowInsecureRequests], // plain http on 127.0.0.1, for the test only
+    });
+    expect(config.serverMetadata().token_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    // Twice: openid-client makes a new assertion (new jti) for every request.
+    for (let i = 0; i < 2; i++) {
+      const tokens = await oidc.clientCredentialsGrant(config);
+      expect(tokens.expires_in).toBe(3600);
+      const { status, body } = await whoami(tokens.access_token);
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ type: 'service_account', clientId: account.clientId, name: 'keyed-exporter', secretId: key.id });
+    }
+  });
+});

@@ -12,7 +12,7 @@ import { AdminProblem } from './admin-problem.js';
  *
  * @example
  * ```ts
- * const { accounts, nextCursor } = pageAccounts(all, { limit: 100 })
+ * const { accounts, nextCursor } = pageAccounts(await sa.admin.listAccounts(), { limit: 100 })
  * ```
  */
 export interface AccountPage {
@@ -49,7 +49,9 @@ function decodeCursor(cursor: string): Position {
  *
  * @example
  * ```ts
- * const next = pageAccounts(all, { limit: 50, cursor: previous.nextCursor })
+ * const all = await sa.admin.listAccounts()
+ * const first = pageAccounts(all, { limit: 50 })
+ * const next = pageAccounts(all, { limit: 50, cursor: first.nextCursor })
  * ```
  */
 export function pageAccounts(accounts: readonly AccountSummary[], options: { limit: number; cursor?: string | undefined }): AccountPage {

@@ -128,7 +128,9 @@ const preflight = (allow: string): Json => ({
  *
  * @example
  * ```ts
- * allowHeader(routes) // 'GET, HEAD, POST, OPTIONS'
+ * import { ADMIN_ROUTES } from './admin-routes.js'
+ *
+ * allowHeader(ADMIN_ROUTES.filter((route) => route.path === '/service-accounts')) // 'GET, HEAD, POST, OPTIONS'
  * ```
  */
 export function allowHeader(routes: readonly AdminRoute[]): string {

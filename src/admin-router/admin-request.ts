@@ -43,7 +43,7 @@ function isCrossOrigin(req: IncomingMessage): boolean {
  *
  * @example
  * ```ts
- * if (checkMediaType(req)) body = await readJsonBody(req)
+ * const body = checkMediaType(req) ? await readJsonBody(req) : undefined
  * ```
  */
 export function checkMediaType(req: IncomingMessage): boolean {
@@ -115,7 +115,10 @@ const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
  *
  * @example
  * ```ts
- * const input = validate(CreateAccountBodySchema, body, 'The request body')
+ * import { CreateAccountBodySchema, type CreateAccountBody } from './admin-schemas.js'
+ *
+ * const body = await readJsonBody(req)
+ * const input = validate<CreateAccountBody>(CreateAccountBodySchema, body, 'The request body')
  * ```
  */
 export function validate<T>(schema: TSchema, value: unknown, what: string): T {

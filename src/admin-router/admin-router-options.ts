@@ -123,7 +123,9 @@ const KNOWN: ReadonlySet<string> = new Set<keyof CreateAdminRouterOptions>(['adm
  *
  * @example
  * ```ts
- * const { admin, authorize } = resolveAdminRouterOptions({ admin: sa.admin, authorize })
+ * declare function principalOf(req: import('express').Request): AdminPrincipal | undefined // your login
+ *
+ * const { admin, authorize } = resolveAdminRouterOptions({ admin: sa.admin, authorize: principalOf })
  * ```
  */
 export function resolveAdminRouterOptions(options: CreateAdminRouterOptions): ResolvedAdminRouterOptions {

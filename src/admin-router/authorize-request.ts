@@ -29,7 +29,11 @@ function checkPrincipal(value: unknown): AdminPrincipal | undefined {
  *
  * @example
  * ```ts
- * const principal = await authorizeRequest(options, req)
+ * import { resolveAdminRouterOptions, type AdminPrincipal } from './admin-router-options.js'
+ *
+ * declare function principalOf(req: import('express').Request): AdminPrincipal | undefined // the host's login
+ * const options = resolveAdminRouterOptions({ admin: sa.admin, authorize: principalOf })
+ * const principal = await authorizeRequest(options, req) // or a 401, 403 or 500 problem
  * ```
  */
 export async function authorizeRequest(options: ResolvedAdminRouterOptions, req: Request): Promise<AdminPrincipal> {

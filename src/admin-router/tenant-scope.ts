@@ -16,7 +16,10 @@ import type { CreateAccountBody } from './admin-schemas.js';
  *
  * @example
  * ```ts
- * const accounts = await scopeAdminApi(admin, principal).listAccounts()
+ * import type { AdminPrincipal } from './admin-router-options.js'
+ *
+ * declare const principal: AdminPrincipal // what authorizeRequest() resolved for the request
+ * const accounts = await scopeAdminApi(sa.admin, principal).listAccounts()
  * ```
  */
 export interface ScopedAdminApi {

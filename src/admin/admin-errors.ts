@@ -103,7 +103,7 @@ export interface LiveCredentials {
  *
  * @example
  * ```ts
- * const live = { secrets: account.secrets.filter((secret) => secret.revokedAt === null).length, keys: account.keys.filter((key) => key.revokedAt === null).length }
+ * const live = { secrets: account.secrets.filter((secret) => secret.revokedAt === null).length, keys: (account.keys ?? []).filter((key) => key.revokedAt === null).length }
  * const limit = 5
  * if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
  * ```
@@ -126,6 +126,8 @@ export function credentialLimitReached(
  *
  * @example
  * ```ts
+ * declare const keyId: string // as the caller typed it
+ * const revoked = await store.revokeKey?.(clientId, keyId, new Date())
  * if (!revoked) throw keyNotFound(clientId, keyId)
  * ```
  */
@@ -138,7 +140,9 @@ export function keyNotFound(clientId: string, keyId: unknown): AdminError {
  *
  * @example
  * ```ts
- * if (existing) throw keyAlreadyRegistered(clientId, existing.id)
+ * declare const thumbprint: string // RFC 7638 thumbprint of the key being added
+ * const existing = account.keys?.find((key) => key.revokedAt === null && key.thumbprint === thumbprint)
+ * if (existing) throw keyAlreadyRegistered(account.clientId, existing.id)
  * ```
  */
 export function keyAlreadyRegistered(clientId: string, keyId?: string): AdminError {

@@ -49,6 +49,7 @@ export interface CheckedAccountInput {
  * The most characters of a name or client account ID.
  * @example
  * ```ts
+ * declare const name: string
  * if (name.length > MAX_TEXT_LENGTH) throw new AdminError('invalid_input', `name must be 1 to ${MAX_TEXT_LENGTH} printable characters`)
  * ```
  */
@@ -57,6 +58,7 @@ export const MAX_TEXT_LENGTH = 200;
  * The most scopes an account may hold: every token carries them all, in the `scope` claim.
  * @example
  * ```ts
+ * const scopes = ['jobs:write', 'candidates:read']
  * const fits = scopes.length <= MAX_SCOPES && scopes.join(' ').length <= MAX_SCOPES_LENGTH
  * ```
  */
@@ -65,6 +67,7 @@ export const MAX_SCOPES = 100;
  * The most characters of an account's scopes written as one space-separated string (the `scope` claim).
  * @example
  * ```ts
+ * const scopes = ['jobs:write', 'candidates:read']
  * const fits = scopes.join(' ').length <= MAX_SCOPES_LENGTH
  * ```
  */

@@ -76,6 +76,9 @@ export interface KeyOperationHelpers {
  *
  * @example
  * ```ts
+ * import { credentialLimitReached } from './admin-errors.js'
+ *
+ * const limit = config.maxSecretsPerAccount
  * const live = liveCredentials(account)
  * if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
  * ```
@@ -102,7 +105,13 @@ function requireKeyStore(context: AdminContext): KeyCredentialStore {
  *
  * @example
  * ```ts
- * const api: AdminApi = { ...secretOperations, ...buildKeyOperations(context, { call, requireAccount }) }
+ * import type { AdminContext } from './admin-api.js'
+ *
+ * declare const context: AdminContext // the admin API's settings and hooks
+ * declare const helpers: KeyOperationHelpers // its `call` (readiness, timeout) and `requireAccount`
+ * declare const pem: string // '-----BEGIN PUBLIC KEY-----...'
+ * const keys = buildKeyOperations(context, helpers)
+ * const { id, thumbprint } = await keys.addKey(clientId, pem)
  * ```
  */
 export function buildKeyOperations(context: AdminContext, { call, requireAccount }: KeyOperationHelpers): KeyOperations {

@@ -16,7 +16,8 @@ const READ_LIMIT = 64 * 1024 + 1;
  * @throws UsageError when the file cannot be read (the message names the path and the reason).
  * @example
  * ```ts
- * const pem = await readPublicKeyArgument(options.publicKey) // '-----BEGIN PUBLIC KEY-----...'
+ * const pem = await readPublicKeyArgument('public.pem') // '-----BEGIN PUBLIC KEY-----...'
+ * const piped = await readPublicKeyArgument('-') // `--public-key -`: standard input
  * ```
  */
 export async function readPublicKeyArgument(path: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<string> {

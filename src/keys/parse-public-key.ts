@@ -17,6 +17,7 @@ import type { PublicKeyJwk } from '../store/key-records.js';
  *
  * @example
  * ```ts
+ * declare const pem: string // '-----BEGIN PUBLIC KEY-----...'
  * const parsed = await parsePublicKey(pem)
  * if ('refused' in parsed) throw new Error(parsed.refused)
  * console.log(parsed.thumbprint, parsed.publicKey.kty)
@@ -32,6 +33,7 @@ export interface ParsedPublicKey {
  *
  * @example
  * ```ts
+ * declare const text: string // what the operator pasted
  * const result = await parsePublicKey(text)
  * if ('refused' in result) console.error(result.refused)
  * ```
@@ -52,7 +54,8 @@ const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth'] as const;
  *
  * @example
  * ```ts
- * Object.values(PUBLIC_KEY_REFUSALS).includes(result.refused) // true for every refusal
+ * const result = await parsePublicKey({ kty: 'oct', k: 'c2VjcmV0' })
+ * if ('refused' in result) console.log(result.refused === PUBLIC_KEY_REFUSALS.symmetric) // true
  * ```
  */
 export const PUBLIC_KEY_REFUSALS = {

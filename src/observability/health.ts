@@ -87,6 +87,7 @@ export interface HealthSources extends StoreHealthSources, TokenEndpointHealthSo
  * `checkedAt` says when the probe ended). The change feed and the secret-check queue are read live.
  * @example
  * ```ts
+ * const report = await sa.health()
  * const stale = Date.now() - report.checkedAt.getTime() >= HEALTH_PROBE_REUSE_MS // the next call probes again
  * ```
  */
@@ -141,6 +142,9 @@ function report({ at, store, limiter }: Probes, sources: HealthSources): HealthR
  *
  * @example
  * ```ts
+ * import { createTokenEndpoint } from '../token-endpoint/token-endpoint.js'
+ *
+ * const tokenEndpoint = createTokenEndpoint(runtime)
  * const health = createHealthCheck({ ...runtime.storeHealth, ...tokenEndpoint.health, now: config.now })
  * const report = await health()
  * ```

@@ -85,6 +85,8 @@ export function presentedClientId(value: string, known = false): { clientId: str
  * only a fingerprint.
  * @example
  * ```ts
+ * import { isClientIdShape } from './generate-credentials.js'
+ *
  * quotePresented(clientId, isClientIdShape(clientId)) // '"esa_..."' or 'a malformed value (fingerprint 3f9a0c12)'
  * ```
  */

@@ -42,7 +42,11 @@ const keyOf = (secret: PresentedSecret): string => `${secret.clientId}\u0000${se
  *
  * @example
  * ```ts
+ * import bcrypt from 'bcrypt'
+ *
+ * declare const stored: SecretRecord // the account's secret the presented value names
  * const remembered = new RememberedSecrets()
+ * const presented: PresentedSecret = { clientId, secretId: stored.id, value: clientSecret }
  * if (!remembered.matches(presented, stored.hash) && (await bcrypt.compare(presented.value, stored.hash))) {
  *   remembered.remember(presented, stored.hash)
  * }

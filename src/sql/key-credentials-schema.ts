@@ -48,7 +48,10 @@ export interface UsedAssertionIdsTable {
  *
  * @example
  * ```ts
- * const MIGRATIONS = [first, KEY_CREDENTIALS_MIGRATION]
+ * import { sql } from 'kysely'
+ *
+ * // What migrating to version 2 runs on SQLite, in the migration's transaction (PostgreSQL qualifies the tables with the schema).
+ * for (const statement of KEY_CREDENTIALS_MIGRATION.statements((name) => sql.id(name))) await statement.execute(trx)
  * ```
  */
 export const KEY_CREDENTIALS_MIGRATION = {

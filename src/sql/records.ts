@@ -38,7 +38,14 @@ export interface SecretRow {
  *
  * @example
  * ```ts
- * const row: KeyRow = { id: 'esak_1', thumbprint, public_jwk: '{"kty":"OKP",...}', created_at: 1736933400123, last_used_at: null, revoked_at: null }
+ * const row: KeyRow = {
+ *   id: 'esak_a1B2c3D4e5F6g7H8',
+ *   thumbprint: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k', // RFC 7638 thumbprint of the key below
+ *   public_jwk: '{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}',
+ *   created_at: 1736933400123,
+ *   last_used_at: null,
+ *   revoked_at: null,
+ * }
  * ```
  */
 export interface KeyRow {
@@ -56,7 +63,8 @@ export interface KeyRow {
  *
  * @example
  * ```ts
- * const accounts = toAccountRecords(rows satisfies AccountCredentialRow[])
+ * const rows: AccountCredentialRow[] = await selectAccountRows(db).execute()
+ * const withoutCredentials = rows.filter((row) => row.credential_id === null).map((row) => row.client_id)
  * ```
  */
 export interface AccountCredentialRow {
@@ -140,7 +148,11 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
  *
  * @example
  * ```ts
- * toKeyRecord({ id: 'esak_1', thumbprint, public_jwk: JSON.stringify(jwk), created_at: 1736933400123, last_used_at: null, revoked_at: null })
+ * import { calculateJwkThumbprint } from 'jose'
+ *
+ * declare const jwk: PublicKeyJwk // a checked public key
+ * const thumbprint = await calculateJwkThumbprint(jwk, 'sha256')
+ * toKeyRecord({ id: 'esak_a1B2c3D4e5F6g7H8', thumbprint, public_jwk: JSON.stringify(jwk), created_at: 1736933400123, last_used_at: null, revoked_at: null })
  * ```
  */
 export function toKeyRecord(row: KeyRow): KeyRecord {
@@ -251,7 +263,9 @@ export function selectAccountRows(db: Kysely<Database>) {
  *
  * @example
  * ```ts
- * if ((await countLiveCredentials(trx, clientId)) >= maxLiveCredentials) return 'limit_reached'
+ * declare const cap: AddKeyOptions // what addKey (or addSecret) received
+ * // In the write transaction, after locking the account's row:
+ * const full = (await countLiveCredentials(trx, clientId)) >= cap.maxLiveCredentials // then store nothing: 'limit_reached'
  * ```
  */
 export async function countLiveCredentials(db: Kysely<Database>, clientId: string): Promise<number> {

@@ -18,7 +18,18 @@ const ASSERTION_SWEEP_MS = 60_000;
  *
  * @example
  * ```ts
- * new SqlKeyCredentials({ db, dialect: 'sqlite', write: (work) => runWriteTransaction(db, 'sqlite', work), appendChange })
+ * import { runWriteTransaction } from './schema.js'
+ *
+ * const context: SqlKeyCredentialsContext = {
+ *   db,
+ *   dialect: 'sqlite',
+ *   write: (work) => runWriteTransaction(db, 'sqlite', work),
+ *   // A sketch: the SQL store's own also trims the feed and, on PostgreSQL, notifies listeners.
+ *   async appendChange(trx, clientId) {
+ *     await trx.insertInto('account_changes').values({ client_id: clientId, changed_at: Date.now() }).execute()
+ *   },
+ * }
+ * const keys = new SqlKeyCredentials(context)
  * ```
  */
 export interface SqlKeyCredentialsContext {
@@ -36,8 +47,10 @@ export interface SqlKeyCredentialsContext {
  *
  * @example
  * ```ts
+ * declare const context: SqlKeyCredentialsContext // the SQL store's database, dialect and transactions
+ * declare const newKey: NewKeyRecord // checked, with its ID and thumbprint, by the core
  * const keys = new SqlKeyCredentials(context)
- * const stored = await keys.add(clientId, newKey, { maxLiveCredentials: 5 })
+ * const stored = await keys.add(clientId, newKey, { maxLiveCredentials: 5 }) // the key, undefined, 'limit_reached' or 'duplicate'
  * ```
  */
 export class SqlKeyCredentials {

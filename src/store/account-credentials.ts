@@ -40,7 +40,8 @@ export function findKey(account: AccountRecord | undefined, id: string): KeyReco
  *
  * @example
  * ```ts
- * const credential = findCredential(account, claims.secret_id)
+ * declare const claims: AccessTokenClaims // of a verified access token
+ * const credential = findCredential(await store.findAccount(claims.sub), claims.secret_id)
  * const revoked = credential === undefined || credential.revokedAt !== null
  * ```
  */

@@ -11,7 +11,9 @@ import type { AccountRecord, AccountStore, KeyRecord } from './account-store.js'
  *
  * @example
  * ```ts
- * if (supportsKeyCredentials(store)) await store.consumeAssertionId(clientId, jti, expiresAt, now)
+ * declare const jti: string // the ID of a verified client assertion
+ * declare const expiresAt: Date // its `exp`
+ * const first = supportsKeyCredentials(store) && (await store.consumeAssertionId(clientId, jti, expiresAt, new Date()))
  * ```
  */
 export type KeyCredentialStore = AccountStore &
@@ -53,7 +55,10 @@ export function keysOf(account: AccountRecord): readonly KeyRecord[] {
  *
  * @example
  * ```ts
- * if (countLiveCredentials(account) >= limit) throw credentialLimitReached(account.clientId, limit)
+ * import { credentialLimitReached } from '../admin/admin-errors.js'
+ *
+ * const limit = config.maxSecretsPerAccount
+ * if (countLiveCredentials(account) >= limit) throw credentialLimitReached('credential_limit_reached', account.clientId, limit) // adding a key
  * ```
  */
 export function countLiveCredentials(account: AccountRecord): number {

@@ -88,6 +88,7 @@ export class IdFactory {
  *
  * @example
  * ```ts
+ * const ids = new IdFactory()
  * await store.addSecret(clientId, ids.secret(), cap(2))
  * ```
  */

@@ -16,7 +16,11 @@ const RACERS = 10;
  *
  * @example
  * ```ts
- * describeAssertionIds(keyStore, ids, { it, expect })
+ * import { expect, it } from 'vitest'
+ * import { supportsKeyCredentials } from '../store/key-credential-store.js'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeAssertionIds(() => (supportsKeyCredentials(store) ? store : undefined), new IdFactory(), { it, expect })
  * ```
  */
 export function describeAssertionIds(

@@ -20,7 +20,10 @@ const NO_KEYS = 'the store has no key credentials (addKey, revokeKey, recordKeyU
  *
  * @example
  * ```ts
- * describeKeyCredentials(() => store, ids, { describe, it, expect })
+ * import { describe, expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeKeyCredentials(() => store, new IdFactory(), { describe, it, expect })
  * ```
  */
 export function describeKeyCredentials(

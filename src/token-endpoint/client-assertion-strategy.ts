@@ -19,7 +19,15 @@ type VerifyAssertion = (req: unknown, clientId: string, secret: string, done: Ve
  *
  * @example
  * ```ts
- * passport.use('client-assertion', clientAssertionStrategy((view, _id, _secret, done) => authenticator.authenticate(view.credentials, view.address, done)))
+ * import { Passport } from 'passport'
+ * import type { ClientAuthenticator, PresentedCredentials } from './client-authenticator.js'
+ *
+ * declare const authenticator: ClientAuthenticator
+ * const passport = new Passport()
+ * passport.use('client-assertion', clientAssertionStrategy((view, _id, _secret, done) => {
+ *   const { credentials, address } = view as { credentials: PresentedCredentials; address: string | undefined }
+ *   authenticator.authenticate(credentials, address, done)
+ * }))
  * ```
  */
 export function clientAssertionStrategy(verify: VerifyAssertion): Strategy {

@@ -174,7 +174,14 @@ export class ClientAuthenticator {
   #authenticateAssertion(credentials: PresentedCredentials & { method: 'assertion' }, address: string | undefined, done: AuthenticationDone): void {
     const asserted = assertionClientId(credentials.assertion);
     const attempt: Attempt = { credentials, clientId: credentials.clientId ?? asserted, address, done };
-    this.#counted(attempt, () => {
+    // Checked against the limit, not counted in advance: a signature cannot be guessed, and checking one
+    // costs no bcrypt, so a burst gains nothing by passing together. A failure is counted when it is
+    // decided (#fail), and answered 429 once past the limit. Counting every assertion in advance would
+    // keep the counts of the last second of each window (they cannot be given back safely so close to
+    // its end) and answer a busy client 429 there.
+    const limiter = this.#parts.limiter;
+    const check = (then: () => void): void => (limiter ? this.#checkThen(limiter, attempt, then) : then());
+    check(() => {
       // The client_id sent beside an assertion must name the same client (RFC 7521 §4.2).
       if (asserted === undefined || (credentials.clientId !== undefined && credentials.clientId !== asserted)) return this.#fail(attempt, 'invalid_assertion');
       const { store, storeTimeout, storeCalls, assertionRules } = this.#parts;

@@ -37,7 +37,8 @@ function algorithmsOf(key: PublicKeyJwk): readonly string[] {
  *
  * @example
  * ```ts
- * assertionClientId(clientAssertion) // 'esa_...' or undefined
+ * declare const clientAssertion: string // the `client_assertion` parameter of a token request
+ * assertionClientId(clientAssertion) // its `iss` when equal to its `sub`, such as 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k'; else undefined
  * ```
  */
 export function assertionClientId(assertion: string): string | undefined {
@@ -78,6 +79,7 @@ export type AssertionFailure = 'invalid_assertion' | 'revoked_key';
  *
  * @example
  * ```ts
+ * declare const assertion: string // the `client_assertion` parameter of a token request
  * const checker = new KeyAssertionChecker()
  * const outcome = await checker.verify(assertion, account, { issuer, clockTolerance: 5, maxLifetime: 300, now: new Date() })
  * if ('failure' in outcome) console.log(outcome.failure)

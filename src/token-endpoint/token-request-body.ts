@@ -40,7 +40,7 @@ export function toBodyError(err: unknown): InvalidRequestError {
  * Whether the request declares a body (a non-zero length, or chunked).
  * @example
  * ```ts
- * if (!hasBody(req)) return done(undefined, {})
+ * const empty = !hasBody(req) // no Transfer-Encoding, and no Content-Length or `Content-Length: 0`
  * ```
  */
 export function hasBody(req: TokenHttpRequest): boolean {
@@ -52,7 +52,10 @@ export function hasBody(req: TokenHttpRequest): boolean {
  * Whether an earlier parser (the host's) already consumed the body.
  * @example
  * ```ts
- * const body = alreadyParsed(req) ? req.body : await read(req)
+ * import { collectBody } from './collect-body.js'
+ *
+ * if (alreadyParsed(req)) console.log(req.body) // what the host's express.json() or express.urlencoded() made of it
+ * else collectBody(req, 4096, (err, text) => console.log(err ?? text)) // the stream is still unread
  * ```
  */
 export function alreadyParsed(req: TokenHttpRequest): boolean {
@@ -149,14 +152,26 @@ function parseJson(text: string): unknown {
 }
 
 /**
+ * Whether the request's `Transfer-Encoding` is absent or exactly `chunked` (any case, RFC 9112 §7).
+ * Node frames any list ending in `chunked` (`gzip, chunked`) and hands over the still-coded body as
+ * if it were plain, so a proxy that decodes the other codings and this server would read one request
+ * two ways (RFC 9112 §6.1): only `chunked` is accepted.
+ */
+function onlyChunked(transferEncoding: string | undefined): boolean {
+  if (transferEncoding === undefined) return true;
+  const codings = transferEncoding.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '');
+  return codings.length === 1 && codings[0] === 'chunked';
+}
+
+/**
  * Reads the token request body and hands back its parameters, without touching `req` (beyond reading
  * its stream): an object (form bodies without a prototype), `{}` for an empty body, or what the host's
  * own parser already made of it (`{}` when that is `undefined` or `null`). Fails with 413
  * `invalid_request` over `limit` bytes (the declared `Content-Length` is checked first, also for a body
  * the host's parser already read) or past 100 form parameters, after which the rest of the body is
  * read and discarded so the connection stays usable; and with 400 `invalid_request` for bad JSON, a
- * repeated JSON key, a charset other than UTF-8, a `Content-Encoding`, an aborted request, or a body of
- * another media type.
+ * repeated JSON key, a charset other than UTF-8, a `Content-Encoding`, a `Transfer-Encoding` other than `chunked`, an
+ * aborted request, or a body of another media type.
  *
  * @param limit largest body in bytes
  * @example
@@ -169,18 +184,6 @@ function parseJson(text: string): unknown {
  * })
  * ```
  */
-/**
- * Whether the request's `Transfer-Encoding` is absent or exactly `chunked` (any case, RFC 9112 §7).
- * Node frames any list ending in `chunked` (`gzip, chunked`) and hands over the still-coded body as
- * if it were plain, so a proxy that decodes the other codings and this server would read one request
- * two ways (RFC 9112 §6.1): only `chunked` is accepted.
- */
-function onlyChunked(transferEncoding: string | undefined): boolean {
-  if (transferEncoding === undefined) return true;
-  const codings = transferEncoding.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '');
-  return codings.length === 1 && codings[0] === 'chunked';
-}
-
 export function readTokenBody(req: TokenHttpRequest, limit: number, done: (err: InvalidRequestError | undefined, body?: unknown) => void): void {
   const headers = req.headers;
   if (!onlyChunked(headers['transfer-encoding'])) return done(new InvalidRequestError('Unsupported transfer coding; send the body as is or chunked'));

@@ -19,6 +19,9 @@ import { CLI_BIN, runCliJson } from '../helpers/run-cli.js';
 import { listen, type LiveServer } from '../hardening/helpers.js';
 
 const ROOT = resolve(__dirname, '..', '..');
+
+/** A fresh EC P-256 public key, as `openssl pkey -pubout` writes it. */
+const newPublicKeyPem = (): string => generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
 const CURL = '/usr/bin/curl';
 
 /** Commands of the fenced sh/bash blocks, continuation lines joined, comments dropped. */
@@ -69,8 +72,7 @@ describe('shell samples in README.md and docs/*.md', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'esa-shell-samples-'));
     // The public key file the `key add` samples register (docs/cli.md makes it with openssl).
-    const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
-    writeFileSync(join(dir, 'public.pem'), publicKey.export({ format: 'pem', type: 'spki' }).toString());
+    writeFileSync(join(dir, 'public.pem'), newPublicKeyPem());
     // The store docs/cli.md names, relative to the samples' working directory.
     const store = 'sqlite:./prod.db';
     const created = await runCliJson<{ clientId: string; secret: { id: string; value: string } }>(
@@ -133,6 +135,9 @@ describe('shell samples in README.md and docs/*.md', () => {
       .replace(/^service-accounts/, `node ${JSON.stringify(CLI_BIN)}`)
       .replace(/esa_4fT0\.\.\./g, '"$CLI_CLIENT_ID"')
       .replace(/"\$CLIENT_ID" "\$SECRET_ID"/, '"$CLI_CLIENT_ID" "$CLI_SECRET_ID"');
+    // Each `key add` registers a public key of its own (a second copy of a live key is refused).
+    const keyFile = /--public-key (\S+)/.exec(cli)?.[1];
+    if (keyFile && keyFile !== '-') writeFileSync(join(dir, keyFile), newPublicKeyPem());
     const run = await bash(`${script} > /dev/null`, env, dir);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);

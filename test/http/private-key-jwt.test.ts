@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { base64url, SignJWT } from 'jose';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AuditEvent } from '../../src/index.js';
 import { createTestApp, TEST_HS256_KEY, TEST_ISSUER } from '../helpers/create-app.js';
 import { assertionFields, newKeyPair, signAssertion, signRawEs256, type AssertionOptions, type TestKeyPair } from '../helpers/client-assertions.js';
@@ -206,6 +206,33 @@ describe('private_key_jwt at the token endpoint', () => {
     for (let i = 0; i < 2; i++) expectOAuthError(await t.post(assertionFields(await t.assertion({}, stranger))), 401, 'invalid_client');
     const limited = await t.post(assertionFields(await t.assertion()));
     expectOAuthError(limited, 429, 'too_many_requests');
+  });
+
+  // CONTRACT, 429 row: "the first N failures get 401 and every attempt after them, right or wrong,
+  // gets 429", also for a burst of assertions sent at once.
+  it('answers a burst of refused assertions 401 up to the limit and 429 past it, and a right one 429 after them', async () => {
+    const t = await setUp('ES256', { failureLimit: { max: 5, windowSeconds: 60 } });
+    const stranger = await newKeyPair('ES256');
+    const burst = await Promise.all(Array.from({ length: 20 }, async () => t.post(assertionFields(await t.assertion({}, stranger)))));
+    const statuses = burst.map((res) => res.status).sort();
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
+    expectOAuthError(await t.post(assertionFields(await t.assertion())), 429, 'too_many_requests');
+  });
+
+  // docs/security.md, "Concurrent attempts": assertions are not counted in advance, so a busy client's
+  // successes in the last second of a window (whose counts could not be given back) never add up to 429.
+  it('serves a busy key client in the last second of the limiter window without 429', async () => {
+    const t = await setUp('ES256', { failureLimit: { max: 3, windowSeconds: 60 } });
+    await t.post(assertionFields(await t.assertion())).expect(200); // the window starts
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'], now: start + 59_500 });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await t.post(assertionFields(await t.assertion()))).status);
+      expect(statuses).toEqual(Array(8).fill(200));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('never writes the assertion into an audit event', async () => {

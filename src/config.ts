@@ -10,7 +10,6 @@ import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './access-tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
-import type { ServiceAccountsConfig } from './service-accounts-config.js';
 
 /** Longest token lifetime `tokenLifetime` accepts, in seconds (a day). */
 export const MAX_TOKEN_LIFETIME = 86_400;
@@ -159,7 +158,7 @@ export interface ServiceAccountsOptions {
 
 /**
  * The validated, frozen configuration every module of an instance receives. Internal: it holds the
- * keyring's private keys, the store and the hooks. A host reads `sa.config`, a {@link ServiceAccountsConfig}.
+ * keyring's private keys, the store and the hooks. A host reads `sa.config`, a `ServiceAccountsConfig`.
  *
  * @example
  * ```ts

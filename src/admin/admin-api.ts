@@ -5,7 +5,7 @@
  * A secret's value is returned once, by the call that creates it, and is never stored or shown again.
  * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
-import type { AuditActor, AuditEventInput } from '../audit/audit-events.js';
+import type { AuditActor } from '../audit/audit-events.js';
 import { generateClientId, generateSecret, isSecretId } from '../secrets/generate-credentials.js';
 import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
@@ -13,7 +13,7 @@ import { callStore } from '../store/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, isClientIdArgument, type CreateAccountInput } from './admin-input.js';
 import { buildKeyOperations, liveCredentials, type KeyOperations } from './admin-keys.js';
-import type { ResolvedAdminConfig } from './admin-options.js';
+import type { AdminContext } from './admin-context.js';
 import {
   summarizeAccount,
   type AccountStatus,
@@ -72,17 +72,6 @@ export interface AdminApi extends KeyOperations {
    * ```
    */
   withActor(actor: AuditActor): AdminApi;
-}
-
-/** What the admin API runs on: its settings, and the hooks of the instance it belongs to (if any). */
-export interface AdminContext {
-  readonly config: ResolvedAdminConfig;
-  /** Resolves once the store is initialised; awaited before every store call. */
-  ready(): Promise<void>;
-  /** Emits an audit event (never throws). */
-  audit(event: AuditEventInput): void;
-  /** Called at once after every change to an account, so a cache can drop its status. */
-  changed(clientId: string): void;
 }
 
 /**

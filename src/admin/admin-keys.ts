@@ -8,7 +8,7 @@ import { parsePublicKey } from '../keys/parse-public-key.js';
 import { generateKeyId, isKeyId } from '../secrets/generate-credentials.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { keysOf, supportsKeyCredentials, type KeyCredentialStore } from '../store/key-credential-store.js';
-import type { AdminContext } from './admin-api.js';
+import type { AdminContext } from './admin-context.js';
 import {
   AdminError,
   accountNotFound,
@@ -105,7 +105,7 @@ function requireKeyStore(context: AdminContext): KeyCredentialStore {
  *
  * @example
  * ```ts
- * import type { AdminContext } from './admin-api.js'
+ * import type { AdminContext } from './admin-context.js'
  *
  * declare const context: AdminContext // the admin API's settings and hooks
  * declare const helpers: KeyOperationHelpers // its `call` (readiness, timeout) and `requireAccount`

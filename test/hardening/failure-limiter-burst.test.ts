@@ -14,34 +14,13 @@ import { generateSecret } from '../../src/secrets/generate-credentials.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { GatedStore } from '../helpers/gated-store.js';
 import { json, listen, redisUrl, testKeyPrefix, tokenRequest, type LiveServer, type RawResponse } from './helpers.js';
+import { heldBcrypt } from '../helpers/held-bcrypt.js';
 
-/** Counts bcrypt compares and can hold them all until released (the secret checks stay undecided). */
-const bcrypt = vi.hoisted(() => {
-  let release: () => void = () => {};
-  return {
-    compares: 0,
-    held: Promise.resolve(),
-    hold(): void {
-      this.held = new Promise<void>((resolve) => (release = resolve));
-    },
-    release(): void {
-      release();
-      this.held = Promise.resolve();
-    },
-  };
-});
-
-vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/secrets/hash-secret.js')>();
-  return {
-    ...real,
-    verifySecretHash: async (value: string, hash: string): Promise<boolean> => {
-      bcrypt.compares++;
-      await bcrypt.held;
-      return real.verifySecretHash(value, hash);
-    },
-  };
-});
+// bcrypt compares counted, and held until released (test/helpers/held-bcrypt.ts).
+vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) =>
+  (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()),
+);
+const bcrypt = heldBcrypt;
 
 const grant = { grant_type: 'client_credentials' };
 const from = (address: string) => ({ 'x-forwarded-for': address });

@@ -1,0 +1,19 @@
+/**
+ * @module admin-context
+ * What the admin API runs on: its resolved settings and the hooks of the instance it belongs to.
+ * Its own module, so the admin API and its parts (such as the key operations) share it without
+ * importing each other.
+ */
+import type { AuditEventInput } from '../audit/audit-events.js';
+import type { ResolvedAdminConfig } from './admin-options.js';
+
+/** What the admin API runs on: its settings, and the hooks of the instance it belongs to (if any). */
+export interface AdminContext {
+  readonly config: ResolvedAdminConfig;
+  /** Resolves once the store is initialised; awaited before every store call. */
+  ready(): Promise<void>;
+  /** Emits an audit event (never throws). */
+  audit(event: AuditEventInput): void;
+  /** Called at once after every change to an account, so a cache can drop its status. */
+  changed(clientId: string): void;
+}

@@ -79,6 +79,8 @@ export interface TokenRevokedEvent extends AuditBase {
   /** The client the token was issued to (always known when `by` is `client`). */
   readonly clientId?: string;
   readonly name?: string;
+  /** With `by: 'operator'`: the person, when the caller named one (`admin.withActor(actor)`). */
+  readonly actor?: AuditActor;
 }
 
 /**

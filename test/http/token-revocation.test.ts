@@ -183,4 +183,11 @@ describe.each([5, 4] as const)('POST /oauth/revoke on Express %i', (version) => 
     expect(await t.sa.admin.revokeToken(jti)).toEqual(first);
     expect(t.events.filter((e) => e.type === 'token.revoked')[0]).toMatchObject({ tokenId: jti, by: 'operator' });
   });
+
+  // docs/revocation-and-introspection.md, audit events: an operator's revocation names the person when the caller does.
+  it('admin.withActor(actor).revokeToken names the person in token.revoked', async () => {
+    await t.sa.admin.withActor({ id: 'u_42', name: 'Ada Lovelace' }).revokeToken('0f6a1c2e-58b4-4f59-9a57-2c1d6a1c9e3b');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(t.events.find((e) => e.type === 'token.revoked')).toMatchObject({ by: 'operator', actor: { id: 'u_42', name: 'Ada Lovelace' } });
+  });
 });

@@ -11,6 +11,12 @@ import { createKeyring, type Keyring, type SigningKeyOptions } from './access-to
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
 
+/** Longest token lifetime `tokenLifetime` accepts, in seconds (a day). */
+export const MAX_TOKEN_LIFETIME = 86_400;
+
+/** Largest `clockTolerance` accepted, in seconds. */
+export const MAX_CLOCK_TOLERANCE = 300;
+
 /** How many leading bits of an IPv6 address count as one client by default: a /64, what one host or site gets. */
 export const DEFAULT_IPV6_PREFIX = 64;
 
@@ -128,6 +134,14 @@ export interface ServiceAccountsOptions {
    * @default false
    */
   allowBrowserRequests?: boolean;
+  /**
+   * Let unrestricted accounts (provisioned without scopes) call the introspection endpoint
+   * (`POST {mount}/introspect`). Otherwise only accounts holding the scope `token:introspect` may: an
+   * unrestricted account usually belongs to a client, not to a resource server, and introspection tells
+   * who holds which token. See docs/revocation-and-introspection.md.
+   * @default false
+   */
+  allowUnrestrictedIntrospection?: boolean;
   /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60, ipv6Prefix: 64 } */
   failureLimit?: FailureLimitOptions | false;
   /** Milliseconds a store call may take before the request is answered 503. @default 2000 */
@@ -167,13 +181,15 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly maxQueuedSecretChecks: number;
   readonly bodyLimit: number;
   readonly allowBrowserRequests: boolean;
+  readonly allowUnrestrictedIntrospection: boolean;
   readonly failureLimit: Readonly<Required<Omit<FailureLimitOptions, 'redis'>> & { redis: unknown }> | false;
   readonly statusCacheTtl: number;
 }
 
 const KNOWN_OPTIONS = new Set<string>([
   'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'realm', 'onAudit', 'onEvent', 'telemetry',
-  'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'failureLimit',
+  'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
+  'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);
 
@@ -231,6 +247,9 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
   if (options.allowBrowserRequests !== undefined && typeof options.allowBrowserRequests !== 'boolean') {
     fail('allowBrowserRequests', 'must be a boolean');
   }
+  if (options.allowUnrestrictedIntrospection !== undefined && typeof options.allowUnrestrictedIntrospection !== 'boolean') {
+    fail('allowUnrestrictedIntrospection', 'must be a boolean');
+  }
   const realm = options.realm === undefined ? 'service-accounts' : nonEmptyString('realm', options.realm);
   // It goes into WWW-Authenticate as a quoted-string (RFC 9110 §5.6.4): printable ASCII only.
   if (!/^[\x20-\x7e]+$/.test(realm)) fail('realm', 'must be printable ASCII (it is sent in WWW-Authenticate headers)');
@@ -240,8 +259,8 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     issuer,
     audience,
     keyring: createKeyring(options.signingKeys, fail),
-    tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, 86_400),
-    clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, 300),
+    tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME),
+    clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, MAX_CLOCK_TOLERANCE),
     maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 300, 10, 3600),
     realm,
     onEvent,
@@ -249,6 +268,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     maxQueuedSecretChecks: integer('maxQueuedSecretChecks', options.maxQueuedSecretChecks, 256, 0, 100_000),
     bodyLimit: integer('bodyLimit', options.bodyLimit, 8192, 256, 1_048_576),
     allowBrowserRequests: options.allowBrowserRequests ?? false,
+    allowUnrestrictedIntrospection: options.allowUnrestrictedIntrospection ?? false,
     failureLimit: resolveFailureLimit(options.failureLimit),
     statusCacheTtl: integer('statusCacheTtl', options.statusCacheTtl, 30_000, 0, 3_600_000),
   });

@@ -31,6 +31,8 @@ export type OAuthErrorCode =
   | 'invalid_client'
   | 'invalid_grant'
   | 'invalid_scope'
+  | 'unauthorized_client'
+  | 'unsupported_token_type'
   | 'invalid_token'
   | 'insufficient_scope'
   | 'too_many_requests'
@@ -228,6 +230,40 @@ export class InvalidGrantError extends OAuthError {
  */
 export class InvalidScopeError extends OAuthError {
   readonly code = 'invalid_scope';
+  readonly status = 400;
+}
+
+/**
+ * 403 `unauthorized_client`: the client authenticated but may not use this endpoint, e.g. token
+ * introspection by an account without the scope `token:introspect` (RFC 7662 §2.3; docs/errors.md).
+ *
+ * @example
+ * ```ts
+ * import { UnauthorizedClientError } from 'express-service-accounts'
+ *
+ * new UnauthorizedClientError('This client may not introspect tokens').toJSON()
+ * // { error: 'unauthorized_client', error_description: 'This client may not introspect tokens' }
+ * ```
+ */
+export class UnauthorizedClientError extends OAuthError {
+  readonly code = 'unauthorized_client';
+  readonly status = 403;
+}
+
+/**
+ * 400 `unsupported_token_type` (RFC 7009 §2.2.1): the server cannot revoke tokens of this kind, which
+ * is the case when its account store keeps no token deny-list (docs/errors.md).
+ *
+ * @example
+ * ```ts
+ * import { UnsupportedTokenTypeError } from 'express-service-accounts'
+ *
+ * new UnsupportedTokenTypeError('This server cannot revoke single access tokens').toJSON()
+ * // { error: 'unsupported_token_type', error_description: 'This server cannot revoke single access tokens' }
+ * ```
+ */
+export class UnsupportedTokenTypeError extends OAuthError {
+  readonly code = 'unsupported_token_type';
   readonly status = 400;
 }
 
@@ -471,6 +507,8 @@ export type AnyOAuthError =
   | InvalidClientError
   | InvalidGrantError
   | InvalidScopeError
+  | UnauthorizedClientError
+  | UnsupportedTokenTypeError
   | InvalidTokenError
   | MissingTokenError
   | InsufficientScopeError

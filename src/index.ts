@@ -11,6 +11,7 @@ export type { ServiceAccountsConfig } from './service-accounts-config.js';
 export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
+export { INTROSPECTION_SCOPE } from './token-endpoint/introspection-step.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
 export type { Actor, UserIdentity } from './actor/actor.js';
 export type { RequireActorOptions } from './actor/require-actor.js';
@@ -25,6 +26,7 @@ export type {
   AccountSummary,
   SecretSummary,
   RevokedSecret,
+  RevokedToken,
   AccountStatus,
   CreatedKey,
   KeySummary,
@@ -56,12 +58,16 @@ export type {
   PublicKeyJwk,
   AccountChangeListener,
   WatchOptions,
+  RevokedTokenRecord,
 } from './store/account-store.js';
+export { revokedTokenChangeKey } from './store/revoked-token-change.js';
 export { MemoryAccountStore } from './store/memory-account-store.js';
 export type {
   AuditEvent,
   TokenIssuedEvent,
   TokenRefusedEvent,
+  TokenRevokedEvent,
+  TokenIntrospectedEvent,
   ClientAuthenticationFailedEvent,
   AccountEvent,
   SecretEvent,
@@ -85,6 +91,8 @@ export {
   InvalidClientError,
   InvalidGrantError,
   InvalidScopeError,
+  UnauthorizedClientError,
+  UnsupportedTokenTypeError,
   InvalidTokenError,
   MissingTokenError,
   InsufficientScopeError,

@@ -10,6 +10,7 @@ import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.j
 import { AccountCache } from './store/account-cache.js';
 import { callStore } from './store/call-store.js';
 import { initStore, onceUntilSuccess } from './store/init-store.js';
+import { RevokedTokenCache } from './store/revoked-token-cache.js';
 import { DependencyMonitor, type CallObserver } from './observability/dependency-monitor.js';
 import type { StoreHealthSources } from './observability/health.js';
 import { createHookEmitter } from './observability/hook-emitter.js';
@@ -24,6 +25,8 @@ const HEALTH_PROBE_CLIENT_ID = 'esa_health-probe';
 export interface Runtime {
   readonly config: ResolvedConfig;
   readonly accounts: AccountCache;
+  /** This instance's copy of the store's token deny-list, kept current by the same announcements. */
+  readonly revokedTokens: RevokedTokenCache;
   readonly audit: (event: AuditEventInput) => void;
   readonly telemetry: Telemetry;
   /** Hands an operational event to the `onEvent` hook. */
@@ -55,6 +58,8 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   };
   const accounts = new AccountCache({ ...config, observer: storeMonitor, onFeedState });
   telemetry.observe({ accountCacheCounts: () => accounts.counts() });
+  const revokedTokens = new RevokedTokenCache({ ...config, observer: storeMonitor, announcing: () => accounts.announcing });
+  accounts.onInvalidate((key) => revokedTokens.onChange(key));
   const startTasks: Array<() => Promise<void>> = [];
   const closeTasks: Array<() => Promise<void>> = [];
   let started = false;
@@ -63,6 +68,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   const start = onceUntilSuccess(async () => {
     await initStore(config.store, config.storeTimeout, storeMonitor);
     await accounts.start();
+    await revokedTokens.start(); // after subscribing, so no revocation falls between the read and the announcements
     for (const task of startTasks) await task();
     started = true;
   });
@@ -70,6 +76,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   const runtime: Runtime = {
     config,
     accounts,
+    revokedTokens,
     audit: createAuditEmitter(config.onAudit, config.now),
     telemetry,
     event,

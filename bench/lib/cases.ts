@@ -4,7 +4,7 @@
  * Every bearer case sends the same `Authorization` header bytes (a token of the library's shape) and
  * every token case the same Basic header shape and form body, so the servers differ only in their work.
  */
-import { checkAssertionClient, checkProtected, checkTokenEndpoint, basicAuth, FORM, TOKEN_BODY } from './checks.js';
+import { checkAssertionClient, checkIntrospection, checkProtected, checkTokenEndpoint, basicAuth, FORM, INTROSPECT_PATH, TOKEN_BODY } from './checks.js';
 import { ISSUER, PROTECTED_PATH, TOKEN_PATH, type ServerConfig, type ServerReady } from './fixtures.js';
 import type { LoadRequest } from './load.js';
 
@@ -32,6 +32,19 @@ const tokenRequest = (client: { clientId: string; secret: string }): LoadRequest
   headers: { authorization: basicAuth(client.clientId, client.secret), 'content-type': FORM },
   body: TOKEN_BODY,
 });
+
+/** The library's introspection endpoint, asked by the client about its own token (RFC 7662). */
+async function libraryIntrospection(ready: ServerReady): Promise<LoadRequest> {
+  const client = needClient(ready);
+  const token = await checkTokenEndpoint(ready.port, client);
+  await checkIntrospection(ready.port, client, token);
+  return {
+    path: INTROSPECT_PATH,
+    method: 'POST',
+    headers: { authorization: basicAuth(client.clientId, client.secret), 'content-type': FORM },
+    body: new URLSearchParams({ token }).toString(),
+  };
+}
 
 function needClient(ready: ServerReady): { clientId: string; secret: string } {
   if (!ready.client) throw new Error('server did not report its client');
@@ -195,6 +208,23 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
         await checkTokenEndpoint(ready.port, needClient(ready));
         return tokenRequest(needClient(ready));
       },
+    },
+    {
+      id: 'library-introspect',
+      label: 'introspection endpoint, repeat client (memory)',
+      group: 'token',
+      server: 'library',
+      config: { store: 'memory', introspect: true },
+      prepare: libraryIntrospection,
+    },
+    {
+      id: 'library-introspect-postgres',
+      label: 'introspection endpoint, repeat client (PostgreSQL, watch)',
+      group: 'token',
+      postgres: true,
+      server: 'library',
+      config: { store: postgresStoreUrl, introspect: true },
+      prepare: libraryIntrospection,
     },
     {
       id: 'jwt-minimal-token',

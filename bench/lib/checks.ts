@@ -84,3 +84,20 @@ export async function checkAssertionClient(port: number, load: LoadRequest): Pro
   await expectStatus(await post(), 200, 'POST /oauth/token with a client assertion');
   await expectStatus(await post(), 401, 'POST /oauth/token with the same client assertion again');
 }
+
+/** Path of the library's introspection endpoint (RFC 7662), next to its token endpoint. */
+export const INTROSPECT_PATH = TOKEN_PATH.replace(/token$/, 'introspect');
+
+/** The introspection endpoint: `active: true` for the token, `{active: false}` for a forged one. */
+export async function checkIntrospection(port: number, client: { clientId: string; secret: string }, token: string): Promise<void> {
+  const ask = (value: string) =>
+    fetch(base(port) + INTROSPECT_PATH, {
+      method: 'POST',
+      headers: { 'content-type': FORM, authorization: basicAuth(client.clientId, client.secret) },
+      body: new URLSearchParams({ token: value }).toString(),
+    });
+  const active = (await expectStatus(await ask(token), 200, 'POST /oauth/introspect')) as Record<string, unknown>;
+  if (active.active !== true) throw new Error(`POST /oauth/introspect: expected an active token, got ${JSON.stringify(active)}`);
+  const forged = `${token.slice(0, -4)}${token.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+  deepStrictEqual(await expectStatus(await ask(forged), 200, 'POST /oauth/introspect with a forged token'), { active: false });
+}

@@ -51,6 +51,8 @@ export interface ServerConfig {
   readonly gcAck?: string;
   /** Bare server: read the token request body with `express.urlencoded()` before answering. */
   readonly parseBody?: boolean;
+  /** Library server: the client may also introspect (scope `token:introspect`), for the introspection cases. */
+  readonly introspect?: boolean;
   /** Library server: install the OpenTelemetry metrics SDK with a reader (default: the API alone, no SDK). */
   readonly otelSdk?: boolean;
   /** Library server: also make a key-pair client (an account with a registered EC P-256 public key) and report it. */

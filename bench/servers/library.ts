@@ -5,13 +5,14 @@
  * revocation check is always on (the account status is read from the account cache on every request).
  * With `otelSdk`, the OpenTelemetry metrics SDK is installed with a reader (collected by nobody during
  * the run, as a Prometheus exporter between scrapes); without it, only the OpenTelemetry API is present.
- * With `keyClient`, an account with a registered public key as well (the private_key_jwt case).
- * With `flood` (bench/flood.ts): `trust proxy` on, the failure limiter off unless `flood.limiter`, and fresh accounts reported.
+ * With `introspect`, its client may also call the introspection endpoint. With `keyClient`, an account
+ * with a registered public key as well (the private_key_jwt case). With `flood` (bench/flood.ts):
+ * `trust proxy` on, the failure limiter off unless `flood.limiter`, and fresh accounts reported.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import express from 'express';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
+import { createServiceAccounts, INTROSPECTION_SCOPE, MemoryAccountStore, type AccountStore } from '../../src/index.js';
 import { AUDIENCE, HS256_KEY, ISSUER, KID, PROTECTED_PATH, RESOURCE, SCOPE } from '../lib/fixtures.js';
 import { readConfig, run, serve } from './serve.js';
 
@@ -40,7 +41,8 @@ run(async () => {
   await sa.ready();
   let client = config.client;
   if (!client) {
-    const created = await sa.admin.createAccount({ name: 'bench-client', scopes: [SCOPE] });
+    const scopes = config.introspect ? [SCOPE, INTROSPECTION_SCOPE] : [SCOPE];
+    const created = await sa.admin.createAccount({ name: 'bench-client', scopes });
     client = { clientId: created.clientId, secret: created.secret.value };
   }
 

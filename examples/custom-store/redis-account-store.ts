@@ -10,24 +10,28 @@
  * `<prefix>account:<clientId>`, a sorted set `<prefix>accounts` (score = createdAt) for listing, a
  * pub/sub channel `<prefix>changes` that announces every change, so every instance drops its cached
  * status at once (`watch`), and one short-lived key per used client assertion ID,
- * `<prefix>assertion:<SHA-256 of issuer and ID>`, holding the assertion's expiry.
+ * `<prefix>assertion:<SHA-256 of issuer and ID>`, holding the assertion's expiry. The token deny-list:
+ * one JSON document per revoked token under `<prefix>revoked-token:<tokenId>` and a sorted set
+ * `<prefix>revoked-tokens` (score = expiresAt) to list and prune them.
  */
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
-import type {
-  AccountChangeListener,
-  AccountRecord,
-  AddKeyOptions,
-  AddKeyResult,
-  AddSecretOptions,
-  AddSecretResult,
-  AccountStore,
-  KeyRecord,
-  NewAccountRecord,
-  NewKeyRecord,
-  NewSecretRecord,
-  PublicKeyJwk,
-  SecretRecord,
+import {
+  revokedTokenChangeKey,
+  type AccountChangeListener,
+  type AccountRecord,
+  type AddKeyOptions,
+  type AddKeyResult,
+  type AddSecretOptions,
+  type AddSecretResult,
+  type AccountStore,
+  type KeyRecord,
+  type NewAccountRecord,
+  type NewKeyRecord,
+  type NewSecretRecord,
+  type PublicKeyJwk,
+  type RevokedTokenRecord,
+  type SecretRecord,
 } from 'express-service-accounts';
 
 /** What is stored: dates as epoch milliseconds. */
@@ -96,6 +100,20 @@ const newSecret = (s: NewSecretRecord): StoredSecret => ({
   createdAt: s.createdAt.getTime(),
   lastUsedAt: null,
   revokedAt: null,
+});
+
+interface StoredRevokedToken {
+  tokenId: string;
+  clientId: string | null;
+  revokedAt: number;
+  expiresAt: number;
+}
+
+const toRevokedToken = (t: StoredRevokedToken): RevokedTokenRecord => ({
+  tokenId: t.tokenId,
+  clientId: t.clientId,
+  revokedAt: new Date(t.revokedAt),
+  expiresAt: new Date(t.expiresAt),
 });
 
 /** KEYS[1] = account key, ARGV[1] = the document read, ARGV[2] = the document to write. */
@@ -291,6 +309,33 @@ export class RedisAccountStore implements AccountStore {
     const keep = Math.max(1, expiresAt.getTime() - now.getTime());
     const args = [String(expiresAt.getTime()), String(now.getTime()), String(keep)];
     return (await this.#redis.eval(CONSUME_ONCE, 1, `${this.#prefix}assertion:${digest}`, ...args)) === 1;
+  }
+
+  async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
+    const key = `${this.#prefix}revoked-token:${record.tokenId}`;
+    const stored: StoredRevokedToken = { ...record, revokedAt: record.revokedAt.getTime(), expiresAt: record.expiresAt.getTime() };
+    // NX: a token already listed keeps its first record.
+    if ((await this.#redis.set(key, JSON.stringify(stored), 'NX')) !== 'OK') {
+      const first = await this.#redis.get(key);
+      if (first !== null) return toRevokedToken(JSON.parse(first) as StoredRevokedToken);
+    }
+    const index = `${this.#prefix}revoked-tokens`;
+    await this.#redis.zadd(index, stored.expiresAt, record.tokenId);
+    // Entries whose token has expired are forgotten on each revocation.
+    const expired = (await this.#redis.zrangebyscore(index, '-inf', stored.revokedAt)).filter((id) => id !== record.tokenId);
+    if (expired.length > 0) {
+      await this.#redis.del(...expired.map((id) => `${this.#prefix}revoked-token:${id}`));
+      await this.#redis.zrem(index, ...expired);
+    }
+    await this.#announce(revokedTokenChangeKey(record));
+    return { ...record };
+  }
+
+  async listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]> {
+    const ids = await this.#redis.zrangebyscore(`${this.#prefix}revoked-tokens`, `(${now.getTime()}`, '+inf');
+    if (ids.length === 0) return [];
+    const documents = await this.#redis.mget(...ids.map((id) => `${this.#prefix}revoked-token:${id}`));
+    return documents.flatMap((json) => (json === null ? [] : [toRevokedToken(JSON.parse(json) as StoredRevokedToken)]));
   }
 
   async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {

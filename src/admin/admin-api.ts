@@ -1,6 +1,7 @@
 /**
  * @module admin-api
- * Provisioning: create and list accounts, add and revoke secrets and public keys, disable and enable accounts.
+ * Provisioning: create and list accounts, add and revoke secrets and public keys, disable and enable accounts,
+ * revoke a token.
  * A secret's value is returned once, by the call that creates it, and is never stored or shown again.
  * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
@@ -20,7 +21,9 @@ import {
   type CreatedAccount,
   type CreatedSecret,
   type RevokedSecret,
+  type RevokedToken,
 } from './admin-summaries.js';
+import { revokeTokenById } from './revoke-token-by-id.js';
 
 /**
  * The admin API, from `createServiceAccounts(...).admin` or {@link createAdminApi}. All methods are async and go through the
@@ -48,6 +51,14 @@ export interface AdminApi extends KeyOperations {
   addSecret(clientId: string): Promise<CreatedSecret>;
   /** Revokes a secret and, with it, every token issued against it, on every instance within 1 s. */
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
+  /**
+   * Revokes one access token by its ID (its `jti`: the `tokenId` of audit events and of
+   * `req.serviceAccount`), on every instance within 1 s; the other tokens of its account keep working.
+   * Revoking a token twice keeps the first `revokedAt`. The ID is not checked against issued tokens
+   * (none are stored): an unknown ID is listed all the same. Throws `invalid_input` for an ID that is
+   * not 1–256 printable characters; rejects when the store has no token deny-list.
+   */
+  revokeToken(tokenId: string): Promise<RevokedToken>;
   disableAccount(clientId: string): Promise<AccountStatus>;
   enableAccount(clientId: string): Promise<AccountStatus>;
   /**
@@ -150,6 +161,8 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       audit({ type: 'secret.revoked', clientId, name: account.name, secretId });
       return { clientId, secretId, revokedAt: revoked.revokedAt };
     },
+
+    revokeToken: (tokenId) => revokeTokenById(tokenId, { config, changed, audit, call }),
 
     disableAccount: (clientId) => setEnabled(clientId, false),
     enableAccount: (clientId) => setEnabled(clientId, true),

@@ -169,6 +169,23 @@ export interface RevokedSecret {
 }
 
 /**
+ * Result of {@link AdminApi.revokeToken}: the token's ID and when it was (first) revoked.
+ *
+ * @example
+ * ```ts
+ * import type { RevokedToken } from 'express-service-accounts'
+ *
+ * // The token ID from an audit line (`tokenId` of a token.issued event, or `req.serviceAccount.tokenId`).
+ * const revoked: RevokedToken = await sa.admin.revokeToken('0f6a1c2e-58b4-4f59-9a57-2c1d6a1c9e3b')
+ * console.log(`token ${revoked.tokenId} revoked at ${revoked.revokedAt.toISOString()}`)
+ * ```
+ */
+export interface RevokedToken {
+  readonly tokenId: string;
+  readonly revokedAt: Date;
+}
+
+/**
  * Result of {@link AdminApi.disableAccount} and {@link AdminApi.enableAccount}.
  *
  * @example

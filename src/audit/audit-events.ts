@@ -60,6 +60,57 @@ export interface TokenRefusedEvent extends AuditBase {
 }
 
 /**
+ * An access token was revoked: by the client it was issued to, at the revocation endpoint (RFC 7009), or
+ * by an operator, by its ID, through the admin API or the CLI. Names the token by its ID, never the token.
+ * @example
+ * ```ts
+ * import type { TokenRevokedEvent } from 'express-service-accounts'
+ * function logRevoked(event: TokenRevokedEvent): void {
+ *   const who = event.by === 'client' ? `${event.name} (${event.clientId})` : 'an operator'
+ *   console.info(`token ${event.tokenId} revoked by ${who}`)
+ * }
+ * ```
+ */
+export interface TokenRevokedEvent extends AuditBase {
+  readonly type: 'token.revoked';
+  readonly tokenId: string;
+  /** `client`: the token's own client, at the revocation endpoint; `operator`: the admin API or the CLI. */
+  readonly by: 'client' | 'operator';
+  /** The client the token was issued to (always known when `by` is `client`). */
+  readonly clientId?: string;
+  readonly name?: string;
+  /** With `by: 'operator'`: the person, when the caller named one (`admin.withActor(actor)`). */
+  readonly actor?: AuditActor;
+}
+
+/**
+ * A resource server introspected a token (RFC 7662). Names the caller and, when the token verified far
+ * enough, the token's ID and account; never the token itself.
+ * @example
+ * ```ts
+ * import type { TokenIntrospectedEvent } from 'express-service-accounts'
+ * function logIntrospection(event: TokenIntrospectedEvent): void {
+ *   const result = event.active ? 'active' : `inactive (${event.reason})`
+ *   console.info(`${event.name} introspected ${event.tokenId ?? 'an unverifiable token'}: ${result}`)
+ * }
+ * ```
+ */
+export interface TokenIntrospectedEvent extends AuditBase {
+  readonly type: 'token.introspected';
+  /** The caller: the account allowed to introspect. */
+  readonly clientId: string;
+  readonly name: string;
+  readonly active: boolean;
+  /** Why the token is inactive: expired, revoked, disabled, or invalid (forged, unknown, deleted account). */
+  readonly reason?: InvalidTokenReason;
+  /** The token's `jti`, when its signature verified. */
+  readonly tokenId?: string;
+  /** The account the token was issued to, when its signature verified. */
+  readonly tokenClientId?: string;
+  readonly tokenName?: string;
+}
+
+/**
  * Client authentication failed at the token endpoint.
  *
  * @example
@@ -188,6 +239,8 @@ export interface KeyEvent extends AuditBase {
 export type AuditEvent =
   | TokenIssuedEvent
   | TokenRefusedEvent
+  | TokenRevokedEvent
+  | TokenIntrospectedEvent
   | ClientAuthenticationFailedEvent
   | AccountEvent
   | SecretEvent

@@ -14,6 +14,7 @@ import type {
   CreatedSecret,
   RevokedKey,
   RevokedSecret,
+  RevokedToken,
 } from '../index.js';
 
 /** A JSON value, so a document can only hold what `JSON.stringify` renders as-is. */
@@ -74,6 +75,11 @@ export function revokedKeyJson(revoked: RevokedKey): Json {
 /** `secret revoke`: `{clientId, secretId, revokedAt}`. */
 export function revokedSecretJson(revoked: RevokedSecret): Json {
   return { clientId: revoked.clientId, secretId: revoked.secretId, revokedAt: iso(revoked.revokedAt) };
+}
+
+/** `token revoke`: `{tokenId, revokedAt}`. */
+export function revokedTokenJson(revoked: RevokedToken): Json {
+  return { tokenId: revoked.tokenId, revokedAt: iso(revoked.revokedAt) };
 }
 
 /** `disable` / `enable`: `{clientId, enabled}`. */
@@ -156,6 +162,14 @@ export function revokedSecretText(revoked: RevokedSecret): string {
   return [
     `Revoked secret ${shown(revoked.secretId)} of ${shown(revoked.clientId)} at ${revoked.revokedAt.toISOString()}.`,
     'Tokens issued against it are refused within 1 second on every server sharing the store.',
+  ].join('\n');
+}
+
+/** Human-readable `token revoke`. */
+export function revokedTokenText(revoked: RevokedToken): string {
+  return [
+    `Revoked token ${revoked.tokenId} at ${revoked.revokedAt.toISOString()}.`,
+    'It is refused within 1 second on every server sharing the store; the other tokens of its account keep working.',
   ].join('\n');
 }
 

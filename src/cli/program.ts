@@ -26,6 +26,8 @@ import {
   revokedKeyText,
   revokedSecretJson,
   revokedSecretText,
+  revokedTokenJson,
+  revokedTokenText,
   type Json,
 } from './output.js';
 import { readPublicKeyArgument } from './read-public-key.js';
@@ -207,6 +209,19 @@ export function buildProgram(io: CliIo): Command {
       await run(command, async (admin) => {
         const revoked = await admin.revokeKey(clientId, keyId);
         return { json: revokedKeyJson(revoked), text: revokedKeyText(revoked) };
+      });
+    });
+
+  program
+    .command('token')
+    .description('revoke a single access token')
+    .command('revoke')
+    .description('revoke one access token by its ID (the tokenId of an audit line); its account keeps its other tokens')
+    .argument('<tokenId>', 'ID of the token (its jti claim)')
+    .action(async (tokenId: string, _options: unknown, command: Command) => {
+      await run(command, async (admin) => {
+        const revoked = await admin.revokeToken(tokenId);
+        return { json: revokedTokenJson(revoked), text: revokedTokenText(revoked) };
       });
     });
 

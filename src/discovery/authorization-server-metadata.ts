@@ -1,6 +1,7 @@
 /**
  * @module authorization-server-metadata
- * RFC 8414 authorization server metadata for the token endpoint, and the JWK Set of public keys.
+ * RFC 8414 authorization server metadata for the token endpoint and its revocation and introspection
+ * endpoints, and the JWK Set of public keys.
  */
 import type { Keyring } from '../access-tokens/keyring.js';
 import { ASSERTION_SIGNING_ALGORITHMS } from '../token-endpoint/key-assertion.js';
@@ -25,6 +26,16 @@ export interface MetadataOptions {
   tokenEndpoint: string;
   /** Absolute URL where the JWK Set is served; listed only when the keyring has public keys. */
   jwksUri?: string;
+  /**
+   * Absolute URL of the revocation endpoint (RFC 7009).
+   * @default `tokenEndpoint` with its last path segment `token` replaced by `revoke` (the token router serves both)
+   */
+  revocationEndpoint?: string;
+  /**
+   * Absolute URL of the introspection endpoint (RFC 7662).
+   * @default `tokenEndpoint` with its last path segment `token` replaced by `introspect`
+   */
+  introspectionEndpoint?: string;
 }
 
 /**
@@ -47,6 +58,22 @@ export interface AuthorizationServerMetadata {
   readonly token_endpoint_auth_signing_alg_values_supported: readonly string[];
   readonly response_types_supported: readonly [];
   readonly jwks_uri?: string;
+  /**
+   * RFC 8414 §2: listed when it can be derived from the token endpoint's URL or is given. Clients
+   * authenticate there exactly as at the token endpoint.
+   */
+  readonly revocation_endpoint?: string;
+  readonly revocation_endpoint_auth_methods_supported?: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  readonly revocation_endpoint_auth_signing_alg_values_supported?: readonly string[];
+  readonly introspection_endpoint?: string;
+  readonly introspection_endpoint_auth_methods_supported?: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  readonly introspection_endpoint_auth_signing_alg_values_supported?: readonly string[];
+}
+
+/** The URL of a sibling endpoint of the token router: `.../token` → `.../{name}`, or `undefined`. */
+function siblingOf(tokenEndpoint: string, name: string): string | undefined {
+  const match = /^(.*\/)token(\/?)$/.exec(tokenEndpoint);
+  return match ? `${match[1]}${name}` : undefined;
 }
 
 /**
@@ -58,13 +85,31 @@ export interface AuthorizationServerMetadata {
  * ```
  */
 export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyring, options: MetadataOptions): AuthorizationServerMetadata {
+  // One client authenticator serves the three endpoints: the same methods and algorithms everywhere.
+  const methods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+  const revocation = options.revocationEndpoint ?? siblingOf(options.tokenEndpoint, 'revoke');
+  const introspection = options.introspectionEndpoint ?? siblingOf(options.tokenEndpoint, 'introspect');
   return {
     issuer,
     token_endpoint: options.tokenEndpoint,
     grant_types_supported: ['client_credentials'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    token_endpoint_auth_methods_supported: methods,
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
     response_types_supported: [],
     ...(keyring.jwks.keys.length > 0 && options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : {}),
+    ...(revocation !== undefined
+      ? {
+          revocation_endpoint: revocation,
+          revocation_endpoint_auth_methods_supported: methods,
+          revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
+        }
+      : {}),
+    ...(introspection !== undefined
+      ? {
+          introspection_endpoint: introspection,
+          introspection_endpoint_auth_methods_supported: methods,
+          introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
+        }
+      : {}),
   };
 }

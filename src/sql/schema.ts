@@ -5,6 +5,7 @@
  */
 import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
 import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsTable } from './key-credentials-schema.js';
+import { REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -124,6 +125,7 @@ export interface Database {
   client_keys: ClientKeysTable;
   used_assertion_ids: UsedAssertionIdsTable;
   account_changes: AccountChangesTable;
+  revoked_tokens: RevokedTokensTable;
   account_store_migrations: MigrationsTable;
 }
 
@@ -190,6 +192,7 @@ const MIGRATIONS: readonly Migration[] = [
     ],
   },
   KEY_CREDENTIALS_MIGRATION,
+  REVOKED_TOKENS_MIGRATION,
 ];
 
 /**

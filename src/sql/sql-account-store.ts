@@ -16,6 +16,7 @@ import type {
   NewAccountRecord,
   NewKeyRecord,
   NewSecretRecord,
+  RevokedTokenRecord,
   SecretRecord,
   WatchOptions,
 } from '../store/account-store.js';
@@ -30,6 +31,7 @@ import {
   toNumber,
   toSecretRecord,
 } from './records.js';
+import { insertRevokedToken, selectRevokedTokens } from './revoked-token-queries.js';
 import {
   ADVISORY_LOCK_NAMESPACE,
   type Database,
@@ -121,6 +123,10 @@ export interface SqlAccountStore extends AccountStore {
    * function that stops watching.
    */
   watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>>;
+  /** Adds a token to the deny-list (table `revoked_tokens`) and announces it on the change feed. */
+  revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord>;
+  /** The deny-list entries that have not expired at `now`. */
+  listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]>;
 }
 
 /**
@@ -302,6 +308,17 @@ export class KyselyAccountStore implements SqlAccountStore {
   async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
     await this.init();
     return this.#keys.consumeAssertionId(issuer, jti, expiresAt, now);
+  }
+
+  /** Adds the deny-list entry and announces it on the change feed in the same transaction (revoked-token-queries.ts). */
+  async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
+    await this.init();
+    return this.#write((trx) => insertRevokedToken(trx, record, (key) => this.#appendChange(trx, key)));
+  }
+
+  async listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]> {
+    await this.init();
+    return selectRevokedTokens(this.#db, now);
   }
 
   /**

@@ -180,6 +180,11 @@ export class AccountCache {
     return this.#watching;
   }
 
+  /** Whether the store's change announcements are arriving: watched, and the feed not reported failing. */
+  get announcing(): boolean {
+    return this.#watching && !this.#feedFailing;
+  }
+
   /** Lookups answered from the cache (`hits`) and by the store (`misses`) since start. */
   counts(): { hits: number; misses: number } {
     return { hits: this.#hits, misses: this.#misses };

@@ -169,7 +169,37 @@ export interface NewAccountRecord {
 }
 
 /**
- * Called with the client ID of an account that changed (secret or key added or revoked, enabled, disabled, created).
+ * A revoked access token, by its ID (`jti`): the store's deny-list. The token itself is never stored.
+ *
+ * @example
+ * ```ts
+ * import type { RevokedTokenRecord } from 'express-service-accounts'
+ *
+ * // What the revocation endpoint stores for a token that expires in 40 minutes.
+ * const record: RevokedTokenRecord = {
+ *   tokenId: '0f6a1c2e-58b4-4f59-9a57-2c1d6a1c9e3b',
+ *   clientId: 'esa_4fT0qLx2mZb8Rk1sVw7yNc3d',
+ *   revokedAt: new Date(),
+ *   expiresAt: new Date(Date.now() + 40 * 60_000),
+ * }
+ * ```
+ */
+export interface RevokedTokenRecord {
+  /** The token's `jti`. */
+  readonly tokenId: string;
+  /** The client the token was issued to, when known (an operator may revoke a token by its ID alone). */
+  readonly clientId: string | null;
+  readonly revokedAt: Date;
+  /**
+   * Until when the entry matters: the token's `exp` (or, when unknown, the longest a token can live).
+   * After it the token is refused as expired anyway, and the store may forget the entry.
+   */
+  readonly expiresAt: Date;
+}
+
+/**
+ * Called with the client ID of an account that changed (secret or key added or revoked, enabled, disabled, created),
+ * and with a token revocation's change key (see {@link AccountStore.revokeToken}), which is never a client ID.
  *
  * @example
  * ```ts
@@ -339,4 +369,24 @@ export interface AccountStore {
    * @returns a function that stops watching.
    */
   watch?(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>>;
+
+  /**
+   * Optional, with {@link AccountStore.listRevokedTokens}: adds an access token to the deny-list
+   * (token revocation, RFC 7009). Revoking a token already on the list keeps the first record. A store
+   * with `watch` must announce a new entry to every listener, in every process sharing the store, with
+   * the key `revokedTokenChangeKey(record)` (exported by this package) in place of a client ID; the
+   * bearer check of each instance then refuses the token without reading the store per request. The
+   * store may delete entries whose `expiresAt` has passed (the SQL stores do so on each revocation).
+   * Without these two methods, tokens cannot be revoked one by one (the revocation endpoint answers
+   * `unsupported_token_type`); revoking a secret or disabling an account still works.
+   * @returns the stored record: `record`, or the first one when the token was already revoked.
+   */
+  revokeToken?(record: RevokedTokenRecord): Promise<RevokedTokenRecord>;
+
+  /**
+   * Every deny-list entry whose `expiresAt` is after `now`, in any order. Each instance calls it once at
+   * start-up and again only when change announcements may have been missed (or, for a store without
+   * `watch`, at most every 500 ms while tokens are being checked).
+   */
+  listRevokedTokens?(now: Date): Promise<RevokedTokenRecord[]>;
 }

@@ -14,8 +14,10 @@ import type {
   NewAccountRecord,
   NewKeyRecord,
   NewSecretRecord,
+  RevokedTokenRecord,
   SecretRecord,
 } from './account-store.js';
+import { revokedTokenChangeKey } from './revoked-token-change.js';
 import { countLiveCredentials, keysOf } from './key-credential-store.js';
 
 /** How often, at most, `consumeAssertionId` sweeps out expired assertion IDs. */
@@ -34,6 +36,7 @@ const ASSERTION_SWEEP_MS = 60_000;
 export class MemoryAccountStore implements AccountStore {
   readonly #accounts = new Map<string, AccountRecord>();
   readonly #listeners = new Set<AccountChangeListener>();
+  readonly #revokedTokens = new Map<string, RevokedTokenRecord>();
   /** Used assertion IDs (`[issuer, jti]` as JSON) → when they expire, in ms since the epoch. */
   readonly #assertionIds = new Map<string, number>();
   #lastSweep = 0;
@@ -140,6 +143,22 @@ export class MemoryAccountStore implements AccountStore {
     if (expiry !== undefined && expiry > at) return false;
     this.#assertionIds.set(id, expiresAt.getTime());
     return true;
+  }
+
+  async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
+    const first = this.#revokedTokens.get(record.tokenId);
+    if (first) return { ...first };
+    // Entries past their expiry are forgotten here, as the SQL stores do on each revocation.
+    for (const [tokenId, entry] of this.#revokedTokens) {
+      if (entry.expiresAt.getTime() <= record.revokedAt.getTime()) this.#revokedTokens.delete(tokenId);
+    }
+    this.#revokedTokens.set(record.tokenId, { ...record });
+    this.#changed(revokedTokenChangeKey(record));
+    return { ...record };
+  }
+
+  async listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]> {
+    return [...this.#revokedTokens.values()].filter((entry) => entry.expiresAt.getTime() > now.getTime()).map((entry) => ({ ...entry }));
   }
 
   async watch(listener: AccountChangeListener): Promise<() => Promise<void>> {

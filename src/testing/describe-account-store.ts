@@ -9,6 +9,7 @@ import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './acc
 import { cap, IdFactory, waitFor } from './contract-fixtures.js';
 import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
+import { describeTokenDenyList } from './describe-token-deny-list.js';
 import { supportsKeyCredentials } from '../store/key-credential-store.js';
 
 /** Room enough for every secret the other tests add: they do not test the cap. */
@@ -242,6 +243,8 @@ export function describeAccountStore(
     describeSecretCap(() => store, ids, { it, expect });
 
     describeKeyCredentials(() => store, ids, { describe, it, expect });
+
+    describeTokenDenyList(() => store, ids, { it, expect });
 
     describe('watch', () => {
       // The test functions read vitest's test context from `arguments` (see skipRunningTest).

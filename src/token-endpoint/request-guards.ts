@@ -1,7 +1,8 @@
 /**
  * @module request-guards
- * Checks every token request before passport and oauth2orize see it: method, browser origin, the
- * parameters' shape, and how credentials are presented. Parameters are validated here once.
+ * Checks every request of the token router (token, revocation, introspection) before passport and
+ * oauth2orize see it: method, browser origin, the parameters' shape, and how credentials are presented.
+ * Parameters are validated here once.
  */
 import type { ServerResponse } from 'node:http';
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
@@ -34,15 +35,20 @@ export function createBrowserGuard(allowBrowserRequests: boolean): Step {
   };
 }
 
-const FIELDS = ['grant_type', 'client_id', 'client_secret', 'scope', 'client_assertion_type', 'client_assertion'] as const;
-type Field = (typeof FIELDS)[number];
+/** The parameters that carry client credentials, read by every endpoint of the router. */
+const CREDENTIAL_FIELDS = ['client_id', 'client_secret', 'client_assertion_type', 'client_assertion'] as const;
+const TOKEN_FIELDS = ['grant_type', 'scope', ...CREDENTIAL_FIELDS] as const;
+/** RFC 7009 §2.1 and RFC 7662 §2.1: the token and an optional hint, besides the client's credentials. */
+const TOKEN_MANAGEMENT_FIELDS = ['token', 'token_type_hint', ...CREDENTIAL_FIELDS] as const;
+type Field = (typeof TOKEN_FIELDS)[number] | (typeof TOKEN_MANAGEMENT_FIELDS)[number];
+type CredentialFields = Record<(typeof CREDENTIAL_FIELDS)[number], string | undefined>;
 
-function readFields(body: unknown): Record<Field, string | undefined> {
+function readFields<F extends Field>(body: unknown, fields: readonly F[]): Record<F, string | undefined> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidRequestError('The request body must be a set of parameters');
   }
-  const values = {} as Record<Field, string | undefined>;
-  for (const field of FIELDS) {
+  const values = {} as Record<F, string | undefined>;
+  for (const field of fields) {
     const value: unknown = Object.prototype.hasOwnProperty.call(body, field) ? (body as Record<string, unknown>)[field] : undefined;
     if (Array.isArray(value)) throw new InvalidRequestError(`The parameter ${field} is repeated`);
     if (value !== undefined && typeof value !== 'string') throw new InvalidRequestError(`The parameter ${field} must be a string`);
@@ -59,7 +65,28 @@ function readFields(body: unknown): Record<Field, string | undefined> {
  * @throws {InvalidRequestError} a malformed request (→ 400 `invalid_request`)
  */
 export function validateTokenRequest(body: unknown, authorization: string | undefined): TokenParameters {
-  const fields = readFields(body);
+  const fields = readFields(body, TOKEN_FIELDS);
+  return { grantType: fields.grant_type, scope: fields.scope, credentials: presentedCredentials(fields, authorization) };
+}
+
+/**
+ * Validates a revocation (RFC 7009) or introspection (RFC 7662) request: its `token` and
+ * `token_type_hint`, and its client credentials exactly as {@link validateTokenRequest} does.
+ * @throws {InvalidRequestError} a malformed request (→ 400 `invalid_request`)
+ */
+export function validateTokenManagementRequest(body: unknown, authorization: string | undefined): TokenParameters {
+  const fields = readFields(body, TOKEN_MANAGEMENT_FIELDS);
+  return {
+    grantType: undefined,
+    scope: undefined,
+    token: fields.token,
+    tokenTypeHint: fields.token_type_hint,
+    credentials: presentedCredentials(fields, authorization),
+  };
+}
+
+/** How the request presents client credentials: one method, decoded once (RFC 6749 §2.3). */
+function presentedCredentials(fields: CredentialFields, authorization: string | undefined): PresentedCredentials {
   const basic = parseBasicAuthorization(authorization);
   const authorizationHeader = authorization !== undefined;
   let credentials: PresentedCredentials;
@@ -94,5 +121,5 @@ export function validateTokenRequest(body: unknown, authorization: string | unde
   } else {
     credentials = { method: 'none', authorizationHeader };
   }
-  return { grantType: fields.grant_type, scope: fields.scope, credentials };
+  return credentials;
 }

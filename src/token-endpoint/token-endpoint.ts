@@ -1,11 +1,14 @@
 /**
  * @module token-endpoint
- * Builds the token endpoint of an instance: the parts only it uses (the secret verifier, the failure
- * limiter, the recorder of secret use) and its steps, in order: method and browser guards, body,
- * validation, start-up, client authentication, grant check, oauth2orize exchange
- * (docs/token-endpoint.md). The instance's shared state comes from the runtime.
+ * Builds the token endpoint of an instance, with its revocation (RFC 7009) and introspection (RFC 7662)
+ * endpoints: the parts only they use (the secret verifier, the failure limiter, the recorder of secret
+ * use) and their steps, in order: method and browser guards, body and validation, start-up, client
+ * authentication (one client authenticator, shared by the three), then the grant check and oauth2orize
+ * exchange, the revocation, or the introspection (docs/token-endpoint.md). The instance's shared state
+ * comes from the runtime.
  */
 import { DEFAULT_IPV6_PREFIX } from '../config.js';
+import { TokenInspector } from '../access-tokens/token-inspector.js';
 import { DependencyMonitor } from '../observability/dependency-monitor.js';
 import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../runtime.js';
@@ -17,10 +20,12 @@ import { KeyAssertionChecker } from './key-assertion.js';
 import { createClientAuthentication } from './client-strategies.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createFailureLimiter } from './failure-limiter.js';
-import { createBrowserGuard, requirePost, validateTokenRequest } from './request-guards.js';
+import { createIntrospectionStep } from './introspection-step.js';
+import { createBrowserGuard, requirePost, validateTokenManagementRequest, validateTokenRequest } from './request-guards.js';
+import { createRevocationStep } from './revocation-step.js';
 import { readTokenBody } from './token-request-body.js';
 import type { Step } from './token-request-context.js';
-import { createTokenRouter, type ErrorMiddleware, type Middleware } from './token-router.js';
+import { createTokenRouter, type ErrorMiddleware, type Middleware, type TokenRoutes } from './token-router.js';
 
 /** The token endpoint of one instance. */
 export interface TokenEndpoint {
@@ -45,49 +50,73 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     : undefined;
   if (limiter) runtime.onClose(() => limiter.close());
 
-  // The body, then its parameters and credentials, validated once (request-guards.ts).
-  const readParameters: Step = (context, next) =>
-    readTokenBody(context.req, config.bodyLimit, (err, body) => {
-      if (err) return next(err);
-      try {
-        context.parameters = validateTokenRequest(body, context.req.headers.authorization);
-      } catch (invalid) {
-        return next(invalid);
-      }
-      next();
-    });
+  /** The body, then its parameters and credentials, validated once by `validate` (request-guards.ts). */
+  const readParameters =
+    (validate: typeof validateTokenRequest): Step =>
+    (context, next) =>
+      readTokenBody(context.req, config.bodyLimit, (err, body) => {
+        if (err) return next(err);
+        try {
+          context.parameters = validate(body, context.req.headers.authorization);
+        } catch (invalid) {
+          return next(invalid);
+        }
+        next();
+      });
   const ready: Step = (_context, next) => {
     if (runtime.isReady()) return next();
     runtime.ready().then(() => next(), next);
   };
-  const steps: readonly Step[] = [
+  // One client authentication for every endpoint of the router: same methods, limiter and errors.
+  const authenticate = createClientAuthentication(
+    new ClientAuthenticator({
+      accounts: runtime.accounts,
+      store: config.store,
+      storeTimeout: config.storeTimeout,
+      storeCalls: runtime.storeCalls,
+      assertions: new KeyAssertionChecker(),
+      assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
+      secrets,
+      remembered: new RememberedSecrets(),
+      limiter,
+      ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
+      secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
+      audit: runtime.audit,
+      telemetry,
+      now: config.now,
+    }),
+  );
+  /** What every endpoint runs before its own work: method, browser, body and parameters, start-up, client. */
+  const guarded = (validate: typeof validateTokenRequest, ...own: Step[]): readonly Step[] => [
     requirePost,
     createBrowserGuard(config.allowBrowserRequests),
-    readParameters,
+    readParameters(validate),
     ready,
-    createClientAuthentication(
-      new ClientAuthenticator({
-        accounts: runtime.accounts,
+    authenticate,
+    ...own,
+  ];
+  const inspector = new TokenInspector(config, { accounts: runtime.accounts, revokedTokens: runtime.revokedTokens, now: config.now });
+  const routes: TokenRoutes = {
+    '/token': guarded(validateTokenRequest, requireClientCredentialsGrant, createClientCredentialsExchange(runtime)),
+    '/revoke': guarded(
+      validateTokenManagementRequest,
+      createRevocationStep({
+        inspector,
         store: config.store,
         storeTimeout: config.storeTimeout,
-        storeCalls: runtime.storeCalls,
-        assertions: new KeyAssertionChecker(),
-        assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
-        secrets,
-        remembered: new RememberedSecrets(),
-        limiter,
-        ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
-        secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
+        observer: runtime.storeCalls,
+        revoked: (changeKey) => runtime.revokedTokens.onChange(changeKey),
         audit: runtime.audit,
-        telemetry,
         now: config.now,
       }),
     ),
-    requireClientCredentialsGrant,
-    createClientCredentialsExchange(runtime),
-  ];
+    '/introspect': guarded(
+      validateTokenManagementRequest,
+      createIntrospectionStep({ inspector, allowUnrestricted: config.allowUnrestrictedIntrospection, audit: runtime.audit }),
+    ),
+  };
   return {
-    router: createTokenRouter(steps, { realm: config.realm, telemetry }),
+    router: createTokenRouter(routes, { realm: config.realm, telemetry }),
     health: {
       limiterBackend: limiter ? limiter.backend : 'none',
       probeLimiter: () => (limiter ? limiter.probe() : Promise.resolve()),

@@ -10,10 +10,13 @@ import type { AuthenticatedClient, PresentedCredentials } from './client-authent
 
 export type { PresentedCredentials } from './client-authenticator.js';
 
-/** The parameters of a token request after validation: every field a string or absent. */
+/** The parameters of a request after validation: every field a string or absent (only its endpoint's are read). */
 export interface TokenParameters {
   readonly grantType: string | undefined;
   readonly scope: string | undefined;
+  /** The token to revoke or introspect (RFC 7009 §2.1, RFC 7662 §2.1); read by those endpoints only. */
+  readonly token?: string | undefined;
+  readonly tokenTypeHint?: string | undefined;
   readonly credentials: PresentedCredentials;
 }
 

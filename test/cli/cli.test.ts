@@ -125,6 +125,24 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
     expect(secret?.revokedAt).toBe(revoked.revokedAt);
   });
 
+  // token revoke TOKEN_ID → {"tokenId", "revokedAt"}; revoking again keeps the first revokedAt.
+  it('token revoke prints the revocation, and again the first one', async () => {
+    const tokenId = '0f6a1c2e-58b4-4f59-9a57-2c1d6a1c9e3b';
+    const revoked = await runCliJson<Record<string, unknown>>(['--store', store, 'token', 'revoke', tokenId]);
+    expect(revoked).toEqual({ tokenId, revokedAt: expect.stringMatching(ISO) });
+    expect(await runCliJson(['token', 'revoke', tokenId, '--store', store])).toEqual(revoked);
+    const text = await runCli(['token', 'revoke', tokenId, '--store', store]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`Revoked token ${tokenId}`);
+  });
+
+  it('token revoke without an ID, or with a blank one, is a usage error', async () => {
+    expectUsageError(await runCli(['token', 'revoke', '--store', store]));
+    const blank = await runCli(['token', 'revoke', ' ', '--store', store]);
+    expectUsageError(blank);
+    expect(blank.stderr).toMatch(/token ID/);
+  });
+
   // disable CLIENT_ID / enable CLIENT_ID → {"clientId", "enabled"}
   it('disable and enable print the account status; list follows', async () => {
     expect(await runCliJson(['disable', first.clientId, '--store', store])).toEqual({ clientId: first.clientId, enabled: false });

@@ -3,6 +3,7 @@
  * The PostgreSQL store (needs POSTGRES_URL; skipped without it unless CI=true): the contract suite, plus
  * migrations, concurrent start-up, LISTEN/poll delivery and schema quoting. Each store uses a fresh schema, dropped afterwards.
  */
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresAccountStore, type PostgresAccountStoreOptions, type SqlAccountStore } from '../../src/sql/index.js';
@@ -55,6 +56,22 @@ function describePostgres(connectionString: string): void {
       const second = open(schema);
       await second.init();
       expect(await second.findAccount(account.clientId)).toEqual(account);
+      expect(await migrationCount(schema)).toBe(LATEST_SCHEMA_VERSION);
+    });
+
+    // AccountStore.revokeToken on a schema made before the deny-list existed (schema version 2, accounts
+    // in it): the first use of the new version adds the table and keeps every account.
+    it('a schema at version 2 that holds accounts gains the token deny-list on first use', async () => {
+      const schema = schemas.name();
+      const old = open(schema);
+      const account = await old.createAccount(newAccount());
+      const q = quoteIdentifier(schema);
+      await schemas.query(`drop table ${q}.revoked_tokens`);
+      await schemas.query(`delete from ${q}.account_store_migrations where version >= 3`);
+      const store = open(schema);
+      const record = { tokenId: randomUUID(), clientId: account.clientId, revokedAt: new Date(), expiresAt: new Date(Date.now() + 60_000) };
+      expect(await store.revokeToken(record)).toEqual(record);
+      expect(await store.findAccount(account.clientId)).toEqual(account);
       expect(await migrationCount(schema)).toBe(LATEST_SCHEMA_VERSION);
     });
 

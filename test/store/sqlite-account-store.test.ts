@@ -74,6 +74,25 @@ describe('SQLite account store', () => {
     });
   });
 
+  // AccountStore.revokeToken on a database made before the deny-list existed (schema version 2, accounts
+  // in it): the first use of the new version adds the table and keeps every account.
+  it('a database at schema version 2 that holds accounts gains the token deny-list on first use', async () => {
+    const filename = newDatabasePath();
+    const old = open(filename);
+    const account = await old.createAccount(newAccount());
+    await old.close();
+    const db = new BetterSqlite3(filename);
+    db.exec('drop table revoked_tokens; delete from account_store_migrations where version >= 3');
+    db.close();
+    const store = open(filename);
+    const record = { tokenId: randomUUID(), clientId: account.clientId, revokedAt: new Date(), expiresAt: new Date(Date.now() + 60_000) };
+    expect(await store.revokeToken(record)).toEqual(record);
+    expect(await store.findAccount(account.clientId)).toEqual(account);
+    inspect(filename, (db) => {
+      expect(db.prepare('select count(*) as n from account_store_migrations').get()).toEqual({ n: LATEST_SCHEMA_VERSION });
+    });
+  });
+
   it('stores timestamps as integer milliseconds and scopes as a JSON array', async () => {
     const filename = newDatabasePath();
     const store = open(filename);

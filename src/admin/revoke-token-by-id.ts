@@ -1,0 +1,57 @@
+/**
+ * @module revoke-token-by-id
+ * The admin API's token revocation by ID: an operator revokes one access token named in an audit line,
+ * without the token itself. Issued tokens are not stored, so the entry is kept for the longest a token
+ * can live, whatever its real expiry.
+ */
+import type { AuditEventInput } from '../audit/audit-events.js';
+import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from '../config.js';
+import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
+import { AdminError } from './admin-errors.js';
+import type { ResolvedAdminConfig } from './admin-options.js';
+import type { RevokedToken } from './admin-summaries.js';
+
+/** How long an entry revoked by ID is kept: longer than any token this library issues can live. */
+const KEEP_MS = (MAX_TOKEN_LIFETIME + MAX_CLOCK_TOLERANCE) * 1000;
+
+// eslint-disable-next-line no-control-regex
+const TOKEN_ID = /^[^\u0000-\u0020\u007f]{1,256}$/;
+
+/** What the admin API lends the call. */
+export interface RevokeTokenParts {
+  readonly config: ResolvedAdminConfig;
+  /** Told the change key at once, so this instance refuses the token before the store's announcement. */
+  readonly changed: (key: string) => void;
+  readonly audit: (event: AuditEventInput) => void;
+  readonly call: <T>(what: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+/**
+ * Adds the token ID to the store's deny-list.
+ * @throws {AdminError} `invalid_input` for an ID that is not 1–256 printable characters without spaces
+ *
+ * @example
+ * ```ts
+ * const parts: RevokeTokenParts = {
+ *   config,
+ *   changed: (key) => runtime.accounts.invalidate(key),
+ *   audit: runtime.audit,
+ *   call: (_what, fn) => fn(),
+ * }
+ * const { revokedAt } = await revokeTokenById('0f6a1c2e-58b4-4f59-9a57-2c1d6a1c9e3b', parts)
+ * ```
+ */
+export async function revokeTokenById(tokenId: string, parts: RevokeTokenParts): Promise<RevokedToken> {
+  const { config, changed, audit, call } = parts;
+  if (typeof tokenId !== 'string' || !TOKEN_ID.test(tokenId)) {
+    throw new AdminError('invalid_input', 'a token ID must be 1 to 256 printable characters without spaces');
+  }
+  const { store } = config;
+  if (!store.revokeToken) throw new Error('This account store cannot revoke single tokens (it has no revokeToken)');
+  const revokedAt = config.now();
+  const record = { tokenId, clientId: null, revokedAt, expiresAt: new Date(revokedAt.getTime() + KEEP_MS) };
+  const stored = await call('revokeToken', () => store.revokeToken!(record));
+  changed(revokedTokenChangeKey(stored));
+  audit({ type: 'token.revoked', tokenId, by: 'operator', ...(stored.clientId !== null ? { clientId: stored.clientId } : {}) });
+  return { tokenId, revokedAt: stored.revokedAt };
+}

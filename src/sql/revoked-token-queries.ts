@@ -1,0 +1,94 @@
+/**
+ * @module revoked-token-queries
+ * The SQL of the token deny-list (`revoked_tokens`): add an entry once, announcing it on the change
+ * feed, and read the entries that have not expired.
+ */
+import type { Kysely } from 'kysely';
+import type { RevokedTokenRecord } from '../store/account-store.js';
+import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
+import { toNumber, type DbInteger } from './records.js';
+import type { Database } from './schema.js';
+
+/**
+ * A deny-list row as read from `revoked_tokens`.
+ *
+ * @example
+ * ```ts
+ * const row: RevokedTokenRow = { token_id: '0f6a1c2e', client_id: 'esa_4fT0', revoked_at: 1736933400123, expires_at: 1736937000000 }
+ * ```
+ */
+export interface RevokedTokenRow {
+  token_id: string;
+  client_id: string | null;
+  revoked_at: DbInteger;
+  expires_at: DbInteger;
+}
+
+/**
+ * Maps a `revoked_tokens` row to a {@link RevokedTokenRecord}.
+ *
+ * @example
+ * ```ts
+ * const entries = (await db.selectFrom('revoked_tokens').selectAll().execute()).map(toRevokedTokenRecord)
+ * ```
+ */
+export function toRevokedTokenRecord(row: RevokedTokenRow): RevokedTokenRecord {
+  return {
+    tokenId: row.token_id,
+    clientId: row.client_id,
+    revokedAt: new Date(toNumber(row.revoked_at)),
+    expiresAt: new Date(toNumber(row.expires_at)),
+  };
+}
+
+/**
+ * Inside a write transaction: inserts the entry unless the token is already listed; a new entry is
+ * announced through `announce` (the change feed append of the same transaction) and entries expired
+ * at `record.revokedAt` are deleted.
+ * @returns the stored entry: `record`, or the first one when the token was already listed.
+ *
+ * @example
+ * ```ts
+ * const record = { tokenId: '0f6a1c2e', clientId: null, revokedAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000) }
+ * await db.transaction().execute((trx) => insertRevokedToken(trx, record, async (key) => console.log('announce', key)))
+ * ```
+ */
+export async function insertRevokedToken(
+  trx: Kysely<Database>,
+  record: RevokedTokenRecord,
+  announce: (changeKey: string) => Promise<void>,
+): Promise<RevokedTokenRecord> {
+  const inserted = await trx
+    .insertInto('revoked_tokens')
+    .values({
+      token_id: record.tokenId,
+      client_id: record.clientId,
+      revoked_at: record.revokedAt.getTime(),
+      expires_at: record.expiresAt.getTime(),
+    })
+    .onConflict((conflict) => conflict.column('token_id').doNothing())
+    .executeTakeFirst();
+  if ((inserted.numInsertedOrUpdatedRows ?? 0n) > 0n) {
+    await announce(revokedTokenChangeKey(record));
+    await trx
+      .deleteFrom('revoked_tokens')
+      .where('expires_at', '<=', record.revokedAt.getTime())
+      .where('token_id', '<>', record.tokenId)
+      .execute();
+  }
+  const row = await trx.selectFrom('revoked_tokens').selectAll().where('token_id', '=', record.tokenId).executeTakeFirstOrThrow();
+  return toRevokedTokenRecord(row);
+}
+
+/**
+ * The entries whose `expires_at` is after `now`.
+ *
+ * @example
+ * ```ts
+ * const entries = await selectRevokedTokens(db, new Date())
+ * ```
+ */
+export async function selectRevokedTokens(db: Kysely<Database>, now: Date): Promise<RevokedTokenRecord[]> {
+  const rows = await db.selectFrom('revoked_tokens').selectAll().where('expires_at', '>', now.getTime()).execute();
+  return rows.map(toRevokedTokenRecord);
+}

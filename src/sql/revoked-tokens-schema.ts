@@ -1,0 +1,46 @@
+/**
+ * @module revoked-tokens-schema
+ * The token deny-list's table in the SQL store (`revoked_tokens`) and the self-contained migration
+ * that adds it to a database that already holds accounts.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { EpochMillis } from './schema.js';
+
+/**
+ * `revoked_tokens`: the deny-list of revoked access tokens, by token ID (`jti`); the token itself is never
+ * stored. Rows whose `expires_at` has passed are deleted by later revocations.
+ *
+ * @example
+ * ```ts
+ * const live = await db.selectFrom('revoked_tokens').select('token_id').where('expires_at', '>', Date.now()).execute()
+ * ```
+ */
+export interface RevokedTokensTable {
+  token_id: string;
+  client_id: string | null;
+  revoked_at: EpochMillis;
+  expires_at: EpochMillis;
+}
+
+/**
+ * The migration that adds the token deny-list. It only creates a table and an index, so it applies to
+ * a database of any size, with accounts in it, in one short transaction.
+ *
+ * @example
+ * ```ts
+ * // Appended after the migrations before it, in src/sql/schema.ts:
+ * const latest: number = REVOKED_TOKENS_MIGRATION.version // 3
+ * ```
+ */
+export const REVOKED_TOKENS_MIGRATION = {
+  version: 3,
+  name: 'revoked tokens',
+  statements: (table: (name: 'revoked_tokens') => RawBuilder<unknown>): RawBuilder<unknown>[] => [
+    sql`create table ${table('revoked_tokens')} (
+      token_id text primary key,
+      client_id text,
+      revoked_at bigint not null,
+      expires_at bigint not null)`,
+    sql`create index revoked_tokens_expires_at_idx on ${table('revoked_tokens')} (expires_at)`,
+  ],
+} as const;

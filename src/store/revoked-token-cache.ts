@@ -1,0 +1,156 @@
+/**
+ * @module revoked-token-cache
+ * Each instance's copy of the store's token deny-list, so the bearer check and introspection refuse a
+ * revoked token with one `Map` lookup instead of a store read per request.
+ *
+ * Freshness, as for the account cache: the list is read once at start-up; after that, while the store
+ * announces changes (`watch`, and its change feed is not failing), each revocation arrives as a change
+ * key and is added at once, so the list stays current without reading the store. When announcements
+ * may have been missed (`'*'`: the feed failed or the push channel broke) the list is no longer trusted
+ * until it is read again; without `watch` a read is trusted for 500 ms. A lookup the list cannot answer
+ * waits for one shared read (started after the lookup arrived, or after the last `'*'`), and a failed
+ * read fails the lookup (503): a revoked token is never admitted for want of the list.
+ *
+ * Revocation is final, so entries are only ever added, and dropped once the token has expired (its
+ * `exp` plus the clock tolerance), checked at most once a minute.
+ */
+import type { AccountStore } from './account-store.js';
+import { WATCHLESS_TTL_MS } from './account-cache.js';
+import { callStore } from './call-store.js';
+import { parseRevokedTokenChangeKey } from './revoked-token-change.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
+
+const PRUNE_EVERY_MS = 60_000;
+
+/** One read of the whole list; `startedAt` on the monotonic clock. */
+interface Load {
+  readonly startedAt: number;
+  /** A `'*'` arrived while it ran: what it read may miss a revocation, so it is not trusted. */
+  stale: boolean;
+  readonly promise: Promise<void>;
+}
+
+/** See the module description. */
+export class RevokedTokenCache {
+  readonly #store: AccountStore;
+  readonly #supported: boolean;
+  readonly #timeout: number;
+  readonly #observer: CallObserver | undefined;
+  readonly #clock: { now(): number };
+  readonly #now: () => Date;
+  readonly #toleranceMs: number;
+  readonly #announcing: () => boolean;
+  /** Token ID → when the entry may be dropped (wall clock ms: `exp` plus the tolerance). */
+  readonly #entries = new Map<string, number>();
+  /** Start (monotonic) of the last read that is trusted; `undefined` when none is. */
+  #trustedFrom: number | undefined;
+  #inflight: Load | undefined;
+  #nextPrune = 0;
+
+  constructor(options: {
+    store: AccountStore;
+    storeTimeout: number;
+    /** Seconds of leeway on `exp`: an entry outlives its token's `exp` by this much. */
+    clockTolerance: number;
+    now: () => Date;
+    /** Whether the store's change announcements are arriving (the account cache knows). */
+    announcing: () => boolean;
+    observer?: CallObserver;
+    clock?: { now(): number };
+  }) {
+    this.#store = options.store;
+    this.#supported = typeof options.store.listRevokedTokens === 'function';
+    this.#timeout = options.storeTimeout;
+    this.#observer = options.observer;
+    this.#now = options.now;
+    this.#toleranceMs = options.clockTolerance * 1000;
+    this.#announcing = options.announcing;
+    this.#clock = options.clock ?? performance;
+  }
+
+  /** Reads the list; called at start-up, after the store's announcements are subscribed to. */
+  start(): Promise<void> {
+    return this.#supported ? this.#load() : Promise.resolve();
+  }
+
+  /** Hears every change key of the store (the account cache's invalidations): revocations and `'*'`. */
+  onChange(key: string): void {
+    if (key === '*') {
+      this.#trustedFrom = undefined;
+      if (this.#inflight) this.#inflight.stale = true;
+      return;
+    }
+    const revoked = parseRevokedTokenChangeKey(key);
+    if (revoked) this.#add(revoked.tokenId, revoked.expiresAt);
+  }
+
+  /**
+   * Synchronous answer: `true` when the token is on the list, `false` when the list is fresh and it is
+   * not, `undefined` when only a read of the list can tell (then use {@link isRevoked}).
+   */
+  check(tokenId: string): boolean | undefined {
+    if (!this.#supported) return false;
+    if (this.#entries.has(tokenId)) return true;
+    return this.#fresh() ? false : undefined;
+  }
+
+  /**
+   * Whether the token is revoked, reading the list first when it is not fresh.
+   * @throws {StoreUnavailableError} the store failed or timed out (→ 503)
+   */
+  async isRevoked(tokenId: string): Promise<boolean> {
+    const known = this.check(tokenId);
+    if (known !== undefined) return known;
+    await this.#load();
+    return this.#entries.has(tokenId);
+  }
+
+  #fresh(): boolean {
+    if (this.#trustedFrom === undefined) return false;
+    return this.#announcing() || this.#clock.now() - this.#trustedFrom < WATCHLESS_TTL_MS;
+  }
+
+  #add(tokenId: string, expiresAt: number): void {
+    this.#entries.set(tokenId, expiresAt + this.#toleranceMs);
+    this.#prune();
+  }
+
+  #load(): Promise<void> {
+    const now = this.#clock.now();
+    const joinable = this.#inflight && !this.#inflight.stale && now - this.#inflight.startedAt < WATCHLESS_TTL_MS;
+    if (joinable) return this.#inflight!.promise;
+    const read = this.#now().getTime() - this.#toleranceMs;
+    const load: Load = {
+      startedAt: now,
+      stale: false,
+      promise: callStore(() => this.#store.listRevokedTokens!(new Date(read)), this.#timeout, 'listRevokedTokens', this.#observer).then(
+        (records) => {
+          for (const record of records) this.#add(record.tokenId, record.expiresAt.getTime());
+          if (!load.stale && (this.#trustedFrom === undefined || load.startedAt > this.#trustedFrom)) this.#trustedFrom = load.startedAt;
+        },
+      ),
+    };
+    this.#inflight = load;
+    void load.promise.then(
+      () => this.#settle(load),
+      () => this.#settle(load),
+    );
+    return load.promise;
+  }
+
+  #settle(load: Load): void {
+    if (this.#inflight === load) this.#inflight = undefined;
+  }
+
+  #prune(): void {
+    const now = this.#now().getTime();
+    if (now < this.#nextPrune) return;
+    this.#nextPrune = now + PRUNE_EVERY_MS;
+    for (const [tokenId, until] of this.#entries) if (until <= now) this.#entries.delete(tokenId);
+  }
+
+  /** How many token IDs are on this instance's list. */
+  get size(): number {
+    return this.#entries.size;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * @module introspection-step
+ * The last step of `POST {mount}/introspect` (RFC 7662): after client authentication, checks that the
+ * caller may introspect (it holds the scope `token:introspect`, or it is unrestricted and the host
+ * allows that), then answers whether the presented token is active, with its claims and its account's
+ * name when it is, and `{"active": false}` alone when it is not.
+ */
+import type { ServerResponse } from 'node:http';
+import type { AuditEventInput } from '../audit/audit-events.js';
+import type { Inspection, TokenInspector } from '../access-tokens/token-inspector.js';
+import { InvalidRequestError, UnauthorizedClientError } from '../errors.js';
+import type { AccountRecord } from '../store/account-store.js';
+import type { Step } from './token-request-context.js';
+
+/**
+ * The scope an account needs to call the introspection endpoint (`service-accounts create --scope token:introspect`).
+ *
+ * @example
+ * ```ts
+ * import { INTROSPECTION_SCOPE } from 'express-service-accounts'
+ *
+ * const gateway = await sa.admin.createAccount({ name: 'api-gateway', scopes: [INTROSPECTION_SCOPE] })
+ * ```
+ */
+export const INTROSPECTION_SCOPE = 'token:introspect';
+
+/** What the step needs, built by the token endpoint. */
+export interface IntrospectionParts {
+  readonly inspector: TokenInspector;
+  /** Whether an unrestricted account (provisioned without scopes) may introspect. */
+  readonly allowUnrestricted: boolean;
+  readonly audit: (event: AuditEventInput) => void;
+}
+
+/** RFC 7662 §2.2: the members of an active token's answer. */
+function activeAnswer(inspection: Extract<Inspection, { active: true }>): Record<string, unknown> {
+  const { claims, account } = inspection;
+  const nbf = (claims as { nbf?: number }).nbf;
+  return {
+    active: true,
+    ...(claims.scope !== undefined ? { scope: claims.scope } : {}),
+    client_id: claims.client_id,
+    // The account's name, so a resource server can attribute what the token does (RFC 7662 §2.2 `username`).
+    username: account.name,
+    token_type: 'Bearer',
+    exp: claims.exp,
+    iat: claims.iat,
+    ...(nbf !== undefined ? { nbf } : {}),
+    sub: claims.sub,
+    aud: claims.aud,
+    iss: claims.iss,
+    jti: claims.jti,
+  };
+}
+
+function sendJson(res: ServerResponse, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/**
+ * Whether an account may call the introspection endpoint.
+ *
+ * @example
+ * ```ts
+ * mayIntrospect({ ...account, scopes: ['token:introspect'] }, false) // true
+ * ```
+ */
+export function mayIntrospect(account: AccountRecord, allowUnrestricted: boolean): boolean {
+  return account.scopes.includes(INTROSPECTION_SCOPE) || (allowUnrestricted && account.scopes.length === 0);
+}
+
+/**
+ * Returns the introspection step.
+ *
+ * @example
+ * ```ts
+ * declare const inspector: IntrospectionParts['inspector'] // one per instance, shared with revocation
+ * // The last step of the route, after the guards and client authentication (token-endpoint.ts).
+ * const introspect = createIntrospectionStep({ inspector, allowUnrestricted: false, audit: runtime.audit })
+ * ```
+ */
+export function createIntrospectionStep(parts: IntrospectionParts): Step {
+  return (context, next) => {
+    const caller = context.client.account;
+    // RFC 7662 §2.1: the server MUST require authorization of the caller; §4: it should be limited to
+    // protected resources. An authenticated client without that right gets 403 (see docs/errors.md).
+    if (!mayIntrospect(caller, parts.allowUnrestricted)) {
+      return next(new UnauthorizedClientError('This client may not introspect tokens'));
+    }
+    const { token } = context.parameters;
+    // RFC 7662 §2.1: `token` is REQUIRED.
+    if (token === undefined) return next(new InvalidRequestError('The parameter token is required'));
+    parts.inspector.inspect(token).then((inspection) => {
+      parts.audit({
+        type: 'token.introspected',
+        clientId: caller.clientId,
+        name: caller.name,
+        active: inspection.active,
+        ...(inspection.active ? {} : { reason: inspection.reason }),
+        ...(inspection.claims ? { tokenId: inspection.claims.jti, tokenClientId: inspection.claims.client_id } : {}),
+        ...(inspection.account ? { tokenName: inspection.account.name } : {}),
+      });
+      // RFC 7662 §2.2: an inactive token's answer SHOULD NOT carry anything but `active`.
+      sendJson(context.res, inspection.active ? activeAnswer(inspection) : { active: false });
+    }, next);
+  };
+}

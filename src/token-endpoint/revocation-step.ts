@@ -1,0 +1,75 @@
+/**
+ * @module revocation-step
+ * The last step of `POST {mount}/revoke` (RFC 7009): after client authentication, puts the presented
+ * access token on the deny-list when it was issued to that client, and answers 200 with an empty body
+ * in every case, so the answer never tells whether a token was valid, known, or someone else's.
+ */
+import type { ServerResponse } from 'node:http';
+import type { AuditEventInput } from '../audit/audit-events.js';
+import type { TokenInspector } from '../access-tokens/token-inspector.js';
+import { InvalidRequestError, UnsupportedTokenTypeError } from '../errors.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { AccountStore } from '../store/account-store.js';
+import { callStore } from '../store/call-store.js';
+import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
+import type { Step } from './token-request-context.js';
+
+/** What the step needs, built by the token endpoint. */
+export interface RevocationParts {
+  readonly inspector: TokenInspector;
+  readonly store: AccountStore;
+  readonly storeTimeout: number;
+  readonly observer: CallObserver;
+  /** Told the change key of a new entry, so this instance refuses the token before the store announces it. */
+  readonly revoked: (changeKey: string) => void;
+  readonly audit: (event: AuditEventInput) => void;
+  readonly now: () => Date;
+}
+
+/** RFC 7009 §2.2: "the content of the response body is ignored by the client". */
+function sendEmpty(res: ServerResponse): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Length', '0');
+  res.end();
+}
+
+/**
+ * Returns the revocation step.
+ *
+ * @example
+ * ```ts
+ * declare const inspector: RevocationParts['inspector'] // one per instance, shared with introspection
+ * // The last step of the route, after the guards and client authentication (token-endpoint.ts).
+ * const revoke = createRevocationStep({
+ *   inspector,
+ *   store: config.store,
+ *   storeTimeout: config.storeTimeout,
+ *   observer: runtime.storeCalls,
+ *   revoked: (changeKey) => runtime.revokedTokens.onChange(changeKey),
+ *   audit: runtime.audit,
+ *   now: config.now,
+ * })
+ * ```
+ */
+export function createRevocationStep(parts: RevocationParts): Step {
+  const { inspector, store } = parts;
+  return (context, next) => {
+    const { token } = context.parameters;
+    // RFC 7009 §2.1: `token` is REQUIRED.
+    if (token === undefined) return next(new InvalidRequestError('The parameter token is required'));
+    // RFC 7009 §2.2.1: a server that cannot revoke access tokens says unsupported_token_type.
+    if (!store.revokeToken) return next(new UnsupportedTokenTypeError('This server cannot revoke single access tokens'));
+    const caller = context.client.account;
+    // RFC 7009 §2.1: token_type_hint is only a hint, and this server issues access tokens only, so it is
+    // looked up as an access token whatever the hint says. §2.2: an invalid, expired or unknown token, or
+    // (§2.1) one issued to another client, is not revoked, and the answer is the same 200.
+    const claims = inspector.claimsOf(token);
+    if (claims === undefined || claims.client_id !== caller.clientId) return sendEmpty(context.res);
+    const record = { tokenId: claims.jti, clientId: claims.client_id, revokedAt: parts.now(), expiresAt: new Date(claims.exp * 1000) };
+    callStore(() => store.revokeToken!(record), parts.storeTimeout, 'revokeToken', parts.observer).then((stored) => {
+      parts.revoked(revokedTokenChangeKey(stored));
+      parts.audit({ type: 'token.revoked', tokenId: stored.tokenId, by: 'client', clientId: caller.clientId, name: caller.name });
+      sendEmpty(context.res);
+    }, next);
+  };
+}

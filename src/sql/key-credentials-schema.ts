@@ -4,7 +4,7 @@
  * self-contained migration that adds them to a database that already holds accounts.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { EpochMillis, NullableEpochMillis } from './schema.js';
+import type { EpochMillis, NullableEpochMillis } from './column-types.js';
 
 /**
  * `client_keys`: every public key of every account, live and revoked. At most one live key per

@@ -4,7 +4,7 @@
  * that adds it to a database that already holds accounts.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { EpochMillis } from './schema.js';
+import type { EpochMillis } from './column-types.js';
 
 /**
  * `revoked_tokens`: the deny-list of revoked access tokens, by token ID (`jti`); the token itself is never

@@ -3,7 +3,8 @@
  * The typed tables of the SQL store and its versioned, idempotent migrations, applied under a lock so
  * that several processes can initialise the same empty database at once.
  */
-import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
+import { type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
+import type { EpochMillis, NullableEpochMillis } from './column-types.js';
 import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsTable } from './key-credentials-schema.js';
 import { REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
 
@@ -19,26 +20,7 @@ import { REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tok
  */
 export type SqlDialectName = 'sqlite' | 'postgres';
 
-/**
- * Milliseconds since the epoch, stored as an integer (`BIGINT` on PostgreSQL). `pg` returns `BIGINT`
- * as a string, so reads are typed `number | string` and go through `Number()`.
- *
- * @example
- * ```ts
- * const row = await db.selectFrom('accounts').select('created_at').executeTakeFirstOrThrow()
- * const createdAt = new Date(Number(row.created_at))
- * ```
- */
-export type EpochMillis = ColumnType<number | string, number, number>;
-/**
- * {@link EpochMillis} that may be `NULL`.
- *
- * @example
- * ```ts
- * await db.updateTable('secrets').set({ revoked_at: Date.now() }).where('id', '=', secretId).execute()
- * ```
- */
-export type NullableEpochMillis = ColumnType<number | string | null, number | null, number | null>;
+export type { EpochMillis, NullableEpochMillis } from './column-types.js';
 
 /**
  * `accounts`: one row per service account.

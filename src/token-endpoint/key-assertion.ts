@@ -105,12 +105,14 @@ export class KeyAssertionChecker {
   async verify(assertion: string, account: AccountRecord, options: KeyAssertionOptions): Promise<VerifiedAssertion | { failure: AssertionFailure }> {
     let alg: unknown;
     let kid: unknown;
+    let crit: unknown;
     try {
-      ({ alg, kid } = decodeProtectedHeader(assertion));
+      ({ alg, kid, crit } = decodeProtectedHeader(assertion));
     } catch {
       return { failure: 'invalid_assertion' };
     }
-    if (typeof alg !== 'string') return { failure: 'invalid_assertion' };
+    // RFC 7515 §4.1.11: this server understands no header extension, so any `crit` is refused.
+    if (typeof alg !== 'string' || crit !== undefined) return { failure: 'invalid_assertion' };
     const keys = (account.keys ?? []).filter((key) => algorithmsOf(key.publicKey).includes(alg));
     const named = typeof kid === 'string' ? keys.filter((key) => key.id === kid || key.thumbprint === kid) : [];
     const candidates = named.length > 0 ? named : keys;

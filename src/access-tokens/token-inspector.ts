@@ -6,7 +6,7 @@
  * Framework-free.
  */
 import { InvalidTokenError, type InvalidTokenReason } from '../errors.js';
-import { tokenStanding } from '../bearer/token-standing.js';
+import { tokenStanding } from './token-standing.js';
 import type { AccountCache } from '../store/account-cache.js';
 import type { AccountRecord } from '../store/account-store.js';
 import type { RevokedTokenCache } from '../store/revoked-token-cache.js';

@@ -13,7 +13,7 @@ import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
 import type { Runtime } from '../runtime.js';
 import { parseScopeList } from '../scopes.js';
 import { extractBearerToken } from './extract-bearer-token.js';
-import { tokenStanding } from './token-standing.js';
+import { tokenStanding } from '../access-tokens/token-standing.js';
 import type { ServiceAccountPrincipal } from './service-account-principal.js';
 
 /**

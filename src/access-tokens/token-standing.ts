@@ -6,7 +6,7 @@
  * Framework-free; no allocation on the path that admits (the bearer check's hot path).
  */
 import type { InvalidTokenReason } from '../errors.js';
-import type { AccessTokenClaims } from '../access-tokens/access-token.js';
+import type { AccessTokenClaims } from './access-token.js';
 import { findCredential } from '../store/account-credentials.js';
 import type { AccountRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
 

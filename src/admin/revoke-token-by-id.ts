@@ -47,7 +47,7 @@ export async function revokeTokenById(tokenId: string, parts: RevokeTokenParts):
     throw new AdminError('invalid_input', 'a token ID must be 1 to 256 printable characters without spaces');
   }
   const { store } = config;
-  if (!store.revokeToken) throw new Error('This account store cannot revoke single tokens (it has no revokeToken)');
+  if (!store.revokeToken || !store.listRevokedTokens) throw new Error('This account store cannot revoke single tokens (it needs revokeToken and listRevokedTokens)');
   const revokedAt = config.now();
   const record = { tokenId, clientId: null, revokedAt, expiresAt: new Date(revokedAt.getTime() + KEEP_MS) };
   const stored = await call('revokeToken', () => store.revokeToken!(record));

@@ -89,8 +89,8 @@ export class RevokedTokenCache {
    * not, `undefined` when only a read of the list can tell (then use {@link isRevoked}).
    */
   check(tokenId: string): boolean | undefined {
-    if (!this.#supported) return false;
     if (this.#entries.has(tokenId)) return true;
+    if (!this.#supported) return false;
     return this.#fresh() ? false : undefined;
   }
 

@@ -63,7 +63,10 @@ export interface KeyAssertionOptions {
   readonly now: Date;
 }
 
-/** A verified assertion: the key that signed it, and its ID and expiry for the single-use check. */
+/**
+ * A verified assertion: the key that signed it, its ID, and until when it could still be accepted
+ * (`exp` plus the clock tolerance), which is how long its ID must be kept for the single-use check.
+ */
 export interface VerifiedAssertion {
   readonly key: KeyRecord;
   readonly jti: string;
@@ -123,7 +126,8 @@ export class KeyAssertionChecker {
         const payload = await this.#verifyWith(assertion, key, alg, account.clientId, options);
         if (payload === undefined) continue;
         if (!live) return { failure: 'revoked_key' };
-        return { key, jti: payload.jti as string, expiresAt: new Date((payload.exp as number) * 1000) };
+        // Kept as used until the last moment it could still be accepted: `exp` plus the clock tolerance.
+        return { key, jti: payload.jti as string, expiresAt: new Date(((payload.exp as number) + options.clockTolerance) * 1000) };
       }
     }
     return { failure: 'invalid_assertion' };

@@ -24,6 +24,8 @@ export interface RevocationParts {
   readonly revoked: (changeKey: string) => void;
   readonly audit: (event: AuditEventInput) => void;
   readonly now: () => Date;
+  /** Seconds a token is still admitted after its `exp`: its deny-list entry is kept that much longer. */
+  readonly clockTolerance: number;
 }
 
 /** RFC 7009 §2.2: "the content of the response body is ignored by the client". */
@@ -58,14 +60,16 @@ export function createRevocationStep(parts: RevocationParts): Step {
     // RFC 7009 §2.1: `token` is REQUIRED.
     if (token === undefined) return next(new InvalidRequestError('The parameter token is required'));
     // RFC 7009 §2.2.1: a server that cannot revoke access tokens says unsupported_token_type.
-    if (!store.revokeToken) return next(new UnsupportedTokenTypeError('This server cannot revoke single access tokens'));
+    // Both deny-list methods, or none: without listRevokedTokens no instance could learn of the entry.
+    if (!store.revokeToken || !store.listRevokedTokens) return next(new UnsupportedTokenTypeError('This server cannot revoke single access tokens'));
     const caller = context.client.account;
     // RFC 7009 §2.1: token_type_hint is only a hint, and this server issues access tokens only, so it is
     // looked up as an access token whatever the hint says. §2.2: an invalid, expired or unknown token, or
     // (§2.1) one issued to another client, is not revoked, and the answer is the same 200.
     const claims = inspector.claimsOf(token);
     if (claims === undefined || claims.client_id !== caller.clientId) return sendEmpty(context.res);
-    const record = { tokenId: claims.jti, clientId: claims.client_id, revokedAt: parts.now(), expiresAt: new Date(claims.exp * 1000) };
+    // Kept until the last moment the token could still be admitted: `exp` plus the clock tolerance.
+    const record = { tokenId: claims.jti, clientId: claims.client_id, revokedAt: parts.now(), expiresAt: new Date((claims.exp + parts.clockTolerance) * 1000) };
     callStore(() => store.revokeToken!(record), parts.storeTimeout, 'revokeToken', parts.observer).then((stored) => {
       parts.revoked(revokedTokenChangeKey(stored));
       parts.audit({ type: 'token.revoked', tokenId: stored.tokenId, by: 'client', clientId: caller.clientId, name: caller.name });

@@ -108,6 +108,7 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
         revoked: (changeKey) => runtime.revokedTokens.onChange(changeKey),
         audit: runtime.audit,
         now: config.now,
+        clockTolerance: config.clockTolerance,
       }),
     ),
     '/introspect': guarded(

@@ -64,6 +64,16 @@ describe('private_key_jwt at the token endpoint', () => {
     await expectRefused(t, await t.post(assertionFields(assertion)), 'replayed_assertion');
   });
 
+  // The jti is kept as long as the assertion could be accepted: past its exp, within the clock
+  // tolerance (5 s by default), a replay is still refused.
+  it('refuses a replay within the clock tolerance after the assertion expired', async () => {
+    const t = await setUp();
+    const assertion = await t.assertion({ claims: { exp: t.now() + 10 } });
+    await t.post(assertionFields(assertion)).expect(200);
+    t.clock.advance(13); // 3 s past exp: still within the tolerance, so the signature and claims pass
+    await expectRefused(t, await t.post(assertionFields(assertion)), 'replayed_assertion');
+  });
+
   // Audience update to RFC 7523 (client authentication audiences): the aud is the issuer identifier,
   // as its sole value; the token endpoint's URL is no longer accepted.
   it.each([

@@ -6,7 +6,7 @@
  */
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { CreatedAccount } from '../../src/index.js';
+import type { CreatedAccount, MemoryAccountStore } from '../../src/index.js';
 import { createTestApp, type TestAppOptions } from '../helpers/create-app.js';
 import { expectNoStore, expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { WatchlessStore } from '../helpers/watchless-store.js';
@@ -160,6 +160,35 @@ describe.each([5, 4] as const)('POST /oauth/revoke on Express %i', (version) => 
     const token = await issueToken(plain.app, acct.clientId, acct.secret.value);
     const res = await request(plain.app).post('/oauth/revoke').set('Authorization', basicHeader(acct.clientId, acct.secret.value)).type('form').send({ token });
     expectOAuthError(res, 400, 'unsupported_token_type');
+  });
+
+  // A store with revokeToken but no listRevokedTokens could store an entry no instance ever reads back:
+  // the revocation would answer 200 and the token keep working. It is refused as unsupported instead.
+  it('answers 400 unsupported_token_type when the store can record a revocation but not list them', async () => {
+    class HalfDenyListStore extends WatchlessStore {
+      readonly recorded: unknown[] = [];
+      revokeToken(record: Parameters<NonNullable<MemoryAccountStore['revokeToken']>>[0]) {
+        this.recorded.push(record);
+        return Promise.resolve({ ...record });
+      }
+    }
+    const store = new HalfDenyListStore();
+    const half = make({ store });
+    const acct = await half.sa.admin.createAccount({ name: 'half' });
+    const token = await issueToken(half.app, acct.clientId, acct.secret.value);
+    const res = await request(half.app).post('/oauth/revoke').set('Authorization', basicHeader(acct.clientId, acct.secret.value)).type('form').send({ token });
+    expectOAuthError(res, 400, 'unsupported_token_type');
+    expect(store.recorded).toEqual([]);
+  });
+
+  // docs/revocation-and-introspection.md: a token stays refused for as long as any instance could admit
+  // it, which is until its exp plus the clock tolerance.
+  it('keeps the deny-list entry until the token expires plus the clock tolerance', async () => {
+    const token = await issueToken(t.app, account.clientId, account.secret.value);
+    await revoke({ token }).expect(200);
+    const exp = decodeToken(token).payload.exp as number;
+    const listed = await t.store.listRevokedTokens!(new Date((exp + 4) * 1000));
+    expect(listed.map((entry) => entry.expiresAt.getTime())).toContain((exp + 5) * 1000);
   });
 
   // docs/revocation-and-introspection.md: the audit hook hears who revoked which token, never the token.

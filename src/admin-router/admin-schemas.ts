@@ -105,7 +105,7 @@ export const CreateAccountBodySchema = Type.Object(
       }),
     ),
     scopes: Type.Optional(
-      Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 }), Type.String({ maxLength: 4000 })], {
+      Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 }), Type.String({ minLength: 1, maxLength: 4000, pattern: '\\S' })], {
         description: 'Allowed scopes, as an array or one space-separated string (RFC 6749 §3.3); none means unrestricted.',
       }),
     ),

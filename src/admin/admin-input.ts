@@ -116,7 +116,12 @@ function checkScopes(value: CreateAccountInput['scopes']): string[] {
   }
   // Bounded before any work on it: a string or an array of any size may be passed in.
   if (value.length > (typeof value === 'string' ? MAX_SCOPES_LENGTH * 2 : MAX_SCOPES * 2)) throw tooManyScopes();
-  const scopes = (typeof value === 'string' ? value.split(' ') : [...value]).filter((item) => item !== '');
+  // Scopes given but empty ('', ' ', [''] — an unset variable in a script, a blank form field) are
+  // refused: read as none, they would make the account unrestricted. Leave `scopes` out for that.
+  const scopes = typeof value === 'string' ? value.split(' ').filter((item) => item !== '') : [...value];
+  if (typeof value === 'string' && scopes.length === 0) {
+    throw new AdminError('invalid_input', 'scopes is empty: give at least one scope, or leave scopes out for an unrestricted account');
+  }
   scopes.forEach((scope, i) => {
     // The scope itself is not repeated: it may be a secret pasted in the wrong place.
     if (!isScopeToken(scope)) {

@@ -117,6 +117,19 @@ describe('admin input is bounded', () => {
     await sa.close();
   });
 
+  // CONTRACT §3: an account provisioned without scopes is unrestricted, so scopes that are given but
+  // empty (a blank form field, an unset shell variable) must not silently mean "without scopes".
+  it('refuses scopes given but empty, so a blank value never makes an account unrestricted', async () => {
+    const { sa } = createTestApp();
+    for (const scopes of ['', ' ', '   ', [''], ['jobs:read', '']]) {
+      const err = await refusal(sa.admin.createAccount({ name: 'blank', scopes }));
+      expect(err.code).toBe('invalid_input');
+    }
+    expect((await sa.admin.listAccounts()).filter((a) => a.name === 'blank')).toEqual([]);
+    expect((await sa.admin.createAccount({ name: 'open' })).scopes).toEqual([]); // left out: unrestricted
+    await sa.close();
+  });
+
   it('refuses a name or client account ID over 200 characters', async () => {
     const { sa } = createTestApp();
     expect((await sa.admin.createAccount({ name: 'n-'.repeat(100), clientAccountId: 'c.'.repeat(100) })).name).toHaveLength(200);

@@ -169,7 +169,19 @@ export function buildAdminApi(context: AdminContext): AdminApi {
 
     ...buildKeyOperations(context, { call, requireAccount }),
     // One place adds the actor, so every change event (present and future operations) carries it.
-    withActor: (actor) =>
-      buildAdminApi({ ...context, audit: (event) => context.audit(Object.assign({}, event, { actor: { id: actor.id, name: actor.name } })) }),
+    // The actor is checked and copied here, before any change: a change must never be made unattributed.
+    withActor: (actor) => {
+      const copied = checkActor(actor);
+      return buildAdminApi({ ...context, audit: (event) => context.audit(Object.assign({}, event, { actor: copied })) });
+    },
   };
+}
+
+/** The acting person as audit events carry it, or a `TypeError` (a host's bug) when it is not one. */
+function checkActor(actor: unknown): AuditActor {
+  const { id, name } = (actor ?? {}) as { id?: unknown; name?: unknown };
+  if (typeof id !== 'string' || id === '' || typeof name !== 'string' || name === '') {
+    throw new TypeError('express-service-accounts: withActor(actor) needs an actor with a non-empty string id and name');
+  }
+  return { id, name };
 }

@@ -158,3 +158,20 @@ describe('admin input is bounded', () => {
     await sa.close();
   });
 });
+
+describe('admin.withActor(actor)', () => {
+  // docs/admin-api.md: every change is attributed to the acting person; a change must never be made
+  // without its audit event, so a malformed actor is refused before anything is changed.
+  it('refuses an actor without a non-empty string id and name at once, before any change', async () => {
+    const { sa, events } = createTestApp();
+    const account = await sa.admin.createAccount({ name: 'kept-enabled' });
+    for (const actor of [null, undefined, {}, { id: '', name: 'x' }, { id: 'u1' }, { id: 1, name: 'x' }]) {
+      expect(() => sa.admin.withActor(actor as never)).toThrow(TypeError);
+    }
+    expect((await sa.admin.getAccount(account.clientId))?.enabled).toBe(true);
+    await sa.admin.withActor({ id: 'u_1', name: 'Ada' }).disableAccount(account.clientId);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(events.find((e) => e.type === 'account.disabled')).toMatchObject({ actor: { id: 'u_1', name: 'Ada' } });
+    await sa.close();
+  });
+});

@@ -84,7 +84,7 @@ export type {
 } from './observability/operational-events.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';
 export type { TelemetryOptions } from './observability/telemetry.js';
-export type { AuthorizationServerMetadata, MetadataOptions } from './discovery/authorization-server-metadata.js';
+export type { AuthorizationServerMetadata, ClientAuthMethods, MetadataOptions } from './discovery/authorization-server-metadata.js';
 export {
   OAuthError,
   InvalidRequestError,

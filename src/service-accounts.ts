@@ -14,6 +14,7 @@ import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
 import type { AdminRouterOptions } from './admin-router/admin-router-options.js';
 import { createAdminRouter } from './admin-router/create-admin-router.js';
 import { createHealthCheck, type HealthReport } from './observability/health.js';
+import { supportsKeyCredentials } from './store/key-credential-store.js';
 import {
   buildAuthorizationServerMetadata,
   type AuthorizationServerMetadata,
@@ -152,7 +153,11 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     requireActor: (opts: RequireActorOptions): RequestHandler => requireActor(opts),
     admin,
     adminRouter: (opts: AdminRouterOptions): RequestHandler => createAdminRouter({ ...opts, admin }),
-    authorizationServerMetadata: (opts: MetadataOptions) => buildAuthorizationServerMetadata(config.issuer, config.keyring, opts),
+    authorizationServerMetadata: (opts: MetadataOptions) =>
+      buildAuthorizationServerMetadata(config.issuer, config.keyring, opts, {
+        keys: supportsKeyCredentials(config.store),
+        revocation: config.store.revokeToken !== undefined && config.store.listRevokedTokens !== undefined,
+      }),
     jwks: config.keyring.jwks,
     config: describeConfig(config),
     ready: () => runtime.ready(),

@@ -53,9 +53,10 @@ export interface AuthorizationServerMetadata {
   readonly issuer: string;
   readonly token_endpoint: string;
   readonly grant_types_supported: readonly ['client_credentials'];
-  readonly token_endpoint_auth_methods_supported: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
-  /** The algorithms a client assertion (`private_key_jwt`) may be signed with: asymmetric only. */
-  readonly token_endpoint_auth_signing_alg_values_supported: readonly string[];
+  /** `private_key_jwt` is listed when the account store holds key-pair credentials. */
+  readonly token_endpoint_auth_methods_supported: ClientAuthMethods;
+  /** The algorithms a client assertion (`private_key_jwt`) may be signed with: asymmetric only; with `private_key_jwt`. */
+  readonly token_endpoint_auth_signing_alg_values_supported?: readonly string[];
   readonly response_types_supported: readonly [];
   readonly jwks_uri?: string;
   /**
@@ -63,11 +64,34 @@ export interface AuthorizationServerMetadata {
    * authenticate there exactly as at the token endpoint.
    */
   readonly revocation_endpoint?: string;
-  readonly revocation_endpoint_auth_methods_supported?: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  readonly revocation_endpoint_auth_methods_supported?: ClientAuthMethods;
   readonly revocation_endpoint_auth_signing_alg_values_supported?: readonly string[];
   readonly introspection_endpoint?: string;
-  readonly introspection_endpoint_auth_methods_supported?: readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  readonly introspection_endpoint_auth_methods_supported?: ClientAuthMethods;
   readonly introspection_endpoint_auth_signing_alg_values_supported?: readonly string[];
+}
+
+/**
+ * The client authentication methods the endpoints accept: `private_key_jwt` too when the account
+ * store holds key-pair credentials.
+ *
+ * @example
+ * ```ts
+ * import type { ClientAuthMethods } from 'express-service-accounts'
+ *
+ * const keysAccepted = (methods: ClientAuthMethods): boolean => (methods as readonly string[]).includes('private_key_jwt')
+ * ```
+ */
+export type ClientAuthMethods =
+  | readonly ['client_secret_basic', 'client_secret_post']
+  | readonly ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+
+/** What the account store can do, as far as the metadata tells clients. */
+export interface StoreCapabilities {
+  /** Key-pair credentials (`private_key_jwt`). */
+  readonly keys: boolean;
+  /** A deny-list of revoked tokens (the revocation endpoint). */
+  readonly revocation: boolean;
 }
 
 /** The URL of a sibling endpoint of the token router: `.../token` → `.../{name}`, or `undefined`. */
@@ -84,31 +108,34 @@ function siblingOf(tokenEndpoint: string, name: string): string | undefined {
  *   res.json(sa.authorizationServerMetadata({ tokenEndpoint: `${issuer}/oauth/token`, jwksUri: `${issuer}/.well-known/jwks.json` })))
  * ```
  */
-export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyring, options: MetadataOptions): AuthorizationServerMetadata {
+export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyring, options: MetadataOptions, store: StoreCapabilities = { keys: true, revocation: true }): AuthorizationServerMetadata {
   // One client authenticator serves the three endpoints: the same methods and algorithms everywhere.
-  const methods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
-  const revocation = options.revocationEndpoint ?? siblingOf(options.tokenEndpoint, 'revoke');
+  // What the store cannot do is not advertised: without key credentials every assertion is refused,
+  // and without a deny-list every revocation answers unsupported_token_type.
+  const methods: ClientAuthMethods = store.keys ? ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] : ['client_secret_basic', 'client_secret_post'];
+  const algorithms = store.keys ? { signing: ASSERTION_SIGNING_ALGORITHMS } : undefined;
+  const revocation = store.revocation ? (options.revocationEndpoint ?? siblingOf(options.tokenEndpoint, 'revoke')) : undefined;
   const introspection = options.introspectionEndpoint ?? siblingOf(options.tokenEndpoint, 'introspect');
   return {
     issuer,
     token_endpoint: options.tokenEndpoint,
     grant_types_supported: ['client_credentials'],
     token_endpoint_auth_methods_supported: methods,
-    token_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
+    ...(algorithms ? { token_endpoint_auth_signing_alg_values_supported: algorithms.signing } : {}),
     response_types_supported: [],
     ...(keyring.jwks.keys.length > 0 && options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : {}),
     ...(revocation !== undefined
       ? {
           revocation_endpoint: revocation,
           revocation_endpoint_auth_methods_supported: methods,
-          revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
+          ...(algorithms ? { revocation_endpoint_auth_signing_alg_values_supported: algorithms.signing } : {}),
         }
       : {}),
     ...(introspection !== undefined
       ? {
           introspection_endpoint: introspection,
           introspection_endpoint_auth_methods_supported: methods,
-          introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_SIGNING_ALGORITHMS,
+          ...(algorithms ? { introspection_endpoint_auth_signing_alg_values_supported: algorithms.signing } : {}),
         }
       : {}),
   };

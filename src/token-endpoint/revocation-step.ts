@@ -50,6 +50,7 @@ function sendEmpty(res: ServerResponse): void {
  *   revoked: (changeKey) => runtime.revokedTokens.onChange(changeKey),
  *   audit: runtime.audit,
  *   now: config.now,
+ *   clockTolerance: config.clockTolerance,
  * })
  * ```
  */

@@ -13,6 +13,7 @@ import type { AuditEvent } from '../../src/index.js';
 import { createTestApp, TEST_HS256_KEY, TEST_ISSUER } from '../helpers/create-app.js';
 import { assertionFields, newKeyPair, signAssertion, signRawEs256, type AssertionOptions, type TestKeyPair } from '../helpers/client-assertions.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
+import { WatchlessStore } from '../helpers/watchless-store.js';
 
 /** The audit hook runs off the request path (setImmediate): let it run. */
 const flushAudit = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -261,6 +262,17 @@ describe('private_key_jwt at the token endpoint', () => {
     const metadata = sa.authorizationServerMetadata({ tokenEndpoint: `${TEST_ISSUER}/oauth/token` });
     expect(metadata.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
     expect(metadata.token_endpoint_auth_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'RS256', 'PS256', 'EdDSA']));
-    expect(metadata.token_endpoint_auth_signing_alg_values_supported.some((alg) => /^HS|none/i.test(alg))).toBe(false);
+    expect((metadata.token_endpoint_auth_signing_alg_values_supported ?? []).some((alg) => /^HS|none/i.test(alg))).toBe(false);
+  });
+
+  // RFC 8414 §2: the metadata describes what the server supports; a store without key-pair credentials
+  // refuses every assertion and keeps no deny-list, so neither private_key_jwt nor revocation is listed.
+  it('lists neither private_key_jwt nor the revocation endpoint when the store supports neither', async () => {
+    const { sa } = createTestApp({ store: new WatchlessStore() });
+    const metadata = sa.authorizationServerMetadata({ tokenEndpoint: `${TEST_ISSUER}/oauth/token` });
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
+    expect(metadata).not.toHaveProperty('token_endpoint_auth_signing_alg_values_supported');
+    expect(metadata).not.toHaveProperty('revocation_endpoint');
+    expect(metadata.introspection_endpoint).toBe(`${TEST_ISSUER}/oauth/introspect`);
   });
 });

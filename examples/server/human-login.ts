@@ -42,11 +42,20 @@ export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandle
     secret: randomBytes(32).toString('base64url'),
     resave: false,
     saveUninitialized: false,
-    // SameSite=Strict: another site's page cannot make the browser send the cookie (no CSRF on these routes).
+    // SameSite=Strict: another site's page cannot make the browser send the cookie to the routes that
+    // act for the person. /login itself sets the cookie, so it refuses cross-site requests below.
     cookie: { httpOnly: true, sameSite: 'strict', maxAge: 8 * 3600_000 },
   });
+  // Login CSRF: another site's form must not sign the visitor in under a name it chose.
+  const sameSiteOnly: express.RequestHandler = (req, res, next) => {
+    const site = req.headers['sec-fetch-site'];
+    const origin = req.headers.origin;
+    const crossSite = (site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && origin !== `${req.protocol}://${req.headers.host ?? ''}`);
+    if (!crossSite) return next();
+    res.status(403).json({ error: 'forbidden', error_description: 'Sign in from this site only' });
+  };
   const form = [express.urlencoded({ extended: false, limit: '2kb' }), express.json({ limit: '2kb' })];
-  app.post('/login', sessions, passport.initialize(), ...form, (req, res, next) => {
+  app.post('/login', sameSiteOnly, sessions, passport.initialize(), ...form, (req, res, next) => {
     const name: unknown = (req.body as { name?: unknown } | undefined)?.name;
     if (typeof name !== 'string' || name.trim() === '' || name.length > 100) {
       res.status(400).json({ error: 'invalid_request', error_description: 'name must be a string of 1 to 100 characters' });

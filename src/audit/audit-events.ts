@@ -213,7 +213,7 @@ export interface SecretEvent extends ChangeBase {
  *   console.info(JSON.stringify({ at: event.at, action: event.type, account: event.name, keyId: event.keyId, thumbprint: event.thumbprint }))
  * ```
  */
-export interface KeyEvent extends AuditBase {
+export interface KeyEvent extends ChangeBase {
   readonly type: 'key.created' | 'key.revoked';
   readonly clientId: string;
   readonly name: string;

@@ -79,4 +79,12 @@ describe('example server: a signed-in person and a service account on the same r
     const res = await request(running.server).post('/login').type('form').send({}).expect(400);
     expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
   });
+
+  // Login CSRF: another site's page must not sign the visitor in under a name of its choosing.
+  it('refuses a login posted from another site, and sets no session cookie', async () => {
+    for (const headers of [{ 'Sec-Fetch-Site': 'cross-site' }, { Origin: 'https://evil.example' }]) {
+      const res = await request(running.server).post('/login').set(headers).type('form').send({ name: 'Mallory' }).expect(403);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+  });
 });

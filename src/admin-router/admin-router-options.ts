@@ -89,6 +89,13 @@ export interface AdminRouterOptions {
    * @default none (a host whose login is a cookie session has no scheme to name)
    */
   challenge?: string;
+  /**
+   * Told the cause of every 500 `server-error` answer (an `authorize` that threw or returned something
+   * else, an unexpected error of the store or its driver), for your logs: the client only sees that an
+   * internal error happened. Never receives a secret the router created. A hook that throws is ignored.
+   * @default none
+   */
+  onError?: (error: unknown, req: Request) => void;
 }
 
 /**
@@ -114,9 +121,10 @@ export interface ResolvedAdminRouterOptions {
   readonly admin: AdminApi;
   readonly authorize: AdminRouterOptions['authorize'];
   readonly challenge: string | undefined;
+  readonly onError: AdminRouterOptions['onError'];
 }
 
-const KNOWN: ReadonlySet<string> = new Set<keyof CreateAdminRouterOptions>(['admin', 'authorize', 'challenge']);
+const KNOWN: ReadonlySet<string> = new Set<keyof CreateAdminRouterOptions>(['admin', 'authorize', 'challenge', 'onError']);
 
 /**
  * Checks the options once; a bad or unknown one throws a `TypeError` naming it.
@@ -130,12 +138,13 @@ const KNOWN: ReadonlySet<string> = new Set<keyof CreateAdminRouterOptions>(['adm
  */
 export function resolveAdminRouterOptions(options: CreateAdminRouterOptions): ResolvedAdminRouterOptions {
   checkKnownKeys(options, KNOWN);
-  const { admin, authorize, challenge } = options;
+  const { admin, authorize, challenge, onError } = options;
+  if (onError !== undefined && typeof onError !== 'function') fail('onError', 'must be a function of the error and the request');
   if (typeof authorize !== 'function') fail('authorize', 'must be a function returning who is acting (see docs/admin-api.md)');
   if (typeof admin !== 'object' || admin === null || typeof admin.withActor !== 'function') fail('admin', 'must be an admin API');
   // eslint-disable-next-line no-control-regex
   if (challenge !== undefined && (typeof challenge !== 'string' || challenge.trim() === '' || /[\u0000-\u001f\u007f]/.test(challenge))) {
     fail('challenge', 'must be a WWW-Authenticate value such as Bearer realm="admin"');
   }
-  return Object.freeze({ admin, authorize, challenge });
+  return Object.freeze({ admin, authorize, challenge, onError });
 }

@@ -124,9 +124,22 @@ export function createAdminRouter(options: CreateAdminRouterOptions): RequestHan
     runOperation(resolved, route, req, match.params, search).then(
       (result) => sendJsonText(res, JSON.stringify(result.body), result.status, result.headers),
       (err: unknown) => {
-        if (!res.headersSent) sendProblem(res, toAdminProblem(err));
+        const problem = toAdminProblem(err);
+        // The host's own error, not the problem it was wrapped in for the answer.
+        if (problem.problem === 'server-error') reportError(resolved.onError, err instanceof AdminProblem && err.cause !== undefined ? err.cause : err, req);
+        if (!res.headersSent) sendProblem(res, problem);
       },
     );
   };
   return router as unknown as RequestHandler;
+}
+
+/** Hands the cause of a 500 to the host's `onError`, if any; a hook that throws is ignored. */
+function reportError(onError: ((error: unknown, req: Request) => void) | undefined, error: unknown, req: unknown): void {
+  if (!onError) return;
+  try {
+    onError(error, req as Request);
+  } catch {
+    // The answer is a 500 either way; the hook's own failure must not change it.
+  }
 }

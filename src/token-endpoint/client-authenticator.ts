@@ -109,9 +109,12 @@ interface Attempt {
 /** See the module description. One per token endpoint. */
 export class ClientAuthenticator {
   readonly #parts: ClientAuthenticatorParts;
+  /** The prefix the bcrypt gate keys IPv6 addresses by: a site's /48, or the limiter's prefix if shorter. */
+  readonly #gatePrefix: number;
 
   constructor(parts: ClientAuthenticatorParts) {
     this.#parts = parts;
+    this.#gatePrefix = Math.min(parts.ipv6Prefix, GATE_IPV6_PREFIX);
   }
 
   /**
@@ -231,7 +234,7 @@ export class ClientAuthenticator {
 
   /** The bcrypt gate keys an IPv6 address by its site's /48 (or the limiter's prefix, if shorter): one network, one turn and one share. */
   #gateAddress(address: string | undefined): string | undefined {
-    return address === undefined ? undefined : limiterAddress(address, Math.min(this.#parts.ipv6Prefix, GATE_IPV6_PREFIX));
+    return address === undefined ? undefined : limiterAddress(address, this.#gatePrefix);
   }
 
   #succeed(client: AuthenticatedClient, done: AuthenticationDone, attempt?: Attempt): void {

@@ -10,6 +10,7 @@ import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './access-tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
+import { resolveFederation, type FederationOptions, type ResolvedFederationConfig } from './federation/federation-options.js';
 
 /** Longest token lifetime `tokenLifetime` accepts, in seconds (a day). */
 export const MAX_TOKEN_LIFETIME = 86_400;
@@ -95,6 +96,12 @@ export interface ServiceAccountsOptions {
    * to 3600. @default 300
    */
   maxAssertionLifetime?: number;
+  /**
+   * Federated credentials: tokens of outside issuers (Kubernetes, GitHub Actions, SPIFFE, any OpenID
+   * Connect provider) accepted as client credentials for the accounts that trust them. See
+   * docs/federated-credentials.md. @default { maxTokenLifetime: 3600, allowHttpLoopback: false }
+   */
+  federation?: FederationOptions;
   /** The `realm` of `WWW-Authenticate` challenges. @default "service-accounts" */
   realm?: string;
   /**
@@ -175,6 +182,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly tokenLifetime: number;
   readonly clockTolerance: number;
   readonly maxAssertionLifetime: number;
+  readonly federation: ResolvedFederationConfig;
   readonly realm: string;
   readonly onEvent: ((event: OperationalEvent) => void | Promise<void>) | undefined;
   readonly telemetry: Readonly<TelemetryOptions>;
@@ -187,7 +195,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 }
 
 const KNOWN_OPTIONS = new Set<string>([
-  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'realm', 'onAudit', 'onEvent', 'telemetry',
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'federation', 'realm', 'onAudit', 'onEvent', 'telemetry',
   'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
   'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
@@ -262,6 +270,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME),
     clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, MAX_CLOCK_TOLERANCE),
     maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 300, 10, 3600),
+    federation: resolveFederation(options.federation),
     realm,
     onEvent,
     telemetry: resolveTelemetry(options.telemetry),

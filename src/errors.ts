@@ -161,7 +161,13 @@ export type ClientAuthenticationFailure =
   /** A client assertion signed by a key that has been revoked. */
   | 'revoked_key'
   /** A client assertion whose `jti` was already used (a replay). */
-  | 'replayed_assertion';
+  | 'replayed_assertion'
+  /** An outside issuer's token for an issuer and subject that no live federated credential trusts (no key was fetched for it). */
+  | 'untrusted_token'
+  /** An outside issuer's token whose issuer and subject several accounts trust, sent without a `client_id` to choose one. */
+  | 'ambiguous_token'
+  /** An outside issuer's token that only a revoked federated credential trusts. */
+  | 'revoked_federated_credential';
 
 /**
  * 401 `invalid_client`: the four causes (unknown client, wrong secret, revoked secret, disabled account) share one message.
@@ -548,13 +554,32 @@ export class SecretChecksBusyError extends Error {
 }
 
 /**
- * Maps anything thrown to an {@link OAuthError}: OAuth errors pass through, store outages and a full
- * secret-check queue become 503, everything else becomes a 500 that hides its detail.
+ * Thrown when an outside issuer's keys are needed to check a token and cannot be fetched (the issuer
+ * is unreachable, slow, or answers with something that is not a valid key set); rendered as 503 with
+ * `Retry-After`. Its message names the issuer and the cause, never a token.
+ */
+export class FederatedKeysUnavailableError extends Error {
+  constructor(
+    readonly issuer: string,
+    message: string,
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'FederatedKeysUnavailableError';
+  }
+}
+
+/**
+ * Maps anything thrown to an {@link OAuthError}: OAuth errors pass through, store outages, a full
+ * secret-check queue and an outside issuer whose keys cannot be fetched become 503, everything else becomes a 500 that hides its detail.
  */
 export function toOAuthError(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err;
   if (err instanceof StoreUnavailableError) return new TemporarilyUnavailableError({ cause: err });
-  if (err instanceof SecretChecksBusyError) return new TemporarilyUnavailableError({ retryAfterSeconds: err.retryAfterSeconds, cause: err });
+  if (err instanceof SecretChecksBusyError || err instanceof FederatedKeysUnavailableError) {
+    return new TemporarilyUnavailableError({ retryAfterSeconds: err.retryAfterSeconds, cause: err });
+  }
   return new ServerError({ cause: err });
 }
 

@@ -7,6 +7,7 @@ import './express-augmentation.js';
 
 export { createServiceAccounts, type ServiceAccounts } from './service-accounts.js';
 export type { ServiceAccountsOptions, FailureLimitOptions } from './config.js';
+export type { FederationOptions, FederatedIssuerKeys } from './federation/federation-options.js';
 export type { ServiceAccountsConfig } from './service-accounts-config.js';
 export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
@@ -56,6 +57,9 @@ export type {
   AddKeyOptions,
   AddKeyResult,
   PublicKeyJwk,
+  FederatedCredentialRecord,
+  NewFederatedCredentialRecord,
+  AddFederatedCredentialResult,
   AccountChangeListener,
   WatchOptions,
   RevokedTokenRecord,
@@ -105,4 +109,4 @@ export {
   type InvalidTokenReason,
   type ClientAuthenticationFailure,
 } from './errors.js';
-export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX } from './secrets/generate-credentials.js';
+export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX, FEDERATED_CREDENTIAL_ID_PREFIX } from './secrets/generate-credentials.js';

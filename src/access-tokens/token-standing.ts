@@ -8,7 +8,7 @@
 import type { InvalidTokenReason } from '../errors.js';
 import type { AccessTokenClaims } from './access-token.js';
 import { findCredential } from '../store/account-credentials.js';
-import type { AccountRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
+import type { AccountRecord, FederatedCredentialRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
 
 /**
  * The credential (secret or public key) a standing token was issued against, or why the token no longer stands.
@@ -24,7 +24,7 @@ export function tokenStanding(
   claims: AccessTokenClaims,
   account: AccountRecord | undefined,
   tokenRevoked: boolean,
-): SecretRecord | KeyRecord | InvalidTokenReason {
+): SecretRecord | KeyRecord | FederatedCredentialRecord | InvalidTokenReason {
   // A deleted account or an unknown credential: the token no longer maps to anything.
   const credential = findCredential(account, claims.secret_id);
   if (account === undefined || credential === undefined) return 'invalid';

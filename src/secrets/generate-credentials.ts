@@ -8,6 +8,7 @@
  *   secret      esas_<secret id: 16 base62>_<44 base62><crc32: 6 base62>          (~261 random bits)
  *   regex       \besas_[0-9A-Za-z]{16}_[0-9A-Za-z]{50}\b
  *   key ID      esak_<16 base62>  (public: names a registered public key, like a secret's ID names a secret)
+ *   federated   esaf_<16 base62>  (public: names a federated credential, trust in an outside issuer for one subject)
  */
 import { randomBytes } from 'node:crypto';
 
@@ -67,6 +68,21 @@ export const SECRET_PATTERN = /\besas_[0-9A-Za-z]{16}_[0-9A-Za-z]{50}\b/;
 export const KEY_ID_PREFIX = 'esak_';
 
 const KEY_ID_SHAPE = /^esak_[0-9A-Za-z]{16}$/;
+
+/**
+ * Prefix of every federated credential ID (`esaf_` and 16 letters or digits).
+ *
+ * @example
+ * ```ts
+ * import { FEDERATED_CREDENTIAL_ID_PREFIX } from 'express-service-accounts'
+ *
+ * // A token's credential ID names a federated credential when it starts so.
+ * const federated = (id: string): boolean => id.startsWith(FEDERATED_CREDENTIAL_ID_PREFIX)
+ * ```
+ */
+export const FEDERATED_CREDENTIAL_ID_PREFIX = 'esaf_';
+
+const FEDERATED_CREDENTIAL_ID_SHAPE = /^esaf_[0-9A-Za-z]{16}$/;
 const SECRET_SHAPE = /^esas_([0-9A-Za-z]{16})_([0-9A-Za-z]{44})([0-9A-Za-z]{6})$/;
 const SECRET_ID_SHAPE = /^[0-9A-Za-z]{16}$/;
 const CLIENT_ID_LENGTH = 24;
@@ -159,6 +175,22 @@ export function generateKeyId(): string {
 /** Whether a string has the shape of a key ID (for admin input validation). */
 export function isKeyId(value: string): boolean {
   return KEY_ID_SHAPE.test(value);
+}
+
+/**
+ * A new federated credential ID, `esaf_` and 16 base62 characters.
+ * @example
+ * ```ts
+ * generateFederatedCredentialId() // 'esaf_4fT0bQ2kV1StGXR8'
+ * ```
+ */
+export function generateFederatedCredentialId(): string {
+  return FEDERATED_CREDENTIAL_ID_PREFIX + randomBase62(16);
+}
+
+/** Whether a string has the shape of a federated credential ID (for admin input validation). */
+export function isFederatedCredentialId(value: string): boolean {
+  return FEDERATED_CREDENTIAL_ID_SHAPE.test(value);
 }
 
 /** Whether a string has the shape of a secret ID (for admin input validation). */

@@ -1,6 +1,6 @@
 /**
  * @module secret-use-recorder
- * Records the last use of each credential (secret or public key) without a store write on every
+ * Records the last use of each credential (secret, public key or federated credential) without a store write on every
  * request: at most one write per credential per minute per process, off the request path. A failed
  * write only loses a timestamp.
  */
@@ -21,8 +21,8 @@ export class SecretUseRecorder {
     private readonly observer?: CallObserver,
   ) {}
 
-  /** Records a use of the secret or key `credentialId` (`kind` says which). */
-  record(clientId: string, kind: 'secret' | 'key', credentialId: string, at: Date): void {
+  /** Records a use of the secret, key or federated credential `credentialId` (`kind` says which). */
+  record(clientId: string, kind: 'secret' | 'key' | 'federated', credentialId: string, at: Date): void {
     const last = this.#written.get(credentialId);
     if (last !== undefined && at.getTime() - last < SECRET_USE_WRITE_INTERVAL_MS) return;
     this.#written.set(credentialId, at.getTime());
@@ -30,9 +30,13 @@ export class SecretUseRecorder {
     const write =
       kind === 'secret'
         ? callStore(() => store.recordSecretUse(clientId, credentialId, at), this.timeout, 'recordSecretUse', this.observer)
-        : store.recordKeyUse
-          ? callStore(() => store.recordKeyUse!(clientId, credentialId, at), this.timeout, 'recordKeyUse', this.observer)
-          : Promise.resolve();
+        : kind === 'key'
+          ? store.recordKeyUse
+            ? callStore(() => store.recordKeyUse!(clientId, credentialId, at), this.timeout, 'recordKeyUse', this.observer)
+            : Promise.resolve()
+          : store.recordFederatedCredentialUse
+            ? callStore(() => store.recordFederatedCredentialUse!(clientId, credentialId, at), this.timeout, 'recordFederatedCredentialUse', this.observer)
+            : Promise.resolve();
     write.catch(() => {
       this.#written.delete(credentialId);
     });

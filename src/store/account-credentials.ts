@@ -1,10 +1,10 @@
 /**
  * @module account-credentials
- * Finding one credential of an account by its ID: a secret or a public key. A token carries the ID of
+ * Finding one credential of an account by its ID: a secret, a public key or a federated credential. A token carries the ID of
  * the credential it was issued against (the `secret_id` claim, for either kind), so revoking that
  * credential revokes the token. Plain loops: these run on every protected request.
  */
-import type { AccountRecord, KeyRecord, SecretRecord } from './account-store.js';
+import type { AccountRecord, FederatedCredentialRecord, KeyRecord, SecretRecord } from './account-store.js';
 
 /**
  * The account's secret with this ID.
@@ -36,7 +36,22 @@ export function findKey(account: AccountRecord | undefined, id: string): KeyReco
 }
 
 /**
- * The account's secret or public key with this ID: what a token's `secret_id` claim names.
+ * The account's federated credential with this ID (an account from a store without them has none).
+ *
+ * @example
+ * ```ts
+ * const credential = findFederated(account, 'esaf_a1B2c3D4e5F6g7H8')
+ * if (credential?.revokedAt === null) console.log('live')
+ * ```
+ */
+export function findFederated(account: AccountRecord | undefined, id: string): FederatedCredentialRecord | undefined {
+  const federated = account?.federated;
+  if (federated) for (const credential of federated) if (credential.id === id) return credential;
+  return undefined;
+}
+
+/**
+ * The account's secret, public key or federated credential with this ID: what a token's `secret_id` claim names.
  *
  * @example
  * ```ts
@@ -45,6 +60,6 @@ export function findKey(account: AccountRecord | undefined, id: string): KeyReco
  * const revoked = credential === undefined || credential.revokedAt !== null
  * ```
  */
-export function findCredential(account: AccountRecord | undefined, id: string): SecretRecord | KeyRecord | undefined {
-  return findSecret(account, id) ?? findKey(account, id);
+export function findCredential(account: AccountRecord | undefined, id: string): SecretRecord | KeyRecord | FederatedCredentialRecord | undefined {
+  return findSecret(account, id) ?? findKey(account, id) ?? findFederated(account, id);
 }

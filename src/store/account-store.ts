@@ -7,6 +7,8 @@ import type { ChangeFeedState } from '../observability/operational-events.js';
 import type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord } from './key-records.js';
 
 export type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord, PublicKeyJwk } from './key-records.js';
+import type { AddFederatedCredentialResult, FederatedCredentialRecord, NewFederatedCredentialRecord } from './federated-records.js';
+export type { AddFederatedCredentialResult, FederatedCredentialRecord, NewFederatedCredentialRecord } from './federated-records.js';
 
 /**
  * One client secret of an account, as stored. The plaintext value is never stored.
@@ -67,6 +69,12 @@ export interface AccountRecord {
    * as an account with no keys.
    */
   readonly keys?: readonly KeyRecord[];
+  /**
+   * Every federated credential (trust in an outside issuer for one subject), live and revoked, oldest
+   * first. A store without federated credentials (no `addFederatedCredential`) may leave it out: the
+   * library reads a missing `federated` as none.
+   */
+  readonly federated?: readonly FederatedCredentialRecord[];
 }
 
 /**
@@ -359,6 +367,42 @@ export interface AccountStore {
    * @returns `true` the first time, `false` when the pair is already recorded and unexpired (a replay).
    */
   consumeAssertionId?(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean>;
+
+  /**
+   * Optional, with `revokeFederatedCredential`, `recordFederatedCredentialUse`,
+   * `findFederatedClients` and `consumeAssertionId`: a store that has all five holds federated
+   * credentials; without them, adding one fails and the token endpoint refuses outside tokens.
+   *
+   * Adds a federated credential to an account, under the same cap as `addSecret` and atomic in the
+   * same way: unless the account already has `options.maxLiveCredentials` live credentials (secrets,
+   * keys and federated credentials together), and unless one of its live federated credentials has the
+   * same `issuer`, `subject` and `audience` (`null` equal to `null`). A refused call stores nothing.
+   * @returns the stored credential; `undefined` when the client ID is unknown; `'limit_reached'` when
+   * the account has no room; `'duplicate'` when the same trust is already live on the account.
+   */
+  addFederatedCredential?(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult>;
+
+  /**
+   * Marks a federated credential revoked at `at`, like `revokeSecret`: a second revocation keeps the
+   * first `revokedAt`, and the change is announced to watchers, so every instance refuses the tokens
+   * issued through it.
+   * @returns the credential, or `undefined` when the account or the credential is unknown.
+   */
+  revokeFederatedCredential?(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined>;
+
+  /**
+   * Records a successful use of a federated credential, like `recordSecretUse`: at most once a minute
+   * per credential and per process, off the request path, never announced to watchers.
+   */
+  recordFederatedCredentialUse?(clientId: string, credentialId: string, at: Date): Promise<void>;
+
+  /**
+   * The client IDs of the accounts holding a live federated credential for exactly this issuer and
+   * subject (whether or not the account is enabled), oldest account first, at most `limit` of them.
+   * Called on the token endpoint when an outside token comes without a `client_id`; back it with an
+   * index on (issuer, subject).
+   */
+  findFederatedClients?(issuer: string, subject: string, limit: number): Promise<string[]>;
 
   /**
    * Optional: calls `listener` with the client ID of every account that changes, including changes made

@@ -50,7 +50,7 @@ export function keysOf(account: AccountRecord): readonly KeyRecord[] {
 }
 
 /**
- * The number of live (unrevoked) credentials of an account, secrets and keys together: what the
+ * The number of live (unrevoked) credentials of an account, secrets, keys and federated credentials together: what the
  * `maxSecretsPerAccount` cap counts.
  *
  * @example
@@ -64,5 +64,5 @@ export function keysOf(account: AccountRecord): readonly KeyRecord[] {
 export function countLiveCredentials(account: AccountRecord): number {
   const live = (credentials: readonly { revokedAt: Date | null }[]): number =>
     credentials.filter((credential) => credential.revokedAt === null).length;
-  return live(account.secrets) + live(keysOf(account));
+  return live(account.secrets) + live(keysOf(account)) + live(account.federated ?? []);
 }

@@ -47,9 +47,9 @@ export type PresentedCredentials =
   /** A signed client assertion (RFC 7523 §2.2), with the `client_id` sent beside it, if any. */
   | { readonly method: 'assertion'; readonly assertion: string; readonly clientId?: string; readonly authorizationHeader: boolean };
 
-/** The credential a client authenticated with: a secret or a public key, by ID (the ID tokens carry). */
+/** The credential a client authenticated with: a secret, a public key or a federated credential, by ID (the ID tokens carry). */
 export interface UsedCredential {
-  readonly kind: 'secret' | 'key';
+  readonly kind: 'secret' | 'key' | 'federated';
   readonly id: string;
 }
 

@@ -1,0 +1,169 @@
+/**
+ * @module federation-options
+ * The options of federated credentials (outside issuers' tokens as client credentials), validated once
+ * into the frozen settings the token endpoint and the issuer key sets receive.
+ */
+import { fail, integer } from '../config-checks.js';
+
+/**
+ * Where an outside issuer's public keys are, for an issuer that publishes no OpenID Connect discovery
+ * document (a Kubernetes cluster often does not, or not where your API can reach it).
+ *
+ * @example
+ * ```ts
+ * import { readFileSync } from 'node:fs'
+ * import type { FederatedIssuerKeys } from 'express-service-accounts'
+ *
+ * // The cluster's keys, as `kubectl get --raw /openid/v1/jwks` prints them, saved to a file.
+ * const cluster: FederatedIssuerKeys = { jwks: JSON.parse(readFileSync('cluster-jwks.json', 'utf8')) }
+ * // Or a JWK Set URL your API can reach.
+ * const github: FederatedIssuerKeys = { jwksUri: 'https://token.actions.githubusercontent.com/.well-known/jwks' }
+ * ```
+ */
+export type FederatedIssuerKeys = { readonly jwksUri: string; readonly jwks?: never } | { readonly jwks: { readonly keys: readonly object[] }; readonly jwksUri?: never };
+
+/**
+ * Options for federated credentials: accounts that trust an outside issuer (a Kubernetes cluster,
+ * GitHub Actions, a SPIFFE trust domain, an OpenID Connect provider) for one exact subject. See
+ * docs/federated-credentials.md.
+ *
+ * @example
+ * ```ts
+ * import type { FederationOptions } from 'express-service-accounts'
+ *
+ * const federation: FederationOptions = {
+ *   maxTokenLifetime: 3600,
+ *   issuers: { 'https://kubernetes.default.svc.cluster.local': { jwksUri: 'https://k8s-oidc.example.com/openid/v1/jwks' } },
+ * }
+ * const sa = createServiceAccounts({ store, issuer, signingKeys, federation })
+ * ```
+ */
+export interface FederationOptions {
+  /**
+   * The longest lifetime, in seconds, an outside token may have left: one whose `exp` lies further
+   * ahead is refused. Kubernetes' projected tokens live an hour by default. From 60 to 86400.
+   * @default 3600
+   */
+  maxTokenLifetime?: number;
+  /**
+   * Fetch keys over plain http from issuers on a loopback address (`127.0.0.1`, `::1`, `localhost`):
+   * for tests and local development only. Every other issuer is reached over https.
+   * @default false
+   */
+  allowHttpLoopback?: boolean;
+  /** Where to find the keys of issuers without a reachable discovery document, by issuer identifier. */
+  issuers?: Readonly<Record<string, FederatedIssuerKeys>>;
+  /** Milliseconds one fetch of a discovery document or JWK Set may take. @default 5000 */
+  fetchTimeout?: number;
+  /** Largest discovery document or JWK Set accepted, in bytes. @default 262144 */
+  maxDocumentBytes?: number;
+  /**
+   * Bounds, in seconds, on how long fetched keys are used before they are fetched again: the
+   * response's `Cache-Control: max-age`, raised to `minCacheSeconds` (also used without one) and
+   * lowered to `maxCacheSeconds`.
+   * @default 300
+   */
+  minCacheSeconds?: number;
+  /** @default 3600 */
+  maxCacheSeconds?: number;
+  /**
+   * Seconds between two fetches of one issuer's keys caused by a token whose key is unknown (or by a
+   * failed fetch): an attacker sending made-up key IDs causes at most one fetch per interval.
+   * @default 30
+   */
+  refreshInterval?: number;
+}
+
+/** The validated federation settings. */
+export interface ResolvedFederationConfig {
+  readonly maxTokenLifetime: number;
+  readonly allowHttpLoopback: boolean;
+  readonly issuers: ReadonlyMap<string, FederatedIssuerKeys>;
+  readonly fetchTimeout: number;
+  readonly maxDocumentBytes: number;
+  readonly minCacheSeconds: number;
+  readonly maxCacheSeconds: number;
+  readonly refreshInterval: number;
+}
+
+const KNOWN = ['maxTokenLifetime', 'allowHttpLoopback', 'issuers', 'fetchTimeout', 'maxDocumentBytes', 'minCacheSeconds', 'maxCacheSeconds', 'refreshInterval'];
+
+/** Whether a URL names a loopback host. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Whether `value` may name an outside issuer or a key URL: an absolute https URL without credentials,
+ * query or fragment, or an http one on a loopback host (fetched only with `allowHttpLoopback`).
+ *
+ * @example
+ * ```ts
+ * federatedUrlProblem('https://token.actions.githubusercontent.com') // undefined: fine
+ * federatedUrlProblem('http://example.com') // 'must be an https URL (http only on a loopback host)'
+ * ```
+ */
+export function federatedUrlProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 2048) return 'must be a URL of at most 2048 characters';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) return 'must be an https URL (http only on a loopback host)';
+  if (url.username !== '' || url.password !== '') return 'must not hold a user name or password';
+  if (url.search !== '' || url.hash !== '' || value.includes('?') || value.includes('#')) return 'must have no query or fragment';
+  return undefined;
+}
+
+/**
+ * Validates the `federation` option once. Throws a `TypeError` naming the bad member.
+ *
+ * @example
+ * ```ts
+ * const federation = resolveFederation({ allowHttpLoopback: true })
+ * federation.maxTokenLifetime // 3600
+ * ```
+ */
+export function resolveFederation(value: unknown): ResolvedFederationConfig {
+  if (value !== undefined && (typeof value !== 'object' || value === null)) fail('federation', 'must be an object');
+  const options = (value ?? {}) as FederationOptions;
+  for (const key of Object.keys(options)) if (!KNOWN.includes(key)) fail(`federation.${key}`, 'is not a known option');
+  if (options.allowHttpLoopback !== undefined && typeof options.allowHttpLoopback !== 'boolean') fail('federation.allowHttpLoopback', 'must be a boolean');
+  const issuers = new Map<string, FederatedIssuerKeys>();
+  if (options.issuers !== undefined) {
+    if (typeof options.issuers !== 'object' || options.issuers === null) fail('federation.issuers', 'must be an object keyed by issuer identifier');
+    for (const [issuer, keys] of Object.entries(options.issuers)) {
+      const name = `federation.issuers[${JSON.stringify(issuer)}]`;
+      const problem = federatedUrlProblem(issuer);
+      if (problem) fail(name, `names no valid issuer: the issuer identifier ${problem}`);
+      if (typeof keys !== 'object' || keys === null) fail(name, 'must be { jwksUri } or { jwks }');
+      const { jwksUri, jwks } = keys as { jwksUri?: unknown; jwks?: unknown };
+      if ((jwksUri === undefined) === (jwks === undefined)) fail(name, 'must have exactly one of jwksUri and jwks');
+      if (jwksUri !== undefined) {
+        const uriProblem = federatedUrlProblem(jwksUri);
+        if (uriProblem) fail(`${name}.jwksUri`, uriProblem);
+        issuers.set(issuer, Object.freeze({ jwksUri: jwksUri as string }));
+      } else {
+        const keysOf = (jwks as { keys?: unknown } | null)?.keys;
+        if (typeof jwks !== 'object' || !Array.isArray(keysOf) || keysOf.length === 0) fail(`${name}.jwks`, 'must be a JWK Set ({ "keys": [ ... ] }) with at least one key');
+        issuers.set(issuer, Object.freeze({ jwks: structuredClone(jwks) as { keys: object[] } }));
+      }
+    }
+  }
+  const minCacheSeconds = integer('federation.minCacheSeconds', options.minCacheSeconds, 300, 1, 86_400);
+  const maxCacheSeconds = integer('federation.maxCacheSeconds', options.maxCacheSeconds, Math.max(3600, minCacheSeconds), 1, 604_800);
+  if (maxCacheSeconds < minCacheSeconds) fail('federation.maxCacheSeconds', 'must not be less than federation.minCacheSeconds');
+  return Object.freeze({
+    maxTokenLifetime: integer('federation.maxTokenLifetime', options.maxTokenLifetime, 3600, 60, 86_400),
+    allowHttpLoopback: options.allowHttpLoopback ?? false,
+    issuers,
+    fetchTimeout: integer('federation.fetchTimeout', options.fetchTimeout, 5000, 100, 60_000),
+    maxDocumentBytes: integer('federation.maxDocumentBytes', options.maxDocumentBytes, 262_144, 1024, 10_485_760),
+    minCacheSeconds,
+    maxCacheSeconds,
+    refreshInterval: integer('federation.refreshInterval', options.refreshInterval, 30, 1, 3600),
+  });
+}

@@ -85,6 +85,7 @@ async function main(): Promise<void> {
       signingKeys: [signingKey.key],
       tokenLifetime: settings.tokenLifetime,
       failureLimit: settings.failureLimit,
+      federation: { allowHttpLoopback: settings.federationAllowHttpLoopback },
       ...(metrics && { telemetry: { meterProvider: metrics.meterProvider } }),
       onEvent: (event) => logOperationalEvent(logger, event),
       onAudit: (event) => {

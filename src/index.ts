@@ -85,6 +85,7 @@ export type {
   ChangeFeedEvent,
   ChangeFeedState,
   SecretChecksSaturatedEvent,
+  FederatedIssuerEvent,
 } from './observability/operational-events.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';
 export type { TelemetryOptions } from './observability/telemetry.js';

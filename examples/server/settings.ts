@@ -42,6 +42,8 @@ export interface ServerSettings {
   readonly healthDetailsToken: string | undefined;
   /** With ADMIN_TOKEN or ADMIN_TENANT_TOKENS: the admin API at /admin; undefined: not mounted. */
   readonly admin: AdminTokens | undefined;
+  /** FEDERATION_ALLOW_HTTP_LOOPBACK=1: trust outside issuers on 127.0.0.1 over plain http (local development and tests only). */
+  readonly federationAllowHttpLoopback: boolean;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -116,5 +118,6 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     metrics: flag(env, 'METRICS'),
     healthDetailsToken: healthDetailsToken(env),
     admin: readAdminTokens(env),
+    federationAllowHttpLoopback: flag(env, 'FEDERATION_ALLOW_HTTP_LOOPBACK'),
   };
 }

@@ -109,6 +109,35 @@ export interface SecretChecksSaturatedEvent extends OperationalBase {
 }
 
 /**
+ * An outside issuer's keys could not be fetched (`federation.issuer_unavailable`: unreachable, too
+ * slow, an answer that is no valid key set), or can again (`federation.issuer_recovered`). Reported
+ * once per outage of each issuer, never per request. Meanwhile its cached keys still verify its
+ * tokens; a token that needs keys not cached is answered 503.
+ *
+ * @example
+ * ```ts
+ * import type { FederatedIssuerEvent } from 'express-service-accounts'
+ *
+ * const report = (event: FederatedIssuerEvent): void =>
+ *   console.warn(event.type === 'federation.issuer_unavailable' ? `keys of ${event.issuer}: ${event.error}` : `${event.issuer} is back after ${event.downtimeMs} ms`)
+ * ```
+ */
+export type FederatedIssuerEvent =
+  | (OperationalBase & {
+      readonly type: 'federation.issuer_unavailable';
+      /** The issuer identifier, as federated credentials name it. */
+      readonly issuer: string;
+      /** What failed, such as `Error: GET https://issuer.example/.well-known/openid-configuration timed out after 5000 ms`. */
+      readonly error: string;
+    })
+  | (OperationalBase & {
+      readonly type: 'federation.issuer_recovered';
+      readonly issuer: string;
+      /** Milliseconds since the matching `federation.issuer_unavailable` event. */
+      readonly downtimeMs: number;
+    });
+
+/**
  * Every operational event; switch on `type` to narrow.
  *
  * @example
@@ -123,7 +152,12 @@ export interface SecretChecksSaturatedEvent extends OperationalBase {
  * })
  * ```
  */
-export type OperationalEvent = DependencyUnavailableEvent | DependencyRecoveredEvent | ChangeFeedEvent | SecretChecksSaturatedEvent;
+export type OperationalEvent =
+  | DependencyUnavailableEvent
+  | DependencyRecoveredEvent
+  | ChangeFeedEvent
+  | SecretChecksSaturatedEvent
+  | FederatedIssuerEvent;
 
 /** An event before its timestamp is added. */
 export type OperationalEventInput = EventInput<OperationalEvent>;

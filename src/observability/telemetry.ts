@@ -71,6 +71,8 @@ export interface Telemetry {
   bearerCheckRefused(code: string, reason?: string): void;
   /** The failure limiter answered 429. */
   limiterRefused(): void;
+  /** Fetching an outside issuer's keys failed (`issuer`: its identifier). */
+  federatedKeyFetchFailed(issuer: string): void;
   /** A store call finished (`error` is the error type when it failed). */
   storeCall(operation: string, seconds: number, error: string | undefined): void;
   /** One bcrypt compare of a presented secret took `seconds`. */
@@ -118,6 +120,10 @@ export function createTelemetry(options: TelemetryOptions, version: string): Tel
     description: 'Token requests answered 429 by the failed-authentication limiter',
     unit: '{request}',
   });
+  const keyFetchFailures: Counter = meter.createCounter(`${PREFIX}.federation.key_fetch_failures`, {
+    description: "Failed fetches of an outside issuer's discovery document or keys, by issuer (service_accounts.issuer)",
+    unit: '{fetch}',
+  });
   const storeDuration: Histogram = meter.createHistogram(`${PREFIX}.store.duration`, {
     description: 'Duration of account store calls, by operation (db.operation.name); error.type when it failed',
     unit: 's',
@@ -159,6 +165,7 @@ export function createTelemetry(options: TelemetryOptions, version: string): Tel
     tokenRequestRefused: (code, reason) => tokenRefused.add(1, withReason(code, reason)),
     bearerCheckRefused: (code, reason) => bearerRefused.add(1, withReason(code, reason)),
     limiterRefused: () => limited.add(1),
+    federatedKeyFetchFailed: (issuer) => keyFetchFailures.add(1, { [`${PREFIX}.issuer`]: issuer }),
     storeCall: (operation, seconds, error) =>
       storeDuration.record(seconds, error === undefined ? { [OPERATION]: operation } : { [OPERATION]: operation, [ERROR_TYPE]: error }),
     secretVerified: (seconds) => verifyDuration.record(seconds),

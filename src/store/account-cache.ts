@@ -109,6 +109,11 @@ export class AccountCache {
     this.#clock = options.clock ?? performance;
   }
 
+  /** How long, in milliseconds, what is read now may be used: the lifetime of an entry stored now. */
+  get ttl(): number {
+    return this.#ttl;
+  }
+
   get #ttl(): number {
     // While the store says its change feed cannot be read, announcements may be missed: cache as if
     // the store could not watch at all, so a revocation still reaches this instance within 1 second.

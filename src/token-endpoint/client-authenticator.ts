@@ -31,7 +31,8 @@ import type { AccountRecord, AccountStore, SecretRecord } from '../store/account
 import { findSecret } from '../store/account-credentials.js';
 import { callStore } from '../store/call-store.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
-import { assertionClientId, type KeyAssertionChecker } from './key-assertion.js';
+import { assertionClientId, assertionNames, type KeyAssertionChecker } from './key-assertion.js';
+import { federatedTokenNames, type FederatedClientCheck, type FederatedTokenNames } from '../federation/federated-client-check.js';
 import type { AttemptReservation, FailureLimiter } from './failure-limiter.js';
 import { limiterAddress } from './limiter-address.js';
 
@@ -70,6 +71,8 @@ export interface ClientAuthenticatorParts {
   readonly storeTimeout: number;
   readonly storeCalls?: CallObserver;
   readonly assertions: KeyAssertionChecker;
+  /** The federated method (outside issuers' tokens); `undefined` when the store holds no federated credentials. */
+  readonly federated: FederatedClientCheck | undefined;
   /** The issuer identifier (the audience of client assertions), the clock tolerance, and the longest assertion lifetime accepted, in seconds. */
   readonly assertionRules: { readonly issuer: string; readonly clockTolerance: number; readonly maxLifetime: number };
   readonly secrets: SecretVerifier;
@@ -124,7 +127,14 @@ export class ClientAuthenticator {
    * (`StoreUnavailableError`, `SecretChecksBusyError`).
    */
   authenticate(credentials: PresentedCredentials, address: string | undefined, done: AuthenticationDone): void {
-    if (credentials.method === 'assertion') return this.#authenticateAssertion(credentials, address, done);
+    if (credentials.method === 'assertion') {
+      // One decoding, unverified, tells the kind: a key-pair assertion names the client as both `iss` and
+      // `sub`; an outside issuer's token names the issuer and the workload.
+      const names = assertionNames(credentials.assertion);
+      const federated = names && federatedTokenNames(names);
+      if (federated) return this.#authenticateFederated(credentials, federated, address, done);
+      return this.#authenticateAssertion(credentials, names, address, done);
+    }
     const { limiter } = this.#parts;
     const clientId = 'clientId' in credentials ? credentials.clientId : undefined;
     const secret = 'secret' in credentials ? presentedSecret(credentials.clientId, credentials.secret) : undefined;
@@ -174,8 +184,13 @@ export class ClientAuthenticator {
    * this instance or any other sharing the store, is refused. Every failure is counted by the limiter
    * like a wrong secret.
    */
-  #authenticateAssertion(credentials: PresentedCredentials & { method: 'assertion' }, address: string | undefined, done: AuthenticationDone): void {
-    const asserted = assertionClientId(credentials.assertion);
+  #authenticateAssertion(
+    credentials: PresentedCredentials & { method: 'assertion' },
+    names: { readonly iss?: unknown; readonly sub?: unknown } | undefined,
+    address: string | undefined,
+    done: AuthenticationDone,
+  ): void {
+    const asserted = names && assertionClientId(names);
     const attempt: Attempt = { credentials, clientId: credentials.clientId ?? asserted, address, done };
     // Checked against the limit, not counted in advance: a signature cannot be guessed, and checking one
     // costs no bcrypt, so a burst gains nothing by passing together. A failure is counted when it is
@@ -205,6 +220,33 @@ export class ClientAuthenticator {
         }, undecided);
       }, undecided);
     });
+  }
+
+  /**
+   * The federated method: a token of an outside issuer that a live federated credential of the account
+   * trusts (federated-client-check.ts). Checked against the limit, not counted in advance, and every
+   * failure counted when decided, as for key-pair assertions.
+   */
+  #authenticateFederated(
+    credentials: PresentedCredentials & { method: 'assertion' },
+    names: FederatedTokenNames,
+    address: string | undefined,
+    done: AuthenticationDone,
+  ): void {
+    const attempt: Attempt = { credentials, clientId: credentials.clientId, address, done };
+    const { limiter, federated } = this.#parts;
+    const decide = (): void => {
+      if (!federated) return this.#fail(attempt, 'untrusted_token');
+      federated.check(credentials.assertion, names, credentials.clientId, this.#parts.now()).then(
+        (outcome) => {
+          if ('failure' in outcome) return this.#fail(attempt, outcome.failure, outcome.account);
+          this.#succeed({ account: outcome.account, credential: { kind: 'federated', id: outcome.credential.id } }, done, attempt);
+        },
+        (err: unknown) => this.#undecided(attempt, err),
+      );
+    };
+    if (limiter) return this.#checkThen(limiter, attempt, decide);
+    decide();
   }
 
   /**

@@ -32,22 +32,35 @@ function algorithmsOf(key: PublicKeyJwk): readonly string[] {
 }
 
 /**
- * The client an assertion names (its `iss`, equal to its `sub`), read without checking the signature:
+ * The claims of an assertion, read without checking its signature: only to tell which kind of client
+ * assertion it is and whose keys to try. `undefined` when it is no JWT.
+ *
+ * @example
+ * ```ts
+ * declare const clientAssertion: string // the `client_assertion` parameter of a token request
+ * assertionNames(clientAssertion)?.iss // such as 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k', or an outside issuer's URL
+ * ```
+ */
+export function assertionNames(assertion: string): JWTPayload | undefined {
+  try {
+    return decodeJwt(assertion);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The client a key-pair assertion names (its `iss`, equal to its `sub`), from its unverified claims:
  * whose keys to try, and what the failure limiter counts under. `undefined` when it names none.
  *
  * @example
  * ```ts
  * declare const clientAssertion: string // the `client_assertion` parameter of a token request
- * assertionClientId(clientAssertion) // its `iss` when equal to its `sub`, such as 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k'; else undefined
+ * const names = assertionNames(clientAssertion)
+ * const clientId = names && assertionClientId(names) // such as 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k'; else undefined
  * ```
  */
-export function assertionClientId(assertion: string): string | undefined {
-  let payload: JWTPayload;
-  try {
-    payload = decodeJwt(assertion);
-  } catch {
-    return undefined;
-  }
+export function assertionClientId(payload: { readonly iss?: unknown; readonly sub?: unknown }): string | undefined {
   const { iss, sub } = payload;
   return typeof iss === 'string' && iss === sub && iss.length > 0 && iss.length <= MAX_CLIENT_ID_LENGTH ? iss : undefined;
 }

@@ -75,6 +75,7 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
       storeTimeout: config.storeTimeout,
       storeCalls: runtime.storeCalls,
       assertions: new KeyAssertionChecker(),
+      federated: undefined,
       assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
       secrets,
       remembered: new RememberedSecrets(),

@@ -49,6 +49,8 @@ export interface IssuerKeySetsObserver {
   unavailable(issuer: string, error: Error): void;
   /** A failing key source was fetched again; `downtimeMs` since its first failed attempt. */
   recovered(issuer: string, downtimeMs: number): void;
+  /** Any fetch of a key source failed (every one, for the metric). */
+  fetchFailed?(issuer: string): void;
 }
 
 /**
@@ -268,6 +270,7 @@ export class IssuerKeySets {
         (error: unknown) => {
           const failure = error instanceof Error ? error : new Error(String(error));
           state.lastError = failure;
+          this.#tell((observer) => observer.fetchFailed?.(source.issuer));
           if (state.failingSince === undefined) {
             state.failingSince = startedAt;
             this.#tell((observer) => observer.unavailable(source.issuer, failure));

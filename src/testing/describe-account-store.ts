@@ -11,6 +11,7 @@ import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
 import { describeTokenDenyList } from './describe-token-deny-list.js';
 import { supportsKeyCredentials } from '../store/key-credential-store.js';
+import { supportsFederatedCredentials } from '../store/federated-credential-store.js';
 
 /** Room enough for every secret the other tests add: they do not test the cap. */
 const ROOM = cap(100);
@@ -92,6 +93,8 @@ export function describeAccountStore(
         secrets: [{ ...input.secret, lastUsedAt: null, revokedAt: null }],
         // A store with key credentials returns `keys`; one without may leave it out.
         ...((supportsKeyCredentials(store) || created.keys !== undefined) && { keys: [] }),
+        // Likewise `federated` for a store with federated credentials.
+        ...((supportsFederatedCredentials(store) || created.federated !== undefined) && { federated: [] }),
       };
       expect(created).toEqual(expected);
       const found = await store.findAccount(input.clientId);

@@ -7,6 +7,7 @@
 import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { cap, IdFactory, waitFor } from './contract-fixtures.js';
+import { describeFederatedCredentials } from './describe-federated-credentials.js';
 import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
 import { describeTokenDenyList } from './describe-token-deny-list.js';
@@ -246,6 +247,8 @@ export function describeAccountStore(
     describeSecretCap(() => store, ids, { it, expect });
 
     describeKeyCredentials(() => store, ids, { describe, it, expect });
+
+    describeFederatedCredentials(() => store, ids, { describe, it, expect });
 
     describeTokenDenyList(() => store, ids, { it, expect });
 

@@ -17,7 +17,7 @@ import { SecretVerifier } from '../secrets/secret-verifier.js';
 import { RememberedSecrets } from '../secrets/remembered-secrets.js';
 import { ClientAuthenticator } from './client-authenticator.js';
 import { KeyAssertionChecker } from './key-assertion.js';
-import { createFederatedClientCheck } from '../federation/create-federated-client-check.js';
+import { createFederatedClientCheck } from './federated-method.js';
 import { createClientAuthentication } from './client-strategies.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createFailureLimiter } from './failure-limiter.js';

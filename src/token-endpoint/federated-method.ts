@@ -1,5 +1,5 @@
 /**
- * @module create-federated-client-check
+ * @module federated-method
  * Builds the federated method of an instance's token endpoint from its runtime: the subject lookup,
  * the issuer key sets, and their reports (`federation.issuer_unavailable` and `_recovered` events, the
  * key-fetch failure metric). None for a store that holds no federated credentials.
@@ -7,9 +7,9 @@
 import { describeError } from '../observability/operational-events.js';
 import type { Runtime } from '../runtime.js';
 import { supportsFederatedCredentials } from '../store/federated-credential-store.js';
-import { FederatedClientCheck } from './federated-client-check.js';
-import { FederatedSubjects } from './federated-subjects.js';
-import { IssuerKeySets } from './issuer-key-sets.js';
+import { FederatedClientCheck } from '../federation/federated-client-check.js';
+import { FederatedSubjects } from '../federation/federated-subjects.js';
+import { IssuerKeySets } from '../federation/issuer-key-sets.js';
 
 /**
  * The federated method for the token endpoint of `runtime`'s instance, or `undefined` when its store

@@ -15,17 +15,23 @@ export interface AdminSession {
 
 /**
  * The issuer identifier the CLI shows as the audience of a federated credential registered without
- * one: `TOKEN_ISSUER`, else the example server's default, `http://localhost:PORT` (`PORT` defaulting
- * to 3000). Only what is printed depends on it: the store keeps "this server's issuer identifier".
+ * one, read from the environment as the example server reads it: `TOKEN_ISSUER` (trimmed), else
+ * `http://localhost:PORT` (`PORT` defaulting to 3000). `undefined` when `PORT` does not name one port
+ * (0 lets the server pick a free one): the audience is then shown as `null`. Only what is printed
+ * depends on it: the store keeps "this server's issuer identifier".
  *
  * @example
  * ```ts
  * cliIssuer({ TOKEN_ISSUER: 'https://api.example.com' }) // 'https://api.example.com'
  * cliIssuer({}) // 'http://localhost:3000'
+ * cliIssuer({ PORT: '0' }) // undefined
  * ```
  */
-export function cliIssuer(env: NodeJS.ProcessEnv): string {
-  return env.TOKEN_ISSUER || `http://localhost:${env.PORT || 3000}`;
+export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
+  const issuer = env.TOKEN_ISSUER?.trim();
+  if (issuer) return issuer;
+  const port = env.PORT?.trim() || '3000';
+  return /^\d+$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535 ? `http://localhost:${Number(port)}` : undefined;
 }
 
 /**
@@ -41,5 +47,6 @@ export function cliIssuer(env: NodeJS.ProcessEnv): string {
  */
 export function openAdminSession(storeUrl: string): AdminSession {
   const store = openAccountStore(storeUrl);
-  return { admin: createAdminApi({ store, issuer: cliIssuer(process.env) }), close: async () => store.close?.() };
+  const issuer = cliIssuer(process.env);
+  return { admin: createAdminApi({ store, issuer }), close: async () => store.close?.() };
 }

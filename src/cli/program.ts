@@ -231,7 +231,8 @@ export function buildProgram(io: CliIo): Command {
     .addHelpText(
       'after',
       '\nWithout --audience the tokens must be issued for the server\'s issuer identifier, which is printed as\n' +
-        'TOKEN_ISSUER, or else http://localhost:PORT (PORT defaulting to 3000), as the example server uses.\n' +
+        'TOKEN_ISSUER, or else http://localhost:PORT (PORT defaulting to 3000), as the example server uses; it is\n' +
+        'shown as null when PORT is 0, since the server then picks its port.\n' +
         '\nExample:\n' +
         '  service-accounts federated add esa_... --issuer https://token.actions.githubusercontent.com \\\n' +
         '    --subject repo:acme/billing:ref:refs/heads/main --json',

@@ -74,6 +74,8 @@ export interface KubernetesTokenOptions {
   readonly now?: Date;
   /** @default 'exporter-7d9f8b6c5-x2k4q' */
   readonly pod?: string;
+  /** Sign with this key (a current or former one), as an issuer still using its old key after publishing a new one. @default the current key */
+  readonly kid?: string;
 }
 
 export interface GitHubActionsTokenOptions {
@@ -90,6 +92,8 @@ export interface GitHubActionsTokenOptions {
   readonly lifetime?: number;
   /** @default new Date() */
   readonly now?: Date;
+  /** As in {@link KubernetesTokenOptions.kid}. @default the current key */
+  readonly kid?: string;
 }
 
 export interface LocalIssuer {
@@ -283,7 +287,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
       scope = nextScope;
     },
     sign: signWith,
-    kubernetesToken({ subject = 'system:serviceaccount:payments:exporter', audience, lifetime = 3600, now = new Date(), pod = 'exporter-7d9f8b6c5-x2k4q' }) {
+    kubernetesToken({ subject = 'system:serviceaccount:payments:exporter', audience, lifetime = 3600, now = new Date(), pod = 'exporter-7d9f8b6c5-x2k4q', kid }) {
       const [, , namespace = 'default', name = 'default'] = subject.split(':');
       const iat = Math.floor(now.getTime() / 1000);
       return signWith({
@@ -300,9 +304,9 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
           serviceaccount: { name, uid: randomUUID() },
           warnafter: iat + Math.min(lifetime, 3607) - 7,
         },
-      });
+      }, kid === undefined ? {} : { kid });
     },
-    githubActionsToken({ repository = 'acme/billing', ref = 'refs/heads/main', audience, environment, subject, lifetime = 300, now = new Date() }) {
+    githubActionsToken({ repository = 'acme/billing', ref = 'refs/heads/main', audience, environment, subject, lifetime = 300, now = new Date(), kid }) {
       const iat = Math.floor(now.getTime() / 1000);
       const [owner = 'acme'] = repository.split('/');
       const sha = randomUUID().replace(/-/g, '').padEnd(40, '0');
@@ -340,7 +344,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
           nbf: iat,
           exp: iat + lifetime,
         },
-        { header: { typ: 'JWT', x5t: 'dGVzdC10aHVtYnByaW50' } },
+        { header: { typ: 'JWT', x5t: 'dGVzdC10aHVtYnByaW50' }, ...(kid !== undefined && { kid }) },
       );
     },
     async rotateKeys({ keepOld = false, alg = current.alg } = {}) {

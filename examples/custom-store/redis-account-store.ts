@@ -6,8 +6,10 @@
  *   import { describeAccountStore } from 'express-service-accounts/testing'
  *   describeAccountStore('RedisAccountStore', async () => { ... }, { describe, it, expect, beforeEach, afterEach })
  *
- * Layout: one JSON document per account (with its secrets and public keys) under
- * `<prefix>account:<clientId>`, a sorted set `<prefix>accounts` (score = createdAt) for listing, a
+ * Layout: one JSON document per account (with its secrets, public keys and federated credentials)
+ * under `<prefix>account:<clientId>`, a sorted set `<prefix>accounts` (score = createdAt) for listing,
+ * one set per trusted issuer and subject, `<prefix>federated:<SHA-256 of issuer and subject>`, holding
+ * the client IDs of the accounts with a live federated credential for them (`findFederatedClients`), a
  * pub/sub channel `<prefix>changes` that announces every change, so every instance drops its cached
  * status at once (`watch`), and one short-lived key per used client assertion ID,
  * `<prefix>assertion:<SHA-256 of issuer and ID>`, holding the assertion's expiry. The token deny-list:
@@ -25,7 +27,10 @@ import {
   type AddSecretOptions,
   type AddSecretResult,
   type AccountStore,
+  type AddFederatedCredentialResult,
+  type FederatedCredentialRecord,
   type KeyRecord,
+  type NewFederatedCredentialRecord,
   type NewAccountRecord,
   type NewKeyRecord,
   type NewSecretRecord,
@@ -50,6 +55,16 @@ interface StoredKey {
   lastUsedAt: number | null;
   revokedAt: number | null;
 }
+interface StoredFederated {
+  id: string;
+  issuer: string;
+  subject: string;
+  audience: string | null;
+  jwksUri: string | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
 interface StoredAccount {
   clientId: string;
   name: string;
@@ -60,6 +75,8 @@ interface StoredAccount {
   secrets: StoredSecret[];
   /** Absent in documents written before keys existed. */
   keys?: StoredKey[];
+  /** Absent in documents written before federated credentials existed. */
+  federated?: StoredFederated[];
 }
 
 const toKey = (k: StoredKey): KeyRecord => ({
@@ -71,9 +88,24 @@ const toKey = (k: StoredKey): KeyRecord => ({
   revokedAt: k.revokedAt === null ? null : new Date(k.revokedAt),
 });
 
-/** Live secrets and keys together: what the cap counts. */
+const toFederated = (f: StoredFederated): FederatedCredentialRecord => ({
+  id: f.id,
+  issuer: f.issuer,
+  subject: f.subject,
+  audience: f.audience,
+  jwksUri: f.jwksUri,
+  createdAt: new Date(f.createdAt),
+  lastUsedAt: f.lastUsedAt === null ? null : new Date(f.lastUsedAt),
+  revokedAt: f.revokedAt === null ? null : new Date(f.revokedAt),
+});
+
+/** Live secrets, keys and federated credentials together: what the cap counts. */
 const liveCredentials = (a: StoredAccount): number =>
-  [...a.secrets, ...(a.keys ?? [])].filter((c) => c.revokedAt === null).length;
+  [...a.secrets, ...(a.keys ?? []), ...(a.federated ?? [])].filter((c) => c.revokedAt === null).length;
+
+/** Whether the account has a live federated credential for exactly this issuer and subject (any audience). */
+const trusts = (a: StoredAccount, issuer: string, subject: string): boolean =>
+  (a.federated ?? []).some((f) => f.revokedAt === null && f.issuer === issuer && f.subject === subject);
 
 const toSecret = (s: StoredSecret): SecretRecord => ({
   id: s.id,
@@ -92,6 +124,7 @@ const toAccount = (a: StoredAccount): AccountRecord => ({
   createdAt: new Date(a.createdAt),
   secrets: a.secrets.map(toSecret),
   keys: (a.keys ?? []).map(toKey),
+  federated: (a.federated ?? []).map(toFederated),
 });
 
 const newSecret = (s: NewSecretRecord): StoredSecret => ({
@@ -116,13 +149,25 @@ const toRevokedToken = (t: StoredRevokedToken): RevokedTokenRecord => ({
   expiresAt: new Date(t.expiresAt),
 });
 
-/** KEYS[1] = account key, ARGV[1] = the document read, ARGV[2] = the document to write. */
+/**
+ * KEYS[1] = account key, ARGV[1] = the document read, ARGV[2] = the document to write. With KEYS[2]
+ * (an index set), ARGV[3] = 'add' or 'remove' and ARGV[4] = the member: the index changes in the same
+ * atomic step as the document, so it never lags behind it.
+ */
 const COMPARE_AND_SET = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2])
+  if ARGV[3] == 'add' then redis.call('SADD', KEYS[2], ARGV[4]) end
+  if ARGV[3] == 'remove' then redis.call('SREM', KEYS[2], ARGV[4]) end
   return 1
 end
 return 0`;
+
+/** How an update changes an index set with the document: add or remove the account's client ID. */
+interface IndexChange {
+  key: string;
+  op: 'add' | 'remove';
+}
 
 /** KEYS[1] = assertion key, ARGV = expiresAt, now, milliseconds to keep it. A live entry is a replay. */
 const CONSUME_ONCE = `
@@ -166,6 +211,7 @@ export class RedisAccountStore implements AccountStore {
   async #update(
     clientId: string,
     change: (account: StoredAccount) => StoredAccount | undefined,
+    index?: (before: StoredAccount, after: StoredAccount) => IndexChange | undefined,
   ): Promise<{ before: StoredAccount; after: StoredAccount | undefined } | undefined> {
     const key = this.#key(clientId);
     for (let attempt = 0; attempt < 50; attempt++) {
@@ -174,7 +220,11 @@ export class RedisAccountStore implements AccountStore {
       const before = JSON.parse(json) as StoredAccount;
       const after = change(before);
       if (after === undefined) return { before, after };
-      if ((await this.#redis.eval(COMPARE_AND_SET, 1, key, json, JSON.stringify(after))) === 1) return { before, after };
+      const indexChange = index?.(before, after);
+      const written = indexChange
+        ? await this.#redis.eval(COMPARE_AND_SET, 2, key, indexChange.key, json, JSON.stringify(after), indexChange.op, clientId)
+        : await this.#redis.eval(COMPARE_AND_SET, 1, key, json, JSON.stringify(after));
+      if (written === 1) return { before, after };
     }
     throw new Error(`RedisAccountStore: too much contention updating ${clientId}`);
   }
@@ -193,6 +243,7 @@ export class RedisAccountStore implements AccountStore {
       createdAt: input.createdAt.getTime(),
       secrets: [newSecret(input.secret)],
       keys: [],
+      federated: [],
     };
     // SET NX: creating an existing client ID fails instead of overwriting it.
     const created = await this.#redis.set(this.#key(input.clientId), JSON.stringify(account), 'NX');
@@ -301,6 +352,81 @@ export class RedisAccountStore implements AccountStore {
       ...a,
       keys: (a.keys ?? []).map((k) => (k.id === keyId ? { ...k, lastUsedAt: at.getTime() } : k)),
     }));
+  }
+
+  /** The index set of the accounts that trust this issuer for this subject. */
+  #trustKey(issuer: string, subject: string): string {
+    return `${this.#prefix}federated:${createHash('sha256').update(JSON.stringify([issuer, subject])).digest('base64url')}`;
+  }
+
+  /** Like addKey: the twin check, the count, the insert and the index entry are one compare-and-set. */
+  async addFederatedCredential(
+    clientId: string,
+    credential: NewFederatedCredentialRecord,
+    options: AddKeyOptions,
+  ): Promise<AddFederatedCredentialResult> {
+    const stored: StoredFederated = { ...credential, createdAt: credential.createdAt.getTime(), lastUsedAt: null, revokedAt: null };
+    let refusal: 'duplicate' | 'limit_reached' | undefined;
+    const updated = await this.#update(
+      clientId,
+      (a) => {
+        const federated = a.federated ?? [];
+        const twin = federated.some(
+          (f) => f.revokedAt === null && f.issuer === credential.issuer && f.subject === credential.subject && f.audience === credential.audience,
+        );
+        refusal = twin ? 'duplicate' : liveCredentials(a) >= options.maxLiveCredentials ? 'limit_reached' : undefined;
+        return refusal ? undefined : { ...a, federated: [...federated, stored] };
+      },
+      () => ({ key: this.#trustKey(credential.issuer, credential.subject), op: 'add' }),
+    );
+    if (!updated) return undefined;
+    if (!updated.after) return refusal;
+    await this.#announce(clientId);
+    return toFederated(stored);
+  }
+
+  /** Leaves the index when no other live credential of the account trusts the same issuer and subject. */
+  async revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined> {
+    let revoked: StoredFederated | undefined;
+    await this.#update(
+      clientId,
+      (a) => {
+        revoked = undefined; // a retried update starts over
+        return {
+          ...a,
+          federated: (a.federated ?? []).map((f) => {
+            if (f.id !== credentialId) return f;
+            revoked = { ...f, revokedAt: f.revokedAt ?? at.getTime() };
+            return revoked;
+          }),
+        };
+      },
+      (_before, after) =>
+        revoked && !trusts(after, revoked.issuer, revoked.subject) ? { key: this.#trustKey(revoked.issuer, revoked.subject), op: 'remove' } : undefined,
+    );
+    if (!revoked) return undefined;
+    await this.#announce(clientId);
+    return toFederated(revoked);
+  }
+
+  async recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void> {
+    await this.#update(clientId, (a) => ({
+      ...a,
+      federated: (a.federated ?? []).map((f) => (f.id === credentialId ? { ...f, lastUsedAt: at.getTime() } : f)),
+    }));
+  }
+
+  /** The index set names the candidates; each account's own document has the last word (exact match, live). */
+  async findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
+    const ids = await this.#redis.smembers(this.#trustKey(issuer, subject));
+    if (ids.length === 0 || limit <= 0) return [];
+    const docs = await this.#redis.mget(ids.map((id) => this.#key(id)));
+    return docs
+      .flatMap((doc) => (doc === null ? [] : [JSON.parse(doc) as StoredAccount]))
+      .filter((a) => trusts(a, issuer, subject))
+      .sort((x, y) => x.createdAt - y.createdAt || (x.clientId < y.clientId ? -1 : x.clientId > y.clientId ? 1 : 0))
+      .slice(0, limit)
+      .map((a) => a.clientId);
   }
 
   /** One script, atomic in Redis; the key expires with the assertion, so nothing needs sweeping. */

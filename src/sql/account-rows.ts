@@ -142,6 +142,8 @@ export function selectAccountRows(db: Kysely<Database>) {
  *
  * @example
  * ```ts
+ * import { runWriteTransaction } from './schema.js'
+ *
  * await runWriteTransaction(db, 'postgres', async (trx) => {
  *   if (!(await lockAccount(trx, 'postgres', clientId))) return undefined // unknown client ID
  *   return countLiveCredentials(trx, clientId) // then insert, or refuse when full

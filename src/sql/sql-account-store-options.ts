@@ -11,6 +11,8 @@ import type { SqlDialectName } from './schema.js';
  *
  * @example
  * ```ts
+ * import { KyselyAccountStore } from './sql-account-store.js'
+ *
  * new KyselyAccountStore(db, { dialect: 'postgres', schema: 'service_accounts', pollIntervalMs: 500 })
  * ```
  */

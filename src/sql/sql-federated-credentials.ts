@@ -18,6 +18,8 @@ const COLUMNS = ['id', 'issuer', 'subject', 'audience', 'jwks_uri', 'created_at'
  *
  * @example
  * ```ts
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
+ *
  * declare const context: SqlCredentialsContext // the SQL store's database, dialect and transactions
  * declare const credential: NewFederatedCredentialRecord // checked, with its ID, by the core
  * const federated = new SqlFederatedCredentials(context)

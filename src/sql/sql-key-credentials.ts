@@ -19,6 +19,8 @@ const ASSERTION_SWEEP_MS = 60_000;
  *
  * @example
  * ```ts
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
+ *
  * declare const context: SqlCredentialsContext // the SQL store's database, dialect and transactions
  * declare const newKey: NewKeyRecord // checked, with its ID and thumbprint, by the core
  * const keys = new SqlKeyCredentials(context)

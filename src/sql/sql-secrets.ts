@@ -14,6 +14,8 @@ import type { SqlCredentialsContext } from './sql-credentials-context.js';
  *
  * @example
  * ```ts
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
+ *
  * declare const context: SqlCredentialsContext // the SQL store's database, dialect and transactions
  * declare const newSecret: NewSecretRecord // ID and hash made by the core
  * const secrets = new SqlSecrets(context)

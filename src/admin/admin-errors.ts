@@ -184,6 +184,7 @@ export function federatedCredentialNotFound(clientId: string, credentialId: unkn
  *
  * @example
  * ```ts
+ * declare const issuer: string, subject: string, audience: string | null // of the credential being added
  * const twin = account.federated?.find((c) => c.revokedAt === null && c.issuer === issuer && c.subject === subject && c.audience === audience)
  * if (twin) throw federatedCredentialAlreadyRegistered(account.clientId, twin.id)
  * ```

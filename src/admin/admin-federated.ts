@@ -105,6 +105,7 @@ export interface FederatedOperationHelpers {
  * dozen; GitHub's longest (a reusable workflow's environment and ref) stay well below.
  * @example
  * ```ts
+ * const subject = 'system:serviceaccount:payments:exporter'
  * const fits = subject.length <= MAX_FEDERATED_TEXT_LENGTH
  * ```
  */

@@ -298,7 +298,9 @@ function summarizeKey(key: KeyRecord): KeySummary {
  *
  * @example
  * ```ts
- * const shown = summarizeFederated(credential, 'https://api.example.com')
+ * import { federatedOf } from '../store/federated-credential-store.js'
+ *
+ * const shown = federatedOf(account).map((credential) => summarizeFederated(credential, 'https://api.example.com'))
  * ```
  */
 export function summarizeFederated(credential: FederatedCredentialRecord, issuer: string | undefined): FederatedCredentialSummary {

@@ -79,6 +79,9 @@ describe('shell samples in README.md and docs/*.md', () => {
       ['create', '--name', 'docs-samples', '--scope', 'jobs:read jobs:write', '--store', store],
       { cwd: dir },
     );
+    // `federated add` samples register on an account of their own: the one above reaches the
+    // credential limit with the secrets and keys the other samples add.
+    const federatedAccount = await runCliJson<{ clientId: string }>(['create', '--name', 'docs-federated', '--store', store], { cwd: dir });
     // The routes the docs call: the example server's (docs/observability.md: /readyz, /metrics).
     const exporter = new PrometheusExporter({ preventServerStart: true });
     const { sa, store: appStore } = createTestApp({ telemetry: { meterProvider: new MeterProvider({ readers: [exporter] }) } });
@@ -100,6 +103,8 @@ describe('shell samples in README.md and docs/*.md', () => {
     app.use('/admin', createAdminRouter({ admin, authorize: (req) => (req.headers.authorization === `Bearer ${adminToken}` ? operator : undefined) }));
     // A second secret of the account, for the revocation sample (the token above stays valid).
     const second = await sa.admin.addSecret(account.clientId);
+    // A federated credential of the account, for the revocation sample of docs/admin-api.md.
+    const federated = await sa.admin.addFederatedCredential(account.clientId, { issuer: 'https://oidc.cluster.example.com', subject: 'system:serviceaccount:docs:sample' });
     server = await listen(app);
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
@@ -110,11 +115,13 @@ describe('shell samples in README.md and docs/*.md', () => {
       SERVICE_ACCOUNTS_STORE: store,
       CLI_CLIENT_ID: created.clientId,
       CLI_SECRET_ID: created.secret.id,
+      CLI_FEDERATED_CLIENT_ID: federatedAccount.clientId,
       CLIENT_ID: account.clientId,
       CLIENT_SECRET: account.secret.value,
       ACCESS_TOKEN: token.access_token,
       ADMIN_TOKEN: adminToken,
       SECRET_ID: second.id,
+      CREDENTIAL_ID: federated.id,
     };
   });
 
@@ -133,7 +140,7 @@ describe('shell samples in README.md and docs/*.md', () => {
   it.each(ordered.map((s) => [`${s.file}: ${s.cli}`, s.cli] as const))('runs %s', async (_name, cli) => {
     const script = cli
       .replace(/^service-accounts/, `node ${JSON.stringify(CLI_BIN)}`)
-      .replace(/esa_4fT0\.\.\./g, '"$CLI_CLIENT_ID"')
+      .replace(/esa_4fT0\.\.\./g, / federated /.test(cli) ? '"$CLI_FEDERATED_CLIENT_ID"' : '"$CLI_CLIENT_ID"')
       .replace(/"\$CLIENT_ID" "\$SECRET_ID"/, '"$CLI_CLIENT_ID" "$CLI_SECRET_ID"');
     // Each `key add` registers a public key of its own (a second copy of a live key is refused).
     const keyFile = /--public-key (\S+)/.exec(cli)?.[1];
@@ -148,8 +155,8 @@ describe('shell samples in README.md and docs/*.md', () => {
     async (_name, command) => {
       const script = command.replace(/https?:\/\/(localhost:3000|api\.example\.com)/g, server.url).replace(/^curl /, 'curl -q --noproxy "*" -o /dev/null -w "%{http_code}" ');
       const run = await bash(script, env, dir);
-      // docs/admin-api.md: creating an account or a secret answers 201 Created.
-      const creates = /-X POST \S+\/admin\/service-accounts(\/\S+\/secrets)?\s/.test(command);
+      // docs/admin-api.md: creating an account, a secret or a federated credential answers 201 Created.
+      const creates = /-X POST \S+\/admin\/service-accounts(\/\S+\/(secrets|federated))?\s/.test(command);
       expect(run.stdout).toBe(creates ? '201' : '200');
     },
   );

@@ -121,7 +121,7 @@ export interface ServiceAccountsOptions {
    * @default the global providers; bearer checks are not traced
    */
   telemetry?: TelemetryOptions;
-  /** Live (unrevoked) credentials, secrets and public keys together, allowed per account; adding one more fails. @default 5 */
+  /** Live (unrevoked) credentials, secrets, public keys and federated credentials together, allowed per account; adding one more fails. @default 5 */
   maxSecretsPerAccount?: number;
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;

@@ -11,7 +11,7 @@ import { findCredential } from '../store/account-credentials.js';
 import type { AccountRecord, FederatedCredentialRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
 
 /**
- * The credential (secret or public key) a standing token was issued against, or why the token no longer stands.
+ * The credential (secret, public key or federated credential) a standing token was issued against, or why the token no longer stands.
  *
  * @example
  * ```ts

@@ -101,7 +101,7 @@ export function createRequireBearer(
       account: AccountRecord | undefined,
       tokenRevoked: boolean,
     ): void => {
-      // The token names the secret or public key it was issued against; revoking that credential revokes it.
+      // The token names the credential (secret, key or federated credential) it was issued against; revoking that credential revokes it.
       const credential = tokenStanding(claims, account, tokenRevoked);
       if (typeof credential === 'string') return refuse(res, new InvalidTokenError(credential), claims, account);
       account = account!; // it stands, so its account exists

@@ -18,7 +18,7 @@ export interface ServiceAccountPrincipal {
   readonly clientAccountId: string | null;
   /** Scopes granted to the token; empty for an unrestricted account (one provisioned without scopes). */
   readonly scopes: readonly string[];
-  /** ID of the secret or public key the token was issued against (the `id` the CLI and admin API show). */
+  /** ID of the secret, public key or federated credential the token was issued against (the `id` the CLI and admin API show). */
   readonly secretId: string;
   /** The token's `jti`. */
   readonly tokenId: string;

@@ -41,7 +41,7 @@ export interface SecretRecord {
 }
 
 /**
- * A service account with all of its credentials: secrets and public keys.
+ * A service account with all of its credentials: secrets, public keys and federated credentials.
  *
  * @example
  * ```ts
@@ -118,7 +118,7 @@ export interface NewSecretRecord {
  */
 export interface AddSecretOptions {
   /**
-   * Live (unrevoked) credentials, secrets and keys together, the account may hold. The store adds the
+   * Live (unrevoked) credentials, secrets, keys and federated credentials together, the account may hold. The store adds the
    * secret only when the account has fewer live credentials than this, checked and inserted as one
    * atomic step.
    */
@@ -134,7 +134,7 @@ export interface AddSecretOptions {
 /**
  * What {@link AccountStore.addSecret} resolves to: the stored secret; `undefined` when the client ID
  * is unknown; or `'limit_reached'` when the account already has `maxLiveCredentials` live credentials
- * (secrets and keys), in which case nothing was stored.
+ * (secrets, keys and federated credentials), in which case nothing was stored.
  *
  * @example
  * ```ts
@@ -206,7 +206,7 @@ export interface RevokedTokenRecord {
 }
 
 /**
- * Called with the client ID of an account that changed (secret or key added or revoked, enabled, disabled, created),
+ * Called with the client ID of an account that changed (a credential added or revoked, enabled, disabled, created),
  * and with a token revocation's change key (see {@link AccountStore.revokeToken}), which is never a client ID.
  *
  * @example
@@ -292,7 +292,7 @@ export interface AccountStore {
    */
   findAccount(clientId: string): Promise<AccountRecord | undefined>;
 
-  /** Every account, oldest first, with its secrets and keys. Used by the admin API and the CLI's `list`. */
+  /** Every account, oldest first, with all its credentials. Used by the admin API and the CLI's `list`. */
   listAccounts(): Promise<AccountRecord[]>;
 
   /**
@@ -303,7 +303,7 @@ export interface AccountStore {
 
   /**
    * Adds a secret (hash only) to an account, unless the account already has
-   * `options.maxLiveCredentials` live (unrevoked) credentials, secrets and keys together. Counting the
+   * `options.maxLiveCredentials` live (unrevoked) credentials, secrets, keys and federated credentials together. Counting the
    * live credentials and inserting must be one atomic step with respect to every other `addSecret` and
    * `addKey` on the same account, including calls from other processes sharing the store: of
    * concurrent calls, exactly as many succeed as there is room for. In SQL, count and insert in one
@@ -334,7 +334,7 @@ export interface AccountStore {
    * client assertion.
    *
    * Adds a public key to an account, under the same cap as `addSecret` and atomic in the same way:
-   * unless the account already has `options.maxLiveCredentials` live credentials (secrets and keys),
+   * unless the account already has `options.maxLiveCredentials` live credentials (of every kind),
    * and unless one of its live keys has the same `thumbprint`. A refused call stores nothing.
    * @returns the stored key; `undefined` when the client ID is unknown; `'limit_reached'` when the
    * account has no room; `'duplicate'` when the key is already one of its live keys.

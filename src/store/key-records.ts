@@ -91,7 +91,7 @@ export interface NewKeyRecord {
  */
 export interface AddKeyOptions {
   /**
-   * Live (unrevoked) credentials, secrets and keys together, the account may hold. The store adds the
+   * Live (unrevoked) credentials, secrets, keys and federated credentials together, the account may hold. The store adds the
    * key only when the account has fewer than this, checked and inserted as one atomic step.
    */
   readonly maxLiveCredentials: number;

@@ -1,24 +1,37 @@
 /**
  * @module assertion-body
- * Token request bodies of a `private_key_jwt` client, for the bench's client side.
+ * Token request bodies of clients that authenticate with a signed JWT, for the bench's client side:
+ * a `private_key_jwt` client's own assertion.
  */
 import { createPrivateKey, randomUUID, sign, type KeyObject } from 'node:crypto';
+import type { ServerReady } from './fixtures.js';
 import type { AssertionClient } from './load.js';
 
 const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
 const signingKeys = new Map<string, KeyObject>();
 
+/** A key-pair client's assertions (ES256, 60 seconds): it names itself as `iss` and `sub`. */
+export function keyClientAssertions(client: NonNullable<ServerReady['keyClient']>, audience: string): AssertionClient {
+  return {
+    header: { alg: 'ES256', typ: 'JWT' },
+    pkcs8: client.pkcs8,
+    claims: { iss: client.clientId, sub: client.clientId, aud: audience },
+    lifetime: 60,
+  };
+}
+
 /**
- * A token request body with a new client assertion (ES256, a random UUID as `jti`, so every body has
- * the same length): what a `private_key_jwt` client sends each time. Signed by the client side (the
- * instruction bench's driver, whose instructions are not counted).
+ * A token request body with a new client assertion (a random UUID as `jti`, so every body has the
+ * same length), without `client_id`. Signed by the client side (the instruction bench's driver, whose
+ * instructions are not counted).
  */
 export function assertionBody(client: AssertionClient): string {
   let key = signingKeys.get(client.pkcs8);
   if (!key) signingKeys.set(client.pkcs8, (key = createPrivateKey(client.pkcs8)));
   const now = Math.floor(Date.now() / 1000);
-  const header = b64url(JSON.stringify({ alg: 'ES256', typ: 'JWT' }));
-  const claims = b64url(JSON.stringify({ iss: client.clientId, sub: client.clientId, aud: client.audience, iat: now, exp: now + 60, jti: randomUUID() }));
+  const header = b64url(JSON.stringify(client.header));
+  const claims = b64url(JSON.stringify({ ...client.claims, iat: now, ...(client.notBefore && { nbf: now }), exp: now + client.lifetime, jti: randomUUID() }));
+  // ES256 signatures are r‖s (RFC 7518 §3.4), not DER; RS256 ignores dsaEncoding.
   const signature = b64url(sign('sha256', Buffer.from(`${header}.${claims}`), { key, dsaEncoding: 'ieee-p1363' }));
   return `grant_type=client_credentials&client_assertion_type=${encodeURIComponent('urn:ietf:params:oauth:client-assertion-type:jwt-bearer')}&client_assertion=${header}.${claims}.${signature}`;
 }

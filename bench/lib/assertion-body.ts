@@ -1,7 +1,8 @@
 /**
  * @module assertion-body
  * Token request bodies of clients that authenticate with a signed JWT, for the bench's client side:
- * a `private_key_jwt` client's own assertion.
+ * a `private_key_jwt` client's own assertion, and a Kubernetes service-account token sent by a
+ * federated client.
  */
 import { createPrivateKey, randomUUID, sign, type KeyObject } from 'node:crypto';
 import type { ServerReady } from './fixtures.js';
@@ -17,6 +18,31 @@ export function keyClientAssertions(client: NonNullable<ServerReady['keyClient']
     pkcs8: client.pkcs8,
     claims: { iss: client.clientId, sub: client.clientId, aud: audience },
     lifetime: 60,
+  };
+}
+
+/**
+ * A Kubernetes projected service-account token of the federated client's outside issuer (RS256 with
+ * the issuer's `kid`, `aud` a list, `nbf`, the `kubernetes.io` claim, 10 minutes), for `audience`.
+ */
+export function kubernetesTokens(client: NonNullable<ServerReady['federatedClient']>, audience: string): AssertionClient {
+  const [, , namespace, name] = client.subject.split(':');
+  return {
+    header: { alg: 'RS256', kid: client.kid },
+    pkcs8: client.pkcs8,
+    claims: {
+      aud: [audience],
+      iss: client.issuer,
+      sub: client.subject,
+      'kubernetes.io': {
+        namespace,
+        node: { name: 'bench-node', uid: '1f0e7c2a-4b5d-4e6f-8a9b-0c1d2e3f4a5b' },
+        pod: { name: `${name}-7d9f8b6c5-x2k4q`, uid: '2a1b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d' },
+        serviceaccount: { name, uid: '3b2c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e' },
+      },
+    },
+    lifetime: 600,
+    notBefore: true,
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import { checkAssertionClient, checkIntrospection, checkProtected, checkTokenEndpoint, basicAuth, FORM, INTROSPECT_PATH, TOKEN_BODY } from './checks.js';
 import { ISSUER, PROTECTED_PATH, TOKEN_PATH, type ServerConfig, type ServerReady } from './fixtures.js';
-import { keyClientAssertions } from './assertion-body.js';
+import { keyClientAssertions, kubernetesTokens } from './assertion-body.js';
 import type { AssertionClient, LoadRequest } from './load.js';
 
 export type Group = 'bearer' | 'token';
@@ -186,6 +186,18 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       prepare: async (ready) => {
         if (!ready.keyClient) throw new Error('server did not report its key-pair client');
         return assertionRequest(ready, keyClientAssertions(ready.keyClient, ISSUER));
+      },
+    },
+    {
+      id: 'library-token-federated',
+      label: 'token endpoint, federated repeat client (memory, RS256, cached issuer keys)',
+      group: 'token',
+      server: 'library',
+      config: { store: 'memory', federatedClient: true },
+      // The check's first token fetches the issuer's keys: every request after it uses them from the cache.
+      prepare: async (ready) => {
+        if (!ready.federatedClient) throw new Error('server did not report its federated client');
+        return assertionRequest(ready, kubernetesTokens(ready.federatedClient, ISSUER));
       },
     },
     {

@@ -6,7 +6,8 @@
  */
 import { checkAssertionClient, checkIntrospection, checkProtected, checkTokenEndpoint, basicAuth, FORM, INTROSPECT_PATH, TOKEN_BODY } from './checks.js';
 import { ISSUER, PROTECTED_PATH, TOKEN_PATH, type ServerConfig, type ServerReady } from './fixtures.js';
-import type { LoadRequest } from './load.js';
+import { keyClientAssertions, kubernetesTokens } from './assertion-body.js';
+import type { AssertionClient, LoadRequest } from './load.js';
 
 export type Group = 'bearer' | 'token';
 
@@ -32,6 +33,13 @@ const tokenRequest = (client: { clientId: string; secret: string }): LoadRequest
   headers: { authorization: basicAuth(client.clientId, client.secret), 'content-type': FORM },
   body: TOKEN_BODY,
 });
+
+/** A token request with a new client assertion each time (no `client_id`), checked first. */
+async function assertionRequest(ready: ServerReady, assertion: AssertionClient): Promise<LoadRequest> {
+  const load: LoadRequest = { path: TOKEN_PATH, method: 'POST', headers: { 'content-type': FORM }, assertion };
+  await checkAssertionClient(ready.port, load);
+  return load;
+}
 
 /** The library's introspection endpoint, asked by the client about its own token (RFC 7662). */
 async function libraryIntrospection(ready: ServerReady): Promise<LoadRequest> {
@@ -177,14 +185,19 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       config: { store: 'memory', keyClient: true },
       prepare: async (ready) => {
         if (!ready.keyClient) throw new Error('server did not report its key-pair client');
-        const load: LoadRequest = {
-          path: TOKEN_PATH,
-          method: 'POST',
-          headers: { 'content-type': FORM },
-          assertion: { ...ready.keyClient, audience: ISSUER },
-        };
-        await checkAssertionClient(ready.port, load);
-        return load;
+        return assertionRequest(ready, keyClientAssertions(ready.keyClient, ISSUER));
+      },
+    },
+    {
+      id: 'library-token-federated',
+      label: 'token endpoint, federated repeat client (memory, RS256, cached issuer keys)',
+      group: 'token',
+      server: 'library',
+      config: { store: 'memory', federatedClient: true },
+      // The check's first token fetches the issuer's keys: every request after it uses them from the cache.
+      prepare: async (ready) => {
+        if (!ready.federatedClient) throw new Error('server did not report its federated client');
+        return assertionRequest(ready, kubernetesTokens(ready.federatedClient, ISSUER));
       },
     },
     {

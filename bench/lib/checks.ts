@@ -74,11 +74,11 @@ export async function checkTokenEndpoint(port: number, client: { clientId: strin
 }
 
 /**
- * The token endpoint with a key-pair client: a token for a fresh assertion, and `invalid_client` for
- * the same assertion sent again (a replay).
+ * The token endpoint with a client that sends a client assertion (a key-pair or a federated client):
+ * a token for a fresh assertion, and `invalid_client` for the same assertion sent again (a replay).
  */
 export async function checkAssertionClient(port: number, load: LoadRequest): Promise<void> {
-  if (!load.assertion) throw new Error('not a key-pair client request');
+  if (!load.assertion) throw new Error('not a client assertion request');
   const body = assertionBody(load.assertion);
   const post = () => fetch(base(port) + TOKEN_PATH, { method: 'POST', headers: { 'content-type': FORM }, body });
   await expectStatus(await post(), 200, 'POST /oauth/token with a client assertion');

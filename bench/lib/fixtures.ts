@@ -14,6 +14,8 @@ export const KID = 'bench-hs256';
 export const SCOPE = 'bench:read';
 export const PROTECTED_PATH = '/api/resource';
 export const TOKEN_PATH = '/oauth/token';
+/** The Kubernetes service account of the federated client: namespace `bench`, name `client`. */
+export const FEDERATED_SUBJECT = 'system:serviceaccount:bench:client';
 /** The body of the protected route, on every server. */
 export const RESOURCE = Object.freeze({ ok: true, data: 'protected resource' });
 
@@ -58,6 +60,11 @@ export interface ServerConfig {
   /** Library server: also make a key-pair client (an account with a registered EC P-256 public key) and report it. */
   readonly keyClient?: boolean;
   /**
+   * Library server: also start an outside issuer (lib/outside-issuer.ts), make an account with a
+   * federated credential for its subject {@link FEDERATED_SUBJECT}, and report both.
+   */
+  readonly federatedClient?: boolean;
+  /**
    * Flood case (bench/flood.ts): trust `X-Forwarded-For` (so each request can come from its own
    * address), no failure limiter (the bcrypt gate alone), and `accounts` fresh accounts to report.
    */
@@ -73,4 +80,6 @@ export interface ServerReady {
   readonly fresh?: ReadonlyArray<{ readonly clientId: string; readonly secret: string }>;
   /** With `keyClient`: the key-pair client, with its private key (PKCS #8 PEM). */
   readonly keyClient?: { readonly clientId: string; readonly pkcs8: string };
+  /** With `federatedClient`: the outside issuer, the subject the account trusts, and the issuer's key (`kid`, PKCS #8 PEM). */
+  readonly federatedClient?: { readonly issuer: string; readonly subject: string; readonly kid: string; readonly pkcs8: string };
 }

@@ -16,17 +16,28 @@ export interface LoadRequest {
   readonly body?: string;
   /**
    * Instruction bench only (lib/sequential-driver.ts): each request's body is a token request with a
-   * new client assertion (`private_key_jwt`, a new `jti` each, the same size each), signed with this
-   * PKCS #8 key for this client, instead of `body`. A client assertion is single-use, so no fixed body can repeat.
+   * new client assertion (a new `jti` each, the same size each) signed for this client, instead of
+   * `body`. A client assertion is single-use, so no fixed body can repeat.
    */
   readonly assertion?: AssertionClient;
 }
 
-/** A key-pair client: its ID, its private key (PKCS #8 PEM, EC P-256) and the audience of its assertions. */
+/**
+ * A client that authenticates with a signed JWT (RFC 7523 §2.2) and how its assertions look: a
+ * key-pair client's own (`private_key_jwt`) or an outside issuer's token (a federated client). Each
+ * assertion carries `claims` plus a new `iat`, `exp` (`iat + lifetime`), `jti` and, with
+ * `notBefore`, `nbf`. Built by lib/assertion-body.ts.
+ */
 export interface AssertionClient {
-  readonly clientId: string;
+  /** The protected header: the algorithm and, when the verifier picks keys by it, the `kid`. */
+  readonly header: { readonly alg: 'ES256' | 'RS256'; readonly kid?: string; readonly typ?: string };
+  /** The signing key, PKCS #8 PEM (EC P-256 for ES256, RSA for RS256). */
   readonly pkcs8: string;
-  readonly audience: string;
+  /** The claims every assertion carries (`iss`, `sub`, `aud`, ...). */
+  readonly claims: Readonly<Record<string, unknown>>;
+  /** Seconds from `iat` to `exp`. */
+  readonly lifetime: number;
+  readonly notBefore?: boolean;
 }
 
 export interface LoadSettings {

@@ -6,14 +6,19 @@
  * With `otelSdk`, the OpenTelemetry metrics SDK is installed with a reader (collected by nobody during
  * the run, as a Prometheus exporter between scrapes); without it, only the OpenTelemetry API is present.
  * With `introspect`, its client may also call the introspection endpoint. With `keyClient`, an account
- * with a registered public key as well (the private_key_jwt case). With `flood` (bench/flood.ts):
+ * with a registered public key as well (the private_key_jwt case). With `federatedClient`, an outside
+ * issuer on loopback (lib/outside-issuer.ts, in this process) and an account with a federated credential
+ * for one of its subjects (the federated case); its keys, fetched at the first token, are kept for an
+ * hour (`federation.minCacheSeconds`), longer than a run lasts, so no fetch falls inside the counted
+ * requests. With `flood` (bench/flood.ts):
  * `trust proxy` on, the failure limiter off unless `flood.limiter`, and fresh accounts reported.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import express from 'express';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createServiceAccounts, INTROSPECTION_SCOPE, MemoryAccountStore, type AccountStore } from '../../src/index.js';
-import { AUDIENCE, HS256_KEY, ISSUER, KID, PROTECTED_PATH, RESOURCE, SCOPE } from '../lib/fixtures.js';
+import { AUDIENCE, FEDERATED_SUBJECT, HS256_KEY, ISSUER, KID, PROTECTED_PATH, RESOURCE, SCOPE, type ServerReady } from '../lib/fixtures.js';
+import { startOutsideIssuer } from '../lib/outside-issuer.js';
 import { readConfig, run, serve } from './serve.js';
 
 /** A reader that only holds what the SDK aggregates (what a pull exporter does between scrapes). */
@@ -37,6 +42,7 @@ run(async () => {
     ...(config.flood && !config.flood.limiter ? { failureLimit: false as const } : {}),
     ...(config.storeTimeout ? { storeTimeout: config.storeTimeout } : {}),
     ...(config.statusCacheTtl ? { statusCacheTtl: config.statusCacheTtl } : {}),
+    ...(config.federatedClient && { federation: { allowHttpLoopback: true, minCacheSeconds: 3600 } }),
   });
   await sa.ready();
   let client = config.client;
@@ -54,6 +60,14 @@ run(async () => {
     keyClient = { clientId: created.clientId, pkcs8: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() };
   }
 
+  let federatedClient: ServerReady['federatedClient'];
+  if (config.federatedClient) {
+    const { issuer, kid, pkcs8 } = await startOutsideIssuer();
+    const created = await sa.admin.createAccount({ name: 'bench-federated-client', scopes: [SCOPE] });
+    await sa.admin.addFederatedCredential(created.clientId, { issuer, subject: FEDERATED_SUBJECT });
+    federatedClient = { issuer, subject: FEDERATED_SUBJECT, kid, pkcs8 };
+  }
+
   const fresh = [];
   for (let i = 0; i < (config.flood?.accounts ?? 0); i++) {
     const created = await sa.admin.createAccount({ name: `bench-fresh-${i}`, scopes: [SCOPE] });
@@ -66,5 +80,5 @@ run(async () => {
   app.get(PROTECTED_PATH, sa.requireBearer({ scope: SCOPE }), (_req, res) => {
     res.json(RESOURCE);
   });
-  await serve(app, { client, ...(config.flood ? { fresh } : {}), ...(keyClient ? { keyClient } : {}) });
+  await serve(app, { client, ...(config.flood ? { fresh } : {}), ...(keyClient ? { keyClient } : {}), ...(federatedClient ? { federatedClient } : {}) });
 });

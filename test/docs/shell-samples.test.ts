@@ -138,7 +138,12 @@ describe('shell samples in README.md and docs/*.md', () => {
     // Each `key add` registers a public key of its own (a second copy of a live key is refused).
     const keyFile = /--public-key (\S+)/.exec(cli)?.[1];
     if (keyFile && keyFile !== '-') writeFileSync(join(dir, keyFile), newPublicKeyPem());
-    const run = await bash(`${script} > /dev/null`, env, dir);
+    // Each `federated add` gets an account of its own: the samples' credentials would otherwise fill
+    // the shared account past its limit of live credentials (docs/configuration.md#maxsecretsperaccount).
+    const own = /^service-accounts federated add /.test(cli)
+      ? { CLI_CLIENT_ID: (await runCliJson<{ clientId: string }>(['create', '--name', 'docs-federated', '--store', env.SERVICE_ACCOUNTS_STORE!], { cwd: dir })).clientId }
+      : {};
+    const run = await bash(`${script} > /dev/null`, { ...env, ...own }, dir);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
   });
@@ -148,8 +153,8 @@ describe('shell samples in README.md and docs/*.md', () => {
     async (_name, command) => {
       const script = command.replace(/https?:\/\/(localhost:3000|api\.example\.com)/g, server.url).replace(/^curl /, 'curl -q --noproxy "*" -o /dev/null -w "%{http_code}" ');
       const run = await bash(script, env, dir);
-      // docs/admin-api.md: creating an account or a secret answers 201 Created.
-      const creates = /-X POST \S+\/admin\/service-accounts(\/\S+\/secrets)?\s/.test(command);
+      // docs/admin-api.md: creating an account, a secret or a federated credential answers 201 Created.
+      const creates = /-X POST \S+\/admin\/service-accounts(\/\S+\/(secrets|federated))?\s/.test(command);
       expect(run.stdout).toBe(creates ? '201' : '200');
     },
   );

@@ -18,6 +18,7 @@ export type { Actor, UserIdentity } from './actor/actor.js';
 export type { RequireActorOptions } from './actor/require-actor.js';
 export type { AdminApi } from './admin/admin-api.js';
 export type { PublicKeyInput } from './admin/admin-keys.js';
+export type { FederatedCredentialInput } from './admin/admin-federated.js';
 export { createAdminApi } from './admin/create-admin-api.js';
 export type { AdminApiOptions } from './admin/admin-options.js';
 export type { CreateAccountInput } from './admin/admin-input.js';
@@ -32,6 +33,9 @@ export type {
   CreatedKey,
   KeySummary,
   RevokedKey,
+  CreatedFederatedCredential,
+  FederatedCredentialSummary,
+  RevokedFederatedCredential,
 } from './admin/admin-summaries.js';
 export { AdminError, type AdminErrorCode } from './admin/admin-errors.js';
 export { createAdminRouter } from './admin-router/create-admin-router.js';
@@ -76,6 +80,7 @@ export type {
   AccountEvent,
   SecretEvent,
   KeyEvent,
+  FederatedCredentialEvent,
   AuditActor,
 } from './audit/audit-events.js';
 export type {

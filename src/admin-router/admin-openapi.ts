@@ -12,11 +12,15 @@ import {
   AccountPageSchema,
   AccountStatusSchema,
   AccountSummarySchema,
+  AddFederatedCredentialBodySchema,
   CreateAccountBodySchema,
   CreatedAccountSchema,
+  CreatedFederatedCredentialSchema,
   CreatedSecretSchema,
   EmptyBodySchema,
+  FederatedCredentialSummarySchema,
   ProblemSchema,
+  RevokedFederatedCredentialSchema,
   RevokedSecretSchema,
   SecretSummarySchema,
 } from './admin-schemas.js';
@@ -31,8 +35,12 @@ const COMPONENTS: readonly TSchema[] = [
   CreatedAccountSchema,
   CreatedSecretSchema,
   RevokedSecretSchema,
+  FederatedCredentialSummarySchema,
+  CreatedFederatedCredentialSchema,
+  RevokedFederatedCredentialSchema,
   AccountStatusSchema,
   CreateAccountBodySchema,
+  AddFederatedCredentialBodySchema,
   EmptyBodySchema,
   ProblemSchema,
 ];
@@ -179,7 +187,7 @@ export function buildAdminOpenApiDocument(options: { mountPath?: string } = {}):
         'authenticates callers (its own login) before this API runs. Errors are RFC 9457 problem details whose `type`s ' +
         `are documented at ${PROBLEM_TYPE_BASE.replace(/#admin-$/, '')}.`,
     },
-    tags: [{ name: 'service-accounts', description: 'Service accounts and their secrets.' }],
+    tags: [{ name: 'service-accounts', description: 'Service accounts, their secrets and their federated credentials.' }],
     paths,
     components: {
       schemas: Object.fromEntries(COMPONENTS.map((schema) => [String(schema.title), plain(schema)])),

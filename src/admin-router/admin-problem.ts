@@ -132,6 +132,8 @@ const FROM_ADMIN_ERROR: Record<AdminErrorCode, (err: AdminError) => AdminProblem
   credential_limit_reached: (err) => new AdminProblem('secret-limit-reached', err.message, { cause: err }),
   key_not_found: (err) => new AdminProblem('not-found', 'This service account has no key with this ID', { cause: err }),
   key_already_registered: (err) => new AdminProblem('invalid-request', err.message, { cause: err }),
+  federated_credential_not_found: (err) => new AdminProblem('not-found', 'This service account has no federated credential with this ID', { cause: err }),
+  federated_credential_already_registered: (err) => new AdminProblem('invalid-request', err.message, { cause: err }),
 };
 
 /**

@@ -11,11 +11,15 @@ import {
   AccountPageSchema,
   AccountStatusSchema,
   AccountSummarySchema,
+  AddFederatedCredentialBodySchema,
   CreateAccountBodySchema,
   CreatedAccountSchema,
+  CreatedFederatedCredentialSchema,
   CreatedSecretSchema,
   ListQuerySchema,
+  RevokedFederatedCredentialSchema,
   RevokedSecretSchema,
+  type AddFederatedCredentialBody,
   type CreateAccountBody,
   type ListQuery,
 } from './admin-schemas.js';
@@ -140,6 +144,39 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     success: { status: 200, description: 'The revoked secret.', schema: RevokedSecretSchema },
     problems: changeProblems,
     handle: async ({ admin, params }) => ({ status: 200, body: await admin.revokeSecret(params.clientId!, params.secretId!) }),
+  },
+  {
+    method: 'POST',
+    path: `${ACCOUNT}/federated`,
+    operationId: 'addServiceAccountFederatedCredential',
+    summary: 'Add a federated credential',
+    description:
+      'Trusts an outside issuer’s tokens (a Kubernetes cluster, GitHub Actions, any OpenID Connect provider) for one exact ' +
+      'subject as a credential of the account: the workload authenticates with the token its platform gives it, and no ' +
+      'secret is stored. Subject patterns are refused. Without `audience`, the outside token must be issued for this ' +
+      'server’s issuer identifier. Counts against the same limit as secrets.',
+    body: AddFederatedCredentialBodySchema,
+    success: { status: 201, description: 'The new federated credential.', schema: CreatedFederatedCredentialSchema },
+    problems: [...changeProblems, 'secret-limit-reached'],
+    handle: async ({ admin, params, body }) => ({
+      status: 201,
+      body: await admin.addFederatedCredential(params.clientId!, body as AddFederatedCredentialBody),
+    }),
+  },
+  {
+    method: 'DELETE',
+    path: `${ACCOUNT}/federated/{credentialId}`,
+    operationId: 'revokeServiceAccountFederatedCredential',
+    summary: 'Revoke a federated credential',
+    description:
+      'The issuer’s tokens no longer authenticate the account through this credential, and every token issued against it ' +
+      'is refused on every server sharing the store within a second.',
+    success: { status: 200, description: 'The revoked federated credential.', schema: RevokedFederatedCredentialSchema },
+    problems: changeProblems,
+    handle: async ({ admin, params }) => ({
+      status: 200,
+      body: await admin.revokeFederatedCredential(params.clientId!, params.credentialId!),
+    }),
   },
   {
     method: 'POST',

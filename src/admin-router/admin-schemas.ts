@@ -7,7 +7,15 @@
  * this file fail to compile when those results and these schemas drift apart.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { AccountStatus, AccountSummary, CreatedAccount, CreatedSecret, RevokedSecret } from '../admin/admin-summaries.js';
+import type {
+  AccountStatus,
+  AccountSummary,
+  CreatedAccount,
+  CreatedFederatedCredential,
+  CreatedSecret,
+  RevokedFederatedCredential,
+  RevokedSecret,
+} from '../admin/admin-summaries.js';
 import type { ProblemDetails } from './admin-problem.js';
 
 const closed = { additionalProperties: false } as const;
@@ -37,6 +45,30 @@ export const KeySummarySchema = Type.Object(
   { ...closed, title: 'KeySummary' },
 );
 
+const FederatedIssuer = Type.String({ description: 'The outside issuer’s identifier, exactly as its tokens carry it in `iss`.' });
+const FederatedSubject = Type.String({ description: 'The one subject (`sub`) accepted, compared exactly: no patterns.' });
+const FederatedAudience = Type.Union([Type.String(), Type.Null()], {
+  description:
+    'The audience the outside token must carry in `aud`. For a credential registered without one: this server’s issuer identifier ' +
+    '(null only when the admin API does not know it).',
+});
+const JwksUri = Type.String({ description: 'The issuer’s JWK Set URL; present only when one was given at registration.' });
+
+/** A federated credential as listed: the issuer and exact subject it trusts, and its dates. */
+export const FederatedCredentialSummarySchema = Type.Object(
+  {
+    id: Type.String(),
+    issuer: FederatedIssuer,
+    subject: FederatedSubject,
+    audience: FederatedAudience,
+    jwksUri: Type.Optional(JwksUri),
+    createdAt: DateTime,
+    lastUsedAt: NullableDateTime,
+    revokedAt: NullableDateTime,
+  },
+  { ...closed, title: 'FederatedCredentialSummary' },
+);
+
 /** A service account as listed and fetched. */
 export const AccountSummarySchema = Type.Object(
   {
@@ -48,6 +80,9 @@ export const AccountSummarySchema = Type.Object(
     createdAt: DateTime,
     secrets: Type.Array(SecretSummarySchema, { description: 'Every secret, live and revoked, with its last use.' }),
     keys: Type.Array(KeySummarySchema, { description: 'Every public key, live and revoked, with its last use.' }),
+    federated: Type.Array(FederatedCredentialSummarySchema, {
+      description: 'Every federated credential (trust in an outside issuer for one subject), live and revoked, with its last use.',
+    }),
   },
   { ...closed, title: 'AccountSummary' },
 );
@@ -71,6 +106,18 @@ export const CreatedAccountSchema = Type.Object(
 export const RevokedSecretSchema = Type.Object(
   { clientId: ClientId, secretId: Type.String(), revokedAt: DateTime },
   { ...closed, title: 'RevokedSecret' },
+);
+
+/** A new federated credential. */
+export const CreatedFederatedCredentialSchema = Type.Object(
+  { id: Type.String(), issuer: FederatedIssuer, subject: FederatedSubject, audience: FederatedAudience, jwksUri: Type.Optional(JwksUri), createdAt: DateTime },
+  { ...closed, title: 'CreatedFederatedCredential' },
+);
+
+/** A revoked federated credential. */
+export const RevokedFederatedCredentialSchema = Type.Object(
+  { clientId: ClientId, credentialId: Type.String(), revokedAt: DateTime },
+  { ...closed, title: 'RevokedFederatedCredential' },
 );
 
 /** An account's state after `disable` or `enable`. */
@@ -113,6 +160,34 @@ export const CreateAccountBodySchema = Type.Object(
   { ...closed, title: 'CreateAccountRequest' },
 );
 
+const FederatedUrl = { minLength: 1, maxLength: 2048 } as const;
+
+/** `POST /service-accounts/{clientId}/federated`. */
+export const AddFederatedCredentialBodySchema = Type.Object(
+  {
+    issuer: Type.String({
+      ...FederatedUrl,
+      description: 'The outside issuer’s identifier, exactly as its tokens carry it in `iss`: an https URL (http only on a loopback host), without query or fragment.',
+    }),
+    subject: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: 'The one subject (`sub`) accepted, compared exactly; 1–1024 printable characters. Patterns (`*`) are refused.',
+    }),
+    audience: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Null()], {
+        description: 'The audience the outside token must carry in `aud`. Default (left out or null): this server’s issuer identifier.',
+      }),
+    ),
+    jwksUri: Type.Optional(
+      Type.Union([Type.String(FederatedUrl), Type.Null()], {
+        description: 'The issuer’s JWK Set URL, for an issuer without OpenID Connect discovery; same rules as `issuer`.',
+      }),
+    ),
+  },
+  { ...closed, title: 'AddFederatedCredentialRequest' },
+);
+
 /** Operations that take no input accept no body, or an empty JSON object. */
 export const EmptyBodySchema = Type.Object({}, { ...closed, title: 'EmptyRequest' });
 
@@ -132,6 +207,8 @@ export const ListQuerySchema = Type.Object(
 export type ListQuery = Static<typeof ListQuerySchema>;
 /** The create body once checked. */
 export type CreateAccountBody = Static<typeof CreateAccountBodySchema>;
+/** The add-federated-credential body once checked. */
+export type AddFederatedCredentialBody = Static<typeof AddFederatedCredentialBodySchema>;
 
 /** Every named schema, as the OpenAPI document's `components.schemas` lists them. */
 export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, string>([
@@ -139,6 +216,10 @@ export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, stri
   [AccountPageSchema, 'AccountPage'],
   [SecretSummarySchema, 'SecretSummary'],
   [KeySummarySchema, 'KeySummary'],
+  [FederatedCredentialSummarySchema, 'FederatedCredentialSummary'],
+  [CreatedFederatedCredentialSchema, 'CreatedFederatedCredential'],
+  [RevokedFederatedCredentialSchema, 'RevokedFederatedCredential'],
+  [AddFederatedCredentialBodySchema, 'AddFederatedCredentialRequest'],
   [CreatedAccountSchema, 'CreatedAccount'],
   [CreatedSecretSchema, 'CreatedSecret'],
   [RevokedSecretSchema, 'RevokedSecret'],
@@ -163,7 +244,9 @@ const schemasMatchResults: [
   Same<AsJson<CreatedAccount>, Static<typeof CreatedAccountSchema>>,
   Same<AsJson<CreatedSecret>, Static<typeof CreatedSecretSchema>>,
   Same<AsJson<RevokedSecret>, Static<typeof RevokedSecretSchema>>,
+  Same<AsJson<CreatedFederatedCredential>, Static<typeof CreatedFederatedCredentialSchema>>,
+  Same<AsJson<RevokedFederatedCredential>, Static<typeof RevokedFederatedCredentialSchema>>,
   Same<AsJson<AccountStatus>, Static<typeof AccountStatusSchema>>,
   Same<AsJson<ProblemDetails>, Static<typeof ProblemSchema>>,
-] = [true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true];
 void schemasMatchResults;

@@ -6,10 +6,18 @@
  * them apart. Every change goes through `admin.withActor(actor)`, so its audit event names the person.
  */
 import type { AdminApi } from '../admin/admin-api.js';
-import type { AccountStatus, AccountSummary, CreatedAccount, CreatedSecret, RevokedSecret } from '../admin/admin-summaries.js';
+import type {
+  AccountStatus,
+  AccountSummary,
+  CreatedAccount,
+  CreatedFederatedCredential,
+  CreatedSecret,
+  RevokedFederatedCredential,
+  RevokedSecret,
+} from '../admin/admin-summaries.js';
 import { AdminProblem, accountNotVisible } from './admin-problem.js';
 import type { AdminPrincipal } from './admin-router-options.js';
-import type { CreateAccountBody } from './admin-schemas.js';
+import type { AddFederatedCredentialBody, CreateAccountBody } from './admin-schemas.js';
 
 /**
  * The admin API as one principal may use it.
@@ -29,6 +37,8 @@ export interface ScopedAdminApi {
   createAccount(input: CreateAccountBody): Promise<CreatedAccount>;
   addSecret(clientId: string): Promise<CreatedSecret>;
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
+  addFederatedCredential(clientId: string, input: AddFederatedCredentialBody): Promise<CreatedFederatedCredential>;
+  revokeFederatedCredential(clientId: string, credentialId: string): Promise<RevokedFederatedCredential>;
   disableAccount(clientId: string): Promise<AccountStatus>;
   enableAccount(clientId: string): Promise<AccountStatus>;
 }
@@ -73,6 +83,8 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal): Scope
     },
     addSecret: change((clientId) => acting.addSecret(clientId)),
     revokeSecret: async (clientId, secretId) => change((id) => acting.revokeSecret(id, secretId))(clientId),
+    addFederatedCredential: async (clientId, input) => change((id) => acting.addFederatedCredential(id, input))(clientId),
+    revokeFederatedCredential: async (clientId, credentialId) => change((id) => acting.revokeFederatedCredential(id, credentialId))(clientId),
     disableAccount: change((clientId) => acting.disableAccount(clientId)),
     enableAccount: change((clientId) => acting.enableAccount(clientId)),
   };

@@ -1,7 +1,7 @@
 /**
  * @module admin-api
- * Provisioning: create and list accounts, add and revoke secrets and public keys, disable and enable accounts,
- * revoke a token.
+ * Provisioning: create and list accounts, add and revoke secrets, public keys and federated credentials,
+ * disable and enable accounts, revoke a token.
  * A secret's value is returned once, by the call that creates it, and is never stored or shown again.
  * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
@@ -12,7 +12,8 @@ import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, isClientIdArgument, type CreateAccountInput } from './admin-input.js';
-import { buildKeyOperations, liveCredentials, type KeyOperations } from './admin-keys.js';
+import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
+import { buildKeyOperations, liveCredentials, liveTotal, type KeyOperations } from './admin-keys.js';
 import type { AdminContext } from './admin-context.js';
 import {
   summarizeAccount,
@@ -35,7 +36,7 @@ import { revokeTokenById } from './revoke-token-by-id.js';
  * const { clientId, secret } = await sa.admin.createAccount({ name: 'procurement-portal', scopes: ['jobs:write'] })
  * ```
  */
-export interface AdminApi extends KeyOperations {
+export interface AdminApi extends KeyOperations, FederatedOperations {
   /**
    * Creates an account and its first secret. Throws `invalid_input` for a bad name, client account ID
    * or scope, including a name or client account ID that holds a client secret or is a client ID
@@ -46,7 +47,7 @@ export interface AdminApi extends KeyOperations {
   getAccount(clientId: string): Promise<AccountSummary | undefined>;
   /**
    * Adds a secret for rotation; fails with `secret_limit_reached` when the account already has
-   * `maxSecretsPerAccount` live credentials (secrets and keys together).
+   * `maxSecretsPerAccount` live credentials (secrets, keys and federated credentials together).
    */
   addSecret(clientId: string): Promise<CreatedSecret>;
   /** Revokes a secret and, with it, every token issued against it, on every instance within 1 s. */
@@ -105,7 +106,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     const account = await requireAccount(clientId);
     // Checked here first only to spare a bcrypt hash; the store enforces the cap atomically.
     const live = liveCredentials(account);
-    if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live);
+    if (liveTotal(live) >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live);
     const { created, record } = await newSecret();
     const cap = { maxLiveCredentials: limit, maxLiveSecrets: limit };
     const stored = await call('addSecret', () => store.addSecret(clientId, record, cap));
@@ -140,12 +141,12 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     },
 
     async listAccounts() {
-      return (await call('listAccounts', () => store.listAccounts())).map(summarizeAccount);
+      return (await call('listAccounts', () => store.listAccounts())).map((account) => summarizeAccount(account, config.issuer));
     },
 
     async getAccount(clientId) {
       const account = isClientIdArgument(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
-      return account && summarizeAccount(account);
+      return account && summarizeAccount(account, config.issuer);
     },
 
     addSecret,
@@ -168,6 +169,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     enableAccount: (clientId) => setEnabled(clientId, true),
 
     ...buildKeyOperations(context, { call, requireAccount }),
+    ...buildFederatedOperations(context, { call, requireAccount }),
     // One place adds the actor, so every change event (present and future operations) carries it.
     // The actor is checked and copied here, before any change: a change must never be made unattributed.
     withActor: (actor) => {

@@ -4,7 +4,7 @@
  * echo an ID a caller typed only when it has the form of an ID, never anything else (a secret pasted
  * by mistake, whole or in part): they reach logs and the CLI's stderr.
  */
-import { isClientIdShape, isKeyId, isSecretId } from '../secrets/generate-credentials.js';
+import { isClientIdShape, isFederatedCredentialId, isKeyId, isSecretId } from '../secrets/generate-credentials.js';
 import { quotePresented } from '../secrets/redact-secrets.js';
 
 /**
@@ -22,10 +22,12 @@ import { quotePresented } from '../secrets/redact-secrets.js';
  *     case 'account_not_found':
  *     case 'secret_not_found':
  *     case 'key_not_found':
+ *     case 'federated_credential_not_found':
  *       return 404
  *     case 'secret_limit_reached':
  *     case 'credential_limit_reached':
  *     case 'key_already_registered':
+ *     case 'federated_credential_already_registered':
  *       return 409
  *   }
  * }
@@ -38,6 +40,8 @@ export type AdminErrorCode =
   | 'secret_limit_reached'
   | 'key_not_found'
   | 'key_already_registered'
+  | 'federated_credential_not_found'
+  | 'federated_credential_already_registered'
   | 'credential_limit_reached';
 
 /**
@@ -94,18 +98,20 @@ export function secretNotFound(clientId: string, secretId: unknown): AdminError 
 export interface LiveCredentials {
   readonly secrets: number;
   readonly keys: number;
+  readonly federated: number;
 }
 
 /**
- * The error for a credential refused by the cap on live credentials (secrets and keys together):
- * `secret_limit_reached` when adding a secret, `credential_limit_reached` when adding a key. `live`
- * is the account's count when known (another caller may have taken the last place meanwhile).
+ * The error for a credential refused by the cap on live credentials (secrets, keys and federated
+ * credentials together): `secret_limit_reached` when adding a secret, `credential_limit_reached` when
+ * adding a key or a federated credential. `live` is the account's count when known (another caller
+ * may have taken the last place meanwhile).
  *
  * @example
  * ```ts
- * const live = { secrets: account.secrets.filter((secret) => secret.revokedAt === null).length, keys: (account.keys ?? []).filter((key) => key.revokedAt === null).length }
+ * const live = { secrets: 3, keys: 1, federated: 1 }
  * const limit = 5
- * if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
+ * if (live.secrets + live.keys + live.federated >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
  * ```
  */
 export function credentialLimitReached(
@@ -114,11 +120,18 @@ export function credentialLimitReached(
   limit: number,
   live?: LiveCredentials,
 ): AdminError {
-  const has = live ? `${live.secrets} live secrets and ${live.keys} live keys` : 'as many live credentials as allowed';
+  const has = live ? liveText(live) : 'as many live credentials as allowed';
   return new AdminError(
     code,
-    `Service account ${clientId} already has ${has} (the limit is ${limit} live credentials, secrets and keys together); revoke one first`,
+    `Service account ${clientId} already has ${has} (the limit is ${limit} live credentials, secrets, keys and federated credentials together); revoke one first`,
   );
+}
+
+function liveText({ secrets, keys, federated }: LiveCredentials): string {
+  // The count of federated credentials is named only when there are some, as older messages read.
+  return federated === 0
+    ? `${secrets} live secrets and ${keys} live keys`
+    : `${secrets} live secrets, ${keys} live keys and ${federated} live federated credentials`;
 }
 
 /**
@@ -148,4 +161,37 @@ export function keyNotFound(clientId: string, keyId: unknown): AdminError {
 export function keyAlreadyRegistered(clientId: string, keyId?: string): AdminError {
   const as = keyId === undefined ? '' : ` as ${keyId}`;
   return new AdminError('key_already_registered', `Service account ${clientId} already has this public key${as}, live`);
+}
+
+/**
+ * The `federated_credential_not_found` error for a federated credential ID of an account.
+ *
+ * @example
+ * ```ts
+ * declare const credentialId: string // as the caller typed it
+ * const revoked = await store.revokeFederatedCredential?.(clientId, credentialId, new Date())
+ * if (!revoked) throw federatedCredentialNotFound(clientId, credentialId)
+ * ```
+ */
+export function federatedCredentialNotFound(clientId: string, credentialId: unknown): AdminError {
+  const shown = quotePresented(credentialId, typeof credentialId === 'string' && isFederatedCredentialId(credentialId));
+  return new AdminError('federated_credential_not_found', `Service account ${clientId} has no federated credential with ID ${shown}`);
+}
+
+/**
+ * The `federated_credential_already_registered` error: one of the account's live federated
+ * credentials, `credentialId`, already trusts this issuer for this subject and audience.
+ *
+ * @example
+ * ```ts
+ * const twin = account.federated?.find((c) => c.revokedAt === null && c.issuer === issuer && c.subject === subject && c.audience === audience)
+ * if (twin) throw federatedCredentialAlreadyRegistered(account.clientId, twin.id)
+ * ```
+ */
+export function federatedCredentialAlreadyRegistered(clientId: string, credentialId?: string): AdminError {
+  const as = credentialId === undefined ? '' : ` (${credentialId})`;
+  return new AdminError(
+    'federated_credential_already_registered',
+    `Service account ${clientId} already has a live federated credential${as} for this issuer, subject and audience`,
+  );
 }

@@ -7,6 +7,7 @@
 import { parsePublicKey } from '../keys/parse-public-key.js';
 import { generateKeyId, isKeyId } from '../secrets/generate-credentials.js';
 import type { AccountRecord } from '../store/account-store.js';
+import { federatedOf } from '../store/federated-credential-store.js';
 import { keysOf, supportsKeyCredentials, type KeyCredentialStore } from '../store/key-credential-store.js';
 import type { AdminContext } from './admin-context.js';
 import {
@@ -55,7 +56,7 @@ export interface KeyOperations {
    * message), a symmetric key or any other key or text that is not accepted; with
    * `key_already_registered` when the key is already one of the account's live keys; and with
    * `credential_limit_reached` when the account already has `maxSecretsPerAccount` live credentials
-   * (secrets and keys together).
+   * (secrets, keys and federated credentials together).
    */
   addKey(clientId: string, publicKey: PublicKeyInput): Promise<CreatedKey>;
   /**
@@ -80,14 +81,27 @@ export interface KeyOperationHelpers {
  *
  * const limit = config.maxSecretsPerAccount
  * const live = liveCredentials(account)
- * if (live.secrets + live.keys >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
+ * if (liveTotal(live) >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
  * ```
  */
 export function liveCredentials(account: AccountRecord): LiveCredentials {
   return {
     secrets: account.secrets.filter((secret) => secret.revokedAt === null).length,
     keys: keysOf(account).filter((key) => key.revokedAt === null).length,
+    federated: federatedOf(account).filter((credential) => credential.revokedAt === null).length,
   };
+}
+
+/**
+ * All live credentials of {@link liveCredentials}: what the cap counts.
+ *
+ * @example
+ * ```ts
+ * const full = liveTotal(liveCredentials(account)) >= config.maxSecretsPerAccount
+ * ```
+ */
+export function liveTotal(live: LiveCredentials): number {
+  return live.secrets + live.keys + live.federated;
 }
 
 function requireKeyStore(context: AdminContext): KeyCredentialStore {
@@ -127,7 +141,7 @@ export function buildKeyOperations(context: AdminContext, { call, requireAccount
       const twin = keysOf(account).find((key) => key.revokedAt === null && key.thumbprint === parsed.thumbprint);
       if (twin) throw keyAlreadyRegistered(clientId, twin.id);
       const live = liveCredentials(account);
-      if (live.secrets + live.keys >= limit) throw credentialLimitReached('credential_limit_reached', clientId, limit, live);
+      if (liveTotal(live) >= limit) throw credentialLimitReached('credential_limit_reached', clientId, limit, live);
       const record = { id: generateKeyId(), thumbprint: parsed.thumbprint, publicKey: parsed.publicKey, createdAt: config.now() };
       const stored = await call('addKey', () => store.addKey(clientId, record, { maxLiveCredentials: limit }));
       if (stored === undefined) throw accountNotFound(clientId);

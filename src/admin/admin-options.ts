@@ -5,7 +5,7 @@
  */
 import type { AuditEvent } from '../audit/audit-events.js';
 import type { AccountStore } from '../store/account-store.js';
-import { checkKnownKeys, fail, integer, optionalFunction } from '../config-checks.js';
+import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from '../config-checks.js';
 
 /**
  * Options of {@link createAdminApi}: a store and the settings of provisioning, nothing about tokens.
@@ -25,8 +25,15 @@ import { checkKnownKeys, fail, integer, optionalFunction } from '../config-check
 export interface AdminApiOptions {
   /** Where accounts and hashed secrets live. Closing it stays the caller's job. */
   store: AccountStore;
-  /** Live (unrevoked) credentials, secrets and public keys together, allowed per account; adding one more fails. @default 5 */
+  /** Live (unrevoked) credentials, secrets, public keys and federated credentials together, allowed per account; adding one more fails. @default 5 */
   maxSecretsPerAccount?: number;
+  /**
+   * The issuer identifier of the server whose accounts these are (its `issuer` option). Used only to
+   * show what a federated credential without an explicit audience means: the outside token must
+   * carry this value in `aud`. Without it, such a credential's `audience` is shown as `null`.
+   * `createServiceAccounts(...).admin` has it already.
+   */
+  issuer?: string;
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;
   /** Milliseconds a store call may take before it fails. @default 2000 */
@@ -47,12 +54,14 @@ export interface AdminApiOptions {
  * @example
  * ```ts
  * const settings: ResolvedAdminConfig = resolveAdminConfig({ store, maxSecretsPerAccount: 3 })
- * console.log(`at most ${settings.maxSecretsPerAccount} live credentials (secrets and keys) per account`) // as sa.config.maxSecretsPerAccount
+ * console.log(`at most ${settings.maxSecretsPerAccount} live credentials (secrets, keys, federated credentials) per account`) // as sa.config.maxSecretsPerAccount
  * ```
  */
 export interface ResolvedAdminConfig {
   readonly store: AccountStore;
   readonly maxSecretsPerAccount: number;
+  /** The server's issuer identifier, when known: the audience of a federated credential that names none. */
+  readonly issuer: string | undefined;
   readonly secretHashRounds: number;
   readonly storeTimeout: number;
   readonly onAudit: ((event: AuditEvent) => void | Promise<void>) | undefined;
@@ -60,7 +69,7 @@ export interface ResolvedAdminConfig {
 }
 
 const ADMIN_OPTIONS: ReadonlySet<string> = new Set<keyof AdminApiOptions>([
-  'store', 'maxSecretsPerAccount', 'secretHashRounds', 'storeTimeout', 'onAudit', 'now',
+  'store', 'maxSecretsPerAccount', 'issuer', 'secretHashRounds', 'storeTimeout', 'onAudit', 'now',
 ]);
 
 /**
@@ -80,6 +89,7 @@ export function resolveAdminSettings(options: AdminApiOptions): ResolvedAdminCon
   return {
     store,
     maxSecretsPerAccount: integer('maxSecretsPerAccount', options.maxSecretsPerAccount, 5, 1, 100),
+    issuer: options.issuer === undefined ? undefined : nonEmptyString('issuer', options.issuer),
     secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
     storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),
     onAudit: optionalFunction('onAudit', options.onAudit),

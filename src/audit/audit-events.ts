@@ -222,6 +222,28 @@ export interface KeyEvent extends ChangeBase {
 }
 
 /**
+ * A federated credential (trust in an outside issuer's tokens for one exact subject) was added to an
+ * account or revoked.
+ *
+ * @example
+ * ```ts
+ * import type { FederatedCredentialEvent } from 'express-service-accounts'
+ *
+ * // The event names the credential by ID, with the issuer and subject it trusts; nothing in it is secret.
+ * const securityLog = (event: FederatedCredentialEvent): void =>
+ *   console.info(JSON.stringify({ at: event.at, action: event.type, account: event.name, credentialId: event.credentialId, issuer: event.issuer, subject: event.subject }))
+ * ```
+ */
+export interface FederatedCredentialEvent extends ChangeBase {
+  readonly type: 'federated_credential.created' | 'federated_credential.revoked';
+  readonly clientId: string;
+  readonly name: string;
+  readonly credentialId: string;
+  readonly issuer: string;
+  readonly subject: string;
+}
+
+/**
  * Every audit event; switch on `type` to narrow.
  *
  * @example
@@ -244,7 +266,8 @@ export type AuditEvent =
   | ClientAuthenticationFailedEvent
   | AccountEvent
   | SecretEvent
-  | KeyEvent;
+  | KeyEvent
+  | FederatedCredentialEvent;
 
 /** An event before its timestamp is added. */
 export type AuditEventInput = EventInput<AuditEvent>;

@@ -14,6 +14,21 @@ export interface AdminSession {
 }
 
 /**
+ * The issuer identifier the CLI shows as the audience of a federated credential registered without
+ * one: `TOKEN_ISSUER`, else the example server's default, `http://localhost:PORT` (`PORT` defaulting
+ * to 3000). Only what is printed depends on it: the store keeps "this server's issuer identifier".
+ *
+ * @example
+ * ```ts
+ * cliIssuer({ TOKEN_ISSUER: 'https://api.example.com' }) // 'https://api.example.com'
+ * cliIssuer({}) // 'http://localhost:3000'
+ * ```
+ */
+export function cliIssuer(env: NodeJS.ProcessEnv): string {
+  return env.TOKEN_ISSUER || `http://localhost:${env.PORT || 3000}`;
+}
+
+/**
  * Opens the store a URL names (`sqlite:PATH` or `postgres://...`); nothing connects until the first
  * admin call, which also creates the schema when it is missing.
  *
@@ -26,5 +41,5 @@ export interface AdminSession {
  */
 export function openAdminSession(storeUrl: string): AdminSession {
   const store = openAccountStore(storeUrl);
-  return { admin: createAdminApi({ store }), close: async () => store.close?.() };
+  return { admin: createAdminApi({ store, issuer: cliIssuer(process.env) }), close: async () => store.close?.() };
 }

@@ -10,8 +10,11 @@ import type {
   AccountStatus,
   AccountSummary,
   CreatedAccount,
+  CreatedFederatedCredential,
   CreatedKey,
   CreatedSecret,
+  FederatedCredentialSummary,
+  RevokedFederatedCredential,
   RevokedKey,
   RevokedSecret,
   RevokedToken,
@@ -38,7 +41,7 @@ export function createdSecretJson(secret: CreatedSecret): { id: string; value: s
   return { id: secret.id, value: secret.value };
 }
 
-/** `list`: accounts with their secrets' IDs and dates (never a value or a hash) and their keys. */
+/** `list`: accounts with their secrets' IDs and dates (never a value or a hash), their keys and federated credentials. */
 export function accountListJson(accounts: readonly AccountSummary[]): Json {
   return accounts.map((account) => ({
     clientId: account.clientId,
@@ -59,7 +62,34 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
       lastUsedAt: iso(key.lastUsedAt),
       revokedAt: iso(key.revokedAt),
     })),
+    federated: account.federated.map(listedFederatedJson),
   }));
+}
+
+/** One federated credential of `list`: `{id, issuer, subject, audience, [jwksUri,] createdAt, lastUsedAt, revokedAt}`. */
+function listedFederatedJson(credential: FederatedCredentialSummary): Json {
+  return {
+    ...(createdFederatedJson(credential) as { [key: string]: Json }),
+    lastUsedAt: iso(credential.lastUsedAt),
+    revokedAt: iso(credential.revokedAt),
+  };
+}
+
+/** `federated add`: `{id, issuer, subject, audience, createdAt}`, with `jwksUri` before `createdAt` only when one was given. */
+export function createdFederatedJson(credential: CreatedFederatedCredential): Json {
+  return {
+    id: credential.id,
+    issuer: credential.issuer,
+    subject: credential.subject,
+    audience: credential.audience,
+    ...(credential.jwksUri !== undefined && { jwksUri: credential.jwksUri }),
+    createdAt: iso(credential.createdAt),
+  };
+}
+
+/** `federated revoke`: `{clientId, credentialId, revokedAt}`. */
+export function revokedFederatedJson(revoked: RevokedFederatedCredential): Json {
+  return { clientId: revoked.clientId, credentialId: revoked.credentialId, revokedAt: iso(revoked.revokedAt) };
 }
 
 /** `key add`: `{id, thumbprint, createdAt}`. */
@@ -135,6 +165,14 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
       const used = key.lastUsedAt ? key.lastUsedAt.toISOString() : 'never';
       lines.push(`  key ${key.id}  ${state}  created ${key.createdAt.toISOString()}  last used ${used}  thumbprint ${key.thumbprint}`);
     }
+    for (const credential of account.federated) {
+      const state = credential.revokedAt ? `revoked ${credential.revokedAt.toISOString()}` : 'live';
+      const used = credential.lastUsedAt ? credential.lastUsedAt.toISOString() : 'never';
+      lines.push(
+        `  federated ${shown(credential.id)}  ${state}  created ${credential.createdAt.toISOString()}  last used ${used}  ` +
+          `issuer ${shown(credential.issuer)}  subject ${shown(credential.subject)}  audience ${audienceText(credential.audience)}`,
+      );
+    }
   }
   return lines.join('\n');
 }
@@ -146,6 +184,29 @@ export function createdKeyText(clientId: string, key: CreatedKey): string {
     `  key ID:          ${key.id}`,
     `  thumbprint:      ${key.thumbprint}`,
     'The client signs its token requests with the matching private key, which never leaves it (docs/private-key-jwt.md).',
+  ].join('\n');
+}
+
+const audienceText = (audience: string | null): string => (audience === null ? "(this server's issuer identifier)" : shown(audience));
+
+/** Human-readable `federated add`. */
+export function createdFederatedText(clientId: string, credential: CreatedFederatedCredential): string {
+  return [
+    `Trusted an outside issuer for ${shown(clientId)}.`,
+    `  credential ID:   ${credential.id}`,
+    `  issuer:          ${shown(credential.issuer)}`,
+    `  subject:         ${shown(credential.subject)}`,
+    `  audience:        ${audienceText(credential.audience)}`,
+    ...(credential.jwksUri !== undefined ? [`  JWK Set URL:     ${shown(credential.jwksUri)}`] : []),
+    'The workload sends a token from this issuer, for exactly this subject and audience, as its client assertion: no secret is stored.',
+  ].join('\n');
+}
+
+/** Human-readable `federated revoke`. */
+export function revokedFederatedText(revoked: RevokedFederatedCredential): string {
+  return [
+    `Revoked federated credential ${revoked.credentialId} of ${shown(revoked.clientId)} at ${revoked.revokedAt.toISOString()}.`,
+    "The issuer's tokens no longer authenticate through it, and the tokens issued against it are refused within 1 second on every server sharing the store.",
   ].join('\n');
 }
 

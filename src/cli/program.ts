@@ -18,10 +18,14 @@ import {
   accountStatusText,
   createdAccountJson,
   createdAccountText,
+  createdFederatedJson,
+  createdFederatedText,
   createdKeyJson,
   createdKeyText,
   createdSecretJson,
   createdSecretText,
+  revokedFederatedJson,
+  revokedFederatedText,
   revokedKeyJson,
   revokedKeyText,
   revokedSecretJson,
@@ -95,7 +99,7 @@ export function buildProgram(io: CliIo): Command {
     .allowExcessArguments(false);
 
   program
-    .description('Provision OAuth 2.0 service accounts and manage their client secrets and public keys.')
+    .description('Provision OAuth 2.0 service accounts and manage their client secrets, public keys and federated credentials.')
     .version(packageVersion(), '-V, --version')
     .addOption(
       new Option('--store <url>', 'account store: sqlite:PATH or postgres://USER:PASSWORD@HOST/DB[?schema=NAME]')
@@ -147,7 +151,7 @@ export function buildProgram(io: CliIo): Command {
 
   program
     .command('list')
-    .description('list service accounts, their secrets (IDs and dates only, never a secret or a hash) and their public keys')
+    .description('list service accounts, their secrets (IDs and dates only, never a secret or a hash), public keys and federated credentials')
     .action(async (_options: unknown, command: Command) => {
       await run(command, async (admin) => {
         const accounts = await admin.listAccounts();
@@ -212,6 +216,50 @@ export function buildProgram(io: CliIo): Command {
       });
     });
 
+  const federated = program
+    .command('federated')
+    .description("trust or stop trusting an outside issuer's tokens (Kubernetes, GitHub Actions, any OpenID Connect provider) for one subject");
+
+  federated
+    .command('add')
+    .description('trust tokens of an outside issuer for exactly one subject as a credential of an account (no secret is stored)')
+    .argument('<clientId>', 'client ID of the account')
+    .requiredOption('--issuer <url>', "the issuer's identifier, exactly as its tokens carry it in iss (https)")
+    .requiredOption('--subject <sub>', 'the one subject (sub) accepted, compared exactly: patterns are not supported')
+    .option('--audience <aud>', "the audience (aud) the tokens must carry (default: this server's issuer identifier)")
+    .option('--jwks-uri <url>', "the issuer's JWK Set URL, when it has no OpenID Connect discovery")
+    .addHelpText(
+      'after',
+      '\nWithout --audience the tokens must be issued for the server\'s issuer identifier, which is printed as\n' +
+        'TOKEN_ISSUER, or else http://localhost:PORT (PORT defaulting to 3000), as the example server uses.\n' +
+        '\nExample:\n' +
+        '  service-accounts federated add esa_... --issuer https://token.actions.githubusercontent.com \\\n' +
+        '    --subject repo:acme/billing:ref:refs/heads/main --json',
+    )
+    .action(async (clientId: string, options: { issuer: string; subject: string; audience?: string; jwksUri?: string }, command: Command) => {
+      await run(command, async (admin) => {
+        const created = await admin.addFederatedCredential(clientId, {
+          issuer: options.issuer,
+          subject: options.subject,
+          ...(options.audience !== undefined && { audience: options.audience }),
+          ...(options.jwksUri !== undefined && { jwksUri: options.jwksUri }),
+        });
+        return { json: createdFederatedJson(created), text: createdFederatedText(clientId, created) };
+      });
+    });
+
+  federated
+    .command('revoke')
+    .description('revoke a federated credential and every access token issued against it')
+    .argument('<clientId>', 'client ID of the account')
+    .argument('<credentialId>', 'ID of the federated credential, as `list` shows it')
+    .action(async (clientId: string, credentialId: string, _options: unknown, command: Command) => {
+      await run(command, async (admin) => {
+        const revoked = await admin.revokeFederatedCredential(clientId, credentialId);
+        return { json: revokedFederatedJson(revoked), text: revokedFederatedText(revoked) };
+      });
+    });
+
   program
     .command('token')
     .description('revoke a single access token')
@@ -242,7 +290,7 @@ export function buildProgram(io: CliIo): Command {
       });
   }
 
-  // `secret add` or `key add` typed without `secret` or `key`: say so rather than just "unknown command".
+  // `secret add`, `key add` or `federated add` typed without its first word: say so rather than just "unknown command".
   for (const word of ['add', 'revoke']) {
     program
       .command(word, { hidden: true })
@@ -250,7 +298,9 @@ export function buildProgram(io: CliIo): Command {
       .allowUnknownOption()
       .helpOption(false)
       .action(() => {
-        throw new UsageError(`unknown command '${word}' (did you mean 'service-accounts secret ${word}' or 'service-accounts key ${word}'?)`);
+        throw new UsageError(
+          `unknown command '${word}' (did you mean 'service-accounts secret ${word}', 'service-accounts key ${word}' or 'service-accounts federated ${word}'?)`,
+        );
       });
   }
 

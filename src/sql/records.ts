@@ -1,11 +1,9 @@
 /**
  * @module records
- * The account query and the conversions between SQL rows and the store's records: integer timestamps
- * ⇄ `Date`, JSON scopes ⇄ arrays, JSON public keys ⇄ JWK objects.
+ * The conversions between SQL rows and the store's records: integer timestamps ⇄ `Date`, JSON scopes
+ * ⇄ arrays, JSON public keys ⇄ JWK objects. The account query is account-rows.ts.
  */
-import { type Kysely, sql } from 'kysely';
-import type { AccountRecord, KeyRecord, NewSecretRecord, PublicKeyJwk, SecretRecord } from '../store/account-store.js';
-import type { Database } from './schema.js';
+import type { FederatedCredentialRecord, KeyRecord, NewSecretRecord, PublicKeyJwk, SecretRecord } from '../store/account-store.js';
 
 /**
  * An integer column as a driver returns it: `pg` gives `BIGINT` as a string.
@@ -58,32 +56,6 @@ export interface KeyRow {
 }
 
 /**
- * An account joined (left join) with one of its credentials, a secret or a key; the credential
- * columns are null when it has none. `credential_material` is a secret's hash or a key's JWK.
- *
- * @example
- * ```ts
- * const rows: AccountCredentialRow[] = await selectAccountRows(db).execute()
- * const withoutCredentials = rows.filter((row) => row.credential_id === null).map((row) => row.client_id)
- * ```
- */
-export interface AccountCredentialRow {
-  client_id: string;
-  name: string;
-  client_account_id: string | null;
-  scopes: string;
-  enabled: DbInteger;
-  created_at: DbInteger;
-  credential_kind: string | null;
-  credential_id: string | null;
-  credential_material: string | null;
-  credential_thumbprint: string | null;
-  credential_created_at: DbInteger | null;
-  credential_last_used_at: DbInteger | null;
-  credential_revoked_at: DbInteger | null;
-}
-
-/**
  * Reads an integer column as a number. Timestamps and feed sequence numbers stay far below 2^53.
  *
  * @example
@@ -117,7 +89,15 @@ export function serializeScopes(scopes: readonly string[]): string {
   return JSON.stringify(scopes);
 }
 
-function parseScopes(text: string): string[] {
+/**
+ * Reads the `scopes` column back: the JSON array {@link serializeScopes} wrote.
+ *
+ * @example
+ * ```ts
+ * parseScopes('["jobs:write","candidates:read"]') // ['jobs:write', 'candidates:read']
+ * ```
+ */
+export function parseScopes(text: string): string[] {
   const value: unknown = JSON.parse(text);
   if (!Array.isArray(value) || !value.every((scope): scope is string => typeof scope === 'string')) {
     throw new TypeError('Corrupt accounts.scopes column: expected a JSON array of strings');
@@ -137,6 +117,64 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
   return {
     id: row.id,
     hash: row.hash,
+    createdAt: toDate(row.created_at),
+    lastUsedAt: toNullableDate(row.last_used_at),
+    revokedAt: toNullableDate(row.revoked_at),
+  };
+}
+
+/**
+ * A federated credential row as read from `federated_credentials`.
+ *
+ * @example
+ * ```ts
+ * const row: FederatedRow = {
+ *   id: 'esaf_a1B2c3D4e5F6g7H8',
+ *   issuer: 'https://token.actions.githubusercontent.com',
+ *   subject: 'repo:acme/billing:ref:refs/heads/main',
+ *   audience: null,
+ *   jwks_uri: null,
+ *   created_at: 1736933400123,
+ *   last_used_at: null,
+ *   revoked_at: null,
+ * }
+ * ```
+ */
+export interface FederatedRow {
+  id: string;
+  issuer: string;
+  subject: string;
+  audience: string | null;
+  jwks_uri: string | null;
+  created_at: DbInteger;
+  last_used_at: DbInteger | null;
+  revoked_at: DbInteger | null;
+}
+
+/**
+ * Maps a `federated_credentials` row to a {@link FederatedCredentialRecord}.
+ *
+ * @example
+ * ```ts
+ * const record = toFederatedRecord({
+ *   id: 'esaf_a1B2c3D4e5F6g7H8',
+ *   issuer: 'https://kubernetes.default.svc',
+ *   subject: 'system:serviceaccount:payments:exporter',
+ *   audience: 'https://auth.example.com',
+ *   jwks_uri: null,
+ *   created_at: 1736933400123,
+ *   last_used_at: null,
+ *   revoked_at: null,
+ * })
+ * ```
+ */
+export function toFederatedRecord(row: FederatedRow): FederatedCredentialRecord {
+  return {
+    id: row.id,
+    issuer: row.issuer,
+    subject: row.subject,
+    audience: row.audience,
+    jwksUri: row.jwks_uri,
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
@@ -186,97 +224,3 @@ export function secretValues(clientId: string, secret: NewSecretRecord) {
   };
 }
 
-/**
- * Folds joined account/credential rows into records, keeping the row order (accounts oldest first,
- * each account's secrets and keys oldest first).
- *
- * @example
- * ```ts
- * const accounts = toAccountRecords(await selectAccountRows(db).execute())
- * ```
- */
-export function toAccountRecords(rows: readonly AccountCredentialRow[]): AccountRecord[] {
-  const accounts = new Map<string, { row: AccountCredentialRow; secrets: SecretRecord[]; keys: KeyRecord[] }>();
-  for (const row of rows) {
-    let entry = accounts.get(row.client_id);
-    if (!entry) {
-      entry = { row, secrets: [], keys: [] };
-      accounts.set(row.client_id, entry);
-    }
-    const { credential_id: id, credential_material: material, credential_created_at: createdAt } = row;
-    if (id === null || material === null || createdAt === null) continue;
-    const dates = { created_at: createdAt, last_used_at: row.credential_last_used_at, revoked_at: row.credential_revoked_at };
-    if (row.credential_kind === 'secret') entry.secrets.push(toSecretRecord({ id, hash: material, ...dates }));
-    else if (row.credential_kind === 'key' && row.credential_thumbprint !== null) {
-      entry.keys.push(toKeyRecord({ id, thumbprint: row.credential_thumbprint, public_jwk: material, ...dates }));
-    }
-  }
-  return [...accounts.values()].map(({ row, secrets, keys }) => ({
-    clientId: row.client_id,
-    name: row.name,
-    clientAccountId: row.client_account_id,
-    scopes: parseScopes(row.scopes),
-    enabled: toNumber(row.enabled) !== 0,
-    createdAt: toDate(row.created_at),
-    secrets,
-    keys,
-  }));
-}
-
-/**
- * Selects accounts with their credentials, secrets and keys, as one left join on their union (one
- * snapshot, one round trip), accounts oldest first and each account's credentials oldest first. Feed
- * the rows to {@link toAccountRecords}.
- *
- * @example
- * ```ts
- * const [account] = toAccountRecords(await selectAccountRows(db).where('a.client_id', '=', clientId).execute())
- * ```
- */
-export function selectAccountRows(db: Kysely<Database>) {
-  const credentials = db
-    .selectFrom('secrets')
-    .select([sql<string>`'secret'`.as('kind'), 'client_id', 'id', 'hash as material', sql<string | null>`null`.as('thumbprint')])
-    .select(['created_at', 'last_used_at', 'revoked_at'])
-    .unionAll(
-      db
-        .selectFrom('client_keys')
-        .select([sql<string>`'key'`.as('kind'), 'client_id', 'id', 'public_jwk as material', 'thumbprint'])
-        .select(['created_at', 'last_used_at', 'revoked_at']),
-    );
-  return db
-    .selectFrom('accounts as a')
-    .leftJoin(credentials.as('c'), 'c.client_id', 'a.client_id')
-    .select(['a.client_id', 'a.name', 'a.client_account_id', 'a.scopes', 'a.enabled', 'a.created_at'])
-    .select(['c.kind as credential_kind', 'c.id as credential_id', 'c.material as credential_material'])
-    .select(['c.thumbprint as credential_thumbprint', 'c.created_at as credential_created_at'])
-    .select(['c.last_used_at as credential_last_used_at', 'c.revoked_at as credential_revoked_at'])
-    .orderBy('a.created_at')
-    .orderBy('a.client_id')
-    .orderBy('c.created_at')
-    .orderBy('c.id');
-}
-
-/**
- * The number of live (unrevoked) credentials of an account, secrets and keys together: what the cap
- * of `addSecret` and `addKey` counts.
- *
- * @example
- * ```ts
- * declare const cap: AddKeyOptions // what addKey (or addSecret) received
- * // In the write transaction, after locking the account's row:
- * const full = (await countLiveCredentials(trx, clientId)) >= cap.maxLiveCredentials // then store nothing: 'limit_reached'
- * ```
- */
-export async function countLiveCredentials(db: Kysely<Database>, clientId: string): Promise<number> {
-  const count = async (table: 'secrets' | 'client_keys'): Promise<number> => {
-    const { live } = await db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll().as('live'))
-      .where('client_id', '=', clientId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    return toNumber(live);
-  };
-  return (await count('secrets')) + (await count('client_keys'));
-}

@@ -7,6 +7,7 @@ import { type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
 import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsTable } from './key-credentials-schema.js';
 import { REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
+import { FEDERATED_CREDENTIALS_MIGRATION, type FederatedCredentialsTable } from './federated-credentials-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -105,6 +106,7 @@ export interface Database {
   accounts: AccountsTable;
   secrets: SecretsTable;
   client_keys: ClientKeysTable;
+  federated_credentials: FederatedCredentialsTable;
   used_assertion_ids: UsedAssertionIdsTable;
   account_changes: AccountChangesTable;
   revoked_tokens: RevokedTokensTable;
@@ -175,6 +177,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
   KEY_CREDENTIALS_MIGRATION,
   REVOKED_TOKENS_MIGRATION,
+  FEDERATED_CREDENTIALS_MIGRATION,
 ];
 
 /**

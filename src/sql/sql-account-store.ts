@@ -3,17 +3,20 @@
  * {@link AccountStore} over Kysely, one implementation for SQLite and PostgreSQL, with a change feed
  * that lets every process sharing the database watch for changes.
  */
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type {
   AccountChangeListener,
+  AddFederatedCredentialResult,
   AddKeyOptions,
   AddKeyResult,
   AddSecretOptions,
   AddSecretResult,
   AccountRecord,
   AccountStore,
+  FederatedCredentialRecord,
   KeyRecord,
   NewAccountRecord,
+  NewFederatedCredentialRecord,
   NewKeyRecord,
   NewSecretRecord,
   RevokedTokenRecord,
@@ -21,70 +24,24 @@ import type {
   WatchOptions,
 } from '../store/account-store.js';
 import { onceUntilSuccess } from '../store/init-store.js';
-import { ChangeFeed, type ChangeNotifications } from './change-feed.js';
-import {
-  countLiveCredentials,
-  selectAccountRows,
-  secretValues,
-  serializeScopes,
-  toAccountRecords,
-  toNumber,
-  toSecretRecord,
-} from './records.js';
+import { selectAccountRows, toAccountRecords } from './account-rows.js';
+import { ChangeFeed } from './change-feed.js';
+import { appendChange, readLatestSeq, readSince, type ChangeFeedTarget } from './change-feed-table.js';
+import { secretValues, serializeScopes } from './records.js';
 import { insertRevokedToken, selectRevokedTokens } from './revoked-token-queries.js';
-import {
-  ADVISORY_LOCK_NAMESPACE,
-  type Database,
-  migrateToLatest,
-  runWriteTransaction,
-  type SqlDialectName,
-} from './schema.js';
+import { type Database, migrateToLatest, runWriteTransaction, type SqlDialectName } from './schema.js';
+import { SqlFederatedCredentials } from './sql-federated-credentials.js';
 import { SqlKeyCredentials } from './sql-key-credentials.js';
+import { SqlSecrets } from './sql-secrets.js';
+import type { SqlAccountStoreOptions } from './sql-account-store-options.js';
 
-/**
- * Options of {@link KyselyAccountStore}. The factories `createSqliteAccountStore` and
- * `createPostgresAccountStore` fill them in.
- *
- * @example
- * ```ts
- * new KyselyAccountStore(db, { dialect: 'postgres', schema: 'service_accounts', pollIntervalMs: 500 })
- * ```
- */
-export interface SqlAccountStoreOptions {
-  /** Which SQL the database speaks. */
-  readonly dialect: SqlDialectName;
-  /**
-   * PostgreSQL schema holding the tables, created by `init()` when missing. Ignored on SQLite.
-   * @default 'public'
-   */
-  readonly schema?: string;
-  /**
-   * How often `watch()` polls the change feed, in milliseconds. When no poll has succeeded for
-   * `pollIntervalMs + 200` ms, listeners get `'*'`, so a revocation takes effect within 1 second (docs/security.md).
-   * @default 200
-   */
-  readonly pollIntervalMs?: number;
-  /** PostgreSQL: channel every mutation `NOTIFY`s (payload `"<seq>:<clientId>"`) inside its transaction. */
-  readonly notifyChannel?: string;
-  /** A push channel `watch()` listens on besides polling (PostgreSQL `LISTEN`). */
-  readonly notifications?: ChangeNotifications;
-  /**
-   * Whether `close()` destroys the Kysely instance (and so its pool or SQLite handle).
-   * @default false (the caller created it, the caller destroys it)
-   */
-  readonly destroyOnClose?: boolean;
-  /** Told about background failures of `watch()` (poll, push, a throwing listener). @default ignore */
-  readonly onWatchError?: (error: unknown) => void;
-}
-
-/** Feed rows older than this are deleted by later mutations; watchers read the feed within seconds. */
-const FEED_RETENTION_MS = 60 * 60 * 1000;
+export type { SqlAccountStoreOptions } from './sql-account-store-options.js';
 
 /**
  * The store `createSqliteAccountStore()`, `createPostgresAccountStore()` and `openAccountStore()`
  * return: accounts in SQL through Kysely. Timestamps are integers (ms since the epoch) on both dialects,
- * scopes a JSON array. Every mutation but `recordSecretUse` appends to the `account_changes` feed in
- * its own transaction, which `watch()` reads.
+ * scopes a JSON array. Every mutation but the `record...Use` calls appends to the `account_changes`
+ * feed in its own transaction, which `watch()` reads.
  *
  * `watch(listener)` polls the feed every `pollIntervalMs` (200 ms), starting from its current end,
  * and on PostgreSQL also `LISTEN`s for near-instant delivery (the poll stays as the safety net, and a
@@ -117,6 +74,11 @@ export interface SqlAccountStore extends AccountStore {
   revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined>;
   recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void>;
   consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean>;
+  /** The SQL store holds federated credentials too (table `federated_credentials`). */
+  addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult>;
+  revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined>;
+  recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void>;
+  findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]>;
   /**
    * Calls `listener(clientId)` after every change by any process sharing the database, and
    * `listener('*')` when changes may have been missed. Resolves, once watching has started, to a
@@ -138,10 +100,12 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #db: Kysely<Database>;
   readonly #dialect: SqlDialectName;
   readonly #schema: string;
-  readonly #notifyChannel: string | undefined;
+  readonly #feedTarget: ChangeFeedTarget;
   readonly #destroyOnClose: boolean;
   readonly #feed: ChangeFeed;
+  readonly #secrets: SqlSecrets;
   readonly #keys: SqlKeyCredentials;
+  readonly #federated: SqlFederatedCredentials;
   readonly #migrate = onceUntilSuccess(() => migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }));
   #closed = false;
 
@@ -150,7 +114,8 @@ export class KyselyAccountStore implements SqlAccountStore {
     this.#schema = options.schema ?? 'public';
     this.#base = db;
     this.#db = this.#dialect === 'postgres' ? db.withSchema(this.#schema) : db;
-    this.#notifyChannel = this.#dialect === 'postgres' ? options.notifyChannel : undefined;
+    const notifyChannel = this.#dialect === 'postgres' ? options.notifyChannel : undefined;
+    this.#feedTarget = { dialect: this.#dialect, schema: this.#schema, notifyChannel };
     this.#destroyOnClose = options.destroyOnClose ?? false;
     const onError = options.onWatchError ?? (() => undefined);
     this.#feed = new ChangeFeed({
@@ -163,15 +128,18 @@ export class KyselyAccountStore implements SqlAccountStore {
           // A failing error hook must not break the poll loop.
         }
       },
-      readLatestSeq: () => this.#readLatestSeq(),
-      readSince: (after, limit) => this.#readSince(after, limit),
+      readLatestSeq: () => readLatestSeq(this.#db),
+      readSince: (after, limit) => readSince(this.#db, after, limit),
     });
-    this.#keys = new SqlKeyCredentials({
+    const credentials = {
       db: this.#db,
       dialect: this.#dialect,
-      write: (work) => this.#write(work),
-      appendChange: (trx, clientId) => this.#appendChange(trx, clientId),
-    });
+      write: <T>(work: (trx: Kysely<Database>) => Promise<T>) => this.#write(work),
+      appendChange: (trx: Kysely<Database>, clientId: string) => this.#appendChange(trx, clientId),
+    };
+    this.#secrets = new SqlSecrets(credentials);
+    this.#keys = new SqlKeyCredentials(credentials);
+    this.#federated = new SqlFederatedCredentials(credentials);
   }
 
   /** Applies pending migrations (once; retried on the next call if it failed). Safe across processes. */
@@ -235,57 +203,20 @@ export class KyselyAccountStore implements SqlAccountStore {
     });
   }
 
-  /**
-   * Counts live secrets and inserts in one write transaction; on PostgreSQL the account's row is locked
-   * first (`for update`), so concurrent adds from any process run one after another (SQLite: `BEGIN IMMEDIATE`).
-   */
+  /** Under the shared cap, counted and inserted atomically (sql-secrets.ts). */
   async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
     await this.init();
-    return this.#write(async (trx) => {
-      let account = trx.selectFrom('accounts').select('client_id').where('client_id', '=', clientId);
-      if (this.#dialect === 'postgres') account = account.forUpdate();
-      if ((await account.executeTakeFirst()) === undefined) return undefined;
-      if ((await countLiveCredentials(trx, clientId)) >= options.maxLiveCredentials) return 'limit_reached';
-      const values = secretValues(clientId, secret);
-      await trx.insertInto('secrets').values(values).execute();
-      await this.#appendChange(trx, clientId);
-      return toSecretRecord(values);
-    });
+    return this.#secrets.add(clientId, secret, options);
   }
 
   async revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
     await this.init();
-    return this.#write(async (trx) => {
-      // Only a live secret is updated, so a second revocation keeps the first revokedAt (on PostgreSQL a
-      // concurrent revocation re-checks `revoked_at is null` after the first commits).
-      const result = await trx
-        .updateTable('secrets')
-        .set({ revoked_at: at.getTime() })
-        .where('client_id', '=', clientId)
-        .where('id', '=', secretId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (result.numUpdatedRows > 0n) await this.#appendChange(trx, clientId);
-      const row = await trx
-        .selectFrom('secrets')
-        .select(['id', 'hash', 'created_at', 'last_used_at', 'revoked_at'])
-        .where('client_id', '=', clientId)
-        .where('id', '=', secretId)
-        .executeTakeFirst();
-      return row && toSecretRecord(row);
-    });
+    return this.#secrets.revoke(clientId, secretId, at);
   }
 
   async recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
     await this.init();
-    // Bookkeeping, not status: no change feed entry. Never moves lastUsedAt backwards when processes race.
-    await this.#db
-      .updateTable('secrets')
-      .set({ last_used_at: at.getTime() })
-      .where('client_id', '=', clientId)
-      .where('id', '=', secretId)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
-      .execute();
+    await this.#secrets.recordUse(clientId, secretId, at);
   }
 
   /** Under the shared cap and atomic like `addSecret`; a live key with the same thumbprint is a `'duplicate'`. */
@@ -308,6 +239,31 @@ export class KyselyAccountStore implements SqlAccountStore {
   async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
     await this.init();
     return this.#keys.consumeAssertionId(issuer, jti, expiresAt, now);
+  }
+
+  /** Under the shared cap and atomic like `addKey`; a live credential with the same issuer, subject and audience is a `'duplicate'`. */
+  async addFederatedCredential(
+    clientId: string,
+    credential: NewFederatedCredentialRecord,
+    options: AddKeyOptions,
+  ): Promise<AddFederatedCredentialResult> {
+    await this.init();
+    return this.#federated.add(clientId, credential, options);
+  }
+
+  async revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined> {
+    await this.init();
+    return this.#federated.revoke(clientId, credentialId, at);
+  }
+
+  async recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void> {
+    await this.init();
+    await this.#federated.recordUse(clientId, credentialId, at);
+  }
+
+  async findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
+    await this.init();
+    return this.#federated.findClients(issuer, subject, limit);
   }
 
   /** Adds the deny-list entry and announces it on the change feed in the same transaction (revoked-token-queries.ts). */
@@ -344,41 +300,7 @@ export class KyselyAccountStore implements SqlAccountStore {
     return toAccountRecords(rows)[0];
   }
 
-  async #appendChange(trx: Kysely<Database>, clientId: string): Promise<void> {
-    const now = Date.now();
-    if (this.#dialect === 'postgres') {
-      // Serialise feed appends until commit, so sequence numbers become visible in increasing order
-      // and a poll that has seen seq N can never later miss a smaller one.
-      await sql`select pg_advisory_xact_lock(hashtext(${ADVISORY_LOCK_NAMESPACE}), hashtext(${`${this.#schema}:changes`}))`.execute(trx);
-    }
-    const { seq } = await trx
-      .insertInto('account_changes')
-      .values({ client_id: clientId, changed_at: now })
-      .returning('seq')
-      .executeTakeFirstOrThrow();
-    await trx.deleteFrom('account_changes').where('changed_at', '<', now - FEED_RETENTION_MS).execute();
-    if (this.#notifyChannel !== undefined) {
-      // Delivered by PostgreSQL at commit, never for a rolled-back change.
-      await sql`select pg_notify(${this.#notifyChannel}, ${`${toNumber(seq)}:${clientId}`})`.execute(trx);
-    }
-  }
-
-  async #readLatestSeq(): Promise<number> {
-    const row = await this.#db
-      .selectFrom('account_changes')
-      .select((eb) => eb.fn.max('seq').as('seq'))
-      .executeTakeFirst();
-    return row?.seq == null ? 0 : toNumber(row.seq);
-  }
-
-  async #readSince(after: number, limit: number): Promise<{ seq: number; clientId: string }[]> {
-    const rows = await this.#db
-      .selectFrom('account_changes')
-      .select(['seq', 'client_id'])
-      .where('seq', '>', after)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
-    return rows.map((row) => ({ seq: toNumber(row.seq), clientId: row.client_id }));
+  #appendChange(trx: Kysely<Database>, clientId: string): Promise<void> {
+    return appendChange(trx, this.#feedTarget, clientId);
   }
 }

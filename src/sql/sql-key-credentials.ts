@@ -5,41 +5,13 @@
  * with one atomic upsert.
  */
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord } from '../store/account-store.js';
-import { countLiveCredentials, toKeyRecord } from './records.js';
-import type { Database, SqlDialectName } from './schema.js';
+import { countLiveCredentials, lockAccount } from './account-rows.js';
+import { toKeyRecord } from './records.js';
+import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
 /** Expired assertion IDs are deleted at most this often per store: a sweep is a write of its own. */
 const ASSERTION_SWEEP_MS = 60_000;
-
-/**
- * What the key methods need from the store they belong to.
- *
- * @example
- * ```ts
- * import { runWriteTransaction } from './schema.js'
- *
- * const context: SqlKeyCredentialsContext = {
- *   db,
- *   dialect: 'sqlite',
- *   write: (work) => runWriteTransaction(db, 'sqlite', work),
- *   // A sketch: the SQL store's own also trims the feed and, on PostgreSQL, notifies listeners.
- *   async appendChange(trx, clientId) {
- *     await trx.insertInto('account_changes').values({ client_id: clientId, changed_at: Date.now() }).execute()
- *   },
- * }
- * const keys = new SqlKeyCredentials(context)
- * ```
- */
-export interface SqlKeyCredentialsContext {
-  readonly db: Kysely<Database>;
-  readonly dialect: SqlDialectName;
-  /** Runs `work` in a write transaction (`BEGIN IMMEDIATE` on SQLite). */
-  write<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T>;
-  /** Appends the account's change to the feed, inside the transaction `trx`. */
-  appendChange(trx: Kysely<Database>, clientId: string): Promise<void>;
-}
 
 /**
  * `addKey`, `revokeKey`, `recordKeyUse` and `consumeAssertionId` over the `client_keys` and
@@ -47,17 +19,17 @@ export interface SqlKeyCredentialsContext {
  *
  * @example
  * ```ts
- * declare const context: SqlKeyCredentialsContext // the SQL store's database, dialect and transactions
+ * declare const context: SqlCredentialsContext // the SQL store's database, dialect and transactions
  * declare const newKey: NewKeyRecord // checked, with its ID and thumbprint, by the core
  * const keys = new SqlKeyCredentials(context)
  * const stored = await keys.add(clientId, newKey, { maxLiveCredentials: 5 }) // the key, undefined, 'limit_reached' or 'duplicate'
  * ```
  */
 export class SqlKeyCredentials {
-  readonly #context: SqlKeyCredentialsContext;
+  readonly #context: SqlCredentialsContext;
   #lastSweep = 0;
 
-  constructor(context: SqlKeyCredentialsContext) {
+  constructor(context: SqlCredentialsContext) {
     this.#context = context;
   }
 
@@ -68,9 +40,7 @@ export class SqlKeyCredentials {
    */
   add(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
     return this.#context.write(async (trx) => {
-      let account = trx.selectFrom('accounts').select('client_id').where('client_id', '=', clientId);
-      if (this.#context.dialect === 'postgres') account = account.forUpdate();
-      if ((await account.executeTakeFirst()) === undefined) return undefined;
+      if (!(await lockAccount(trx, this.#context.dialect, clientId))) return undefined;
       const twin = await trx
         .selectFrom('client_keys')
         .select('id')

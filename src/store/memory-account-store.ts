@@ -10,7 +10,10 @@ import type {
   AddSecretResult,
   AccountRecord,
   AccountStore,
+  AddFederatedCredentialResult,
+  FederatedCredentialRecord,
   KeyRecord,
+  NewFederatedCredentialRecord,
   NewAccountRecord,
   NewKeyRecord,
   NewSecretRecord,
@@ -19,6 +22,7 @@ import type {
 } from './account-store.js';
 import { revokedTokenChangeKey } from './revoked-token-change.js';
 import { countLiveCredentials, keysOf } from './key-credential-store.js';
+import { federatedOf } from './federated-credential-store.js';
 
 /** How often, at most, `consumeAssertionId` sweeps out expired assertion IDs. */
 const ASSERTION_SWEEP_MS = 60_000;
@@ -52,6 +56,7 @@ export class MemoryAccountStore implements AccountStore {
       createdAt: input.createdAt,
       secrets: [newSecret(input.secret)],
       keys: [],
+      federated: [],
     };
     this.#accounts.set(account.clientId, account);
     this.#changed(account.clientId);
@@ -132,6 +137,58 @@ export class MemoryAccountStore implements AccountStore {
     });
   }
 
+  async addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult> {
+    // Checks and insert run with no `await` between them, as in addSecret.
+    const account = this.#accounts.get(clientId);
+    if (!account) return undefined;
+    const sameTrust = (c: FederatedCredentialRecord): boolean =>
+      c.revokedAt === null && c.issuer === credential.issuer && c.subject === credential.subject && c.audience === credential.audience;
+    if (federatedOf(account).some(sameTrust)) return 'duplicate';
+    if (countLiveCredentials(account) >= options.maxLiveCredentials) return 'limit_reached';
+    const stored: FederatedCredentialRecord = {
+      id: credential.id,
+      issuer: credential.issuer,
+      subject: credential.subject,
+      audience: credential.audience,
+      jwksUri: credential.jwksUri,
+      createdAt: credential.createdAt,
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    this.#update(clientId, (a) => ({ ...a, federated: [...federatedOf(a), stored] }));
+    return { ...stored };
+  }
+
+  async revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined> {
+    const account = this.#accounts.get(clientId);
+    const credential = account && federatedOf(account).find((c) => c.id === credentialId);
+    if (!credential) return undefined;
+    if (credential.revokedAt) return { ...credential };
+    const revoked = { ...credential, revokedAt: at };
+    this.#update(clientId, (a) => ({ ...a, federated: federatedOf(a).map((c) => (c.id === credentialId ? revoked : c)) }));
+    return { ...revoked };
+  }
+
+  async recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void> {
+    const account = this.#accounts.get(clientId);
+    if (!account) return;
+    // Bookkeeping, not status: no change notification.
+    this.#accounts.set(clientId, {
+      ...account,
+      federated: federatedOf(account).map((c) => (c.id === credentialId ? { ...c, lastUsedAt: at } : c)),
+    });
+  }
+
+  async findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
+    // Exact comparison only: an outside token names one subject, never a pattern.
+    const holders = [...this.#accounts.values()].filter((account) =>
+      federatedOf(account).some((c) => c.revokedAt === null && c.issuer === issuer && c.subject === subject),
+    );
+    // Oldest account first, then by client ID, as the SQL stores order them.
+    holders.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+    return holders.slice(0, Math.max(0, limit)).map((account) => account.clientId);
+  }
+
   async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
     const at = now.getTime();
     if (at - this.#lastSweep >= ASSERTION_SWEEP_MS) {
@@ -196,5 +253,6 @@ function copyAccount(account: AccountRecord): AccountRecord {
     scopes: [...account.scopes],
     secrets: account.secrets.map((s) => ({ ...s })),
     keys: keysOf(account).map(copyKey),
+    federated: federatedOf(account).map((c) => ({ ...c })),
   };
 }

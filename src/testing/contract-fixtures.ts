@@ -4,7 +4,7 @@
  * timestamps, and a polling wait with a deadline instead of fixed sleeps.
  */
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import type { NewAccountRecord, NewKeyRecord, NewSecretRecord } from '../store/account-store.js';
+import type { NewAccountRecord, NewFederatedCredentialRecord, NewKeyRecord, NewSecretRecord } from '../store/account-store.js';
 
 /**
  * Polls `condition` every 10 ms until it holds; fails after `timeoutMs` (2 s), naming what it waited for.
@@ -61,6 +61,24 @@ export class IdFactory {
     const canonical = JSON.stringify({ crv: publicKey.crv, kty: publicKey.kty, x: publicKey.x, y: publicKey.y });
     const thumbprint = createHash('sha256').update(canonical).digest('base64url');
     return { id: this.keyId(), thumbprint, publicKey, createdAt: this.time() };
+  }
+
+  federatedId(): string {
+    return `esaf_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x').slice(0, 16)}`;
+  }
+
+  /** A federated credential of an issuer of its own (so tests never see each other's), for a Kubernetes-shaped subject. */
+  federated(overrides: Partial<NewFederatedCredentialRecord> = {}): NewFederatedCredentialRecord {
+    const tag = randomBytes(4).toString('hex');
+    return {
+      id: this.federatedId(),
+      issuer: `https://oidc.cluster-${tag}.example.com`,
+      subject: `system:serviceaccount:payments:exporter-${tag}`,
+      audience: null,
+      jwksUri: null,
+      createdAt: this.time(),
+      ...overrides,
+    };
   }
 
   secret(): NewSecretRecord {

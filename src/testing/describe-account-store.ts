@@ -7,10 +7,12 @@
 import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { cap, IdFactory, waitFor } from './contract-fixtures.js';
+import { describeFederatedCredentials } from './describe-federated-credentials.js';
 import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
 import { describeTokenDenyList } from './describe-token-deny-list.js';
 import { supportsKeyCredentials } from '../store/key-credential-store.js';
+import { supportsFederatedCredentials } from '../store/federated-credential-store.js';
 
 /** Room enough for every secret the other tests add: they do not test the cap. */
 const ROOM = cap(100);
@@ -92,6 +94,8 @@ export function describeAccountStore(
         secrets: [{ ...input.secret, lastUsedAt: null, revokedAt: null }],
         // A store with key credentials returns `keys`; one without may leave it out.
         ...((supportsKeyCredentials(store) || created.keys !== undefined) && { keys: [] }),
+        // Likewise `federated` for a store with federated credentials.
+        ...((supportsFederatedCredentials(store) || created.federated !== undefined) && { federated: [] }),
       };
       expect(created).toEqual(expected);
       const found = await store.findAccount(input.clientId);
@@ -243,6 +247,8 @@ export function describeAccountStore(
     describeSecretCap(() => store, ids, { it, expect });
 
     describeKeyCredentials(() => store, ids, { describe, it, expect });
+
+    describeFederatedCredentials(() => store, ids, { describe, it, expect });
 
     describeTokenDenyList(() => store, ids, { it, expect });
 

@@ -17,6 +17,7 @@ import { SecretVerifier } from '../secrets/secret-verifier.js';
 import { RememberedSecrets } from '../secrets/remembered-secrets.js';
 import { ClientAuthenticator } from './client-authenticator.js';
 import { KeyAssertionChecker } from './key-assertion.js';
+import { createFederatedClientCheck } from '../federation/create-federated-client-check.js';
 import { createClientAuthentication } from './client-strategies.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createFailureLimiter } from './failure-limiter.js';
@@ -75,7 +76,7 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
       storeTimeout: config.storeTimeout,
       storeCalls: runtime.storeCalls,
       assertions: new KeyAssertionChecker(),
-      federated: undefined,
+      federated: createFederatedClientCheck(runtime),
       assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
       secrets,
       remembered: new RememberedSecrets(),

@@ -56,7 +56,7 @@ describe('admin router under random requests', () => {
   );
   const path = fc
     .tuple(
-      fc.constantFrom('', '/secrets', '/secrets/SECRET', '/disable', '/enable', '/secrets/x/y'),
+      fc.constantFrom('', '/secrets', '/secrets/SECRET', '/disable', '/enable', '/secrets/x/y', '/federated', '/federated/esaf_0000000000000000', '/federated/x/y'),
       segment,
       fc.boolean(),
       fc.constantFrom('', '?limit=2', '?limit=abc', '?cursor=zz', '?limit=1&limit=1', '?clientAccountId=globex', '?x=1'),
@@ -79,6 +79,17 @@ describe('admin router under random requests', () => {
     fc.constant(''),
     fc.jsonValue().map((v) => JSON.stringify(v)),
     fc.record({ name: fc.string({ maxLength: 30 }), scopes: fc.option(fc.array(fc.string({ maxLength: 8 }), { maxLength: 3 })) }).map((v) => JSON.stringify(v)),
+    fc
+      .record(
+        {
+          issuer: fc.constantFrom('https://issuer.example', 'http://127.0.0.1:1', 'http://issuer.example', 'ftp://x', '', 'https://u:p@x.example', 'https://x.example/?q'),
+          subject: fc.string({ maxLength: 30 }),
+          audience: fc.option(fc.string({ maxLength: 10 })),
+          jwksUri: fc.option(fc.constantFrom('https://issuer.example/jwks', 'not a url')),
+        },
+        { requiredKeys: ['issuer', 'subject'] },
+      )
+      .map((v) => JSON.stringify(v)),
     fc.string({ maxLength: 50 }),
     fc.constant(JSON.stringify({ name: 'x'.repeat(20_000) })),
   );

@@ -43,6 +43,7 @@ describe.each(stores)('admin router on %s', (_name, open) => {
           createdAt: '2026-11-22T10:00:00.000Z',
           secrets: [{ id: secret.id, createdAt: '2026-11-22T10:00:00.000Z', lastUsedAt: null, revokedAt: null }],
           keys: [],
+          federated: [],
         },
       ]);
       expect((await api.get(`/admin/service-accounts/${clientId}`, { token: 'globex' })).status).toBe(404);

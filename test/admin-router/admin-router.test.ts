@@ -5,11 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import request from 'supertest';
-import type { AccountEvent, SecretEvent } from '../../src/index.js';
+import type { AccountEvent, FederatedCredentialEvent, SecretEvent } from '../../src/index.js';
 import { adminClient } from '../helpers/admin-openapi-check.js';
 import { ACME_ADMIN, createAdminRouterApp, GLOBEX_ADMIN, OPERATOR } from '../helpers/admin-router-app.js';
 import { FailingStore } from '../helpers/failing-store.js';
 
+const GITHUB = 'https://token.actions.githubusercontent.com';
+const MAIN = 'repo:acme/billing:ref:refs/heads/main';
 const PROBLEM = 'https://github.com/express-service-accounts/express-service-accounts/blob/main/docs/errors.md#admin-';
 
 /** The audit hook runs off the request's call stack (setImmediate): let it. */
@@ -156,9 +158,15 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     expectProblem(await api.delete(`${base}/secrets/${g.secret.id}`, { token: 'acme' }), 404, 'not-found');
     expectProblem(await api.post(`${base}/disable`, { token: 'acme' }), 404, 'not-found');
     expectProblem(await api.post(`${base}/enable`, { token: 'acme' }), 404, 'not-found');
+    const federated = await admin.addFederatedCredential(g.clientId, { issuer: GITHUB, subject: MAIN });
+    await settle();
+    events.length = 0;
+    expectProblem(await api.post(`${base}/federated`, { token: 'acme', body: { issuer: GITHUB, subject: 'repo:acme/x:ref:refs/heads/main' } }), 404, 'not-found');
+    expectProblem(await api.delete(`${base}/federated/${federated.id}`, { token: 'acme' }), 404, 'not-found');
     const after = await admin.getAccount(g.clientId);
     expect(after?.enabled).toBe(true);
     expect(after?.secrets).toEqual([expect.objectContaining({ id: g.secret.id, revokedAt: null })]);
+    expect(after?.federated).toEqual([expect.objectContaining({ id: federated.id, revokedAt: null })]);
     await settle();
     expect(events).toEqual([]);
   });
@@ -193,6 +201,69 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     const { api, create } = setup({ maxSecretsPerAccount: 1 });
     const a = await create('acme');
     expectProblem(await api.post(`/admin/service-accounts/${a.clientId}/secrets`, { token: 'acme' }), 409, 'secret-limit-reached');
+  });
+
+  // POST /admin/service-accounts/{clientId}/federated (201) and DELETE .../federated/{credentialId}.
+  it('adds a federated credential (201, no-store) and revokes it, each audited with the actor; the account lists it', async () => {
+    const { api, create, events } = setup();
+    const a = await create('acme');
+    await settle();
+    events.length = 0;
+    const body = { issuer: GITHUB, subject: MAIN, audience: 'api://billing', jwksUri: `${GITHUB}/.well-known/jwks` };
+    const added = await api.post(`/admin/service-accounts/${a.clientId}/federated`, { token: 'acme', body });
+    expect(added.status).toBe(201);
+    expect(added.headers['cache-control']).toBe('no-store');
+    expect(added.body).toEqual({ id: expect.stringMatching(/^esaf_[0-9A-Za-z]{16}$/), ...body, createdAt: expect.any(String) });
+    const listed = await api.get(`/admin/service-accounts/${a.clientId}`, { token: 'acme' });
+    expect(listed.body.federated).toEqual([{ ...added.body, lastUsedAt: null, revokedAt: null }]);
+    const revoked = await api.delete(`/admin/service-accounts/${a.clientId}/federated/${added.body.id}`, { token: 'operator' });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toEqual({ clientId: a.clientId, credentialId: added.body.id, revokedAt: expect.any(String) });
+    await settle();
+    const federatedEvents = events as FederatedCredentialEvent[];
+    expect(federatedEvents.map((e) => [e.type, e.credentialId, e.issuer, e.subject, e.name, e.actor])).toEqual([
+      ['federated_credential.created', added.body.id, GITHUB, MAIN, 'billing-sync', ACME_ADMIN.actor],
+      ['federated_credential.revoked', added.body.id, GITHUB, MAIN, 'billing-sync', OPERATOR.actor],
+    ]);
+  });
+
+  it('answers a federated credential without audience or jwksUri with audience null (the standalone admin API knows no issuer) and no jwksUri', async () => {
+    const { api, create } = setup();
+    const a = await create('acme');
+    const added = await api.post(`/admin/service-accounts/${a.clientId}/federated`, { token: 'acme', body: { issuer: GITHUB, subject: MAIN, audience: null } });
+    expect(added.status).toBe(201);
+    expect(added.body).toEqual({ id: expect.any(String), issuer: GITHUB, subject: MAIN, audience: null, createdAt: expect.any(String) });
+  });
+
+  it('validates the federated body against its schema and the admin API’s rules (400), naming the field', async () => {
+    const { api, create, admin } = setup();
+    const a = await create('acme');
+    const path = `/admin/service-accounts/${a.clientId}/federated`;
+    const missing = await api.post(path, { token: 'acme', body: { issuer: GITHUB } });
+    expectProblem(missing, 400, 'invalid-request');
+    expect(missing.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer: '/subject' })]));
+    expectProblem(await api.post(path, { token: 'acme', body: { issuer: GITHUB, subject: MAIN, extra: 1 } }), 400, 'invalid-request');
+    expectProblem(await api.post(path, { token: 'acme' }), 400, 'invalid-request');
+    const http = await api.post(path, { token: 'acme', body: { issuer: 'http://issuer.example.com', subject: MAIN } });
+    expectProblem(http, 400, 'invalid-request');
+    expect(http.body.detail).toMatch(/^issuer must be an https URL/);
+    const pattern = await api.post(path, { token: 'acme', body: { issuer: GITHUB, subject: 'repo:acme/*' } });
+    expectProblem(pattern, 400, 'invalid-request');
+    expect(pattern.body.detail).toMatch(/^subject .*patterns \(\*\) are not supported/);
+    expect((await admin.getAccount(a.clientId))?.federated).toEqual([]);
+  });
+
+  it('answers a duplicate federated credential with 400, past the limit with 409 and an unknown credential ID with 404', async () => {
+    const { api, create } = setup({ maxSecretsPerAccount: 2 });
+    const a = await create('acme');
+    const path = `/admin/service-accounts/${a.clientId}/federated`;
+    expect((await api.post(path, { token: 'acme', body: { issuer: GITHUB, subject: MAIN } })).status).toBe(201);
+    const twin = await api.post(path, { token: 'acme', body: { issuer: GITHUB, subject: MAIN } });
+    expectProblem(twin, 400, 'invalid-request');
+    expect(twin.body.detail).toMatch(/already has a live federated credential/);
+    expectProblem(await api.post(path, { token: 'acme', body: { issuer: GITHUB, subject: `${MAIN}2` } }), 409, 'secret-limit-reached');
+    expectProblem(await api.delete(`${path}/esaf_0000000000000000`, { token: 'acme' }), 404, 'not-found');
+    expectProblem(await api.delete(`${path}/${a.secret.id}`, { token: 'acme' }), 404, 'not-found');
   });
 
   it('disables and enables an account, each audited with the actor', async () => {

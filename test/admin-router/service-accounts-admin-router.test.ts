@@ -55,6 +55,22 @@ describe.each([5, 4] as const)('sa.adminRouter() on Express %i', (version) => {
     await sa.close();
   });
 
+  // A federated credential without an audience trusts tokens issued for this server's issuer identifier.
+  it('shows the instance’s issuer identifier as the audience of a federated credential registered without one', async () => {
+    const sa = createServiceAccounts({ store: new MemoryAccountStore(), issuer: TEST_ISSUER, signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }], secretHashRounds: 4 });
+    watchAdmin(sa.admin, 'in-its-response');
+    const express = (version === 4 ? express4 : express5) as unknown as typeof express5;
+    const app = express();
+    app.use('/admin', sa.adminRouter({ authorize: () => ({ actor: { id: 'op', name: 'Operator' }, allClientAccounts: true }) }));
+    const api = adminClient(app);
+    const { clientId } = (await api.post('/admin/service-accounts', { token: 'any', body: { name: 'exporter' } })).body as { clientId: string };
+    const body = { issuer: 'https://oidc.cluster.example.com', subject: 'system:serviceaccount:payments:exporter' };
+    const added = await api.post(`/admin/service-accounts/${clientId}/federated`, { token: 'any', body });
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({ ...body, audience: TEST_ISSUER });
+    await sa.close();
+  });
+
   it('refuses options it does not know, at once', () => {
     const sa = createServiceAccounts({ store: new MemoryAccountStore(), issuer: TEST_ISSUER, signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }] });
     expect(() => sa.adminRouter({ authorize: () => undefined, cors: true } as never)).toThrow(/"cors" is not a known option/);

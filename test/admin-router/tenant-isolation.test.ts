@@ -1,7 +1,7 @@
 /**
  * Tenant isolation of the admin router, as a property over thousands of random sequences: random
  * administrators of random client accounts (and an all-tenants operator) list, read, create, add and
- * revoke secrets, disable and enable, aimed at their own accounts, other client accounts' accounts and
+ * revoke secrets and federated credentials, disable and enable, aimed at their own accounts, other client accounts' accounts and
  * unknown client IDs. Checked after every request, over HTTP, against a model of who owns what:
  *
  * - an administrator of client account X never sees another client account's account in a list or a
@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Express } from 'express';
-import type { AccountEvent, AdminPrincipal, SecretEvent } from '../../src/index.js';
+import type { AccountEvent, AdminPrincipal, FederatedCredentialEvent, SecretEvent } from '../../src/index.js';
 import { expectDocumented } from '../helpers/admin-openapi-check.js';
 import { createAdminRouterApp } from '../helpers/admin-router-app.js';
 
@@ -33,19 +33,25 @@ const UNKNOWN_CLIENT_ID = 'esa_000000000000000000000000';
 type Op =
   | { kind: 'list' | 'get' | 'addSecret' | 'disable' | 'enable'; actor: number; account: number }
   | { kind: 'create'; actor: number; tenant: number | undefined }
-  | { kind: 'revoke'; actor: number; account: number; secret: number };
+  | { kind: 'revoke'; actor: number; account: number; secret: number }
+  | { kind: 'addFederated'; actor: number; account: number; subject: number }
+  | { kind: 'revokeFederated'; actor: number; account: number; credential: number };
 
 const pick = fc.nat({ max: 1000 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constantFrom('list', 'get', 'addSecret', 'disable', 'enable'), actor: pick, account: pick }),
   fc.record({ kind: fc.constant('create'), actor: pick, tenant: fc.option(pick, { nil: undefined }) }),
   fc.record({ kind: fc.constant('revoke'), actor: pick, account: pick, secret: pick }),
+  // Few subjects, so the same one is sometimes added twice (a duplicate).
+  fc.record({ kind: fc.constant('addFederated'), actor: pick, account: pick, subject: fc.nat({ max: 2 }) }),
+  fc.record({ kind: fc.constant('revokeFederated'), actor: pick, account: pick, credential: pick }),
 ) as fc.Arbitrary<Op>;
 
 interface ModelAccount {
   readonly clientId: string;
   readonly tenant: string | null;
   readonly secrets: string[];
+  readonly federated: string[];
 }
 
 /** The answer's status, headers that describe the body, and body: what a caller can learn. */
@@ -81,11 +87,11 @@ describe('admin router tenant isolation (property)', () => {
 
   // The answer about a client ID that exists nowhere, per kind of request (it depends on nothing else).
   const unknownAnswers = new Map<string, Answer>();
-  async function unknownAnswer(method: string, path: string, token: string): Promise<Answer> {
-    const key = `${method} ${path.replace(/\/secrets\/[^/]+$/, '/secrets/*')}`;
+  async function unknownAnswer(method: string, path: string, token: string, body?: unknown): Promise<Answer> {
+    const key = `${method} ${path.replace(/\/(secrets|federated)\/[^/]+$/, '/$1/*')}`;
     let answer = unknownAnswers.get(key);
     if (!answer) {
-      answer = await send(method, path, token);
+      answer = await send(method, path, token, body);
       unknownAnswers.set(key, answer);
     }
     return answer;
@@ -113,6 +119,7 @@ describe('admin router tenant isolation (property)', () => {
           let answer: Answer;
           let unknownPath = '';
           let unknownMethod = 'GET';
+          let unknownBody: unknown;
           switch (op.kind) {
             case 'list': {
               answer = await send('GET', '/admin/service-accounts?limit=500', token);
@@ -130,7 +137,7 @@ describe('admin router tenant isolation (property)', () => {
                 expect(answer.status).toBe(201);
                 const created = JSON.parse(answer.text) as { clientId: string; clientAccountId: string | null; secret: { id: string } };
                 expect(created.clientAccountId).toBe(own ?? tenant ?? null);
-                accounts.push({ clientId: created.clientId, tenant: created.clientAccountId, secrets: [created.secret.id] });
+                accounts.push({ clientId: created.clientId, tenant: created.clientAccountId, secrets: [created.secret.id], federated: [] });
               }
               break;
             }
@@ -141,6 +148,27 @@ describe('admin router tenant isolation (property)', () => {
               unknownPath = `/admin/service-accounts/${UNKNOWN_CLIENT_ID}/secrets/${secretId}`;
               answer = await send('DELETE', `/admin/service-accounts/${clientId}/secrets/${secretId}`, token);
               if (mayTouch(target)) expect(answer.status).toBe(target!.secrets.includes(secretId) ? 200 : 404);
+              break;
+            }
+            case 'addFederated': {
+              unknownBody = { issuer: 'https://token.actions.githubusercontent.com', subject: `repo:acme/svc:ref:refs/heads/b${op.subject}` };
+              unknownMethod = 'POST';
+              unknownPath = `/admin/service-accounts/${UNKNOWN_CLIENT_ID}/federated`;
+              answer = await send('POST', `/admin/service-accounts/${clientId}/federated`, token, unknownBody);
+              if (mayTouch(target)) {
+                // 400 for a duplicate, 409 past the cap.
+                expect([201, 400, 409]).toContain(answer.status);
+                if (answer.status === 201) target!.federated.push((JSON.parse(answer.text) as { id: string }).id);
+              }
+              break;
+            }
+            case 'revokeFederated': {
+              const all = accounts.flatMap((a) => a.federated);
+              const credentialId = all.length === 0 ? 'esaf_0000000000000000' : all[op.credential % all.length]!;
+              unknownMethod = 'DELETE';
+              unknownPath = `/admin/service-accounts/${UNKNOWN_CLIENT_ID}/federated/${credentialId}`;
+              answer = await send('DELETE', `/admin/service-accounts/${clientId}/federated/${credentialId}`, token);
+              if (mayTouch(target)) expect(answer.status).toBe(target!.federated.includes(credentialId) ? 200 : 404);
               break;
             }
             default: {
@@ -158,7 +186,7 @@ describe('admin router tenant isolation (property)', () => {
           if (op.kind !== 'list' && op.kind !== 'create' && !mayTouch(target)) {
             // Another client account's account is answered exactly like one that does not exist.
             expect(answer.status).toBe(404);
-            const unknown = await unknownAnswer(unknownMethod, unknownPath, token);
+            const unknown = await unknownAnswer(unknownMethod, unknownPath, token, unknownBody);
             expect(answer).toEqual(unknown);
             if (target) expect(await admin.getAccount(target.clientId)).toEqual(before);
           }
@@ -166,7 +194,7 @@ describe('admin router tenant isolation (property)', () => {
             expect(answer.text).not.toMatch(new RegExp(accounts.filter((a) => !mayTouch(a)).map((a) => a.clientId).join('|') || '^\\b$'));
           }
           await settle();
-          for (const event of events as (AccountEvent | SecretEvent)[]) {
+          for (const event of events as (AccountEvent | SecretEvent | FederatedCredentialEvent)[]) {
             expect(event.actor).toEqual(principal.actor);
             expect(mayTouch(accounts.find((a) => a.clientId === event.clientId))).toBe(true);
           }

@@ -30,11 +30,13 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
     });
   });
 
-  it.each(['revoke', 'add'])('`service-accounts %s` suggests the `secret` subcommand', async (word) => {
+  it.each(['revoke', 'add'])('`service-accounts %s` suggests the `secret`, `key` and `federated` subcommands', async (word) => {
     const run = await runCli([word, 'esa_x', 'sec_x', '--store', store]);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe(`service-accounts: unknown command '${word}' (did you mean 'service-accounts secret ${word}' or 'service-accounts key ${word}'?)\n`);
+    expect(run.stderr).toBe(
+      `service-accounts: unknown command '${word}' (did you mean 'service-accounts secret ${word}', 'service-accounts key ${word}' or 'service-accounts federated ${word}'?)\n`,
+    );
   });
 
   it('the suggestions are not listed in --help', async () => {

@@ -97,6 +97,7 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       scopes: ['jobs:read', 'jobs:write'],
       secrets: [{ id: first.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
       keys: [],
+      federated: [],
     });
     expect(accounts.map((a) => a.name).sort()).toEqual(['compliance-engine', 'procurement-portal']);
     expect(run.stdout).not.toContain(first.secret.value);
@@ -300,6 +301,7 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
           scopes: ['jobs:write'],
           secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
           keys: [],
+          federated: [],
         },
       ]);
       expect(run.stdout).not.toContain(created.secret.value);

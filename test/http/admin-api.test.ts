@@ -37,6 +37,7 @@ describe('admin API', () => {
       createdAt: clock.now(),
       secrets: [{ id: created.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null }],
       keys: [],
+      federated: [],
     });
     const unrestricted = await sa.admin.createAccount({ name: 'unrestricted' });
     expect(unrestricted).toMatchObject({ clientAccountId: null, scopes: [] });

@@ -56,6 +56,7 @@ async function fillV1(db: Kysely<Database>, table: (name: string) => ReturnType<
         { id: revoked, hash, createdAt: new Date(CREATED + 1000), lastUsedAt: null, revokedAt: new Date(CREATED + 2000) },
       ],
       keys: [],
+      federated: [],
     },
   };
 }

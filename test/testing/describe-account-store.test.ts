@@ -76,7 +76,7 @@ describe('describeAccountStore: test functions', () => {
   it('registers with the test functions passed', () => {
     const api = new RecordingTestApi();
     describeAccountStore('MyStore', makeStore, api);
-    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'key credentials', 'watch']);
+    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'key credentials', 'federated credentials', 'watch']);
     expect(api.tests).toContain('findAccount resolves undefined for an unknown client ID');
     expect(api.tests).toContain('stops calling a listener once its unsubscribe function resolved');
     expect(api.hooks).toEqual(['beforeEach', 'afterEach']);
@@ -86,7 +86,7 @@ describe('describeAccountStore: test functions', () => {
     const api = new RecordingTestApi();
     for (const name of TEST_FUNCTIONS) vi.stubGlobal(name, api[name]);
     describeAccountStore('MyStore', makeStore);
-    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'key credentials', 'watch']);
+    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'key credentials', 'federated credentials', 'watch']);
     expect(api.tests.length).toBeGreaterThan(10);
   });
 
@@ -158,5 +158,11 @@ describe('a store without watch', () => {
   it('had the key credential tests reported skipped, as it has no key methods', () => {
     expect(states.get('recordKeyUse sets lastUsedAt of that key only')).toBe('skip');
     expect(states.get('consumeAssertionId keeps assertion IDs apart per issuer')).toBe('skip');
+  });
+
+  // AccountStore.addFederatedCredential: optional; a store without the federated methods holds none.
+  it('had the federated credential tests reported skipped, as it has no federated methods', () => {
+    expect(states.get('recordFederatedCredentialUse sets lastUsedAt of that credential only')).toBe('skip');
+    expect(states.get('two accounts may trust the same issuer and subject')).toBe('skip');
   });
 });

@@ -63,6 +63,7 @@ describe('createAdminApi', () => {
           { id: second.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null },
         ],
         keys: [],
+        federated: [],
       },
     ]);
     await flushAudit();
@@ -99,7 +100,9 @@ describe('createAdminApi', () => {
     expect(() => createAdminApi(null as unknown as AdminApiOptions)).toThrow(TypeError);
     expectBadOption({}, 'store');
     expectBadOption({ store: {} }, 'store');
-    expectBadOption({ store, issuer: 'https://api.test' }, 'issuer');
+    // `issuer` is known (it names the default audience of federated credentials), but must be a non-empty string.
+    expectBadOption({ store, issuer: '' }, 'issuer');
+    expectBadOption({ store, issuer: 42 }, 'issuer');
     expectBadOption({ store, signingKeys: [] }, 'signingKeys');
     expectBadOption({ store, maxSecretsPerAccount: 0 }, 'maxSecretsPerAccount');
     expectBadOption({ store, maxSecretsPerAccount: 2.5 }, 'maxSecretsPerAccount');

@@ -1,0 +1,234 @@
+/**
+ * @module admin-federated
+ * The admin API's federated credentials: trust an outside issuer (a Kubernetes cluster, GitHub
+ * Actions, a SPIFFE trust domain, any OpenID Connect provider) for one exact subject, and revoke that
+ * trust. Each credential counts against the same cap as secrets and keys, and every change is
+ * reported to {@link AdminContext.changed} at once and announced to the audit hook.
+ */
+import { federatedUrlProblem } from '../federation/federation-options.js';
+import { generateFederatedCredentialId, isFederatedCredentialId } from '../secrets/generate-credentials.js';
+import type { AccountRecord, NewFederatedCredentialRecord } from '../store/account-store.js';
+import { federatedOf, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/federated-credential-store.js';
+import type { AdminContext } from './admin-context.js';
+import {
+  AdminError,
+  accountNotFound,
+  credentialLimitReached,
+  federatedCredentialAlreadyRegistered,
+  federatedCredentialNotFound,
+} from './admin-errors.js';
+import { liveCredentials, liveTotal } from './admin-keys.js';
+import { summarizeFederated, type CreatedFederatedCredential, type RevokedFederatedCredential } from './admin-summaries.js';
+import { unsafeCharacter } from './printable-text.js';
+
+/**
+ * What {@link AdminApi.addFederatedCredential} takes: the outside issuer, the one subject it vouches
+ * for, and optionally the audience its tokens must carry and where its keys are.
+ *
+ * @example
+ * ```ts
+ * import type { FederatedCredentialInput } from 'express-service-accounts'
+ *
+ * // A Kubernetes workload: the cluster's service account issuer, and the pod's service account.
+ * const input: FederatedCredentialInput = {
+ *   issuer: 'https://oidc.prod-cluster.example.com',
+ *   subject: 'system:serviceaccount:payments:exporter',
+ * }
+ * const created = await sa.admin.addFederatedCredential(clientId, input)
+ * ```
+ */
+export interface FederatedCredentialInput {
+  /**
+   * The outside issuer's identifier, exactly as its tokens carry it in `iss`: an https URL (plain
+   * http only on a loopback host), without user name, password, query or fragment; at most 2048
+   * characters.
+   */
+  issuer: string;
+  /**
+   * The one subject (`sub`) accepted, compared exactly: 1 to 1024 printable characters. Patterns are
+   * not supported: a `*` is refused.
+   */
+  subject: string;
+  /**
+   * The audience the outside token must carry in `aud`: 1 to 1024 printable characters. Left out
+   * (or `null`), it is this server's issuer identifier, whatever that is when a token is checked.
+   */
+  audience?: string | null;
+  /**
+   * The issuer's JWK Set URL, for an issuer without OpenID Connect discovery (a Kubernetes cluster
+   * often has none); same rules as `issuer`. Left out, the keys are found through discovery or the
+   * `federation.issuers` option.
+   */
+  jwksUri?: string | null;
+}
+
+/**
+ * The federated credential methods of {@link AdminApi}.
+ *
+ * @example
+ * ```ts
+ * const { id, audience } = await sa.admin.addFederatedCredential(clientId, {
+ *   issuer: 'https://token.actions.githubusercontent.com',
+ *   subject: 'repo:acme/billing:ref:refs/heads/main',
+ * })
+ * console.log(`registered ${id}: request the workflow's token for audience ${audience}`)
+ * await sa.admin.revokeFederatedCredential(clientId, id)
+ * ```
+ */
+export interface FederatedOperations {
+  /**
+   * Trusts tokens of `issuer` for exactly `subject` (and `audience`) as a credential of the account.
+   * Fails with `invalid_input` naming the field for a bad issuer, subject (a pattern among them),
+   * audience or JWK Set URL; with `federated_credential_already_registered` when a live federated
+   * credential of the account has the same issuer, subject and audience; and with
+   * `credential_limit_reached` when the account already has `maxSecretsPerAccount` live credentials
+   * (secrets, keys and federated credentials together). Rejects when the store cannot hold federated
+   * credentials.
+   */
+  addFederatedCredential(clientId: string, input: FederatedCredentialInput): Promise<CreatedFederatedCredential>;
+  /**
+   * Revokes a federated credential: the issuer's tokens no longer authenticate the account through
+   * it, and every token issued against it is refused, on every instance within 1 s. A second
+   * revocation keeps the first `revokedAt`.
+   */
+  revokeFederatedCredential(clientId: string, credentialId: string): Promise<RevokedFederatedCredential>;
+}
+
+/** The admin API's own helpers the federated credential methods share. */
+export interface FederatedOperationHelpers {
+  call<T>(what: string, fn: () => Promise<T>): Promise<T>;
+  requireAccount(clientId: string): Promise<AccountRecord>;
+}
+
+/**
+ * The most characters of a subject or an audience. Kubernetes and GitHub Actions subjects are a few
+ * dozen; GitHub's longest (a reusable workflow's environment and ref) stay well below.
+ * @example
+ * ```ts
+ * const fits = subject.length <= MAX_FEDERATED_TEXT_LENGTH
+ * ```
+ */
+export const MAX_FEDERATED_TEXT_LENGTH = 1024;
+
+/** The checked fields of a {@link FederatedCredentialInput}, as stored. */
+type CheckedFederatedInput = Pick<NewFederatedCredentialRecord, 'issuer' | 'subject' | 'audience' | 'jwksUri'>;
+
+function checkUrl(field: string, value: unknown): string {
+  const problem = federatedUrlProblem(value);
+  if (problem !== undefined) throw new AdminError('invalid_input', `${field} ${problem}`);
+  return value as string;
+}
+
+function checkExactText(field: string, value: unknown): string {
+  const rule = `${field} must be 1 to ${MAX_FEDERATED_TEXT_LENGTH} printable characters`;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_FEDERATED_TEXT_LENGTH) throw new AdminError('invalid_input', rule);
+  const unsafe = unsafeCharacter(value);
+  if (unsafe !== undefined) {
+    throw new AdminError(
+      'invalid_input',
+      `${rule}: no control characters, bidirectional formatting characters, line or paragraph separators or unpaired surrogates (found ${unsafe})`,
+    );
+  }
+  // Compared exactly with the token's claim, so a space copied along would make it never match.
+  if (value.trim() !== value) throw new AdminError('invalid_input', `${field} must not begin or end with white space: it is compared exactly`);
+  return value;
+}
+
+/**
+ * Checks a {@link FederatedCredentialInput}. Throws `invalid_input` naming the field. The subject and
+ * audience are stored exactly as given (they are compared exactly with the token's claims).
+ *
+ * @example
+ * ```ts
+ * const { issuer, subject, audience, jwksUri } = checkFederatedInput({ issuer: 'https://token.actions.githubusercontent.com', subject: 'repo:acme/billing:ref:refs/heads/main' })
+ * // audience and jwksUri are null
+ * ```
+ */
+export function checkFederatedInput(input: FederatedCredentialInput): CheckedFederatedInput {
+  if (typeof input !== 'object' || input === null) throw new AdminError('invalid_input', 'addFederatedCredential needs { issuer, subject }');
+  const issuer = checkUrl('issuer', input.issuer);
+  const subject = checkExactText('subject', input.subject);
+  if (subject.includes('*')) {
+    throw new AdminError(
+      'invalid_input',
+      'subject must be one exact subject: patterns (*) are not supported, since a pattern would let every workload it matches ' +
+        '(any branch, pull request or namespace) act as this account; register one credential per subject',
+    );
+  }
+  const audience = input.audience === undefined || input.audience === null ? null : checkExactText('audience', input.audience);
+  const jwksUri = input.jwksUri === undefined || input.jwksUri === null ? null : checkUrl('jwksUri', input.jwksUri);
+  return { issuer, subject, audience, jwksUri };
+}
+
+function requireFederatedStore(context: AdminContext): FederatedCredentialStore {
+  const store = context.config.store;
+  if (!supportsFederatedCredentials(store)) {
+    throw new Error(
+      'This account store cannot hold federated credentials: it lacks addFederatedCredential, revokeFederatedCredential, ' +
+        'recordFederatedCredentialUse, findFederatedClients or consumeAssertionId (see docs/writing-a-store.md)',
+    );
+  }
+  return store;
+}
+
+/**
+ * Builds {@link FederatedOperations} over the admin API's context and helpers.
+ *
+ * @example
+ * ```ts
+ * import type { AdminContext } from './admin-context.js'
+ *
+ * declare const context: AdminContext // the admin API's settings and hooks
+ * declare const helpers: FederatedOperationHelpers // its `call` (readiness, timeout) and `requireAccount`
+ * const federated = buildFederatedOperations(context, helpers)
+ * const { id } = await federated.addFederatedCredential(clientId, { issuer: 'https://token.actions.githubusercontent.com', subject: 'repo:acme/billing:ref:refs/heads/main' })
+ * ```
+ */
+export function buildFederatedOperations(context: AdminContext, { call, requireAccount }: FederatedOperationHelpers): FederatedOperations {
+  const { config, audit, changed } = context;
+  const limit = config.maxSecretsPerAccount;
+  return {
+    async addFederatedCredential(clientId, input) {
+      const checked = checkFederatedInput(input);
+      const account = await requireAccount(clientId);
+      const store = requireFederatedStore(context);
+      // Checked here first for the clearer message; the store checks both again atomically.
+      const twin = federatedOf(account).find(
+        (c) => c.revokedAt === null && c.issuer === checked.issuer && c.subject === checked.subject && c.audience === checked.audience,
+      );
+      if (twin) throw federatedCredentialAlreadyRegistered(clientId, twin.id);
+      const live = liveCredentials(account);
+      if (liveTotal(live) >= limit) throw credentialLimitReached('credential_limit_reached', clientId, limit, live);
+      const record: NewFederatedCredentialRecord = { id: generateFederatedCredentialId(), ...checked, createdAt: config.now() };
+      const stored = await call('addFederatedCredential', () => store.addFederatedCredential(clientId, record, { maxLiveCredentials: limit }));
+      if (stored === undefined) throw accountNotFound(clientId);
+      // Another call (here, the CLI, another instance) took the last free place, or added the same credential, meanwhile.
+      if (stored === 'limit_reached') throw credentialLimitReached('credential_limit_reached', clientId, limit);
+      if (stored === 'duplicate') throw federatedCredentialAlreadyRegistered(clientId);
+      changed(clientId);
+      audit({ type: 'federated_credential.created', clientId, name: account.name, credentialId: record.id, issuer: record.issuer, subject: record.subject });
+      const { lastUsedAt: _lastUsedAt, revokedAt: _revokedAt, ...created } = summarizeFederated(stored, config.issuer);
+      return created;
+    },
+
+    async revokeFederatedCredential(clientId, credentialId) {
+      const account = await requireAccount(clientId);
+      const credential =
+        typeof credentialId === 'string' && isFederatedCredentialId(credentialId) ? federatedOf(account).find((c) => c.id === credentialId) : undefined;
+      if (!credential) throw federatedCredentialNotFound(clientId, credentialId);
+      const store = requireFederatedStore(context);
+      const revoked = await call('revokeFederatedCredential', () => store.revokeFederatedCredential(clientId, credentialId, config.now()));
+      changed(clientId);
+      if (!revoked?.revokedAt) throw federatedCredentialNotFound(clientId, credentialId);
+      audit({
+        type: 'federated_credential.revoked',
+        clientId,
+        name: account.name,
+        credentialId,
+        issuer: credential.issuer,
+        subject: credential.subject,
+      });
+      return { clientId, credentialId, revokedAt: revoked.revokedAt };
+    },
+  };
+}

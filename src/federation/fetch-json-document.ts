@@ -1,0 +1,200 @@
+/**
+ * @module fetch-json-document
+ * One GET of an outside issuer's discovery document or JWK Set, under the rules that keep a slow,
+ * broken or hostile issuer from hurting the server: the URL policy (https; plain http only on a
+ * loopback host and only when allowed), one deadline over connecting, the headers and the body, a
+ * size limit, no redirect to another origin, 200 only, and a JSON object as the body.
+ *
+ * Written on node:http and node:https rather than the global `fetch`, so that no global dispatcher an
+ * application installs (a proxy, a mock) changes where keys come from, and so that the byte limit and
+ * the deadline close the socket itself.
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { federatedUrlProblem } from './federation-options.js';
+
+/** What one fetch is allowed: the caller's resolved federation settings, in the fetch's own terms. */
+export interface FetchJsonDocumentOptions {
+  /** Milliseconds the whole exchange may take, redirects included: connecting, the headers, the body. */
+  readonly timeout: number;
+  /** Largest body accepted, in bytes. */
+  readonly maxBytes: number;
+  /** Whether plain http is allowed on a loopback host (tests, local development). */
+  readonly allowHttpLoopback: boolean;
+  /** The `Accept` header. @default 'application/json' */
+  readonly accept?: string;
+}
+
+/** A fetched JSON document and how long its server lets it be cached. */
+export interface JsonDocument {
+  /** The parsed body: always a JSON object. */
+  readonly body: Readonly<Record<string, unknown>>;
+  /**
+   * Seconds from `Cache-Control: max-age`; 0 with `no-store` or `no-cache`; `undefined` without
+   * either (the caller picks its default).
+   */
+  readonly maxAge: number | undefined;
+}
+
+/** A same-origin redirect is followed at most this many times. */
+const MAX_REDIRECTS = 2;
+
+/**
+ * Why `url` may not be fetched under these settings, or `undefined` when it may: the policy of
+ * federated URLs, plus plain http only with `allowHttpLoopback`.
+ *
+ * @example
+ * ```ts
+ * fetchPolicyProblem('http://127.0.0.1:8080/jwks', false) // 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback'
+ * fetchPolicyProblem('https://issuer.example.com/jwks', false) // undefined
+ * ```
+ */
+export function fetchPolicyProblem(url: string, allowHttpLoopback: boolean): string | undefined {
+  const problem = federatedUrlProblem(url);
+  if (problem !== undefined) return problem;
+  if (!allowHttpLoopback && url.toLowerCase().startsWith('http:')) return 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback';
+  return undefined;
+}
+
+/**
+ * The seconds a response may be cached, from its `Cache-Control` header: `no-store` and `no-cache`
+ * give 0, `max-age=N` gives N, anything else `undefined`.
+ *
+ * @example
+ * ```ts
+ * cacheMaxAge('public, max-age=600') // 600
+ * cacheMaxAge('no-store') // 0
+ * cacheMaxAge(undefined) // undefined
+ * ```
+ */
+export function cacheMaxAge(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  let maxAge: number | undefined;
+  for (const directive of header.split(',')) {
+    const [name = '', value] = directive.trim().split('=', 2);
+    const key = name.trim().toLowerCase();
+    if (key === 'no-store' || key === 'no-cache') return 0;
+    if (key === 'max-age' && value !== undefined) {
+      const seconds = /^"?(\d{1,10})"?$/.exec(value.trim())?.[1];
+      if (seconds !== undefined && maxAge === undefined) maxAge = Number(seconds);
+    }
+  }
+  return maxAge;
+}
+
+/**
+ * GETs the JSON object at `url`. Throws a plain `Error` with a short message naming the URL when the
+ * URL breaks the policy, the server cannot be reached, takes longer than `timeout`, answers anything
+ * but 200 (a redirect to the same origin is followed, at most twice), sends more than `maxBytes`,
+ * or a body that is not a JSON object.
+ *
+ * @example
+ * ```ts
+ * const { body, maxAge } = await fetchJsonDocument('https://token.actions.githubusercontent.com/.well-known/openid-configuration', {
+ *   timeout: 5000,
+ *   maxBytes: 262144,
+ *   allowHttpLoopback: false,
+ * })
+ * console.log(body.jwks_uri, maxAge)
+ * ```
+ */
+export async function fetchJsonDocument(url: string, options: FetchJsonDocumentOptions): Promise<JsonDocument> {
+  const problem = fetchPolicyProblem(url, options.allowHttpLoopback);
+  if (problem !== undefined) throw new Error(`${url} ${problem}`);
+  const deadline = Date.now() + options.timeout;
+  let current = new URL(url);
+  for (let hop = 0; ; hop++) {
+    const result = await getOnce(current, deadline, options, url);
+    if ('body' in result) return result;
+    // A redirect: only to the same origin (scheme, host and port), and only a few times.
+    const next = result.location;
+    if (next.origin !== current.origin) throw new Error(`${url} redirects to another host`);
+    if (hop >= MAX_REDIRECTS) throw new Error(`${url} redirects too many times`);
+    const nextProblem = fetchPolicyProblem(next.href, options.allowHttpLoopback);
+    if (nextProblem !== undefined) throw new Error(`${url} redirects to a URL that ${nextProblem}`);
+    current = next;
+  }
+}
+
+/** One request: the document, a redirect to follow, or an error. */
+function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, named: string): Promise<JsonDocument | { location: URL }> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (error: Error | undefined, value?: JsonDocument | { location: URL }): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (error !== undefined) {
+        req.destroy();
+        reject(error);
+      } else {
+        resolve(value!);
+      }
+    };
+    const remaining = Math.max(deadline - Date.now(), 0);
+    const timer = setTimeout(() => finish(new Error(`${named} did not answer within ${options.timeout} ms`)), remaining);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(url, {
+      method: 'GET',
+      headers: { accept: options.accept ?? 'application/json', 'user-agent': 'express-service-accounts' },
+      // A fresh connection each time: fetches are rare (cached keys), and a pooled socket would
+      // outlive the deadline's bookkeeping.
+      agent: false,
+    });
+    req.on('error', (error) => finish(new Error(`${named} could not be fetched: ${(error as NodeJS.ErrnoException).code ?? error.message}`)));
+    req.on('response', (res: IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400 && [301, 302, 303, 307, 308].includes(status) && typeof res.headers.location === 'string') {
+        let location: URL;
+        try {
+          location = new URL(res.headers.location, url);
+        } catch {
+          finish(new Error(`${named} redirects to an invalid URL`));
+          return;
+        }
+        res.resume();
+        finish(undefined, { location });
+        return;
+      }
+      if (status !== 200) {
+        finish(new Error(`${named} answered HTTP ${status}`));
+        return;
+      }
+      const announced = Number(res.headers['content-length']);
+      if (Number.isFinite(announced) && announced > options.maxBytes) {
+        finish(new Error(`${named} is larger than ${options.maxBytes} bytes`));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > options.maxBytes) {
+          finish(new Error(`${named} is larger than ${options.maxBytes} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on('error', (error) => finish(new Error(`${named} could not be read: ${error.message}`)));
+      res.on('close', () => {
+        if (!res.complete) finish(new Error(`${named} could not be read: the connection closed early`));
+      });
+      res.on('end', () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          finish(new Error(`${named} is not valid JSON`));
+          return;
+        }
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+          finish(new Error(`${named} is not a JSON object`));
+          return;
+        }
+        const header = res.headers['cache-control'];
+        finish(undefined, { body: body as Record<string, unknown>, maxAge: cacheMaxAge(Array.isArray(header) ? header.join(',') : header) });
+      });
+    });
+    req.end();
+  });
+}

@@ -1,0 +1,350 @@
+/**
+ * @module issuer-key-sets
+ * Finds, caches and refreshes outside issuers' public keys, and verifies their tokens with them.
+ *
+ * An issuer's keys come from, in order: an inline JWK Set configured for it (never fetched), a JWK
+ * Set URL configured for it or named by the credential, or OpenID Connect discovery
+ * (`{issuer}/.well-known/openid-configuration` → `jwks_uri`). Fetched keys are cached per key source
+ * for the response's max-age within the configured bounds, and shared by concurrent requests (one
+ * fetch). Stale keys keep verifying while a refresh runs in the background, so an issuer that is down
+ * is no outage as long as its cached keys verify the token; they are never used more than 24 hours
+ * after their last successful fetch. A token whose key is unknown causes one refetch per refresh
+ * interval per source at most, and so does a failed fetch: a flood of made-up key IDs or a dead issuer
+ * cannot turn into a flood of requests.
+ *
+ * Fetching is written here (fetch-json-document.ts) rather than left to jose's `createRemoteJWKSet`:
+ * jose 5's remote key set has no size limit, follows redirects to any host, ignores the response's
+ * max-age and does not do discovery. Key selection and signature and claim checks are jose's
+ * (`createLocalJWKSet`, `jwtVerify`), with only asymmetric algorithms allowed.
+ */
+import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
+import { LRUCache } from 'lru-cache';
+import { FederatedKeysUnavailableError } from '../errors.js';
+import type { ResolvedFederationConfig } from './federation-options.js';
+import { fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from './fetch-json-document.js';
+
+/** The only algorithms an outside token may be signed with, whatever the caller asks: asymmetric ones. */
+export const FEDERATED_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** Fetched keys are never used longer than this after their last successful fetch. */
+const MAX_KEY_AGE_MS = 24 * 60 * 60 * 1000;
+
+/** Key sources kept at most (least recently used dropped first): memory stays bounded. */
+const MAX_SOURCES = 1000;
+
+/**
+ * Told when an issuer's keys stop being fetchable and when they are again: once per change, not per
+ * request, so it can feed an event and a metric.
+ *
+ * @example
+ * ```ts
+ * const observer: IssuerKeySetsObserver = {
+ *   unavailable: (issuer, error) => console.warn(`keys of ${issuer} unavailable: ${error.message}`),
+ *   recovered: (issuer, downtimeMs) => console.info(`keys of ${issuer} back after ${downtimeMs} ms`),
+ * }
+ * ```
+ */
+export interface IssuerKeySetsObserver {
+  /** A key source started failing (the first failed fetch after a success, or the first fetch). */
+  unavailable(issuer: string, error: Error): void;
+  /** A failing key source was fetched again; `downtimeMs` since its first failed attempt. */
+  recovered(issuer: string, downtimeMs: number): void;
+  /** Any fetch of a key source failed (every one, for the metric). */
+  fetchFailed?(issuer: string): void;
+}
+
+/**
+ * What {@link IssuerKeySets} is built from.
+ *
+ * @example
+ * ```ts
+ * import { resolveFederation } from './federation-options.js'
+ *
+ * const options: IssuerKeySetsOptions = { settings: resolveFederation({}), now: () => new Date() }
+ * ```
+ */
+export interface IssuerKeySetsOptions {
+  readonly settings: ResolvedFederationConfig;
+  /** The clock every cache decision reads. */
+  readonly now: () => Date;
+  readonly observer?: IssuerKeySetsObserver;
+}
+
+/**
+ * Whose keys verify a token: the issuer, and the JWK Set URL its credential names, if any.
+ *
+ * @example
+ * ```ts
+ * const source: FederatedKeySource = { issuer: 'https://token.actions.githubusercontent.com', jwksUri: null }
+ * ```
+ */
+export interface FederatedKeySource {
+  readonly issuer: string;
+  readonly jwksUri?: string | null;
+}
+
+/** Where a source's keys are fetched from. */
+interface FetchedSource {
+  readonly issuer: string;
+  /** The JWK Set URL, or the discovery document's URL. */
+  readonly url: string;
+  readonly discovery: boolean;
+}
+
+interface CachedKeys {
+  readonly getKey: JWTVerifyGetKey;
+  /** Injected-clock milliseconds of the successful fetch. */
+  readonly fetchedAt: number;
+  /** Until when (injected-clock milliseconds) they are used without a refresh. */
+  readonly freshUntil: number;
+}
+
+/** One key source's cache and fetch state. */
+interface SourceState {
+  keys?: CachedKeys;
+  /** The fetch under way, shared by everyone who needs it. */
+  refreshing?: Promise<void>;
+  lastAttemptAt?: number;
+  /** Whether the last fetch failed, and why. */
+  lastError?: Error;
+  /** When the current run of failures began (for `recovered`). */
+  failingSince?: number;
+}
+
+/** What one verification attempt gave. */
+type Attempt = { readonly result: JWTVerifyResult | undefined; readonly noMatchingKey: boolean };
+
+/**
+ * The keys of the outside issuers federated credentials trust, and the one place their tokens are
+ * verified. Call {@link IssuerKeySets.verify} only for an issuer a live credential names: it fetches
+ * that issuer's keys when it has none.
+ *
+ * @example
+ * ```ts
+ * const keySets = new IssuerKeySets({ settings: config.federation, now: () => new Date() })
+ * const verified = await keySets.verify(token, { issuer: 'https://token.actions.githubusercontent.com' }, {
+ *   audience: 'https://api.example.com',
+ *   subject: 'repo:acme/billing:ref:refs/heads/main',
+ * })
+ * if (verified === undefined) console.log('not a valid token from that issuer')
+ * ```
+ */
+export class IssuerKeySets {
+  readonly #settings: ResolvedFederationConfig;
+  readonly #now: () => Date;
+  readonly #observer: IssuerKeySetsObserver | undefined;
+  readonly #fetchOptions: FetchJsonDocumentOptions;
+  /** The inline JWK Sets of the configured issuers, by issuer. */
+  readonly #inline = new Map<string, JWTVerifyGetKey>();
+  readonly #sources = new LRUCache<string, SourceState>({ max: MAX_SOURCES });
+
+  constructor(options: IssuerKeySetsOptions) {
+    this.#settings = options.settings;
+    this.#now = options.now;
+    this.#observer = options.observer;
+    this.#fetchOptions = {
+      timeout: this.#settings.fetchTimeout,
+      maxBytes: this.#settings.maxDocumentBytes,
+      allowHttpLoopback: this.#settings.allowHttpLoopback,
+    };
+    for (const [issuer, keys] of this.#settings.issuers) {
+      if (keys.jwks !== undefined) this.#inline.set(issuer, createLocalJWKSet(keys.jwks as unknown as JSONWebKeySet));
+    }
+  }
+
+  /**
+   * Verifies `token` as one of `source.issuer`'s: its signature with the issuer's keys (asymmetric
+   * algorithms only, whatever `options.algorithms` says), its `iss` equal to `source.issuer`, and the
+   * claims `options` asks for (at `options.currentDate`, by default the injected clock's now).
+   *
+   * Resolves to `undefined` when the token is not valid: a bad signature or claim, or no key of the
+   * issuer's matches it (after one refetch, when the refresh interval allows it). Rejects with a
+   * `FederatedKeysUnavailableError` (503 with `Retry-After`) only when keys are needed and cannot be
+   * fetched.
+   *
+   * @example
+   * ```ts
+   * import { FederatedKeysUnavailableError } from '../errors.js'
+   *
+   * const keySets = new IssuerKeySets({ settings: config.federation, now: () => new Date() })
+   * try {
+   *   const verified = await keySets.verify(token, { issuer: 'https://kubernetes.default.svc', jwksUri: null }, { audience: issuer })
+   *   console.log(verified?.payload.sub)
+   * } catch (err) {
+   *   if (err instanceof FederatedKeysUnavailableError) console.log(`retry in ${err.retryAfterSeconds} s`)
+   * }
+   * ```
+   */
+  async verify(token: string, source: FederatedKeySource, options: JWTVerifyOptions): Promise<JWTVerifyResult | undefined> {
+    const algorithms = options.algorithms === undefined ? FEDERATED_ALGORITHMS : options.algorithms.filter((alg) => FEDERATED_ALGORITHMS.includes(alg));
+    // A token that could never verify causes no fetch.
+    let alg: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      return undefined;
+    }
+    if (typeof alg !== 'string' || !algorithms.includes(alg)) return undefined;
+    const verifyOptions: JWTVerifyOptions = { ...options, algorithms: [...algorithms], issuer: source.issuer, currentDate: options.currentDate ?? this.#now() };
+
+    const inline = this.#inline.get(source.issuer);
+    if (inline !== undefined) return (await attempt(token, inline, verifyOptions)).result;
+
+    const fetched = this.#sourceOf(source);
+    // A URL our policy refuses (plain http without allowHttpLoopback) is never fetched: no key, no token.
+    if (fetched === undefined) return undefined;
+    const key = `${fetched.discovery ? 'discovery' : 'jwks'} ${fetched.issuer} ${fetched.url}`;
+    let state = this.#sources.get(key);
+    if (state === undefined) {
+      state = {};
+      this.#sources.set(key, state);
+    }
+
+    const keys = await this.#usableKeys(fetched, state);
+    const first = await attempt(token, keys.getKey, verifyOptions);
+    if (!first.noMatchingKey) return first.result;
+
+    // An unknown key ID (the issuer rotated its keys, or a made-up kid): one refetch per interval.
+    if (state.refreshing === undefined && !this.#mayAttempt(state)) {
+      if (state.lastError !== undefined) throw this.#unavailable(fetched, state);
+      return undefined;
+    }
+    await this.#refresh(fetched, state);
+    if (state.lastError !== undefined || state.keys === undefined) throw this.#unavailable(fetched, state);
+    return (await attempt(token, state.keys.getKey, verifyOptions)).result;
+  }
+
+  /** The fetched key source of an issuer without inline keys, or `undefined` when policy forbids fetching it. */
+  #sourceOf(source: FederatedKeySource): FetchedSource | undefined {
+    const { issuer } = source;
+    const jwksUri = this.#settings.issuers.get(issuer)?.jwksUri ?? source.jwksUri ?? undefined;
+    const url = jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    if (fetchPolicyProblem(url, this.#settings.allowHttpLoopback) !== undefined) return undefined;
+    return { issuer, url, discovery: jwksUri === undefined };
+  }
+
+  /** Whether a fetch may start now: none yet, or the last one began a refresh interval ago. */
+  #mayAttempt(state: SourceState, now = this.#now().getTime()): boolean {
+    return state.lastAttemptAt === undefined || now - state.lastAttemptAt >= this.#settings.refreshInterval * 1000;
+  }
+
+  /**
+   * Keys to verify with: the cached ones while they are under 24 hours old (refreshed in the
+   * background once stale), else freshly fetched ones. Throws when there are none to be had.
+   */
+  async #usableKeys(source: FetchedSource, state: SourceState): Promise<CachedKeys> {
+    const now = this.#now().getTime();
+    const cached = state.keys;
+    if (cached !== undefined && now - cached.fetchedAt < MAX_KEY_AGE_MS) {
+      if (now >= cached.freshUntil && state.refreshing === undefined && (state.lastError === undefined || this.#mayAttempt(state, now))) {
+        void this.#refresh(source, state);
+      }
+      return cached;
+    }
+    if (state.refreshing === undefined && state.lastError !== undefined && !this.#mayAttempt(state, now)) throw this.#unavailable(source, state);
+    await this.#refresh(source, state);
+    const keys = state.keys;
+    if (state.lastError !== undefined || keys === undefined || this.#now().getTime() - keys.fetchedAt >= MAX_KEY_AGE_MS) throw this.#unavailable(source, state);
+    return keys;
+  }
+
+  /** Fetches a source's keys, or joins the fetch under way. Never rejects: the outcome is in `state`. */
+  #refresh(source: FetchedSource, state: SourceState): Promise<void> {
+    if (state.refreshing !== undefined) return state.refreshing;
+    const startedAt = this.#now().getTime();
+    state.lastAttemptAt = startedAt;
+    const refreshing = this.#load(source)
+      .then(
+        ({ getKey, maxAge }) => {
+          const at = this.#now().getTime();
+          const { minCacheSeconds, maxCacheSeconds } = this.#settings;
+          const seconds = Math.min(Math.max(maxAge ?? minCacheSeconds, minCacheSeconds), maxCacheSeconds);
+          state.keys = { getKey, fetchedAt: at, freshUntil: at + Math.min(seconds * 1000, MAX_KEY_AGE_MS) };
+          state.lastError = undefined;
+          if (state.failingSince !== undefined) {
+            const downtimeMs = Math.max(at - state.failingSince, 0);
+            state.failingSince = undefined;
+            this.#tell((observer) => observer.recovered(source.issuer, downtimeMs));
+          }
+        },
+        (error: unknown) => {
+          const failure = error instanceof Error ? error : new Error(String(error));
+          state.lastError = failure;
+          this.#tell((observer) => observer.fetchFailed?.(source.issuer));
+          if (state.failingSince === undefined) {
+            state.failingSince = startedAt;
+            this.#tell((observer) => observer.unavailable(source.issuer, failure));
+          }
+        },
+      )
+      .finally(() => {
+        state.refreshing = undefined;
+      });
+    state.refreshing = refreshing;
+    return refreshing;
+  }
+
+  /** Calls the observer; its own failure is not ours to surface. */
+  #tell(call: (observer: IssuerKeySetsObserver) => void): void {
+    if (this.#observer === undefined) return;
+    try {
+      call(this.#observer);
+    } catch {
+      // An observer that throws must not turn a fetch outcome into an unhandled rejection.
+    }
+  }
+
+  /** One fetch of a source's keys: its JWK Set, through its discovery document when it has no JWK Set URL. */
+  async #load(source: FetchedSource): Promise<{ getKey: JWTVerifyGetKey; maxAge: number | undefined }> {
+    let jwksUri = source.url;
+    if (source.discovery) {
+      const { body } = await fetchJsonDocument(source.url, this.#fetchOptions);
+      // OpenID Connect Discovery 1.0 §4.3: the issuer value returned MUST be identical to the one used.
+      if (body.issuer !== source.issuer) throw new Error(`${source.url} names another issuer`);
+      if (typeof body.jwks_uri !== 'string') throw new Error(`${source.url} has no jwks_uri`);
+      const problem = fetchPolicyProblem(body.jwks_uri, this.#settings.allowHttpLoopback);
+      if (problem !== undefined) throw new Error(`${source.url} names a jwks_uri that ${problem}`);
+      jwksUri = body.jwks_uri;
+    }
+    const { body, maxAge } = await fetchJsonDocument(jwksUri, { ...this.#fetchOptions, accept: 'application/jwk-set+json, application/json' });
+    if (!Array.isArray(body.keys)) throw new Error(`${jwksUri} is not a JWK Set`);
+    try {
+      return { getKey: createLocalJWKSet(body as unknown as JSONWebKeySet), maxAge };
+    } catch {
+      throw new Error(`${jwksUri} is not a JWK Set`);
+    }
+  }
+
+  /** The 503 of keys that are needed and cannot be had, with the seconds until the next fetch may start. */
+  #unavailable(source: FetchedSource, state: SourceState): FederatedKeysUnavailableError {
+    const now = this.#now().getTime();
+    const next = (state.lastAttemptAt ?? now) + this.#settings.refreshInterval * 1000;
+    const retryAfterSeconds = Math.max(Math.ceil((next - now) / 1000), 1);
+    const cause = state.lastError ?? new Error(`${source.url} has no usable keys`);
+    return new FederatedKeysUnavailableError(source.issuer, `The keys of ${source.issuer} cannot be fetched: ${cause.message}`, retryAfterSeconds, { cause });
+  }
+}
+
+/**
+ * Verifies with a key set. jose 5's `jwtVerify` does not try several keys itself: when more than one
+ * key matches the token's header (a `kid` served twice, or no `kid`), it throws
+ * `JWKSMultipleMatchingKeys`, which iterates over the candidates; the first that verifies wins.
+ */
+async function attempt(token: string, getKey: JWTVerifyGetKey, options: JWTVerifyOptions): Promise<Attempt> {
+  try {
+    return { result: await jwtVerify(token, getKey, options), noMatchingKey: false };
+  } catch (error) {
+    if (error instanceof errors.JWKSNoMatchingKey) return { result: undefined, noMatchingKey: true };
+    if (error instanceof errors.JWKSMultipleMatchingKeys) {
+      for await (const candidate of error) {
+        try {
+          return { result: await jwtVerify(token, candidate, options), noMatchingKey: false };
+        } catch {
+          // Not this one: the next candidate.
+        }
+      }
+    }
+    // A bad signature or claim, or a key jose cannot use: the token is not valid.
+    return { result: undefined, noMatchingKey: false };
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * @module sql-credentials-context
+ * What the SQL store's credential modules (secrets, public keys, federated credentials) need from the
+ * store they belong to: its database, dialect, write transactions and change feed.
+ */
+import type { Kysely } from 'kysely';
+import type { Database, SqlDialectName } from './schema.js';
+
+/**
+ * The store's database, dialect, write transactions and change feed, as the credential modules use them.
+ *
+ * @example
+ * ```ts
+ * import { runWriteTransaction } from './schema.js'
+ * import { SqlKeyCredentials } from './sql-key-credentials.js'
+ *
+ * const context: SqlCredentialsContext = {
+ *   db,
+ *   dialect: 'sqlite',
+ *   write: (work) => runWriteTransaction(db, 'sqlite', work),
+ *   // A sketch: the SQL store's own also trims the feed and, on PostgreSQL, notifies listeners.
+ *   async appendChange(trx, clientId) {
+ *     await trx.insertInto('account_changes').values({ client_id: clientId, changed_at: Date.now() }).execute()
+ *   },
+ * }
+ * const keys = new SqlKeyCredentials(context)
+ * ```
+ */
+export interface SqlCredentialsContext {
+  readonly db: Kysely<Database>;
+  readonly dialect: SqlDialectName;
+  /** Runs `work` in a write transaction (`BEGIN IMMEDIATE` on SQLite). */
+  write<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** Appends the account's change to the feed, inside the transaction `trx`. */
+  appendChange(trx: Kysely<Database>, clientId: string): Promise<void>;
+}

@@ -1,0 +1,129 @@
+/**
+ * Fetching an outside issuer's documents (src/federation/fetch-json-document.ts) against a real
+ * issuer on loopback. The rule: keys are fetched "over https (plain http only for loopback issuers
+ * when explicitly allowed ...), with a timeout, a size limit, no redirects to other hosts".
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cacheMaxAge, fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from '../../src/federation/fetch-json-document.js';
+import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
+
+const options: FetchJsonDocumentOptions = { timeout: 200, maxBytes: 64 * 1024, allowHttpLoopback: true };
+
+let idp: LocalIssuer;
+beforeEach(async () => {
+  idp = await startLocalIssuer();
+});
+afterEach(async () => {
+  await idp.close();
+});
+
+describe('fetchJsonDocument', () => {
+  it('GETs the discovery document and the JWK Set as JSON objects', async () => {
+    const discovery = await fetchJsonDocument(idp.discoveryUrl, options);
+    expect(discovery.body).toMatchObject({ issuer: idp.issuer, jwks_uri: idp.jwksUri });
+    const jwks = await fetchJsonDocument(idp.jwksUri, options);
+    expect(jwks.body).toEqual(idp.jwks());
+    expect(jwks.maxAge).toBeUndefined();
+  });
+
+  // "plain http only for loopback issuers when explicitly allowed"
+  it('refuses plain http without allowHttpLoopback, before any request', async () => {
+    await expect(fetchJsonDocument(idp.jwksUri, { ...options, allowHttpLoopback: false })).rejects.toThrow(/plain http/);
+    expect(idp.requests).toHaveLength(0);
+  });
+
+  it('refuses plain http to a host that is not loopback, whatever the setting', async () => {
+    expect(fetchPolicyProblem('http://example.com/jwks', true)).toMatch(/https/);
+    await expect(fetchJsonDocument('http://example.com/jwks', options)).rejects.toThrow(/https/);
+  });
+
+  // "with a timeout": the deadline covers connecting, the headers and the body.
+  it('cuts a server that accepts the request and never answers at the timeout', async () => {
+    await idp.setMode('hang');
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} did not answer within 200 ms`);
+    expect(idp.fetches('jwks')).toBe(1);
+  });
+
+  it('fails on a refused connection (the issuer is down)', async () => {
+    await idp.setMode('down');
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} could not be fetched: ECONNREFUSED`);
+  });
+
+  it('fails on a 200 whose body is not JSON', async () => {
+    await idp.setMode('garbage');
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} is not valid JSON`);
+  });
+
+  // "a size limit"
+  it('refuses a body whose Content-Length is over the limit without reading it', async () => {
+    await idp.setMode({ huge: 5 });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} is larger than 65536 bytes`);
+  });
+
+  it('stops reading a body without Content-Length once it passes the limit', async () => {
+    await idp.setMode({ huge: 5, announceLength: false });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} is larger than 65536 bytes`);
+  });
+
+  it('answers anything but 200 with a failure', async () => {
+    await idp.setMode({ status: 404 });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} answered HTTP 404`);
+    await idp.setMode({ status: 500 });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow('answered HTTP 500');
+    // A 304 or 300 is no redirect to follow.
+    await idp.setMode({ status: 304 });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow('answered HTTP 304');
+  });
+
+  // "no redirects to other hosts"
+  it('refuses a redirect to another host, even one that is the same server under another name', async () => {
+    await idp.setMode({ redirect: idp.movedJwksUri.replace('127.0.0.1', 'localhost') });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} redirects to another host`);
+    expect(idp.fetches('jwks')).toBe(1);
+    expect(idp.requests.map((r) => r.path)).toEqual(['/jwks']);
+  });
+
+  it('refuses a redirect to another port of the same host', async () => {
+    const other = await startLocalIssuer();
+    try {
+      await idp.setMode({ redirect: other.jwksUri });
+      await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow('redirects to another host');
+      expect(other.requests).toHaveLength(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('follows a redirect to the same origin, relative or absolute', async () => {
+    await idp.setMode({ redirect: '/jwks-moved', status: 301 });
+    expect((await fetchJsonDocument(idp.jwksUri, options)).body).toEqual(idp.jwks());
+    await idp.setMode({ redirect: idp.movedJwksUri, status: 307 });
+    expect((await fetchJsonDocument(idp.jwksUri, options)).body).toEqual(idp.jwks());
+    expect(idp.requests.map((r) => r.path)).toEqual(['/jwks', '/jwks-moved', '/jwks', '/jwks-moved']);
+  });
+
+  it('follows at most two same-origin redirects', async () => {
+    // Every request to /jwks redirects to /jwks again.
+    await idp.setMode({ redirect: idp.jwksUri });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} redirects too many times`);
+    expect(idp.fetches('jwks')).toBe(3);
+  });
+
+  it('fails on JSON that is not an object', async () => {
+    await idp.setMode({ body: '[{"kty":"RSA"}]' });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} is not a JSON object`);
+    await idp.setMode({ body: 'null' });
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow('is not a JSON object');
+  });
+
+  it('reads max-age from Cache-Control (no-store and no-cache count as 0)', async () => {
+    idp.cacheControl = 'public, max-age=600';
+    expect((await fetchJsonDocument(idp.jwksUri, options)).maxAge).toBe(600);
+    idp.cacheControl = 'no-store';
+    expect((await fetchJsonDocument(idp.jwksUri, options)).maxAge).toBe(0);
+    expect(cacheMaxAge('max-age=10, no-cache')).toBe(0);
+    expect(cacheMaxAge('private')).toBeUndefined();
+    expect(cacheMaxAge('max-age=abc')).toBeUndefined();
+    expect(cacheMaxAge('MAX-AGE="42"')).toBe(42);
+  });
+});

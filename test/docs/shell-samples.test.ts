@@ -145,7 +145,12 @@ describe('shell samples in README.md and docs/*.md', () => {
     // Each `key add` registers a public key of its own (a second copy of a live key is refused).
     const keyFile = /--public-key (\S+)/.exec(cli)?.[1];
     if (keyFile && keyFile !== '-') writeFileSync(join(dir, keyFile), newPublicKeyPem());
-    const run = await bash(`${script} > /dev/null`, env, dir);
+    // Each `federated add` gets an account of its own: the samples' credentials would otherwise fill
+    // the shared account past its limit of live credentials (docs/configuration.md#maxsecretsperaccount).
+    const own = /^service-accounts federated add /.test(cli)
+      ? { CLI_CLIENT_ID: (await runCliJson<{ clientId: string }>(['create', '--name', 'docs-federated', '--store', env.SERVICE_ACCOUNTS_STORE!], { cwd: dir })).clientId }
+      : {};
+    const run = await bash(`${script} > /dev/null`, { ...env, ...own }, dir);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
   });

@@ -291,7 +291,7 @@ export class ClientAuthenticator {
 
   #fail(attempt: Attempt, reason: ClientAuthenticationFailure, account?: AccountRecord): void {
     const { limiter, audit } = this.#parts;
-    audit({ type: 'client.authentication_failed', reason, ...auditFields(attempt, account !== undefined), ...(account ? { name: account.name } : {}) });
+    audit({ type: 'client.authentication_failed', reason, ...auditFields(attempt, account), ...(account ? { name: account.name } : {}) });
     const error = new InvalidClientError(reason, { authorizationHeader: attempt.credentials.authorizationHeader });
     // A counted attempt that failed keeps its count; a failure that was not counted in advance is counted now.
     if (attempt.reservation || !limiter) return attempt.done(error);
@@ -312,9 +312,11 @@ export class ClientAuthenticator {
 /**
  * The client ID and address for a failure's audit event. The client ID is shown only when it has the
  * form of one (or named an account): a client that put its secret, or part of it, in the client ID
- * field must not find it there.
+ * field must not find it there. An outside token sent without a client ID is audited under the
+ * account it was found to name.
  */
-function auditFields(attempt: Attempt, known = false): { clientId?: string; malformedClientId?: string; address?: string } {
-  const { clientId, address } = attempt;
-  return { ...(clientId !== undefined ? presentedClientId(clientId, known) : {}), ...(address !== undefined ? { address } : {}) };
+function auditFields(attempt: Attempt, account?: AccountRecord): { clientId?: string; malformedClientId?: string; address?: string } {
+  const clientId = attempt.clientId ?? account?.clientId;
+  const { address } = attempt;
+  return { ...(clientId !== undefined ? presentedClientId(clientId, account !== undefined) : {}), ...(address !== undefined ? { address } : {}) };
 }

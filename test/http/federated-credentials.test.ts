@@ -125,6 +125,8 @@ describe('federated credentials at the token endpoint', () => {
   it("refuses a token for another audience, such as the platform's own default", async () => {
     const t = await setUp();
     await expectRefused(t, await t.post(await t.kubernetesToken({ audience: 'https://kubernetes.default.svc' })), 'invalid_assertion');
+    // Sent without client_id, the failure is audited under the account the token was found to name.
+    expect(t.failures().at(-1)).toMatchObject({ clientId: t.account.clientId, name: 'payments-exporter' });
     await t.post(await t.kubernetesToken({ audience: ['https://kubernetes.default.svc', TEST_ISSUER] })).expect(200);
   });
 

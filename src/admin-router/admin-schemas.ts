@@ -6,6 +6,7 @@
  * own results (admin-summaries.ts) serialised with `JSON.stringify`; the type checks at the end of
  * this file fail to compile when those results and these schemas drift apart.
  */
+import { FEDERATED_LIMITS } from '../federation/federation-options.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type {
   AccountStatus,
@@ -160,22 +161,23 @@ export const CreateAccountBodySchema = Type.Object(
   { ...closed, title: 'CreateAccountRequest' },
 );
 
-const FederatedUrl = { minLength: 1, maxLength: 2048 } as const;
+const FederatedUrl = { minLength: 1, maxLength: FEDERATED_LIMITS.jwksUri } as const;
 
 /** `POST /service-accounts/{clientId}/federated`. */
 export const AddFederatedCredentialBodySchema = Type.Object(
   {
     issuer: Type.String({
-      ...FederatedUrl,
+      minLength: 1,
+      maxLength: FEDERATED_LIMITS.issuer,
       description: 'The outside issuer’s identifier, exactly as its tokens carry it in `iss`: an https URL (http only on a loopback host), without query or fragment.',
     }),
     subject: Type.String({
       minLength: 1,
-      maxLength: 1024,
-      description: 'The one subject (`sub`) accepted, compared exactly; 1–1024 printable characters. Patterns (`*`) are refused.',
+      maxLength: FEDERATED_LIMITS.subjectBytes,
+      description: `The one subject (\`sub\`) accepted, compared exactly; 1–${FEDERATED_LIMITS.subjectBytes} bytes (UTF-8) of printable characters. Patterns (\`*\`) are refused.`,
     }),
     audience: Type.Optional(
-      Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Null()], {
+      Type.Union([Type.String({ minLength: 1, maxLength: FEDERATED_LIMITS.audienceBytes }), Type.Null()], {
         description: 'The audience the outside token must carry in `aud`. Default (left out or null): this server’s issuer identifier.',
       }),
     ),

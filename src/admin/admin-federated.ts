@@ -5,7 +5,7 @@
  * trust. Each credential counts against the same cap as secrets and keys, and every change is
  * reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
-import { federatedUrlProblem } from '../federation/federation-options.js';
+import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/federation-options.js';
 import { generateFederatedCredentialId, isFederatedCredentialId } from '../secrets/generate-credentials.js';
 import type { AccountRecord, NewFederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/federated-credential-store.js';
@@ -40,23 +40,23 @@ import { unsafeCharacter } from './printable-text.js';
 export interface FederatedCredentialInput {
   /**
    * The outside issuer's identifier, exactly as its tokens carry it in `iss`: an https URL (plain
-   * http only on a loopback host), without user name, password, query or fragment; at most 2048
-   * characters.
+   * http only on a loopback host) of printable ASCII, without spaces, user name, password, query or
+   * fragment; at most 600 characters.
    */
   issuer: string;
   /**
-   * The one subject (`sub`) accepted, compared exactly: 1 to 1024 printable characters. Patterns are
-   * not supported: a `*` is refused.
+   * The one subject (`sub`) accepted, compared exactly: 1 to 1000 bytes (UTF-8) of printable
+   * characters. Patterns are not supported: a `*` is refused.
    */
   subject: string;
   /**
-   * The audience the outside token must carry in `aud`: 1 to 1024 printable characters. Left out
+   * The audience the outside token must carry in `aud`: 1 to 600 bytes (UTF-8) of printable characters. Left out
    * (or `null`), it is this server's issuer identifier, whatever that is when a token is checked.
    */
   audience?: string | null;
   /**
    * The issuer's JWK Set URL, for an issuer without OpenID Connect discovery (a Kubernetes cluster
-   * often has none); same rules as `issuer`. Left out, the keys are found through discovery or the
+   * often has none); same rules as `issuer`, up to 2048 characters. Left out, the keys are found through discovery or the
    * `federation.issuers` option.
    */
   jwksUri?: string | null;
@@ -100,29 +100,18 @@ export interface FederatedOperationHelpers {
   requireAccount(clientId: string): Promise<AccountRecord>;
 }
 
-/**
- * The most characters of a subject or an audience. Kubernetes and GitHub Actions subjects are a few
- * dozen; GitHub's longest (a reusable workflow's environment and ref) stay well below.
- * @example
- * ```ts
- * const subject = 'system:serviceaccount:payments:exporter'
- * const fits = subject.length <= MAX_FEDERATED_TEXT_LENGTH
- * ```
- */
-export const MAX_FEDERATED_TEXT_LENGTH = 1024;
-
 /** The checked fields of a {@link FederatedCredentialInput}, as stored. */
 type CheckedFederatedInput = Pick<NewFederatedCredentialRecord, 'issuer' | 'subject' | 'audience' | 'jwksUri'>;
 
-function checkUrl(field: string, value: unknown): string {
-  const problem = federatedUrlProblem(value);
+function checkUrl(field: string, value: unknown, maxLength: number): string {
+  const problem = federatedUrlProblem(value, maxLength);
   if (problem !== undefined) throw new AdminError('invalid_input', `${field} ${problem}`);
   return value as string;
 }
 
-function checkExactText(field: string, value: unknown): string {
-  const rule = `${field} must be 1 to ${MAX_FEDERATED_TEXT_LENGTH} printable characters`;
-  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_FEDERATED_TEXT_LENGTH) throw new AdminError('invalid_input', rule);
+function checkExactText(field: string, value: unknown, maxBytes: number): string {
+  const rule = `${field} must be 1 to ${maxBytes} bytes (UTF-8) of printable characters`;
+  if (typeof value !== 'string' || value.trim() === '' || Buffer.byteLength(value) > maxBytes) throw new AdminError('invalid_input', rule);
   const unsafe = unsafeCharacter(value);
   if (unsafe !== undefined) {
     throw new AdminError(
@@ -147,8 +136,8 @@ function checkExactText(field: string, value: unknown): string {
  */
 export function checkFederatedInput(input: FederatedCredentialInput): CheckedFederatedInput {
   if (typeof input !== 'object' || input === null) throw new AdminError('invalid_input', 'addFederatedCredential needs { issuer, subject }');
-  const issuer = checkUrl('issuer', input.issuer);
-  const subject = checkExactText('subject', input.subject);
+  const issuer = checkUrl('issuer', input.issuer, FEDERATED_LIMITS.issuer);
+  const subject = checkExactText('subject', input.subject, FEDERATED_LIMITS.subjectBytes);
   if (subject.includes('*')) {
     throw new AdminError(
       'invalid_input',
@@ -156,8 +145,8 @@ export function checkFederatedInput(input: FederatedCredentialInput): CheckedFed
         '(any branch, pull request or namespace) act as this account; register one credential per subject',
     );
   }
-  const audience = input.audience === undefined || input.audience === null ? null : checkExactText('audience', input.audience);
-  const jwksUri = input.jwksUri === undefined || input.jwksUri === null ? null : checkUrl('jwksUri', input.jwksUri);
+  const audience = input.audience === undefined || input.audience === null ? null : checkExactText('audience', input.audience, FEDERATED_LIMITS.audienceBytes);
+  const jwksUri = input.jwksUri === undefined || input.jwksUri === null ? null : checkUrl('jwksUri', input.jwksUri, FEDERATED_LIMITS.jwksUri);
   return { issuer, subject, audience, jwksUri };
 }
 

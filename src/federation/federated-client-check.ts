@@ -16,12 +16,15 @@ import type { AccountCache } from '../store/account-cache.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
 import { federatedOf, type FederatedCredentialStore } from '../store/federated-credential-store.js';
-import type { ResolvedFederationConfig } from './federation-options.js';
+import { isLookupValue } from '../store/lookup-values.js';
+import { FEDERATED_LIMITS, type ResolvedFederationConfig } from './federation-options.js';
+
+/** Longer client IDs are never ours. */
+const MAX_CLIENT_ID_LENGTH = 256;
 import type { FederatedSubjects } from './federated-subjects.js';
 
-/** Longest `iss` and `sub` looked up; longer ones are never trusted. */
-const MAX_ISSUER_LENGTH = 2048;
-const MAX_SUBJECT_LENGTH = 1024;
+/** Printable ASCII without spaces, as every registered issuer is. */
+const ISSUER_CHARACTERS = /^[\x21-\x7e]+$/;
 
 /** The issuer and subject an outside token names, read before its signature is checked. */
 export interface FederatedTokenNames {
@@ -31,7 +34,7 @@ export interface FederatedTokenNames {
 
 /**
  * The issuer and subject of an assertion that may be an outside issuer's token: both strings, the
- * issuer unlike the subject (a key-pair assertion names the client in both) and of a length we look up.
+ * issuer unlike the subject (a key-pair assertion names the client in both).
  *
  * @example
  * ```ts
@@ -42,8 +45,21 @@ export interface FederatedTokenNames {
 export function federatedTokenNames(payload: { readonly iss?: unknown; readonly sub?: unknown }): FederatedTokenNames | undefined {
   const { iss, sub } = payload;
   if (typeof iss !== 'string' || typeof sub !== 'string' || iss === sub) return undefined;
-  if (iss.length === 0 || iss.length > MAX_ISSUER_LENGTH || sub.length === 0 || sub.length > MAX_SUBJECT_LENGTH) return undefined;
   return { issuer: iss, subject: sub };
+}
+
+/**
+ * Whether an outside token's issuer and subject could name a registered credential at all (what a
+ * credential may hold: see `FEDERATED_LIMITS`). Others are untrusted without any store call.
+ */
+function couldBeTrusted(names: FederatedTokenNames): boolean {
+  const { issuer, subject } = names;
+  return (
+    issuer.length <= FEDERATED_LIMITS.issuer &&
+    ISSUER_CHARACTERS.test(issuer) &&
+    isLookupValue(subject, FEDERATED_LIMITS.subjectBytes) &&
+    Buffer.byteLength(subject) <= FEDERATED_LIMITS.subjectBytes
+  );
 }
 
 /**
@@ -83,6 +99,8 @@ export class FederatedClientCheck {
    */
   async check(assertion: string, names: FederatedTokenNames, clientId: string | undefined, now: Date): Promise<FederatedOutcome> {
     const { accounts, subjects } = this.parts;
+    if (!couldBeTrusted(names)) return { failure: 'untrusted_token' };
+    if (clientId !== undefined && !isLookupValue(clientId, MAX_CLIENT_ID_LENGTH)) return { failure: 'unknown_client' };
     const clientIds = clientId !== undefined ? [clientId] : await subjects.clientIds(names.issuer, names.subject);
     if (clientIds.length === 0) return { failure: 'untrusted_token' };
     // Several accounts trust this workload: the request must say which it acts as.

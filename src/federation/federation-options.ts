@@ -95,8 +95,24 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * Whether `value` may name an outside issuer or a key URL: an absolute https URL without credentials,
- * query or fragment, or an http one on a loopback host (fetched only with `allowHttpLoopback`).
+ * The longest values of a federated credential: an issuer URL and a JWK Set URL in characters (printable
+ * ASCII only), a subject and an audience in bytes of UTF-8. They keep the store's index entries small
+ * (PostgreSQL refuses an index entry over 2704 bytes); real ones are a few dozen characters.
+ *
+ * @example
+ * ```ts
+ * const fits = Buffer.byteLength('system:serviceaccount:payments:exporter') <= FEDERATED_LIMITS.subjectBytes
+ * ```
+ */
+export const FEDERATED_LIMITS = Object.freeze({ issuer: 600, jwksUri: 2048, subjectBytes: 1000, audienceBytes: 600 });
+
+/** Printable ASCII without spaces: what an issuer identifier or key URL may hold, so what is shown is what is compared. */
+const URL_CHARACTERS = /^[\x21-\x7e]+$/;
+
+/**
+ * Whether `value` may name an outside issuer or a key URL: an absolute https URL of printable ASCII
+ * without spaces, credentials, query or fragment, or an http one on a loopback host (fetched only with
+ * `allowHttpLoopback`); at most `maxLength` characters.
  *
  * @example
  * ```ts
@@ -104,8 +120,9 @@ export function isLoopbackHost(hostname: string): boolean {
  * federatedUrlProblem('http://example.com') // 'must be an https URL (http only on a loopback host)'
  * ```
  */
-export function federatedUrlProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 2048) return 'must be a URL of at most 2048 characters';
+export function federatedUrlProblem(value: unknown, maxLength: number = FEDERATED_LIMITS.issuer): string | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) return `must be a URL of at most ${maxLength} characters`;
+  if (!URL_CHARACTERS.test(value)) return 'must be printable ASCII, without spaces (encode other characters, and use the punycode form of a host name)';
   let url: URL;
   try {
     url = new URL(value);
@@ -143,7 +160,7 @@ export function resolveFederation(value: unknown): ResolvedFederationConfig {
       const { jwksUri, jwks } = keys as { jwksUri?: unknown; jwks?: unknown };
       if ((jwksUri === undefined) === (jwks === undefined)) fail(name, 'must have exactly one of jwksUri and jwks');
       if (jwksUri !== undefined) {
-        const uriProblem = federatedUrlProblem(jwksUri);
+        const uriProblem = federatedUrlProblem(jwksUri, FEDERATED_LIMITS.jwksUri);
         if (uriProblem) fail(`${name}.jwksUri`, uriProblem);
         issuers.set(issuer, Object.freeze({ jwksUri: jwksUri as string }));
       } else {

@@ -12,6 +12,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
+import { isLookupValue } from '../store/lookup-values.js';
 
 /** The assertion type of RFC 7523 §2.2, the only one accepted in `client_assertion_type`. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -62,7 +63,7 @@ export function assertionNames(assertion: string): JWTPayload | undefined {
  */
 export function assertionClientId(payload: { readonly iss?: unknown; readonly sub?: unknown }): string | undefined {
   const { iss, sub } = payload;
-  return typeof iss === 'string' && iss === sub && iss.length > 0 && iss.length <= MAX_CLIENT_ID_LENGTH ? iss : undefined;
+  return typeof iss === 'string' && iss === sub && isLookupValue(iss, MAX_CLIENT_ID_LENGTH) ? iss : undefined;
 }
 
 /** What the check needs besides the assertion and the account. */

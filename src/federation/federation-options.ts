@@ -53,6 +53,14 @@ export interface FederationOptions {
   allowHttpLoopback?: boolean;
   /** Where to find the keys of issuers without a reachable discovery document, by issuer identifier. */
   issuers?: Readonly<Record<string, FederatedIssuerKeys>>;
+  /**
+   * The only issuers federated credentials may name (the issuers of `issuers` are allowed too). The
+   * admin API refuses to register any other, and no key is ever fetched for any other, whatever the
+   * store holds. Set it when people you do not fully trust register credentials (your customers'
+   * administrators, through the admin router): otherwise they choose the URLs your server fetches.
+   * @default any https issuer
+   */
+  allowedIssuers?: readonly string[];
   /** Milliseconds one fetch of a discovery document or JWK Set may take. @default 5000 */
   fetchTimeout?: number;
   /** Largest discovery document or JWK Set accepted, in bytes. @default 262144 */
@@ -79,6 +87,8 @@ export interface ResolvedFederationConfig {
   readonly maxTokenLifetime: number;
   readonly allowHttpLoopback: boolean;
   readonly issuers: ReadonlyMap<string, FederatedIssuerKeys>;
+  /** The issuers credentials may name (`allowedIssuers` and the keys of `issuers`); `undefined`: any. */
+  readonly allowedIssuers: ReadonlySet<string> | undefined;
   readonly fetchTimeout: number;
   readonly maxDocumentBytes: number;
   readonly minCacheSeconds: number;
@@ -86,7 +96,7 @@ export interface ResolvedFederationConfig {
   readonly refreshInterval: number;
 }
 
-const KNOWN = ['maxTokenLifetime', 'allowHttpLoopback', 'issuers', 'fetchTimeout', 'maxDocumentBytes', 'minCacheSeconds', 'maxCacheSeconds', 'refreshInterval'];
+const KNOWN = ['maxTokenLifetime', 'allowHttpLoopback', 'issuers', 'allowedIssuers', 'fetchTimeout', 'maxDocumentBytes', 'minCacheSeconds', 'maxCacheSeconds', 'refreshInterval'];
 
 /** Whether a URL names a loopback host. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -170,6 +180,16 @@ export function resolveFederation(value: unknown): ResolvedFederationConfig {
       }
     }
   }
+  let allowedIssuers: Set<string> | undefined;
+  if (options.allowedIssuers !== undefined) {
+    if (!Array.isArray(options.allowedIssuers)) fail('federation.allowedIssuers', 'must be an array of issuer identifiers');
+    allowedIssuers = new Set(issuers.keys());
+    options.allowedIssuers.forEach((issuer: unknown, index) => {
+      const problem = federatedUrlProblem(issuer);
+      if (problem) fail(`federation.allowedIssuers[${index}]`, problem);
+      allowedIssuers!.add(issuer as string);
+    });
+  }
   const minCacheSeconds = integer('federation.minCacheSeconds', options.minCacheSeconds, 300, 1, 86_400);
   const maxCacheSeconds = integer('federation.maxCacheSeconds', options.maxCacheSeconds, Math.max(3600, minCacheSeconds), 1, 604_800);
   if (maxCacheSeconds < minCacheSeconds) fail('federation.maxCacheSeconds', 'must not be less than federation.minCacheSeconds');
@@ -177,6 +197,7 @@ export function resolveFederation(value: unknown): ResolvedFederationConfig {
     maxTokenLifetime: integer('federation.maxTokenLifetime', options.maxTokenLifetime, 3600, 60, 86_400),
     allowHttpLoopback: options.allowHttpLoopback ?? false,
     issuers,
+    allowedIssuers,
     fetchTimeout: integer('federation.fetchTimeout', options.fetchTimeout, 5000, 100, 60_000),
     maxDocumentBytes: integer('federation.maxDocumentBytes', options.maxDocumentBytes, 262_144, 1024, 10_485_760),
     minCacheSeconds,

@@ -248,7 +248,9 @@ function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
  */
 export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
   checkKnownKeys(options, KNOWN_OPTIONS);
-  const admin = resolveAdminSettings(options);
+  const federation = resolveFederation(options.federation);
+  // The admin API of the instance refuses the issuers its token endpoint would never fetch keys for.
+  const admin = { ...resolveAdminSettings(options), allowedIssuers: federation.allowedIssuers };
   const issuer = nonEmptyString('issuer', options.issuer);
   const audience = options.audience === undefined ? issuer : nonEmptyString('audience', options.audience);
   const onEvent = optionalFunction('onEvent', options.onEvent);
@@ -270,7 +272,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME),
     clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, MAX_CLOCK_TOLERANCE),
     maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 300, 10, 3600),
-    federation: resolveFederation(options.federation),
+    federation,
     realm,
     onEvent,
     telemetry: resolveTelemetry(options.telemetry),

@@ -180,6 +180,12 @@ export function buildFederatedOperations(context: AdminContext, { call, requireA
   return {
     async addFederatedCredential(clientId, input) {
       const checked = checkFederatedInput(input);
+      if (config.allowedIssuers !== undefined && !config.allowedIssuers.has(checked.issuer)) {
+        throw new AdminError(
+          'invalid_input',
+          `issuer ${checked.issuer} is not one this server accepts: add it to the server's federation.allowedIssuers option first`,
+        );
+      }
       const account = await requireAccount(clientId);
       const store = requireFederatedStore(context);
       // Checked here first for the clearer message; the store checks both again atomically.

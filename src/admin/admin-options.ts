@@ -62,6 +62,8 @@ export interface ResolvedAdminConfig {
   readonly maxSecretsPerAccount: number;
   /** The server's issuer identifier, when known: the audience of a federated credential that names none. */
   readonly issuer: string | undefined;
+  /** The only issuers a federated credential may name (the server's `federation.allowedIssuers`); `undefined`: any. */
+  readonly allowedIssuers: ReadonlySet<string> | undefined;
   readonly secretHashRounds: number;
   readonly storeTimeout: number;
   readonly onAudit: ((event: AuditEvent) => void | Promise<void>) | undefined;
@@ -90,6 +92,7 @@ export function resolveAdminSettings(options: AdminApiOptions): ResolvedAdminCon
     store,
     maxSecretsPerAccount: integer('maxSecretsPerAccount', options.maxSecretsPerAccount, 5, 1, 100),
     issuer: options.issuer === undefined ? undefined : nonEmptyString('issuer', options.issuer),
+    allowedIssuers: undefined,
     secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
     storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),
     onAudit: optionalFunction('onAudit', options.onAudit),

@@ -17,6 +17,7 @@ import type { AccountRecord, FederatedCredentialRecord } from '../store/account-
 import { callStore } from '../store/call-store.js';
 import { federatedOf, type FederatedCredentialStore } from '../store/federated-credential-store.js';
 import { isLookupValue } from '../store/lookup-values.js';
+import { withinAssertionTimes } from '../assertion-times.js';
 import { FEDERATED_LIMITS, type ResolvedFederationConfig } from './federation-options.js';
 
 /** Longer client IDs are never ours. */
@@ -113,13 +114,23 @@ export class FederatedClientCheck {
       if (clientId === undefined) subjects.forget();
       return { failure: trusting.length > 0 ? 'revoked_federated_credential' : 'untrusted_token', account };
     }
+    // Usually one credential; several only with other audiences or key URLs. One whose issuer keys
+    // cannot be fetched now does not stop another from verifying the token.
+    let unavailable: unknown;
     for (const credential of live) {
-      const payload = await this.#verify(assertion, credential, now);
+      let payload: JWTPayload | undefined;
+      try {
+        payload = await this.#verify(assertion, credential, now);
+      } catch (err) {
+        unavailable ??= err;
+        continue;
+      }
       if (!payload) continue;
       if (!account.enabled) return { failure: 'disabled_account', account };
       if (payload.jti !== undefined && !(await this.#firstUse(names.issuer, payload, now))) return { failure: 'replayed_assertion', account };
       return { account, credential };
     }
+    if (unavailable !== undefined) throw unavailable;
     return { failure: 'invalid_assertion', account };
   }
 
@@ -139,11 +150,11 @@ export class FederatedClientCheck {
       },
     );
     if (!verified) return undefined;
-    const { exp, iat, jti } = verified.payload;
-    const seconds = now.getTime() / 1000;
-    // A long-lived token is refused: a stolen one is of use for as long as it lives.
-    if ((exp as number) > seconds + settings.maxTokenLifetime + clockTolerance) return undefined;
-    if (iat !== undefined && iat > seconds + clockTolerance) return undefined;
+    const { aud, exp, iat, jti } = verified.payload;
+    // The credential's audience as the token's sole audience: a token made out to other parties too
+    // could be replayed here by any of them.
+    if (Array.isArray(aud) && aud.length !== 1) return undefined;
+    if (!withinAssertionTimes({ exp, iat }, { now, clockTolerance, maxLifetime: settings.maxTokenLifetime })) return undefined;
     if (jti !== undefined && (typeof jti !== 'string' || jti.length === 0)) return undefined;
     return verified.payload;
   }

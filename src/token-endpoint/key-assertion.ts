@@ -13,6 +13,7 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jo
 import { LRUCache } from 'lru-cache';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
 import { isLookupValue } from '../store/lookup-values.js';
+import { withinAssertionTimes } from '../assertion-times.js';
 
 /** The assertion type of RFC 7523 §2.2, the only one accepted in `client_assertion_type`. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -167,9 +168,7 @@ export class KeyAssertionChecker {
     const audience = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
     if (audience !== options.issuer) return undefined;
     if (typeof jti !== 'string' || jti.length === 0) return undefined;
-    const now = options.now.getTime() / 1000;
-    if ((exp as number) > now + options.maxLifetime + options.clockTolerance) return undefined;
-    if (iat !== undefined && iat > now + options.clockTolerance) return undefined;
+    if (!withinAssertionTimes({ exp, iat }, options)) return undefined;
     return payload;
   }
 }

@@ -127,7 +127,14 @@ describe('federated credentials at the token endpoint', () => {
     await expectRefused(t, await t.post(await t.kubernetesToken({ audience: 'https://kubernetes.default.svc' })), 'invalid_assertion');
     // Sent without client_id, the failure is audited under the account the token was found to name.
     expect(t.failures().at(-1)).toMatchObject({ clientId: t.account.clientId, name: 'payments-exporter' });
-    await t.post(await t.kubernetesToken({ audience: ['https://kubernetes.default.svc', TEST_ISSUER] })).expect(200);
+    await t.post(await t.kubernetesToken({ audience: [TEST_ISSUER] })).expect(200);
+  });
+
+  // A token made out to other parties as well could be replayed here by any of them: the credential's
+  // audience must be the token's only one (as for key-pair assertions).
+  it('refuses a token whose audiences include others beside ours', async () => {
+    const t = await setUp();
+    await expectRefused(t, await t.post(await t.kubernetesToken({ audience: ['https://vault.example.com', TEST_ISSUER] })), 'invalid_assertion');
   });
 
   it('checks the audience the credential names when it names one', async () => {
@@ -249,6 +256,33 @@ describe('federated credentials at the token endpoint', () => {
     await t.sa.admin.addFederatedCredential(account.clientId, { issuer: t.idp.issuer, subject: GITHUB_SUBJECT, jwksUri: t.idp.jwksUri });
     await t.post(await t.idp.githubActionsToken({ audience: TEST_ISSUER, now: t.clock.now() })).expect(200);
     expect(t.idp.fetches('discovery')).toBe(0);
+  });
+
+  it("verifies with another credential's keys when one credential's key URL cannot be reached", async () => {
+    const t = await setUp();
+    const account = await t.sa.admin.createAccount({ name: 'two-sources' });
+    // Oldest first: a credential whose key URL is down, then one found through discovery.
+    await t.sa.admin.addFederatedCredential(account.clientId, { issuer: t.idp.issuer, subject: GITHUB_SUBJECT, audience: TEST_ISSUER, jwksUri: 'http://127.0.0.1:9/jwks' });
+    await t.sa.admin.addFederatedCredential(account.clientId, { issuer: t.idp.issuer, subject: GITHUB_SUBJECT });
+    await t.post(await t.idp.githubActionsToken({ audience: TEST_ISSUER, now: t.clock.now() })).expect(200);
+  });
+
+  // federation.allowedIssuers: "no key is ever fetched for any other, whatever the store holds".
+  it('neither registers nor fetches keys for an issuer outside federation.allowedIssuers', async () => {
+    const idp = await localIssuer();
+    const allowed = await localIssuer();
+    const store = new MemoryAccountStore();
+    const t = createTestApp({ store, failureLimit: false, federation: { allowHttpLoopback: true, allowedIssuers: [allowed.issuer] } });
+    const account = await t.sa.admin.createAccount({ name: 'outside-the-list' });
+    await expect(t.sa.admin.addFederatedCredential(account.clientId, { issuer: idp.issuer, subject: K8S_SUBJECT })).rejects.toMatchObject({ code: 'invalid_input' });
+    await t.sa.admin.addFederatedCredential(account.clientId, { issuer: allowed.issuer, subject: GITHUB_SUBJECT });
+    // Registered behind the server's back (another admin tool, an older list): still never fetched.
+    await createAdminApi({ store }).addFederatedCredential(account.clientId, { issuer: idp.issuer, subject: K8S_SUBJECT, audience: TEST_ISSUER });
+    const exchange = async (token: string) =>
+      request(t.app).post('/oauth/token').type('form').send({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: token });
+    expectOAuthError(await exchange(await idp.kubernetesToken({ audience: TEST_ISSUER, now: t.clock.now() })), 401, 'invalid_client');
+    expect(idp.requests).toHaveLength(0);
+    expect((await exchange(await allowed.githubActionsToken({ audience: TEST_ISSUER, now: t.clock.now() }))).status).toBe(200);
   });
 
   it('uses an inline JWK Set configured for the issuer, with no request at all', async () => {

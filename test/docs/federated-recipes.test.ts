@@ -28,7 +28,7 @@ function recipe(name: string): string {
 }
 
 type TokenGetter = () => Promise<string>;
-type KubernetesTokens = (baseUrl: string, tokenFile?: string) => TokenGetter;
+type KubernetesTokens = (baseUrl: string, options?: { clientId?: string; tokenFile?: string }) => TokenGetter;
 
 mkdirSync(join(ROOT, '.tmp'), { recursive: true });
 const dir = mkdtempSync(join(ROOT, '.tmp', 'federated-recipes-'));
@@ -36,12 +36,14 @@ let idp: LocalIssuer;
 let server: LiveServer;
 let sa: ServiceAccounts;
 let tokenRequests = 0;
+let clientId: string;
 
 beforeAll(async () => {
   idp = await startLocalIssuer();
   const test = createTestApp({ federation: { allowHttpLoopback: true }, now: () => new Date() });
   sa = test.sa;
   const account = await sa.admin.createAccount({ name: 'exporter' });
+  clientId = account.clientId;
   await sa.admin.addFederatedCredential(account.clientId, { issuer: idp.issuer, subject: SUBJECT });
   const app = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
     if (req.url === '/oauth/token') tokenRequests++;
@@ -74,7 +76,7 @@ describe('docs/clients.md: a Kubernetes pod', () => {
     const tokenFile = join(dir, `${name}-token`);
     const platformToken = await mountToken(tokenFile);
     const before = tokenRequests;
-    const accessToken = kubernetesTokens(server.url, tokenFile);
+    const accessToken = kubernetesTokens(server.url, { clientId, tokenFile });
     const [first, second] = await Promise.all([accessToken(), accessToken()]);
     expect(first).toBe(second);
     expect(await accessToken()).toBe(first);

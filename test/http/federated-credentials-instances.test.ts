@@ -86,7 +86,8 @@ withPostgres('federated credentials across instances', (connectionString) => {
     // counted by the limiter), never as a store outage.
     it('answers an outside token or client ID holding a control character 401, counted, with no store outage', async () => {
       const events: string[] = [];
-      const app = createTestApp({ store: stores[0], failureLimit: { max: 3, windowSeconds: 60 }, onEvent: (event) => void events.push(event.type) });
+      const app = createTestApp({ store: stores[0], failureLimit: { max: 4, windowSeconds: 60 }, onEvent: (event) => void events.push(event.type) });
+      const { secret } = await app.sa.admin.createAccount({ name: 'secret-holder' });
       const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
       const now = Math.floor(app.clock.now().getTime() / 1000);
       const unsigned = (claims: object) => `${encode({ alg: 'RS256' })}.${encode({ aud: TEST_ISSUER, exp: now + 60, ...claims })}.c2ln`;
@@ -94,11 +95,12 @@ withPostgres('federated credentials across instances', (connectionString) => {
         { client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: unsigned({ iss: idp.issuer, sub: 'a\u0000' }) },
         { client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: unsigned({ iss: 'https://x.example/\u0000', sub: SUBJECT }) },
         { client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: unsigned({ iss: idp.issuer, sub: SUBJECT }), client_id: 'esa_\u0000' },
+        { client_id: 'esa_\u0000', client_secret: secret.value },
         { client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: unsigned({ iss: 'esa_\u0000', sub: 'esa_\u0000' }) },
       ];
       const statuses: number[] = [];
       for (const fields of attempts) statuses.push((await request(app.app).post('/oauth/token').type('form').send({ grant_type: 'client_credentials', ...fields })).status);
-      expect(statuses).toEqual([401, 401, 401, 429]);
+      expect(statuses).toEqual([401, 401, 401, 401, 429]);
       await app.sa.close();
       expect(events).not.toContain('store.unavailable');
     });

@@ -18,7 +18,7 @@ import {
   federatedCredentialNotFound,
 } from './admin-errors.js';
 import { liveCredentials, liveTotal } from './admin-keys.js';
-import { summarizeFederated, type CreatedFederatedCredential, type RevokedFederatedCredential } from './admin-summaries.js';
+import { summarizeFederated, type CreatedFederatedCredential, type RevokedFederatedCredential } from './federated-summaries.js';
 import { unsafeCharacter } from './printable-text.js';
 
 /**

@@ -92,12 +92,17 @@ describe('admin API: federated credentials', () => {
     await expectAdminError(add({ issuer: 'https://issuer.example.com/?tenant=1' }), 'invalid_input', /^issuer must have no query/);
     await expectAdminError(add({ issuer: undefined }), 'invalid_input', /^issuer /);
     await expectAdminError(add({ jwksUri: 'ftp://issuer.example.com/jwks' }), 'invalid_input', /^jwksUri must be an https URL/);
-    await expectAdminError(add({ subject: '' }), 'invalid_input', /^subject must be 1 to 1024 printable characters/);
-    await expectAdminError(add({ subject: 'x'.repeat(1025) }), 'invalid_input', /^subject must be 1 to 1024/);
+    await expectAdminError(add({ issuer: ' https://issuer.example.com' }), 'invalid_input', /^issuer must be printable ASCII, without spaces/);
+    await expectAdminError(add({ issuer: 'https://issuer.example.com/\u202Etenant' }), 'invalid_input', /^issuer must be printable ASCII/);
+    await expectAdminError(add({ issuer: `https://issuer.example.com/${'x'.repeat(600)}` }), 'invalid_input', /^issuer must be a URL of at most 600 characters/);
+    await expectAdminError(add({ subject: '' }), 'invalid_input', /^subject must be 1 to 1000 bytes \(UTF-8\) of printable characters/);
+    await expectAdminError(add({ subject: 'x'.repeat(1001) }), 'invalid_input', /^subject must be 1 to 1000 bytes/);
+    // Bytes, not characters: what a store's index entry holds.
+    await expectAdminError(add({ subject: 'é'.repeat(501) }), 'invalid_input', /^subject must be 1 to 1000 bytes/);
     await expectAdminError(add({ subject: 'repo:acme/billing\u202Eniam' }), 'invalid_input', /^subject .*U\+202E/);
     await expectAdminError(add({ subject: `${MAIN} ` }), 'invalid_input', /^subject must not begin or end with white space/);
     await expectAdminError(add({ subject: 42 }), 'invalid_input', /^subject /);
-    await expectAdminError(add({ audience: '' }), 'invalid_input', /^audience must be 1 to 1024/);
+    await expectAdminError(add({ audience: '' }), 'invalid_input', /^audience must be 1 to 600 bytes/);
     await expectAdminError(add({ audience: 'api\nforged' }), 'invalid_input', /^audience .*U\+000A/);
     await expectAdminError(sa.admin.addFederatedCredential(a.clientId, null as never), 'invalid_input', /issuer, subject/);
     expect((await sa.admin.getAccount(a.clientId))?.federated).toEqual([]);

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import express from 'express';
 import { createServiceAccounts, MemoryAccountStore } from '../src/index.js';
-import { generateSecret } from '../src/secrets/generate-credentials.js';
+import { generateSecret } from '../src/credentials/generate-credentials.js';
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);

@@ -9,7 +9,7 @@ import type { OperationalEvent } from './observability/operational-events.js';
 import type { TelemetryOptions } from './observability/telemetry.js';
 import { createKeyring, type Keyring, type SigningKeyOptions } from './access-tokens/keyring.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
-import { resolveAdminSettings, type ResolvedAdminConfig } from './admin/admin-options.js';
+import { resolveAdminSettings, type ResolvedAdminConfig } from './admin-options.js';
 import { resolveFederation, type FederationOptions, type ResolvedFederationConfig } from './federation/federation-options.js';
 
 /** Longest token lifetime `tokenLifetime` accepts, in seconds (a day). */

@@ -20,7 +20,7 @@ export type { AdminApi } from './admin/admin-api.js';
 export type { PublicKeyInput } from './admin/admin-keys.js';
 export type { FederatedCredentialInput } from './admin/admin-federated.js';
 export { createAdminApi } from './admin/create-admin-api.js';
-export type { AdminApiOptions } from './admin/admin-options.js';
+export type { AdminApiOptions } from './admin-options.js';
 export type { CreateAccountInput } from './admin/admin-input.js';
 export type {
   CreatedAccount,
@@ -115,4 +115,4 @@ export {
   type InvalidTokenReason,
   type ClientAuthenticationFailure,
 } from './errors.js';
-export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX, FEDERATED_CREDENTIAL_ID_PREFIX } from './secrets/generate-credentials.js';
+export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX, FEDERATED_CREDENTIAL_ID_PREFIX } from './credentials/generate-credentials.js';

@@ -9,7 +9,7 @@
  * an answer (so the server has accepted all of them); on SIGTERM prints `{ statuses }` as JSON and exits.
  */
 import http from 'node:http';
-import { generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateSecret } from '../../src/credentials/generate-credentials.js';
 import { postToken } from './token-post.js';
 
 const [portArg, connectionsArg, addressArg = '203.0.113.1'] = process.argv.slice(2);

@@ -6,7 +6,7 @@
  * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
 import type { AuditActor } from '../audit/audit-events.js';
-import { generateClientId, generateSecret, isSecretId } from '../secrets/generate-credentials.js';
+import { generateClientId, generateSecret, isSecretId } from '../credentials/generate-credentials.js';
 import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';

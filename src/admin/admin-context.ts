@@ -5,7 +5,7 @@
  * importing each other.
  */
 import type { AuditEventInput } from '../audit/audit-events.js';
-import type { ResolvedAdminConfig } from './admin-options.js';
+import type { ResolvedAdminConfig } from '../admin-options.js';
 
 /** What the admin API runs on: its settings, and the hooks of the instance it belongs to (if any). */
 export interface AdminContext {

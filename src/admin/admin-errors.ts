@@ -4,8 +4,8 @@
  * echo an ID a caller typed only when it has the form of an ID, never anything else (a secret pasted
  * by mistake, whole or in part): they reach logs and the CLI's stderr.
  */
-import { isClientIdShape, isFederatedCredentialId, isKeyId, isSecretId } from '../secrets/generate-credentials.js';
-import { quotePresented } from '../secrets/redact-secrets.js';
+import { isClientIdShape, isFederatedCredentialId, isKeyId, isSecretId } from '../credentials/generate-credentials.js';
+import { quotePresented } from '../credentials/redact-secrets.js';
 
 /**
  * Stable codes of {@link AdminError}.

@@ -6,7 +6,7 @@
  * reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
 import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/federation-options.js';
-import { generateFederatedCredentialId, isFederatedCredentialId } from '../secrets/generate-credentials.js';
+import { generateFederatedCredentialId, isFederatedCredentialId } from '../credentials/generate-credentials.js';
 import type { AccountRecord, NewFederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/federated-credential-store.js';
 import type { AdminContext } from './admin-context.js';

@@ -5,7 +5,7 @@
  * {@link AdminContext.changed} at once and announced to the audit hook.
  */
 import { parsePublicKey } from '../keys/parse-public-key.js';
-import { generateKeyId, isKeyId } from '../secrets/generate-credentials.js';
+import { generateKeyId, isKeyId } from '../credentials/generate-credentials.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { federatedOf } from '../store/federated-credential-store.js';
 import { keysOf, supportsKeyCredentials, type KeyCredentialStore } from '../store/key-credential-store.js';

@@ -6,7 +6,7 @@
 import { createAuditEmitter } from '../audit/audit-events.js';
 import { initStore, onceUntilSuccess } from '../store/init-store.js';
 import { buildAdminApi, type AdminApi } from './admin-api.js';
-import { resolveAdminConfig, type AdminApiOptions } from './admin-options.js';
+import { resolveAdminConfig, type AdminApiOptions } from '../admin-options.js';
 
 /**
  * Creates the admin API over a store, without a token endpoint: no issuer, no signing keys. Options

@@ -5,8 +5,8 @@
  * activity history: a secret pasted into one would be shown to everyone who reads those, and a name
  * that is exactly a client ID would pass for another account there.
  */
-import { isClientIdShape } from '../secrets/generate-credentials.js';
-import { looksLikeSecret } from '../secrets/redact-secrets.js';
+import { isClientIdShape } from '../credentials/generate-credentials.js';
+import { looksLikeSecret } from '../credentials/redact-secrets.js';
 import { AdminError } from './admin-errors.js';
 
 /**

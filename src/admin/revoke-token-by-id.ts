@@ -8,7 +8,7 @@ import type { AuditEventInput } from '../audit/audit-events.js';
 import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from '../config.js';
 import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
 import { AdminError } from './admin-errors.js';
-import type { ResolvedAdminConfig } from './admin-options.js';
+import type { ResolvedAdminConfig } from '../admin-options.js';
 import type { RevokedToken } from './admin-summaries.js';
 
 /** How long an entry revoked by ID is kept: longer than any token this library issues can live. */

@@ -6,7 +6,7 @@
 import { CommanderError } from 'commander';
 import { AdminError } from '../admin/admin-errors.js';
 import { StoreUnavailableError } from '../errors.js';
-import { redactSecrets } from '../secrets/redact-secrets.js';
+import { redactSecrets } from '../credentials/redact-secrets.js';
 import { buildProgram, type CliIo } from './program.js';
 import { UsageError } from './usage-error.js';
 

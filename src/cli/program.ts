@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import type { AdminApi } from '../index.js';
-import { redactSecrets } from '../secrets/redact-secrets.js';
+import { redactSecrets } from '../credentials/redact-secrets.js';
 import { parseAccountStoreUrl } from '../sql/index.js';
 import { openAdminSession } from './admin-session.js';
 import {

@@ -6,7 +6,7 @@
  * outage gives a handful of events, not one per request. No event ever carries a secret, a token or
  * a hash: errors are reduced to their class name and message.
  */
-import { redactSecrets } from '../secrets/redact-secrets.js';
+import { redactSecrets } from '../credentials/redact-secrets.js';
 import type { EventInput } from './hook-emitter.js';
 
 interface OperationalBase {

@@ -21,8 +21,8 @@ import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFail
 import type { AuditEventInput } from '../audit/audit-events.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { GATE_IPV6_PREFIX } from '../secrets/bcrypt-gate.js';
-import { parseSecret } from '../secrets/generate-credentials.js';
-import { presentedClientId } from '../secrets/redact-secrets.js';
+import { parseSecret } from '../credentials/generate-credentials.js';
+import { presentedClientId } from '../credentials/redact-secrets.js';
 import type { PresentedSecret, RememberedSecrets } from '../secrets/remembered-secrets.js';
 import type { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import type { SecretVerifier } from '../secrets/secret-verifier.js';

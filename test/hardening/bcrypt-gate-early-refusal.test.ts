@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryAccountStore } from '../../src/index.js';
-import { generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateSecret } from '../../src/credentials/generate-credentials.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';
 import { json, listen, tokenRequest, type LiveServer, type RawResponse } from './helpers.js';

@@ -5,7 +5,7 @@
  * its prefix, nor over the 65,536 /64s of its /48.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateSecret } from '../../src/credentials/generate-credentials.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { listen, tokenRequest, type LiveServer } from './helpers.js';
 

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BcryptGate, DEFAULT_BCRYPT_CONCURRENCY, DEFAULT_BCRYPT_QUEUE } from '../../src/secrets/bcrypt-gate.js';
-import { generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateSecret } from '../../src/credentials/generate-credentials.js';
 import type { AuditEvent } from '../../src/index.js';
 import { SecretChecksBusyError, toOAuthError } from '../../src/errors.js';
 import { createTestApp } from '../helpers/create-app.js';

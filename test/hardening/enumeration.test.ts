@@ -8,8 +8,8 @@
 import bcrypt from 'bcrypt';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { generateSecret } from '../../src/secrets/generate-credentials.js';
-import { redactSecrets } from '../../src/secrets/redact-secrets.js';
+import { generateSecret } from '../../src/credentials/generate-credentials.js';
+import { redactSecrets } from '../../src/credentials/redact-secrets.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { withLastCharChanged } from '../helpers/tokens.js';
 

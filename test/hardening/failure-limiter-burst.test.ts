@@ -10,7 +10,7 @@
 import Redis from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { FailureLimitOptions } from '../../src/index.js';
-import { generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateSecret } from '../../src/credentials/generate-credentials.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { GatedStore } from '../helpers/gated-store.js';
 import { json, listen, redisUrl, testKeyPrefix, tokenRequest, type LiveServer, type RawResponse } from './helpers.js';

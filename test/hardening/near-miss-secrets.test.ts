@@ -15,7 +15,7 @@ import request from 'supertest';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { AdminError, MemoryAccountStore, type OperationalEvent } from '../../src/index.js';
 import { runCli as runCliInProcess } from '../../src/cli/main.js';
-import { generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateSecret } from '../../src/credentials/generate-credentials.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AdminError, SECRET_PATTERN, type AuditEvent } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { expectAdminError } from '../helpers/expect-admin-error.js';
-import { generateClientId, generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateClientId, generateSecret } from '../../src/credentials/generate-credentials.js';
 import { FailingStore } from '../helpers/failing-store.js';
 import { issueToken } from '../helpers/tokens.js';
 

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AdminError, type AccountStore } from '../../src/index.js';
 import { runCli } from '../../src/cli/main.js';
 import { createSqliteAccountStore } from '../../src/sql/index.js';
-import { generateClientId, generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateClientId, generateSecret } from '../../src/credentials/generate-credentials.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';
 import { MemoryAccountStore } from '../../src/index.js';

@@ -9,7 +9,7 @@ import express4 from 'express4';
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryAccountStore, type CreatedAccount } from '../../src/index.js';
-import { generateSecret } from '../../src/secrets/generate-credentials.js';
+import { generateSecret } from '../../src/credentials/generate-credentials.js';
 import { hashSecret } from '../../src/secrets/hash-secret.js';
 import { createTestApp, type TestAppOptions } from '../helpers/create-app.js';
 import { expectNoCorsHeaders, expectNoSecret, expectNoStore, expectOAuthError } from '../helpers/expect-oauth-error.js';

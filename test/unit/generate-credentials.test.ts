@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CLIENT_ID_PREFIX, SECRET_PATTERN, SECRET_PREFIX } from '../../src/index.js';
-import { generateClientId, generateSecret, isSecretId, parseSecret } from '../../src/secrets/generate-credentials.js';
+import { generateClientId, generateSecret, isSecretId, parseSecret } from '../../src/credentials/generate-credentials.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

@@ -3,9 +3,9 @@
  * `AdminApiOptions` → `resolveAdminConfig()` → the frozen settings the admin API runs with. The same
  * settings, with the same defaults and checks, are part of `createServiceAccounts()`'s options.
  */
-import type { AuditEvent } from '../audit/audit-events.js';
-import type { AccountStore } from '../store/account-store.js';
-import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from '../config-checks.js';
+import type { AuditEvent } from './audit/audit-events.js';
+import type { AccountStore } from './store/account-store.js';
+import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 
 /**
  * Options of {@link createAdminApi}: a store and the settings of provisioning, nothing about tokens.

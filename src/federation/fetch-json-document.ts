@@ -6,8 +6,8 @@
  * size limit, no redirect to another origin, 200 only, and a JSON object as the body.
  *
  * Written on node:http and node:https rather than the global `fetch`, so that no global dispatcher an
- * application installs (a proxy, a mock) changes where keys come from, and so that the byte limit and
- * the deadline close the socket itself.
+ * application installs (a proxy, a mock) changes where keys come from, and so that every outcome (a
+ * document, a redirect, a failure, the byte limit, the deadline) closes the socket itself.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -120,16 +120,18 @@ export async function fetchJsonDocument(url: string, options: FetchJsonDocumentO
 function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, named: string): Promise<JsonDocument | { location: URL }> {
   return new Promise((resolve, reject) => {
     let done = false;
+    let response: IncomingMessage | undefined;
+    // Every outcome closes the connection: a document, a redirect (whose body is never read), a
+    // failure, the size limit or the deadline. Nothing keeps reading, or holds a socket, once the
+    // fetch has settled, whatever the server goes on sending.
     const finish = (error: Error | undefined, value?: JsonDocument | { location: URL }): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      if (error !== undefined) {
-        req.destroy();
-        reject(error);
-      } else {
-        resolve(value!);
-      }
+      response?.destroy();
+      req.destroy();
+      if (error !== undefined) reject(error);
+      else resolve(value!);
     };
     const remaining = Math.max(deadline - Date.now(), 0);
     const timer = setTimeout(() => finish(new Error(`${named} did not answer within ${options.timeout} ms`)), remaining);
@@ -143,6 +145,7 @@ function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, 
     });
     req.on('error', (error) => finish(new Error(`${named} could not be fetched: ${(error as NodeJS.ErrnoException).code ?? error.message}`)));
     req.on('response', (res: IncomingMessage) => {
+      response = res;
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && [301, 302, 303, 307, 308].includes(status) && typeof res.headers.location === 'string') {
         let location: URL;
@@ -152,7 +155,6 @@ function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, 
           finish(new Error(`${named} redirects to an invalid URL`));
           return;
         }
-        res.resume();
         finish(undefined, { location });
         return;
       }

@@ -117,7 +117,7 @@ type Attempt = { readonly result: JWTVerifyResult | undefined; readonly noMatchi
 /**
  * The keys of the outside issuers federated credentials trust, and the one place their tokens are
  * verified. Call {@link IssuerKeySets.verify} only for an issuer a live credential names: it fetches
- * that issuer's keys when it has none.
+ * that issuer's keys when it has none (never for an issuer outside `federation.allowedIssuers`).
  *
  * @example
  * ```ts
@@ -157,7 +157,8 @@ export class IssuerKeySets {
    * algorithms only, whatever `options.algorithms` says), its `iss` equal to `source.issuer`, and the
    * claims `options` asks for (at `options.currentDate`, by default the injected clock's now).
    *
-   * Resolves to `undefined` when the token is not valid: a bad signature or claim, or no key of the
+   * Resolves to `undefined` when the token is not valid: its issuer is not among
+   * `federation.allowedIssuers` (nothing is fetched), a bad signature or claim, or no key of the
    * issuer's matches it (after one refetch, when the refresh interval allows it). Rejects with a
    * `FederatedKeysUnavailableError` (503 with `Retry-After`) only when keys are needed and cannot be
    * fetched.
@@ -176,6 +177,8 @@ export class IssuerKeySets {
    * ```
    */
   async verify(token: string, source: FederatedKeySource, options: JWTVerifyOptions): Promise<JWTVerifyResult | undefined> {
+    // federation.allowedIssuers: no key is ever fetched for another issuer, whatever a credential names.
+    if (this.#settings.allowedIssuers !== undefined && !this.#settings.allowedIssuers.has(source.issuer)) return undefined;
     const algorithms = options.algorithms === undefined ? FEDERATED_ALGORITHMS : options.algorithms.filter((alg) => FEDERATED_ALGORITHMS.includes(alg));
     // A token that could never verify causes no fetch.
     let alg: unknown;

@@ -156,3 +156,31 @@ describe('IssuerKeySets: key sources', () => {
     expect(await sets.verify(forged, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
   });
 });
+
+// "no key is ever fetched for any other [issuer than federation.allowedIssuers], whatever the store
+// holds": a credential naming another issuer is refused as an invalid token, without a request.
+describe('IssuerKeySets: allowed issuers', () => {
+  it('never fetches keys for an issuer outside allowedIssuers, however trustworthy its source looks', async () => {
+    const other = await startLocalIssuer();
+    try {
+      const sets = keySets({ allowedIssuers: [other.issuer] });
+      const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
+      expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+      expect(await sets.verify(token, { issuer: idp.issuer, jwksUri: idp.jwksUri }, { audience: AUDIENCE })).toBeUndefined();
+      expect(idp.requests).toHaveLength(0);
+      // The allowed issuer's tokens still verify.
+      const allowed = await other.kubernetesToken({ audience: AUDIENCE, now });
+      expect(await sets.verify(allowed, { issuer: other.issuer }, { audience: AUDIENCE })).toBeDefined();
+      expect(other.requests.map((r) => r.path)).toEqual(['/.well-known/openid-configuration', '/jwks']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('allows the issuers configured with their keys as well', async () => {
+    const sets = keySets({ allowedIssuers: ['https://token.actions.githubusercontent.com'], issuers: { [idp.issuer]: { jwksUri: idp.jwksUri } } });
+    const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
+    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(idp.requests.map((r) => r.path)).toEqual(['/jwks']);
+  });
+});

@@ -17,6 +17,12 @@ import { federatedUrlProblem } from './federation-options.js';
 export interface FetchJsonDocumentOptions {
   /** Milliseconds the whole exchange may take, redirects included: connecting, the headers, the body. */
   readonly timeout: number;
+  /**
+   * When the `timeout` began, in `Date.now()` milliseconds: fetches that make up one load (a
+   * discovery document, then the JWK Set it names) pass the same start to share one `timeout`.
+   * @default the call's start
+   */
+  readonly startedAt?: number;
   /** Largest body accepted, in bytes. */
   readonly maxBytes: number;
   /** Whether plain http is allowed on a loopback host (tests, local development). */
@@ -84,7 +90,8 @@ export function cacheMaxAge(header: string | undefined): number | undefined {
 
 /**
  * GETs the JSON object at `url`. Throws a plain `Error` with a short message naming the URL when the
- * URL breaks the policy, the server cannot be reached, takes longer than `timeout`, answers anything
+ * URL breaks the policy, the server cannot be reached, takes longer than `timeout` (counted from
+ * `startedAt`; no request is made once it has run out), answers anything
  * but 200 (a redirect to the same origin is followed, at most twice), sends more than `maxBytes`,
  * or a body that is not a JSON object.
  *
@@ -101,7 +108,8 @@ export function cacheMaxAge(header: string | undefined): number | undefined {
 export async function fetchJsonDocument(url: string, options: FetchJsonDocumentOptions): Promise<JsonDocument> {
   const problem = fetchPolicyProblem(url, options.allowHttpLoopback);
   if (problem !== undefined) throw new Error(`${url} ${problem}`);
-  const deadline = Date.now() + options.timeout;
+  const deadline = (options.startedAt ?? Date.now()) + options.timeout;
+  if (Date.now() >= deadline) throw new Error(`${url} was not fetched: the ${options.timeout} ms were spent`);
   let current = new URL(url);
   for (let hop = 0; ; hop++) {
     const result = await getOnce(current, deadline, options, url);

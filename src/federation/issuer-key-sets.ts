@@ -3,14 +3,14 @@
  * Caches and refreshes outside issuers' public keys, and verifies their tokens with them.
  *
  * Only the issuers of `federation.allowedIssuers` have keys, when it is set. An issuer's keys come
- * from an inline JWK Set configured for it (never fetched), else from a JWK Set URL or OpenID Connect
- * discovery (load-key-set.ts). Fetched keys are cached per key source
- * for the response's max-age within the configured bounds, and shared by concurrent requests (one
- * fetch). Stale keys keep verifying while a refresh runs in the background, so an issuer that is down
- * is no outage as long as its cached keys verify the token; they are never used more than 24 hours
- * after their last successful fetch. A token whose key is unknown causes one refetch per refresh
- * interval per source at most, and so does a failed fetch: a flood of made-up key IDs or a dead issuer
- * cannot turn into a flood of requests.
+ * from an inline JWK Set configured for it (never fetched), else from a JWK Set URL or OpenID
+ * Connect discovery (load-key-set.ts, both documents within one `fetchTimeout`). Fetched keys are
+ * cached per key source for the response's max-age within the configured bounds, and shared by
+ * concurrent requests (one fetch). Stale keys keep verifying while a refresh runs in the background,
+ * so an issuer that is down is no outage as long as its cached keys verify the token; they are never
+ * used more than 24 hours after their last successful fetch. A token whose key is unknown causes one
+ * refetch per refresh interval per source at most, and so does a failed fetch: a flood of made-up
+ * key IDs or a dead issuer cannot turn into a flood of requests.
  *
  * Fetching is written here (load-key-set.ts, fetch-json-document.ts) rather than left to jose's
  * `createRemoteJWKSet`: jose 5's remote key set has no size limit, follows redirects to any host,

@@ -3,12 +3,13 @@
  * Where an outside issuer's keys are fetched from, and one fetch of them. The source is the JWK Set
  * URL configured for the issuer, else the one its credential names, else OpenID Connect discovery
  * (`{issuer}/.well-known/openid-configuration` → `jwks_uri`), whose document must name the same
- * issuer. Each document is fetched under fetch-json-document.ts's rules. Caching what is loaded, and
+ * issuer. Each document is fetched under fetch-json-document.ts's rules, and the whole load, discovery
+ * and JWK Set together, within one `fetchTimeout`. Caching what is loaded, and
  * deciding when to load it again, is issuer-key-sets.ts's.
  */
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import type { ResolvedFederationConfig } from './federation-options.js';
-import { fetchJsonDocument, fetchPolicyProblem } from './fetch-json-document.js';
+import { fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from './fetch-json-document.js';
 
 /**
  * Where one issuer's keys are fetched from.
@@ -65,8 +66,9 @@ export function keySetSource(issuer: string, jwksUri: string | null | undefined,
 }
 
 /**
- * Fetches a source's JWK Set, through its discovery document when it has no JWK Set URL. Throws a
- * plain `Error` naming the URL at fault when a document cannot be fetched, a discovery document names
+ * Fetches a source's JWK Set, through its discovery document when it has no JWK Set URL, all within
+ * `settings.fetchTimeout`: a slow issuer holds its callers that long at most, not once per document.
+ * Throws a plain `Error` naming the URL at fault when a document cannot be fetched (in time), a discovery document names
  * another issuer or a `jwks_uri` that may not be fetched, or the JWK Set is not one.
  *
  * @example
@@ -78,7 +80,13 @@ export function keySetSource(issuer: string, jwksUri: string | null | undefined,
  * ```
  */
 export async function loadKeySet(source: KeySetSource, settings: ResolvedFederationConfig): Promise<LoadedKeySet> {
-  const fetchOptions = { timeout: settings.fetchTimeout, maxBytes: settings.maxDocumentBytes, allowHttpLoopback: settings.allowHttpLoopback };
+  // One deadline for the discovery document and the JWK Set: startedAt is shared by both fetches.
+  const fetchOptions: FetchJsonDocumentOptions = {
+    timeout: settings.fetchTimeout,
+    startedAt: Date.now(),
+    maxBytes: settings.maxDocumentBytes,
+    allowHttpLoopback: settings.allowHttpLoopback,
+  };
   let jwksUri = source.url;
   if (source.discovery) {
     const { body } = await fetchJsonDocument(source.url, fetchOptions);

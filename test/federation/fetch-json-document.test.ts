@@ -44,6 +44,15 @@ describe('fetchJsonDocument', () => {
     expect(idp.fetches('jwks')).toBe(1);
   });
 
+  // Several fetches can share one timeout (discovery, then the JWK Set it names).
+  it('counts the timeout from startedAt, and makes no request once it has run out', async () => {
+    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 200 })).rejects.toThrow(`${idp.jwksUri} was not fetched: the 200 ms were spent`);
+    expect(idp.requests).toHaveLength(0);
+    await idp.setMode({ delay: 150 });
+    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 100 })).rejects.toThrow(`${idp.jwksUri} did not answer within 200 ms`);
+    expect(idp.fetches('jwks')).toBe(1);
+  });
+
   it('fails on a refused connection (the issuer is down)', async () => {
     await idp.setMode('down');
     await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} could not be fetched: ECONNREFUSED`);

@@ -184,3 +184,18 @@ describe('IssuerKeySets: allowed issuers', () => {
     expect(idp.requests.map((r) => r.path)).toEqual(['/jwks']);
   });
 });
+
+// "with a timeout": federation.fetchTimeout bounds the whole load of an issuer's keys, discovery
+// and JWK Set together, not each document, so a slow issuer holds a request for fetchTimeout at most.
+describe('IssuerKeySets: one deadline per load', () => {
+  it('gives discovery and the JWK Set one fetchTimeout between them', async () => {
+    // Each document alone answers well within the timeout; both together do not.
+    await idp.setMode({ delay: 400 });
+    const sets = keySets({ fetchTimeout: 600 });
+    const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
+    const error = await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FederatedKeysUnavailableError);
+    expect((error as Error).message).toMatch(/did not answer within 600 ms$/);
+    expect(idp.fetches('discovery')).toBe(1);
+  });
+});

@@ -6,8 +6,8 @@
  * size limit, no redirect to another origin, 200 only, and a JSON object as the body.
  *
  * Written on node:http and node:https rather than the global `fetch`, so that no global dispatcher an
- * application installs (a proxy, a mock) changes where keys come from, and so that the byte limit and
- * the deadline close the socket itself.
+ * application installs (a proxy, a mock) changes where keys come from, and so that every outcome (a
+ * document, a redirect, a failure, the byte limit, the deadline) closes the socket itself.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -17,6 +17,12 @@ import { federatedUrlProblem } from './federation-options.js';
 export interface FetchJsonDocumentOptions {
   /** Milliseconds the whole exchange may take, redirects included: connecting, the headers, the body. */
   readonly timeout: number;
+  /**
+   * When the `timeout` began, in `Date.now()` milliseconds: fetches that make up one load (a
+   * discovery document, then the JWK Set it names) pass the same start to share one `timeout`.
+   * @default the call's start
+   */
+  readonly startedAt?: number;
   /** Largest body accepted, in bytes. */
   readonly maxBytes: number;
   /** Whether plain http is allowed on a loopback host (tests, local development). */
@@ -84,7 +90,8 @@ export function cacheMaxAge(header: string | undefined): number | undefined {
 
 /**
  * GETs the JSON object at `url`. Throws a plain `Error` with a short message naming the URL when the
- * URL breaks the policy, the server cannot be reached, takes longer than `timeout`, answers anything
+ * URL breaks the policy, the server cannot be reached, takes longer than `timeout` (counted from
+ * `startedAt`; no request is made once it has run out), answers anything
  * but 200 (a redirect to the same origin is followed, at most twice), sends more than `maxBytes`,
  * or a body that is not a JSON object.
  *
@@ -101,7 +108,8 @@ export function cacheMaxAge(header: string | undefined): number | undefined {
 export async function fetchJsonDocument(url: string, options: FetchJsonDocumentOptions): Promise<JsonDocument> {
   const problem = fetchPolicyProblem(url, options.allowHttpLoopback);
   if (problem !== undefined) throw new Error(`${url} ${problem}`);
-  const deadline = Date.now() + options.timeout;
+  const deadline = (options.startedAt ?? Date.now()) + options.timeout;
+  if (Date.now() >= deadline) throw new Error(`${url} was not fetched: the ${options.timeout} ms were spent`);
   let current = new URL(url);
   for (let hop = 0; ; hop++) {
     const result = await getOnce(current, deadline, options, url);
@@ -120,16 +128,18 @@ export async function fetchJsonDocument(url: string, options: FetchJsonDocumentO
 function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, named: string): Promise<JsonDocument | { location: URL }> {
   return new Promise((resolve, reject) => {
     let done = false;
+    let response: IncomingMessage | undefined;
+    // Every outcome closes the connection: a document, a redirect (whose body is never read), a
+    // failure, the size limit or the deadline. Nothing keeps reading, or holds a socket, once the
+    // fetch has settled, whatever the server goes on sending.
     const finish = (error: Error | undefined, value?: JsonDocument | { location: URL }): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      if (error !== undefined) {
-        req.destroy();
-        reject(error);
-      } else {
-        resolve(value!);
-      }
+      response?.destroy();
+      req.destroy();
+      if (error !== undefined) reject(error);
+      else resolve(value!);
     };
     const remaining = Math.max(deadline - Date.now(), 0);
     const timer = setTimeout(() => finish(new Error(`${named} did not answer within ${options.timeout} ms`)), remaining);
@@ -143,6 +153,7 @@ function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, 
     });
     req.on('error', (error) => finish(new Error(`${named} could not be fetched: ${(error as NodeJS.ErrnoException).code ?? error.message}`)));
     req.on('response', (res: IncomingMessage) => {
+      response = res;
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && [301, 302, 303, 307, 308].includes(status) && typeof res.headers.location === 'string') {
         let location: URL;
@@ -152,7 +163,6 @@ function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, 
           finish(new Error(`${named} redirects to an invalid URL`));
           return;
         }
-        res.resume();
         finish(undefined, { location });
         return;
       }

@@ -1,30 +1,29 @@
 /**
  * @module issuer-key-sets
- * Finds, caches and refreshes outside issuers' public keys, and verifies their tokens with them.
+ * Caches and refreshes outside issuers' public keys, and verifies their tokens with them.
  *
- * An issuer's keys come from, in order: an inline JWK Set configured for it (never fetched), a JWK
- * Set URL configured for it or named by the credential, or OpenID Connect discovery
- * (`{issuer}/.well-known/openid-configuration` → `jwks_uri`). Fetched keys are cached per key source
- * for the response's max-age within the configured bounds, and shared by concurrent requests (one
- * fetch). Stale keys keep verifying while a refresh runs in the background, so an issuer that is down
- * is no outage as long as its cached keys verify the token; they are never used more than 24 hours
- * after their last successful fetch. A token whose key is unknown causes one refetch per refresh
- * interval per source at most, and so does a failed fetch: a flood of made-up key IDs or a dead issuer
- * cannot turn into a flood of requests.
+ * Only the issuers of `federation.allowedIssuers` have keys, when it is set. An issuer's keys come
+ * from an inline JWK Set configured for it (never fetched), else from a JWK Set URL or OpenID
+ * Connect discovery (load-key-set.ts, both documents within one `fetchTimeout`). Fetched keys are
+ * cached per key source for the response's max-age within the configured bounds, and shared by
+ * concurrent requests (one fetch). Stale keys keep verifying while a refresh runs in the background,
+ * so an issuer that is down is no outage as long as its cached keys verify the token; they are never
+ * used more than 24 hours after their last successful fetch. A token whose key is unknown causes one
+ * refetch per refresh interval per source at most, and so does a failed fetch: a flood of made-up
+ * key IDs or a dead issuer cannot turn into a flood of requests.
  *
- * Fetching is written here (fetch-json-document.ts) rather than left to jose's `createRemoteJWKSet`:
- * jose 5's remote key set has no size limit, follows redirects to any host, ignores the response's
- * max-age and does not do discovery. Key selection and signature and claim checks are jose's
- * (`createLocalJWKSet`, `jwtVerify`), with only asymmetric algorithms allowed.
+ * Fetching is written here (load-key-set.ts, fetch-json-document.ts) rather than left to jose's
+ * `createRemoteJWKSet`: jose 5's remote key set has no size limit, follows redirects to any host,
+ * ignores the response's max-age and does not do discovery. Key selection and signature and claim
+ * checks are jose's (`createLocalJWKSet`, `jwtVerify`), with only asymmetric algorithms allowed
+ * (verify-with-key-set.ts).
  */
-import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
+import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { FederatedKeysUnavailableError } from '../errors.js';
 import type { ResolvedFederationConfig } from './federation-options.js';
-import { fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from './fetch-json-document.js';
-
-/** The only algorithms an outside token may be signed with, whatever the caller asks: asymmetric ones. */
-export const FEDERATED_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+import { keySetSource, loadKeySet, type KeySetSource } from './load-key-set.js';
+import { verifiableAlgorithms, verifyWithKeySet } from './verify-with-key-set.js';
 
 /** Fetched keys are never used longer than this after their last successful fetch. */
 const MAX_KEY_AGE_MS = 24 * 60 * 60 * 1000;
@@ -83,14 +82,6 @@ export interface FederatedKeySource {
   readonly jwksUri?: string | null;
 }
 
-/** Where a source's keys are fetched from. */
-interface FetchedSource {
-  readonly issuer: string;
-  /** The JWK Set URL, or the discovery document's URL. */
-  readonly url: string;
-  readonly discovery: boolean;
-}
-
 interface CachedKeys {
   readonly getKey: JWTVerifyGetKey;
   /** Injected-clock milliseconds of the successful fetch. */
@@ -111,13 +102,10 @@ interface SourceState {
   failingSince?: number;
 }
 
-/** What one verification attempt gave. */
-type Attempt = { readonly result: JWTVerifyResult | undefined; readonly noMatchingKey: boolean };
-
 /**
  * The keys of the outside issuers federated credentials trust, and the one place their tokens are
  * verified. Call {@link IssuerKeySets.verify} only for an issuer a live credential names: it fetches
- * that issuer's keys when it has none.
+ * that issuer's keys when it has none (never for an issuer outside `federation.allowedIssuers`).
  *
  * @example
  * ```ts
@@ -133,7 +121,6 @@ export class IssuerKeySets {
   readonly #settings: ResolvedFederationConfig;
   readonly #now: () => Date;
   readonly #observer: IssuerKeySetsObserver | undefined;
-  readonly #fetchOptions: FetchJsonDocumentOptions;
   /** The inline JWK Sets of the configured issuers, by issuer. */
   readonly #inline = new Map<string, JWTVerifyGetKey>();
   readonly #sources = new LRUCache<string, SourceState>({ max: MAX_SOURCES });
@@ -142,11 +129,6 @@ export class IssuerKeySets {
     this.#settings = options.settings;
     this.#now = options.now;
     this.#observer = options.observer;
-    this.#fetchOptions = {
-      timeout: this.#settings.fetchTimeout,
-      maxBytes: this.#settings.maxDocumentBytes,
-      allowHttpLoopback: this.#settings.allowHttpLoopback,
-    };
     for (const [issuer, keys] of this.#settings.issuers) {
       if (keys.jwks !== undefined) this.#inline.set(issuer, createLocalJWKSet(keys.jwks as unknown as JSONWebKeySet));
     }
@@ -157,7 +139,8 @@ export class IssuerKeySets {
    * algorithms only, whatever `options.algorithms` says), its `iss` equal to `source.issuer`, and the
    * claims `options` asks for (at `options.currentDate`, by default the injected clock's now).
    *
-   * Resolves to `undefined` when the token is not valid: a bad signature or claim, or no key of the
+   * Resolves to `undefined` when the token is not valid: its issuer is not among
+   * `federation.allowedIssuers` (nothing is fetched), a bad signature or claim, or no key of the
    * issuer's matches it (after one refetch, when the refresh interval allows it). Rejects with a
    * `FederatedKeysUnavailableError` (503 with `Retry-After`) only when keys are needed and cannot be
    * fetched.
@@ -176,21 +159,17 @@ export class IssuerKeySets {
    * ```
    */
   async verify(token: string, source: FederatedKeySource, options: JWTVerifyOptions): Promise<JWTVerifyResult | undefined> {
-    const algorithms = options.algorithms === undefined ? FEDERATED_ALGORITHMS : options.algorithms.filter((alg) => FEDERATED_ALGORITHMS.includes(alg));
+    // federation.allowedIssuers: no key is ever fetched for another issuer, whatever a credential names.
+    if (this.#settings.allowedIssuers !== undefined && !this.#settings.allowedIssuers.has(source.issuer)) return undefined;
     // A token that could never verify causes no fetch.
-    let alg: unknown;
-    try {
-      alg = decodeProtectedHeader(token).alg;
-    } catch {
-      return undefined;
-    }
-    if (typeof alg !== 'string' || !algorithms.includes(alg)) return undefined;
-    const verifyOptions: JWTVerifyOptions = { ...options, algorithms: [...algorithms], issuer: source.issuer, currentDate: options.currentDate ?? this.#now() };
+    const algorithms = verifiableAlgorithms(token, options.algorithms);
+    if (algorithms === undefined) return undefined;
+    const verifyOptions: JWTVerifyOptions = { ...options, algorithms, issuer: source.issuer, currentDate: options.currentDate ?? this.#now() };
 
     const inline = this.#inline.get(source.issuer);
-    if (inline !== undefined) return (await attempt(token, inline, verifyOptions)).result;
+    if (inline !== undefined) return (await verifyWithKeySet(token, inline, verifyOptions)).result;
 
-    const fetched = this.#sourceOf(source);
+    const fetched = keySetSource(source.issuer, source.jwksUri, this.#settings);
     // A URL our policy refuses (plain http without allowHttpLoopback) is never fetched: no key, no token.
     if (fetched === undefined) return undefined;
     const key = `${fetched.discovery ? 'discovery' : 'jwks'} ${fetched.issuer} ${fetched.url}`;
@@ -201,7 +180,7 @@ export class IssuerKeySets {
     }
 
     const keys = await this.#usableKeys(fetched, state);
-    const first = await attempt(token, keys.getKey, verifyOptions);
+    const first = await verifyWithKeySet(token, keys.getKey, verifyOptions);
     if (!first.noMatchingKey) return first.result;
 
     // An unknown key ID (the issuer rotated its keys, or a made-up kid): one refetch per interval.
@@ -211,16 +190,7 @@ export class IssuerKeySets {
     }
     await this.#refresh(fetched, state);
     if (state.lastError !== undefined || state.keys === undefined) throw this.#unavailable(fetched, state);
-    return (await attempt(token, state.keys.getKey, verifyOptions)).result;
-  }
-
-  /** The fetched key source of an issuer without inline keys, or `undefined` when policy forbids fetching it. */
-  #sourceOf(source: FederatedKeySource): FetchedSource | undefined {
-    const { issuer } = source;
-    const jwksUri = this.#settings.issuers.get(issuer)?.jwksUri ?? source.jwksUri ?? undefined;
-    const url = jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
-    if (fetchPolicyProblem(url, this.#settings.allowHttpLoopback) !== undefined) return undefined;
-    return { issuer, url, discovery: jwksUri === undefined };
+    return (await verifyWithKeySet(token, state.keys.getKey, verifyOptions)).result;
   }
 
   /** Whether a fetch may start now: none yet, or the last one began a refresh interval ago. */
@@ -232,7 +202,7 @@ export class IssuerKeySets {
    * Keys to verify with: the cached ones while they are under 24 hours old (refreshed in the
    * background once stale), else freshly fetched ones. Throws when there are none to be had.
    */
-  async #usableKeys(source: FetchedSource, state: SourceState): Promise<CachedKeys> {
+  async #usableKeys(source: KeySetSource, state: SourceState): Promise<CachedKeys> {
     const now = this.#now().getTime();
     const cached = state.keys;
     if (cached !== undefined && now - cached.fetchedAt < MAX_KEY_AGE_MS) {
@@ -249,11 +219,11 @@ export class IssuerKeySets {
   }
 
   /** Fetches a source's keys, or joins the fetch under way. Never rejects: the outcome is in `state`. */
-  #refresh(source: FetchedSource, state: SourceState): Promise<void> {
+  #refresh(source: KeySetSource, state: SourceState): Promise<void> {
     if (state.refreshing !== undefined) return state.refreshing;
     const startedAt = this.#now().getTime();
     state.lastAttemptAt = startedAt;
-    const refreshing = this.#load(source)
+    const refreshing = loadKeySet(source, this.#settings)
       .then(
         ({ getKey, maxAge }) => {
           const at = this.#now().getTime();
@@ -294,29 +264,8 @@ export class IssuerKeySets {
     }
   }
 
-  /** One fetch of a source's keys: its JWK Set, through its discovery document when it has no JWK Set URL. */
-  async #load(source: FetchedSource): Promise<{ getKey: JWTVerifyGetKey; maxAge: number | undefined }> {
-    let jwksUri = source.url;
-    if (source.discovery) {
-      const { body } = await fetchJsonDocument(source.url, this.#fetchOptions);
-      // OpenID Connect Discovery 1.0 §4.3: the issuer value returned MUST be identical to the one used.
-      if (body.issuer !== source.issuer) throw new Error(`${source.url} names another issuer`);
-      if (typeof body.jwks_uri !== 'string') throw new Error(`${source.url} has no jwks_uri`);
-      const problem = fetchPolicyProblem(body.jwks_uri, this.#settings.allowHttpLoopback);
-      if (problem !== undefined) throw new Error(`${source.url} names a jwks_uri that ${problem}`);
-      jwksUri = body.jwks_uri;
-    }
-    const { body, maxAge } = await fetchJsonDocument(jwksUri, { ...this.#fetchOptions, accept: 'application/jwk-set+json, application/json' });
-    if (!Array.isArray(body.keys)) throw new Error(`${jwksUri} is not a JWK Set`);
-    try {
-      return { getKey: createLocalJWKSet(body as unknown as JSONWebKeySet), maxAge };
-    } catch {
-      throw new Error(`${jwksUri} is not a JWK Set`);
-    }
-  }
-
   /** The 503 of keys that are needed and cannot be had, with the seconds until the next fetch may start. */
-  #unavailable(source: FetchedSource, state: SourceState): FederatedKeysUnavailableError {
+  #unavailable(source: KeySetSource, state: SourceState): FederatedKeysUnavailableError {
     const now = this.#now().getTime();
     const next = (state.lastAttemptAt ?? now) + this.#settings.refreshInterval * 1000;
     const retryAfterSeconds = Math.max(Math.ceil((next - now) / 1000), 1);
@@ -325,26 +274,3 @@ export class IssuerKeySets {
   }
 }
 
-/**
- * Verifies with a key set. jose 5's `jwtVerify` does not try several keys itself: when more than one
- * key matches the token's header (a `kid` served twice, or no `kid`), it throws
- * `JWKSMultipleMatchingKeys`, which iterates over the candidates; the first that verifies wins.
- */
-async function attempt(token: string, getKey: JWTVerifyGetKey, options: JWTVerifyOptions): Promise<Attempt> {
-  try {
-    return { result: await jwtVerify(token, getKey, options), noMatchingKey: false };
-  } catch (error) {
-    if (error instanceof errors.JWKSNoMatchingKey) return { result: undefined, noMatchingKey: true };
-    if (error instanceof errors.JWKSMultipleMatchingKeys) {
-      for await (const candidate of error) {
-        try {
-          return { result: await jwtVerify(token, candidate, options), noMatchingKey: false };
-        } catch {
-          // Not this one: the next candidate.
-        }
-      }
-    }
-    // A bad signature or claim, or a key jose cannot use: the token is not valid.
-    return { result: undefined, noMatchingKey: false };
-  }
-}

@@ -3,9 +3,9 @@
  * issuer on loopback. The rule: keys are fetched "over https (plain http only for loopback issuers
  * when explicitly allowed ...), with a timeout, a size limit, no redirects to other hosts".
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cacheMaxAge, fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from '../../src/federation/fetch-json-document.js';
-import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
+import { startLocalIssuer, type LocalIssuer, type LocalIssuerMode } from '../helpers/local-oidc-issuer.js';
 
 const options: FetchJsonDocumentOptions = { timeout: 200, maxBytes: 64 * 1024, allowHttpLoopback: true };
 
@@ -41,6 +41,15 @@ describe('fetchJsonDocument', () => {
   it('cuts a server that accepts the request and never answers at the timeout', async () => {
     await idp.setMode('hang');
     await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} did not answer within 200 ms`);
+    expect(idp.fetches('jwks')).toBe(1);
+  });
+
+  // Several fetches can share one timeout (discovery, then the JWK Set it names).
+  it('counts the timeout from startedAt, and makes no request once it has run out', async () => {
+    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 200 })).rejects.toThrow(`${idp.jwksUri} was not fetched: the 200 ms were spent`);
+    expect(idp.requests).toHaveLength(0);
+    await idp.setMode({ delay: 150 });
+    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 100 })).rejects.toThrow(`${idp.jwksUri} did not answer within 200 ms`);
     expect(idp.fetches('jwks')).toBe(1);
   });
 
@@ -100,6 +109,30 @@ describe('fetchJsonDocument', () => {
     await idp.setMode({ redirect: idp.movedJwksUri, status: 307 });
     expect((await fetchJsonDocument(idp.jwksUri, options)).body).toEqual(idp.jwks());
     expect(idp.requests.map((r) => r.path)).toEqual(['/jwks', '/jwks-moved', '/jwks', '/jwks-moved']);
+  });
+
+  // A fetch leaves nothing behind: once it settles, its connections are closed, whatever the
+  // server still sends (a redirect whose body never ends, a body over the limit, a hang).
+  it('closes the connection of a redirect whose body never ends once the fetch settles', async () => {
+    await idp.setMode({ redirect: '/jwks-moved', endlessBody: true });
+    expect((await fetchJsonDocument(idp.jwksUri, options)).body).toEqual(idp.jwks());
+    expect(idp.requests.map((r) => r.path)).toEqual(['/jwks', '/jwks-moved']);
+    await vi.waitFor(() => expect(idp.openConnections()).toBe(0), { timeout: 1000 });
+  });
+
+  it('closes its connection on every outcome: a document, a failure, the size limit, the timeout', async () => {
+    const settled = async (mode: LocalIssuerMode): Promise<void> => {
+      await idp.setMode(mode);
+      await fetchJsonDocument(idp.jwksUri, options).catch(() => undefined);
+      await vi.waitFor(() => expect(idp.openConnections()).toBe(0), { timeout: 1000 });
+    };
+    await settled('normal');
+    await settled({ status: 500 });
+    await settled({ redirect: 'https://elsewhere.example.com/jwks', endlessBody: true });
+    await settled({ huge: 5, announceLength: false });
+    await settled({ huge: 5 });
+    await settled('hang');
+    expect(idp.fetches('jwks')).toBe(6);
   });
 
   it('follows at most two same-origin redirects', async () => {

@@ -156,3 +156,46 @@ describe('IssuerKeySets: key sources', () => {
     expect(await sets.verify(forged, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
   });
 });
+
+// "no key is ever fetched for any other [issuer than federation.allowedIssuers], whatever the store
+// holds": a credential naming another issuer is refused as an invalid token, without a request.
+describe('IssuerKeySets: allowed issuers', () => {
+  it('never fetches keys for an issuer outside allowedIssuers, however trustworthy its source looks', async () => {
+    const other = await startLocalIssuer();
+    try {
+      const sets = keySets({ allowedIssuers: [other.issuer] });
+      const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
+      expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+      expect(await sets.verify(token, { issuer: idp.issuer, jwksUri: idp.jwksUri }, { audience: AUDIENCE })).toBeUndefined();
+      expect(idp.requests).toHaveLength(0);
+      // The allowed issuer's tokens still verify.
+      const allowed = await other.kubernetesToken({ audience: AUDIENCE, now });
+      expect(await sets.verify(allowed, { issuer: other.issuer }, { audience: AUDIENCE })).toBeDefined();
+      expect(other.requests.map((r) => r.path)).toEqual(['/.well-known/openid-configuration', '/jwks']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('allows the issuers configured with their keys as well', async () => {
+    const sets = keySets({ allowedIssuers: ['https://token.actions.githubusercontent.com'], issuers: { [idp.issuer]: { jwksUri: idp.jwksUri } } });
+    const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
+    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(idp.requests.map((r) => r.path)).toEqual(['/jwks']);
+  });
+});
+
+// "with a timeout": federation.fetchTimeout bounds the whole load of an issuer's keys, discovery
+// and JWK Set together, not each document, so a slow issuer holds a request for fetchTimeout at most.
+describe('IssuerKeySets: one deadline per load', () => {
+  it('gives discovery and the JWK Set one fetchTimeout between them', async () => {
+    // Each document alone answers well within the timeout; both together do not.
+    await idp.setMode({ delay: 400 });
+    const sets = keySets({ fetchTimeout: 600 });
+    const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
+    const error = await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FederatedKeysUnavailableError);
+    expect((error as Error).message).toMatch(/did not answer within 600 ms$/);
+    expect(idp.fetches('discovery')).toBe(1);
+  });
+});

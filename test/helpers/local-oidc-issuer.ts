@@ -2,7 +2,7 @@
  * A real OpenID Connect issuer on loopback, for the tests of federated credentials: it serves its
  * discovery document and its JWK Set over HTTP on 127.0.0.1 (port 0), signs Kubernetes-shaped and
  * GitHub-Actions-shaped tokens, rotates its keys, and misbehaves on demand (hangs, goes down, answers
- * garbage or a huge body, redirects, serves a `kid` twice). Every request it receives is logged, so a
+ * garbage or a huge body, redirects, answers slowly, serves a `kid` twice). Every request it receives is logged, so a
  * test can assert how many fetches happened, and that none did.
  *
  * ```ts
@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload, type KeyLike } from 'jose';
 
 export type LocalIssuerAlg = 'RS256' | 'ES256';
@@ -28,7 +28,8 @@ export type LocalIssuerAlg = 'RS256' | 'ES256';
  * - `garbage`: 200 with a body that is not JSON;
  * - `duplicateKid`: the JWK Set also holds an unrelated key with the current key's `kid`, listed first;
  * - `{ huge }`: 200 with a body of `huge` MB (with a Content-Length unless `announceLength: false`);
- * - `{ redirect }`: a 302 (or `status`) to that URL;
+ * - `{ redirect }`: a 302 (or `status`) to that URL; with `endlessBody`, a body that never ends;
+ * - `{ delay }`: the documents, after `delay` milliseconds;
  * - `{ status }`: that status with an empty JSON body;
  * - `{ body }`: 200 with that body.
  */
@@ -39,7 +40,8 @@ export type LocalIssuerMode =
   | 'garbage'
   | 'duplicateKid'
   | { readonly huge: number; readonly announceLength?: boolean }
-  | { readonly redirect: string; readonly status?: 301 | 302 | 303 | 307 | 308 }
+  | { readonly redirect: string; readonly status?: 301 | 302 | 303 | 307 | 308; readonly endlessBody?: boolean }
+  | { readonly delay: number }
   | { readonly status: number }
   | { readonly body: string };
 
@@ -114,6 +116,8 @@ export interface LocalIssuer {
   discoveryOverrides: Record<string, unknown>;
   /** Requests received for one document. */
   fetches(document: 'discovery' | 'jwks'): number;
+  /** Connections the server holds open right now (a client that stopped reading but never closed counts). */
+  openConnections(): number;
   /** The public JWK Set as served in `normal` mode. */
   jwks(): { keys: JWK[] };
   setMode(mode: LocalIssuerMode, scope?: LocalIssuerScope): Promise<void>;
@@ -207,7 +211,20 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
     if (typeof active === 'object' && 'redirect' in active) {
       res.statusCode = active.status ?? 302;
       res.setHeader('location', active.redirect);
-      res.end();
+      if (active.endlessBody !== true) {
+        res.end();
+        return;
+      }
+      // Headers and a first chunk, then the body never ends: only the client can close this.
+      res.setHeader('content-type', 'text/html');
+      res.write('<html><body>Moved');
+      return;
+    }
+    if (typeof active === 'object' && 'delay' in active) {
+      const timer = setTimeout(() => {
+        if (!res.destroyed) answer(document, res, 'normal');
+      }, active.delay);
+      res.on('close', () => clearTimeout(timer));
       return;
     }
     if (typeof active === 'object' && 'body' in active) {
@@ -222,6 +239,10 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
       res.end('{}');
       return;
     }
+    answer(document, res, active);
+  };
+
+  const answer = (document: 'discovery' | 'jwks' | 'moved', res: ServerResponse, active: LocalIssuerMode): void => {
     if (document === 'discovery') {
       sendJson(res, {
         issuer: issuer.issuer,
@@ -239,6 +260,11 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
   };
 
   const server: Server = createServer(handle);
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   const listen = (port: number): Promise<void> =>
     new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -278,6 +304,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
     cacheControl: options.cacheControl,
     discoveryOverrides: {},
     fetches: (which) => requests.filter((r) => r.path === paths[which]).length,
+    openConnections: () => sockets.size,
     jwks: publicSet,
     async setMode(next, nextScope = 'all') {
       if (next === 'duplicateKid' && decoy === undefined) decoy = await newKey(current.alg, 'decoy');

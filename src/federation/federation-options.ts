@@ -61,7 +61,7 @@ export interface FederationOptions {
    * @default any https issuer
    */
   allowedIssuers?: readonly string[];
-  /** Milliseconds one fetch of a discovery document or JWK Set may take. @default 5000 */
+  /** Milliseconds one load of an issuer's keys may take, its discovery document and JWK Set together. @default 5000 */
   fetchTimeout?: number;
   /** Largest discovery document or JWK Set accepted, in bytes. @default 262144 */
   maxDocumentBytes?: number;

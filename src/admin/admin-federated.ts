@@ -186,6 +186,12 @@ export function buildFederatedOperations(context: AdminContext, { call, requireA
           `issuer ${checked.issuer} is not one this server accepts: add it to the server's federation.allowedIssuers option first`,
         );
       }
+      if (config.allowedIssuers !== undefined && checked.jwksUri !== null) {
+        throw new AdminError(
+          'invalid_input',
+          "jwksUri is not accepted on this server (it limits the issuers credentials may name): configure the issuer's JWK Set URL in its federation.issuers option instead",
+        );
+      }
       const account = await requireAccount(clientId);
       const store = requireFederatedStore(context);
       // Checked here first for the clearer message; the store checks both again atomically.

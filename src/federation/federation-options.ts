@@ -55,9 +55,11 @@ export interface FederationOptions {
   issuers?: Readonly<Record<string, FederatedIssuerKeys>>;
   /**
    * The only issuers federated credentials may name (the issuers of `issuers` are allowed too). The
-   * admin API refuses to register any other, and no key is ever fetched for any other, whatever the
-   * store holds. Set it when people you do not fully trust register credentials (your customers'
-   * administrators, through the admin router): otherwise they choose the URLs your server fetches.
+   * instance's admin API (`serviceAccounts.admin`, and so its admin router) refuses to register any
+   * other, and no key is ever fetched for any other, whatever the store holds. With it, a credential's
+   * own JWK Set URL is neither accepted nor used: keys come from `issuers` or the issuer's discovery
+   * document, so you alone choose the addresses your server fetches. Set it when people you do not
+   * fully trust register credentials (your customers' administrators, through the admin router).
    * @default any https issuer
    */
   allowedIssuers?: readonly string[];

@@ -49,8 +49,9 @@ export interface LoadedKeySet {
 
 /**
  * Where the keys of `issuer` come from: the JWK Set URL configured for it, else `jwksUri` (the one
- * its credential names), else its discovery document. `undefined` when the URL may not be fetched
- * under these settings (plain http without `allowHttpLoopback`): such an issuer has no keys.
+ * its credential names, unless `allowedIssuers` is set: then the operator alone chooses the addresses
+ * fetched), else its discovery document. `undefined` when the URL may not be fetched under these
+ * settings (plain http without `allowHttpLoopback`): such an issuer has no keys.
  *
  * @example
  * ```ts
@@ -59,7 +60,8 @@ export interface LoadedKeySet {
  * ```
  */
 export function keySetSource(issuer: string, jwksUri: string | null | undefined, settings: ResolvedFederationConfig): KeySetSource | undefined {
-  const configured = settings.issuers.get(issuer)?.jwksUri ?? jwksUri ?? undefined;
+  const credentialUri = settings.allowedIssuers === undefined ? (jwksUri ?? undefined) : undefined;
+  const configured = settings.issuers.get(issuer)?.jwksUri ?? credentialUri;
   const url = configured ?? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   if (fetchPolicyProblem(url, settings.allowHttpLoopback) !== undefined) return undefined;
   return { issuer, url, discovery: configured === undefined };

@@ -127,7 +127,7 @@ export type FederatedIssuerEvent =
       readonly type: 'federation.issuer_unavailable';
       /** The issuer identifier, as federated credentials name it. */
       readonly issuer: string;
-      /** What failed, such as `Error: GET https://issuer.example/.well-known/openid-configuration timed out after 5000 ms`. */
+      /** What failed, such as `Error: https://issuer.example/.well-known/openid-configuration did not answer within 5000 ms`. */
       readonly error: string;
     })
   | (OperationalBase & {

@@ -285,6 +285,27 @@ describe('federated credentials at the token endpoint', () => {
     expect((await exchange(await allowed.githubActionsToken({ audience: TEST_ISSUER, now: t.clock.now() }))).status).toBe(200);
   });
 
+  // With allowedIssuers, the operator alone chooses the addresses fetched: a credential's own JWK Set
+  // URL is refused at registration, and ignored when the store holds one anyway.
+  it("with federation.allowedIssuers, neither accepts nor uses a credential's own JWK Set URL", async () => {
+    const allowed = await localIssuer();
+    const elsewhere = await localIssuer(); // only its URL matters: it must never be asked
+    const store = new MemoryAccountStore();
+    const t = createTestApp({ store, failureLimit: false, federation: { allowHttpLoopback: true, allowedIssuers: [allowed.issuer] } });
+    const account = await t.sa.admin.createAccount({ name: 'pinned' });
+    await expect(
+      t.sa.admin.addFederatedCredential(account.clientId, { issuer: allowed.issuer, subject: GITHUB_SUBJECT, jwksUri: elsewhere.jwksUri }),
+    ).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/^jwksUri is not accepted on this server/) });
+    await createAdminApi({ store }).addFederatedCredential(account.clientId, { issuer: allowed.issuer, subject: GITHUB_SUBJECT, audience: TEST_ISSUER, jwksUri: elsewhere.jwksUri });
+    const res = await request(t.app)
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: await allowed.githubActionsToken({ audience: TEST_ISSUER, now: t.clock.now() }) });
+    expect(res.status).toBe(200); // verified with the allowed issuer's own keys, found through its discovery document
+    expect(elsewhere.requests).toHaveLength(0);
+    expect(allowed.fetches('discovery')).toBe(1);
+  });
+
   it('uses an inline JWK Set configured for the issuer, with no request at all', async () => {
     const idp = await localIssuer();
     const t = await setUp({ federation: { allowHttpLoopback: true, issuers: { [idp.issuer]: { jwks: idp.jwks() } } } });

@@ -11,7 +11,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { federatedUrlProblem } from './federation-options.js';
+import { FEDERATED_LIMITS, federatedUrlProblem } from './federation-options.js';
 
 /** What one fetch is allowed: the caller's resolved federation settings, in the fetch's own terms. */
 export interface FetchJsonDocumentOptions {
@@ -56,7 +56,8 @@ const MAX_REDIRECTS = 2;
  * ```
  */
 export function fetchPolicyProblem(url: string, allowHttpLoopback: boolean): string | undefined {
-  const problem = federatedUrlProblem(url);
+  // Any document URL may be as long as a JWK Set URL (an issuer's own discovery URL is shorter).
+  const problem = federatedUrlProblem(url, FEDERATED_LIMITS.jwksUri);
   if (problem !== undefined) return problem;
   if (!allowHttpLoopback && url.toLowerCase().startsWith('http:')) return 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback';
   return undefined;

@@ -37,6 +37,13 @@ describe('fetchJsonDocument', () => {
     await expect(fetchJsonDocument('http://example.com/jwks', options)).rejects.toThrow(/https/);
   });
 
+  // A JWK Set URL may be as long as a credential may name one (2048 characters), longer than an issuer.
+  it('fetches a JWK Set URL longer than any issuer identifier, up to the JWK Set URL limit', () => {
+    const long = `https://keys.example.com/${'k'.repeat(1500)}`;
+    expect(fetchPolicyProblem(long, false)).toBeUndefined();
+    expect(fetchPolicyProblem(`${long}${'k'.repeat(600)}`, false)).toMatch(/at most 2048 characters/);
+  });
+
   // "with a timeout": the deadline covers connecting, the headers and the body.
   it('cuts a server that accepts the request and never answers at the timeout', async () => {
     await idp.setMode('hang');

@@ -139,7 +139,7 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     expectExit(await add('--issuer', GITHUB, '--subject', 'repo:acme/billing:*'), 2, /subject must be one exact subject: patterns \(\*\) are not supported/);
     expectExit(await add('--issuer', 'http://issuer.example.com', '--subject', MAIN), 2, /issuer must be an https URL/);
     expectExit(await add('--issuer', GITHUB, '--subject', MAIN, '--jwks-uri', 'jwks.json'), 2, /jwksUri must be an absolute URL/);
-    expectExit(await add('--issuer', GITHUB, '--subject', ''), 2, /subject must be 1 to 1024 printable characters/);
+    expectExit(await add('--issuer', GITHUB, '--subject', ''), 2, /subject must be 1 to 1000 bytes \(UTF-8\) of printable characters/);
     expectExit(await add('--issuer', GITHUB, '--subject', MAIN, '--audience', 'api\u001b[31m'), 2, /audience .*U\+001B/);
     expect((await listed(store, clientId))?.federated).toEqual([]);
   });

@@ -71,7 +71,9 @@ describe('near-miss secrets are never logged', () => {
     const grant = { grant_type: 'client_credentials' };
     // A driver's message quoting what it was asked for reaches the operational event and the health report.
     store.failing = true;
-    for (const [, form] of FORMS) expect((await post({ ...grant, client_id: form, client_secret: secret })).status).toBe(503);
+    // A client ID holding a control character (the newline of 'with whitespace') can name no account:
+    // it is answered 401 without a store read, so it cannot reach the store's messages either.
+    for (const [, form] of FORMS) expect((await post({ ...grant, client_id: form, client_secret: secret })).status).toBe(/[\u0000-\u001f]/.test(form) ? 401 : 503);
     captured.push(JSON.stringify(await sa.health()));
     store.failing = false;
     for (const [, form] of FORMS) {

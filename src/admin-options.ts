@@ -6,6 +6,7 @@
 import type { AuditEvent } from './audit/audit-events.js';
 import type { AccountStore } from './store/account-store.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
+import { resolveAllowedIssuers } from './federation/federation-options.js';
 
 /**
  * Options of {@link createAdminApi}: a store and the settings of provisioning, nothing about tokens.
@@ -34,6 +35,14 @@ export interface AdminApiOptions {
    * `createServiceAccounts(...).admin` has it already.
    */
   issuer?: string;
+  /**
+   * The only issuers a federated credential may name, and no JWK Set URL of a credential's own: give
+   * the server's `federation.allowedIssuers` (with the issuers of its `federation.issuers`) so a
+   * standalone admin API, or an admin router built on it, refuses what the server would never fetch.
+   * `createServiceAccounts(...).admin` has it already.
+   * @default any https issuer
+   */
+  allowedIssuers?: readonly string[];
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;
   /** Milliseconds a store call may take before it fails. @default 2000 */
@@ -71,7 +80,7 @@ export interface ResolvedAdminConfig {
 }
 
 const ADMIN_OPTIONS: ReadonlySet<string> = new Set<keyof AdminApiOptions>([
-  'store', 'maxSecretsPerAccount', 'issuer', 'secretHashRounds', 'storeTimeout', 'onAudit', 'now',
+  'store', 'maxSecretsPerAccount', 'issuer', 'allowedIssuers', 'secretHashRounds', 'storeTimeout', 'onAudit', 'now',
 ]);
 
 /**
@@ -92,7 +101,7 @@ export function resolveAdminSettings(options: AdminApiOptions): ResolvedAdminCon
     store,
     maxSecretsPerAccount: integer('maxSecretsPerAccount', options.maxSecretsPerAccount, 5, 1, 100),
     issuer: options.issuer === undefined ? undefined : nonEmptyString('issuer', options.issuer),
-    allowedIssuers: undefined,
+    allowedIssuers: resolveAllowedIssuers('allowedIssuers', options.allowedIssuers),
     secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
     storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),
     onAudit: optionalFunction('onAudit', options.onAudit),

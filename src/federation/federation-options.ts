@@ -148,6 +148,28 @@ export function federatedUrlProblem(value: unknown, maxLength: number = FEDERATE
 }
 
 /**
+ * Validates an allow-list of issuer identifiers (the option `name`), adding the issuers of `also`;
+ * `undefined` when no list is given (any issuer). Throws a `TypeError` naming the bad entry.
+ *
+ * @example
+ * ```ts
+ * resolveAllowedIssuers('allowedIssuers', ['https://token.actions.githubusercontent.com']) // a Set of that one issuer
+ * resolveAllowedIssuers('allowedIssuers', undefined) // undefined: any issuer
+ * ```
+ */
+export function resolveAllowedIssuers(name: string, value: unknown, also: Iterable<string> = []): ReadonlySet<string> | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) fail(name, 'must be an array of issuer identifiers');
+  const allowed = new Set(also);
+  value.forEach((issuer: unknown, index) => {
+    const problem = federatedUrlProblem(issuer);
+    if (problem) fail(`${name}[${index}]`, problem);
+    allowed.add(issuer as string);
+  });
+  return allowed;
+}
+
+/**
  * Validates the `federation` option once. Throws a `TypeError` naming the bad member.
  *
  * @example
@@ -182,16 +204,7 @@ export function resolveFederation(value: unknown): ResolvedFederationConfig {
       }
     }
   }
-  let allowedIssuers: Set<string> | undefined;
-  if (options.allowedIssuers !== undefined) {
-    if (!Array.isArray(options.allowedIssuers)) fail('federation.allowedIssuers', 'must be an array of issuer identifiers');
-    allowedIssuers = new Set(issuers.keys());
-    options.allowedIssuers.forEach((issuer: unknown, index) => {
-      const problem = federatedUrlProblem(issuer);
-      if (problem) fail(`federation.allowedIssuers[${index}]`, problem);
-      allowedIssuers!.add(issuer as string);
-    });
-  }
+  const allowedIssuers = resolveAllowedIssuers('federation.allowedIssuers', options.allowedIssuers, issuers.keys());
   const minCacheSeconds = integer('federation.minCacheSeconds', options.minCacheSeconds, 300, 1, 86_400);
   const maxCacheSeconds = integer('federation.maxCacheSeconds', options.maxCacheSeconds, Math.max(3600, minCacheSeconds), 1, 604_800);
   if (maxCacheSeconds < minCacheSeconds) fail('federation.maxCacheSeconds', 'must not be less than federation.minCacheSeconds');

@@ -193,6 +193,15 @@ describe('admin API: federated credentials', () => {
   });
 
   // docs/writing-a-store.md: a store without the federated credential methods cannot hold them.
+  // A standalone admin API given the server's allow-list refuses what that server would never fetch.
+  it('with allowedIssuers, refuses another issuer and a JWK Set URL of the credential\'s own', async () => {
+    const admin = createAdminApi({ store: new MemoryAccountStore(), issuer: TEST_ISSUER, allowedIssuers: [GITHUB] });
+    const a = await admin.createAccount({ name: 'billing-deployer' });
+    await expectAdminError(admin.addFederatedCredential(a.clientId, { issuer: 'https://issuer.example.com', subject: MAIN }), 'invalid_input', /^issuer https:\/\/issuer\.example\.com is not one this server accepts/);
+    await expectAdminError(admin.addFederatedCredential(a.clientId, { issuer: GITHUB, subject: MAIN, jwksUri: `${GITHUB}/.well-known/jwks` }), 'invalid_input', /^jwksUri is not accepted on this server/);
+    expect(await admin.addFederatedCredential(a.clientId, { issuer: GITHUB, subject: MAIN })).toMatchObject({ issuer: GITHUB, subject: MAIN, audience: TEST_ISSUER });
+  });
+
   it('over a store without federated credential methods: listings show none and addFederatedCredential fails with a clear message', async () => {
     const { sa } = createTestApp({ store: new ForwardingStore(new MemoryAccountStore()) });
     const a = await sa.admin.createAccount({ name: 'legacy' });

@@ -103,6 +103,8 @@ describe('createAdminApi', () => {
     // `issuer` is known (it names the default audience of federated credentials), but must be a non-empty string.
     expectBadOption({ store, issuer: '' }, 'issuer');
     expectBadOption({ store, issuer: 42 }, 'issuer');
+    expectBadOption({ store, allowedIssuers: 'https://token.actions.githubusercontent.com' }, 'allowedIssuers');
+    expectBadOption({ store, allowedIssuers: ['http://example.com'] }, 'allowedIssuers[0]');
     expectBadOption({ store, signingKeys: [] }, 'signingKeys');
     expectBadOption({ store, maxSecretsPerAccount: 0 }, 'maxSecretsPerAccount');
     expectBadOption({ store, maxSecretsPerAccount: 2.5 }, 'maxSecretsPerAccount');

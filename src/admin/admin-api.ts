@@ -11,7 +11,8 @@ import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
-import { checkAccountInput, isClientIdArgument, type CreateAccountInput } from './admin-input.js';
+import { checkAccountInput, type CreateAccountInput } from './admin-input.js';
+import { isClientIdLookup } from '../store/lookup-values.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
 import { buildKeyOperations, liveCredentials, liveTotal, type KeyOperations } from './admin-keys.js';
 import type { AdminContext } from './admin-context.js';
@@ -92,7 +93,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     return callStore(fn, config.storeTimeout, what);
   };
   const requireAccount = async (clientId: string): Promise<AccountRecord> => {
-    const account = isClientIdArgument(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
+    const account = isClientIdLookup(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
     if (!account) throw accountNotFound(clientId);
     return account;
   };
@@ -145,7 +146,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     },
 
     async getAccount(clientId) {
-      const account = isClientIdArgument(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
+      const account = isClientIdLookup(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
       return account && summarizeAccount(account, config.issuer);
     },
 

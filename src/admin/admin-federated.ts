@@ -8,7 +8,7 @@
 import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/federation-options.js';
 import { generateFederatedCredentialId, isFederatedCredentialId } from '../credentials/generate-credentials.js';
 import type { AccountRecord, NewFederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/federated-credential-store.js';
+import { federatedOf, isLiveTwin, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/federated-credential-store.js';
 import type { AdminContext } from './admin-context.js';
 import {
   AdminError,
@@ -195,9 +195,7 @@ export function buildFederatedOperations(context: AdminContext, { call, requireA
       const account = await requireAccount(clientId);
       const store = requireFederatedStore(context);
       // Checked here first for the clearer message; the store checks both again atomically.
-      const twin = federatedOf(account).find(
-        (c) => c.revokedAt === null && c.issuer === checked.issuer && c.subject === checked.subject && c.audience === checked.audience,
-      );
+      const twin = federatedOf(account).find((existing) => isLiveTwin(existing, checked));
       if (twin) throw federatedCredentialAlreadyRegistered(clientId, twin.id);
       const live = liveCredentials(account);
       if (liveTotal(live) >= limit) throw credentialLimitReached('credential_limit_reached', clientId, limit, live);

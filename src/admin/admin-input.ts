@@ -72,26 +72,6 @@ export const MAX_SCOPES = 100;
  * ```
  */
 export const MAX_SCOPES_LENGTH = 2000;
-/**
- * The most characters of a client ID an admin call looks up (the token endpoint's bound too).
- * @example
- * ```ts
- * const worthALookup = clientId.length <= MAX_CLIENT_ID_LENGTH
- * ```
- */
-export const MAX_CLIENT_ID_LENGTH = 256;
-
-/**
- * Whether a client ID given to an admin call is worth looking up: a string of at most
- * {@link MAX_CLIENT_ID_LENGTH} characters (anything else names no account, and is not sent to the store).
- * @example
- * ```ts
- * const account = isClientIdArgument(clientId) ? await store.findAccount(clientId) : undefined
- * ```
- */
-export function isClientIdArgument(clientId: unknown): clientId is string {
-  return typeof clientId === 'string' && clientId.length > 0 && clientId.length <= MAX_CLIENT_ID_LENGTH;
-}
 
 function checkText(field: string, value: unknown): string {
   const rule = `${field} must be 1 to ${MAX_TEXT_LENGTH} printable characters`;

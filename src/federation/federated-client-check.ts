@@ -16,16 +16,11 @@ import type { AccountCache } from '../store/account-cache.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
 import { callStore } from '../store/call-store.js';
 import { federatedOf, type FederatedCredentialStore } from '../store/federated-credential-store.js';
-import { isLookupValue } from '../store/lookup-values.js';
+import { isClientIdLookup, isLookupValue } from '../store/lookup-values.js';
 import { withinAssertionTimes } from '../assertion-times.js';
-import { FEDERATED_LIMITS, type ResolvedFederationConfig } from './federation-options.js';
-
-/** Longer client IDs are never ours. */
-const MAX_CLIENT_ID_LENGTH = 256;
+import { FEDERATED_LIMITS, isFederatedUrlText, type ResolvedFederationConfig } from './federation-options.js';
 import type { FederatedSubjects } from './federated-subjects.js';
 
-/** Printable ASCII without spaces, as every registered issuer is. */
-const ISSUER_CHARACTERS = /^[\x21-\x7e]+$/;
 
 /** The issuer and subject an outside token names, read before its signature is checked. */
 export interface FederatedTokenNames {
@@ -56,8 +51,7 @@ export function federatedTokenNames(payload: { readonly iss?: unknown; readonly 
 function couldBeTrusted(names: FederatedTokenNames): boolean {
   const { issuer, subject } = names;
   return (
-    issuer.length <= FEDERATED_LIMITS.issuer &&
-    ISSUER_CHARACTERS.test(issuer) &&
+    isFederatedUrlText(issuer, FEDERATED_LIMITS.issuer) &&
     isLookupValue(subject, FEDERATED_LIMITS.subjectBytes) &&
     Buffer.byteLength(subject) <= FEDERATED_LIMITS.subjectBytes
   );
@@ -101,7 +95,7 @@ export class FederatedClientCheck {
   async check(assertion: string, names: FederatedTokenNames, clientId: string | undefined, now: Date): Promise<FederatedOutcome> {
     const { accounts, subjects } = this.parts;
     if (!couldBeTrusted(names)) return { failure: 'untrusted_token' };
-    if (clientId !== undefined && !isLookupValue(clientId, MAX_CLIENT_ID_LENGTH)) return { failure: 'unknown_client' };
+    if (clientId !== undefined && !isClientIdLookup(clientId)) return { failure: 'unknown_client' };
     const clientIds = clientId !== undefined ? [clientId] : await subjects.clientIds(names.issuer, names.subject);
     if (clientIds.length === 0) return { failure: 'untrusted_token' };
     // Several accounts trust this workload: the request must say which it acts as.

@@ -122,6 +122,20 @@ export const FEDERATED_LIMITS = Object.freeze({ issuer: 600, jwksUri: 2048, subj
 const URL_CHARACTERS = /^[\x21-\x7e]+$/;
 
 /**
+ * Whether `value` has the text a federated URL may have (at most `maxLength` printable ASCII
+ * characters without spaces), before any URL parsing: cheap enough for every token request.
+ *
+ * @example
+ * ```ts
+ * isFederatedUrlText('https://token.actions.githubusercontent.com', FEDERATED_LIMITS.issuer) // true
+ * isFederatedUrlText(' https://issuer.example', FEDERATED_LIMITS.issuer) // false
+ * ```
+ */
+export function isFederatedUrlText(value: string, maxLength: number): boolean {
+  return value.length <= maxLength && URL_CHARACTERS.test(value);
+}
+
+/**
  * Whether `value` may name an outside issuer or a key URL: an absolute https URL of printable ASCII
  * without spaces, credentials, query or fragment, or an http one on a loopback host (fetched only with
  * `allowHttpLoopback`); at most `maxLength` characters.
@@ -134,7 +148,7 @@ const URL_CHARACTERS = /^[\x21-\x7e]+$/;
  */
 export function federatedUrlProblem(value: unknown, maxLength: number = FEDERATED_LIMITS.issuer): string | undefined {
   if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) return `must be a URL of at most ${maxLength} characters`;
-  if (!URL_CHARACTERS.test(value)) return 'must be printable ASCII, without spaces (encode other characters, and use the punycode form of a host name)';
+  if (!isFederatedUrlText(value, maxLength)) return 'must be printable ASCII, without spaces (encode other characters, and use the punycode form of a host name)';
   let url: URL;
   try {
     url = new URL(value);

@@ -39,6 +39,24 @@ export function supportsFederatedCredentials(store: AccountStore): store is Fede
 }
 
 /**
+ * Whether `credential` is live and trusts exactly what `trust` names: the same issuer, subject and
+ * audience (`null`, the server's issuer identifier, equal only to `null`). A second such credential on
+ * one account is a duplicate.
+ *
+ * @example
+ * ```ts
+ * declare const credential: FederatedCredentialRecord // or the new one about to be stored
+ * const duplicate = federatedOf(account).some((existing) => isLiveTwin(existing, credential))
+ * ```
+ */
+export function isLiveTwin(
+  credential: FederatedCredentialRecord,
+  trust: Pick<FederatedCredentialRecord, 'issuer' | 'subject' | 'audience'>,
+): boolean {
+  return credential.revokedAt === null && credential.issuer === trust.issuer && credential.subject === trust.subject && credential.audience === trust.audience;
+}
+
+/**
  * The federated credentials of an account, live and revoked, oldest first; none when the store did not return `federated`.
  *
  * @example

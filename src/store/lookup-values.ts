@@ -20,3 +20,25 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 export function isLookupValue(value: string, maxLength: number): boolean {
   return value.length > 0 && value.length <= maxLength && !CONTROL_CHARACTER.test(value);
 }
+
+/**
+ * The most characters of a client ID worth looking up: the token endpoint's and the admin API's bound.
+ * @example
+ * ```ts
+ * const worthALookup = clientId.length <= MAX_CLIENT_ID_LENGTH
+ * ```
+ */
+export const MAX_CLIENT_ID_LENGTH = 256;
+
+/**
+ * Whether a presented client ID may be looked up (see {@link isLookupValue}): longer ones, or ones
+ * holding a control character, name no account.
+ *
+ * @example
+ * ```ts
+ * const account = isClientIdLookup(clientId) ? await store.findAccount(clientId) : undefined
+ * ```
+ */
+export function isClientIdLookup(clientId: unknown): clientId is string {
+  return typeof clientId === 'string' && isLookupValue(clientId, MAX_CLIENT_ID_LENGTH);
+}

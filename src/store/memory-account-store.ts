@@ -22,7 +22,7 @@ import type {
 } from './account-store.js';
 import { revokedTokenChangeKey } from './revoked-token-change.js';
 import { countLiveCredentials, keysOf } from './key-credential-store.js';
-import { federatedOf } from './federated-credential-store.js';
+import { federatedOf, isLiveTwin } from './federated-credential-store.js';
 
 /** How often, at most, `consumeAssertionId` sweeps out expired assertion IDs. */
 const ASSERTION_SWEEP_MS = 60_000;
@@ -141,9 +141,7 @@ export class MemoryAccountStore implements AccountStore {
     // Checks and insert run with no `await` between them, as in addSecret.
     const account = this.#accounts.get(clientId);
     if (!account) return undefined;
-    const sameTrust = (c: FederatedCredentialRecord): boolean =>
-      c.revokedAt === null && c.issuer === credential.issuer && c.subject === credential.subject && c.audience === credential.audience;
-    if (federatedOf(account).some(sameTrust)) return 'duplicate';
+    if (federatedOf(account).some((existing) => isLiveTwin(existing, credential))) return 'duplicate';
     if (countLiveCredentials(account) >= options.maxLiveCredentials) return 'limit_reached';
     const stored: FederatedCredentialRecord = {
       id: credential.id,

@@ -30,7 +30,7 @@ import type { AccountCache } from '../store/account-cache.js';
 import type { AccountRecord, AccountStore, SecretRecord } from '../store/account-store.js';
 import { findSecret } from '../store/account-credentials.js';
 import { callStore } from '../store/call-store.js';
-import { isLookupValue } from '../store/lookup-values.js';
+import { isClientIdLookup } from '../store/lookup-values.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import { assertionClientId, assertionNames, type KeyAssertionChecker } from './key-assertion.js';
 import { federatedTokenNames, type FederatedClientCheck, type FederatedTokenNames } from '../federation/federated-client-check.js';
@@ -63,12 +63,10 @@ export interface ClientAuthenticatorParts {
   readonly now: () => Date;
 }
 
-/** Longer client IDs are never ours: refused without a store read. */
-const MAX_CLIENT_ID_LENGTH = 256;
 
 /** A presented secret that could be ours (its format and checksum hold), with the secret ID it names. */
 function presentedSecret(clientId: string, value: string): PresentedSecret | undefined {
-  if (!isLookupValue(clientId, MAX_CLIENT_ID_LENGTH)) return undefined;
+  if (!isClientIdLookup(clientId)) return undefined;
   const parsed = parseSecret(value);
   return parsed ? { clientId, value, secretId: parsed.secretId } : undefined;
 }

@@ -12,14 +12,12 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
-import { isLookupValue } from '../store/lookup-values.js';
+import { isClientIdLookup } from '../store/lookup-values.js';
 import { withinAssertionTimes } from '../assertion-times.js';
 
 /** The assertion type of RFC 7523 §2.2, the only one accepted in `client_assertion_type`. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
-/** Longer client IDs are never ours. */
-const MAX_CLIENT_ID_LENGTH = 256;
 
 const EC_ALGORITHMS = ['ES256'] as const;
 const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
@@ -64,7 +62,7 @@ export function assertionNames(assertion: string): JWTPayload | undefined {
  */
 export function assertionClientId(payload: { readonly iss?: unknown; readonly sub?: unknown }): string | undefined {
   const { iss, sub } = payload;
-  return typeof iss === 'string' && iss === sub && isLookupValue(iss, MAX_CLIENT_ID_LENGTH) ? iss : undefined;
+  return typeof iss === 'string' && iss === sub && isClientIdLookup(iss) ? iss : undefined;
 }
 
 /** What the check needs besides the assertion and the account. */

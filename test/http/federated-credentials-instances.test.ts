@@ -101,6 +101,8 @@ withPostgres('federated credentials across instances', (connectionString) => {
       const statuses: number[] = [];
       for (const fields of attempts) statuses.push((await request(app.app).post('/oauth/token').type('form').send({ grant_type: 'client_credentials', ...fields })).status);
       expect(statuses).toEqual([401, 401, 401, 401, 429]);
+      // The admin API looks such a client ID up no more than the token endpoint does.
+      expect(await app.sa.admin.getAccount('esa_\u0000')).toBeUndefined();
       await app.sa.close();
       expect(events).not.toContain('store.unavailable');
     });

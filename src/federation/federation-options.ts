@@ -3,6 +3,7 @@
  * The options of federated credentials (outside issuers' tokens as client credentials), validated once
  * into the frozen settings the token endpoint and the issuer key sets receive.
  */
+import { MAX_KEYS_PER_SET } from '../candidate-keys.js';
 import { fail, integer } from '../config-checks.js';
 
 /**
@@ -51,7 +52,10 @@ export interface FederationOptions {
    * @default false
    */
   allowHttpLoopback?: boolean;
-  /** Where to find the keys of issuers without a reachable discovery document, by issuer identifier. */
+  /**
+   * Where to find the keys of issuers without a reachable discovery document, by issuer identifier.
+   * A JWK Set, inline or fetched, holds at most 100 keys.
+   */
   issuers?: Readonly<Record<string, FederatedIssuerKeys>>;
   /**
    * The only issuers federated credentials may name (the issuers of `issuers` are allowed too). The
@@ -214,6 +218,7 @@ export function resolveFederation(value: unknown): ResolvedFederationConfig {
       } else {
         const keysOf = (jwks as { keys?: unknown } | null)?.keys;
         if (typeof jwks !== 'object' || !Array.isArray(keysOf) || keysOf.length === 0) fail(`${name}.jwks`, 'must be a JWK Set ({ "keys": [ ... ] }) with at least one key');
+        if (keysOf.length > MAX_KEYS_PER_SET) fail(`${name}.jwks`, `holds ${keysOf.length} keys: a JWK Set may hold at most ${MAX_KEYS_PER_SET}`);
         issuers.set(issuer, Object.freeze({ jwks: structuredClone(jwks) as { keys: object[] } }));
       }
     }

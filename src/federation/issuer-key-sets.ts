@@ -8,20 +8,24 @@
  * cached per key source for the response's max-age within the configured bounds, and shared by
  * concurrent requests (one fetch). Stale keys keep verifying while a refresh runs in the background,
  * so an issuer that is down is no outage as long as its cached keys verify the token; they are never
- * used more than 24 hours after their last successful fetch. A token whose key is unknown causes one
- * refetch per refresh interval per source at most, and so does a failed fetch: a flood of made-up
- * key IDs or a dead issuer cannot turn into a flood of requests.
+ * used more than 24 hours after their last successful fetch. A token whose key is unknown (a `kid` the
+ * cached set lacks, or no `kid` and no cached key made its signature) causes one refetch per refresh
+ * interval per source at most, and so does a failed fetch: a flood of made-up key IDs or a dead
+ * issuer cannot turn into a flood of requests. A set of more than `MAX_KEYS_PER_SET` keys is refused
+ * as unusable, and a token costs a few signature checks at most (candidate-keys.ts).
  *
  * Fetching is written here (load-key-set.ts, fetch-json-document.ts) rather than left to jose's
  * `createRemoteJWKSet`: jose 5's remote key set has no size limit, follows redirects to any host,
- * ignores the response's max-age and does not do discovery. Key selection and signature and claim
- * checks are jose's (`createLocalJWKSet`, `jwtVerify`), with only asymmetric algorithms allowed
+ * ignores the response's max-age and does not do discovery. Key selection is ours (key-set.ts,
+ * bounded by candidate-keys.ts: jose 5's local key set tries every key matching a token without
+ * `kid`); signature and claim checks are jose's `jwtVerify`, with only asymmetric algorithms allowed
  * (verify-with-key-set.ts).
  */
-import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
+import type { JWTVerifyOptions, JWTVerifyResult } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { FederatedKeysUnavailableError } from '../errors.js';
 import type { ResolvedFederationConfig } from './federation-options.js';
+import { KeySet } from './key-set.js';
 import { keySetSource, loadKeySet, type KeySetSource } from './load-key-set.js';
 import { verifiableAlgorithms, verifyWithKeySet } from './verify-with-key-set.js';
 
@@ -83,7 +87,7 @@ export interface FederatedKeySource {
 }
 
 interface CachedKeys {
-  readonly getKey: JWTVerifyGetKey;
+  readonly keySet: KeySet;
   /** Injected-clock milliseconds of the successful fetch. */
   readonly fetchedAt: number;
   /** Until when (injected-clock milliseconds) they are used without a refresh. */
@@ -122,7 +126,7 @@ export class IssuerKeySets {
   readonly #now: () => Date;
   readonly #observer: IssuerKeySetsObserver | undefined;
   /** The inline JWK Sets of the configured issuers, by issuer. */
-  readonly #inline = new Map<string, JWTVerifyGetKey>();
+  readonly #inline = new Map<string, KeySet>();
   readonly #sources = new LRUCache<string, SourceState>({ max: MAX_SOURCES });
 
   constructor(options: IssuerKeySetsOptions) {
@@ -130,7 +134,7 @@ export class IssuerKeySets {
     this.#now = options.now;
     this.#observer = options.observer;
     for (const [issuer, keys] of this.#settings.issuers) {
-      if (keys.jwks !== undefined) this.#inline.set(issuer, createLocalJWKSet(keys.jwks as unknown as JSONWebKeySet));
+      if (keys.jwks !== undefined) this.#inline.set(issuer, new KeySet(keys.jwks));
     }
   }
 
@@ -180,17 +184,18 @@ export class IssuerKeySets {
     }
 
     const keys = await this.#usableKeys(fetched, state);
-    const first = await verifyWithKeySet(token, keys.getKey, verifyOptions);
-    if (!first.noMatchingKey) return first.result;
+    const first = await verifyWithKeySet(token, keys.keySet, verifyOptions);
+    if (!first.mayBeRotated) return first.result;
 
-    // An unknown key ID (the issuer rotated its keys, or a made-up kid): one refetch per interval.
+    // An unknown key ID, or no kid and no cached key made the signature (the issuer rotated its
+    // keys, or a made-up token): one refetch per interval.
     if (state.refreshing === undefined && !this.#mayAttempt(state)) {
       if (state.lastError !== undefined) throw this.#unavailable(fetched, state);
       return undefined;
     }
     await this.#refresh(fetched, state);
     if (state.lastError !== undefined || state.keys === undefined) throw this.#unavailable(fetched, state);
-    return (await verifyWithKeySet(token, state.keys.getKey, verifyOptions)).result;
+    return (await verifyWithKeySet(token, state.keys.keySet, verifyOptions)).result;
   }
 
   /** Whether a fetch may start now: none yet, or the last one began a refresh interval ago. */
@@ -225,11 +230,11 @@ export class IssuerKeySets {
     state.lastAttemptAt = startedAt;
     const refreshing = loadKeySet(source, this.#settings)
       .then(
-        ({ getKey, maxAge }) => {
+        ({ keySet, maxAge }) => {
           const at = this.#now().getTime();
           const { minCacheSeconds, maxCacheSeconds } = this.#settings;
           const seconds = Math.min(Math.max(maxAge ?? minCacheSeconds, minCacheSeconds), maxCacheSeconds);
-          state.keys = { getKey, fetchedAt: at, freshUntil: at + Math.min(seconds * 1000, MAX_KEY_AGE_MS) };
+          state.keys = { keySet, fetchedAt: at, freshUntil: at + Math.min(seconds * 1000, MAX_KEY_AGE_MS) };
           state.lastError = undefined;
           if (state.failingSince !== undefined) {
             const downtimeMs = Math.max(at - state.failingSince, 0);

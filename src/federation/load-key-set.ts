@@ -7,9 +7,9 @@
  * and JWK Set together, within one `fetchTimeout`. Caching what is loaded, and
  * deciding when to load it again, is issuer-key-sets.ts's.
  */
-import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import type { ResolvedFederationConfig } from './federation-options.js';
 import { fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from './fetch-json-document.js';
+import { KeySet } from './key-set.js';
 
 /**
  * Where one issuer's keys are fetched from.
@@ -42,7 +42,7 @@ export interface KeySetSource {
  * ```
  */
 export interface LoadedKeySet {
-  readonly getKey: JWTVerifyGetKey;
+  readonly keySet: KeySet;
   /** Seconds from the JWK Set's `Cache-Control` (0 with `no-store` or `no-cache`); `undefined` without one. */
   readonly maxAge: number | undefined;
 }
@@ -71,13 +71,14 @@ export function keySetSource(issuer: string, jwksUri: string | null | undefined,
  * Fetches a source's JWK Set, through its discovery document when it has no JWK Set URL, all within
  * `settings.fetchTimeout`: a slow issuer holds its callers that long at most, not once per document.
  * Throws a plain `Error` naming the URL at fault when a document cannot be fetched (in time), a discovery document names
- * another issuer or a `jwks_uri` that may not be fetched, or the JWK Set is not one.
+ * another issuer or a `jwks_uri` that may not be fetched, or the JWK Set is not one or holds more than
+ * `MAX_KEYS_PER_SET` keys (it is unusable: every token would cost a signature check per key).
  *
  * @example
  * ```ts
  * const source = keySetSource(issuer, null, config.federation)
  * if (source !== undefined) {
- *   const { getKey, maxAge } = await loadKeySet(source, config.federation)
+ *   const { keySet, maxAge } = await loadKeySet(source, config.federation)
  * }
  * ```
  */
@@ -100,10 +101,9 @@ export async function loadKeySet(source: KeySetSource, settings: ResolvedFederat
     jwksUri = body.jwks_uri;
   }
   const { body, maxAge } = await fetchJsonDocument(jwksUri, { ...fetchOptions, accept: 'application/jwk-set+json, application/json' });
-  if (!Array.isArray(body.keys)) throw new Error(`${jwksUri} is not a JWK Set`);
   try {
-    return { getKey: createLocalJWKSet(body as unknown as JSONWebKeySet), maxAge };
-  } catch {
-    throw new Error(`${jwksUri} is not a JWK Set`);
+    return { keySet: new KeySet(body), maxAge };
+  } catch (error) {
+    throw new Error(`${jwksUri} ${(error as Error).message}`);
   }
 }

@@ -1,14 +1,20 @@
 /**
  * @module verify-with-key-set
  * One verification of an outside token with one key set: which algorithms it may be signed with
- * (asymmetric ones only, whatever the caller asks), and every key matching its header tried in turn,
- * which jose 5's `jwtVerify` does not do itself. Where the key set comes from, and when it is fetched
+ * (asymmetric ones only, whatever the caller asks), and which of the set's keys are tried on it,
+ * under the rule of candidate-keys.ts (a few at most: a token without `kid` is refused untried when
+ * more keys than that suit its algorithm). Where the key set comes from, and when it is fetched
  * again, is issuer-key-sets.ts's.
  */
-import { decodeProtectedHeader, errors, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
+import { decodeProtectedHeader, jwtVerify, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
+import { keyAttemptOf, tryCandidateKeys } from '../candidate-keys.js';
+import type { KeySet } from './key-set.js';
 
-/** The only algorithms an outside token may be signed with, whatever the caller asks: asymmetric ones. */
-export const FEDERATED_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+/**
+ * The only algorithms an outside token may be signed with, whatever the caller asks: asymmetric ones.
+ * `Ed25519` is the fully specified name of EdDSA with an Ed25519 key (RFC 9864 §2).
+ */
+export const FEDERATED_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 /**
  * The algorithms `token` may be verified with: those of `requested` (by default all) that are
@@ -32,44 +38,51 @@ export function verifiableAlgorithms(token: string, requested?: readonly string[
 }
 
 /**
- * What one verification with a key set gave: the verified token, or `undefined` with whether that
- * is because no key of the set matched the token's header (the issuer may have rotated its keys).
+ * What one verification with a key set gave: the verified token, or `undefined` with whether the
+ * issuer may have rotated its keys since the set was fetched: no key of the set has the token's
+ * `kid`, or, for a token without `kid`, none of the keys tried made its signature.
  */
 export interface KeySetVerification {
   readonly result: JWTVerifyResult | undefined;
-  readonly noMatchingKey: boolean;
+  readonly mayBeRotated: boolean;
 }
 
 /**
- * Verifies `token` with a key set. jose 5's `jwtVerify` does not try several keys itself: when more
- * than one key matches the token's header (a `kid` served twice, or no `kid`), it throws
- * `JWKSMultipleMatchingKeys`, which iterates over the candidates; the first that verifies wins.
- * Never rejects: a bad signature or claim, or a key jose cannot use, is a token that is not valid.
+ * Verifies `token` with a key set, trying the keys candidate-keys.ts allows: those with the token's
+ * `kid`, or without one every key suiting its algorithm, when there are at most `MAX_CANDIDATE_KEYS`
+ * of them; the first that verifies wins. `options.algorithms` must hold the token's algorithm (see
+ * {@link verifiableAlgorithms}). Never rejects: a bad signature or claim, or a key that cannot be
+ * used, is a token that is not valid.
  *
  * @example
  * ```ts
- * import { createLocalJWKSet } from 'jose'
+ * import { KeySet } from './key-set.js'
  *
- * const getKey = createLocalJWKSet({ keys: [] })
- * const { result, noMatchingKey } = await verifyWithKeySet(token, getKey, { issuer, algorithms: ['RS256'] })
- * if (noMatchingKey) console.log('refetch the keys: the issuer may have rotated them')
+ * const keySet = new KeySet({ keys: [] })
+ * const { result, mayBeRotated } = await verifyWithKeySet(token, keySet, { issuer, algorithms: ['RS256'] })
+ * if (mayBeRotated) console.log('refetch the keys: the issuer may have rotated them')
  * console.log(result?.payload.sub)
  * ```
  */
-export async function verifyWithKeySet(token: string, getKey: JWTVerifyGetKey, options: JWTVerifyOptions): Promise<KeySetVerification> {
+export async function verifyWithKeySet(token: string, keySet: KeySet, options: JWTVerifyOptions): Promise<KeySetVerification> {
+  let alg: unknown;
+  let kid: unknown;
   try {
-    return { result: await jwtVerify(token, getKey, options), noMatchingKey: false };
-  } catch (error) {
-    if (error instanceof errors.JWKSNoMatchingKey) return { result: undefined, noMatchingKey: true };
-    if (error instanceof errors.JWKSMultipleMatchingKeys) {
-      for await (const candidate of error) {
-        try {
-          return { result: await jwtVerify(token, candidate, options), noMatchingKey: false };
-        } catch {
-          // Not this one: the next candidate.
-        }
-      }
-    }
-    return { result: undefined, noMatchingKey: false };
+    ({ alg, kid } = decodeProtectedHeader(token));
+  } catch {
+    return { result: undefined, mayBeRotated: false };
   }
+  if (typeof alg !== 'string') return { result: undefined, mayBeRotated: false };
+  const outcome = await tryCandidateKeys(keySet.keysFor(alg), { kid, named: (key, id) => key.kid === id, unnamedFallsBack: false }, async (key) => {
+    const keyObject = keySet.keyObject(key);
+    if (keyObject === undefined) return 'other_key';
+    try {
+      return { verified: await jwtVerify(token, keyObject, options) };
+    } catch (error) {
+      return keyAttemptOf(error);
+    }
+  });
+  if ('key' in outcome) return { result: outcome.verified, mayBeRotated: false };
+  const mayBeRotated = outcome.failure === 'no_key' || (outcome.failure === 'not_verified' && !outcome.signed && typeof kid !== 'string');
+  return { result: undefined, mayBeRotated };
 }

@@ -3,7 +3,7 @@
  * Checks a client assertion signed with a key-pair credential (`private_key_jwt`, RFC 7523 §2.2 and §3,
  * with the audience rule of the update to RFC 7523 on client authentication audiences): a JWT whose
  * `iss` and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else,
- * with `exp` (at most `maxLifetime` seconds ahead), a `jti`, `iat` and `nbf` when present not in the
+ * with `exp` (at most `maxLifetime` seconds ahead, plus the clock tolerance), a `jti`, `iat` and `nbf` when present not in the
  * future, signed by one of the account's registered public keys with an algorithm of that key's type.
  * `none`, HMAC and every other symmetric algorithm, and any `crit` header, are refused. Framework-free;
  * the client authenticator makes the assertion single-use and decides what a failure is answered.
@@ -14,6 +14,7 @@ import { LRUCache } from 'lru-cache';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import { withinAssertionTimes } from '../assertion-times.js';
+import { keyAttemptOf, tryCandidateKeys, type KeyAttempt } from '../candidate-keys.js';
 
 /** The assertion type of RFC 7523 §2.2, the only one accepted in `client_assertion_type`. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -21,7 +22,9 @@ export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion
 
 const EC_ALGORITHMS = ['ES256'] as const;
 const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
-const OKP_ALGORITHMS = ['EdDSA'] as const;
+// RFC 9864 §2: `Ed25519` is the fully specified name of EdDSA with an Ed25519 key (openid-client 6 and
+// oauth4webapi sign with it); `EdDSA` is the older, polymorphic one. Both are accepted, for Ed25519 keys only.
+const OKP_ALGORITHMS = ['EdDSA', 'Ed25519'] as const;
 
 /** Every algorithm an assertion may be signed with, for the RFC 8414 metadata (asymmetric only). */
 export const ASSERTION_SIGNING_ALGORITHMS: readonly string[] = [...EC_ALGORITHMS, ...RSA_ALGORITHMS, ...OKP_ALGORITHMS];
@@ -114,9 +117,10 @@ export class KeyAssertionChecker {
   }
 
   /**
-   * Verifies `assertion` against the account's keys: the key its `kid` names (by key ID or
-   * thumbprint) when it names one, else every key of the account whose type allows its `alg`. A
-   * signature that only a revoked key verifies is `revoked_key`.
+   * Verifies `assertion` against the account's keys whose type allows its `alg`, under the rule of
+   * candidate-keys.ts: the key its `kid` names (by key ID or thumbprint) when it names one, else
+   * every such key, refused untried when more than `MAX_CANDIDATE_KEYS` live keys would be tried.
+   * Live keys first; a revoked key only to tell the audit why (`revoked_key`), within the same budget.
    */
   async verify(assertion: string, account: AccountRecord, options: KeyAssertionOptions): Promise<VerifiedAssertion | { failure: AssertionFailure }> {
     let alg: unknown;
@@ -130,24 +134,26 @@ export class KeyAssertionChecker {
     // RFC 7515 §4.1.11: this server understands no header extension, so any `crit` is refused.
     if (typeof alg !== 'string' || crit !== undefined) return { failure: 'invalid_assertion' };
     const keys = (account.keys ?? []).filter((key) => algorithmsOf(key.publicKey).includes(alg));
-    const named = typeof kid === 'string' ? keys.filter((key) => key.id === kid || key.thumbprint === kid) : [];
-    const candidates = named.length > 0 ? named : keys;
-    // Live keys first; a revoked one only to tell the audit why.
-    for (const live of [true, false]) {
-      for (const key of candidates) {
-        if ((key.revokedAt === null) !== live) continue;
-        const payload = await this.#verifyWith(assertion, key, alg, account.clientId, options);
-        if (payload === undefined) continue;
-        if (!live) return { failure: 'revoked_key' };
-        // Kept as used until the last moment it could still be accepted: `exp` plus the clock tolerance.
-        return { key, jti: payload.jti as string, expiresAt: new Date(((payload.exp as number) + options.clockTolerance) * 1000) };
-      }
-    }
-    return { failure: 'invalid_assertion' };
+    const outcome = await tryCandidateKeys(
+      keys,
+      {
+        kid,
+        named: (key, id) => key.id === id || key.thumbprint === id,
+        // A client may name its key by an ID of its own: then every key of the account is a candidate.
+        unnamedFallsBack: true,
+        counts: (key) => key.revokedAt === null,
+      },
+      (key) => this.#attempt(assertion, key, alg, account.clientId, options),
+    );
+    if (!('key' in outcome)) return { failure: 'invalid_assertion' };
+    if (outcome.key.revokedAt !== null) return { failure: 'revoked_key' };
+    const payload = outcome.verified;
+    // Kept as used until the last moment it could still be accepted: `exp` plus the clock tolerance.
+    return { key: outcome.key, jti: payload.jti as string, expiresAt: new Date(((payload.exp as number) + options.clockTolerance) * 1000) };
   }
 
-  /** The payload when `key` verifies the signature and every claim holds, else `undefined`. */
-  async #verifyWith(assertion: string, key: KeyRecord, alg: string, clientId: string, options: KeyAssertionOptions): Promise<JWTPayload | undefined> {
+  /** What `key` says of the assertion: its payload when it verifies the signature and every claim holds. */
+  async #attempt(assertion: string, key: KeyRecord, alg: string, clientId: string, options: KeyAssertionOptions): Promise<KeyAttempt<JWTPayload>> {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(assertion, this.#keyObject(key), {
@@ -158,15 +164,15 @@ export class KeyAssertionChecker {
         currentDate: options.now,
         clockTolerance: options.clockTolerance,
       }));
-    } catch {
-      return undefined;
+    } catch (error) {
+      return keyAttemptOf(error);
     }
     const { aud, exp, iat, jti } = payload;
     // The issuer identifier as the sole audience: never the token endpoint's URL, nor a list with others.
     const audience = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
-    if (audience !== options.issuer) return undefined;
-    if (typeof jti !== 'string' || jti.length === 0) return undefined;
-    if (!withinAssertionTimes({ exp, iat }, options)) return undefined;
-    return payload;
+    if (audience !== options.issuer) return 'refused';
+    if (typeof jti !== 'string' || jti.length === 0) return 'refused';
+    if (!withinAssertionTimes({ exp, iat }, options)) return 'refused';
+    return { verified: payload };
   }
 }

@@ -7,7 +7,7 @@ import { randomUUID, sign, type KeyObject } from 'node:crypto';
 import { base64url, exportSPKI, generateKeyPair, SignJWT, type JWTPayload, type KeyLike } from 'jose';
 import { TEST_ISSUER } from './create-app.js';
 
-export type AssertionAlg = 'ES256' | 'RS256' | 'PS256' | 'EdDSA';
+export type AssertionAlg = 'ES256' | 'RS256' | 'PS256' | 'EdDSA' | 'Ed25519';
 
 export interface TestKeyPair {
   readonly alg: AssertionAlg;
@@ -15,9 +15,9 @@ export interface TestKeyPair {
   readonly publicPem: string;
 }
 
-/** A fresh key pair for `alg` (RSA: 2048 bits; EdDSA: Ed25519). */
+/** A fresh key pair for `alg` (RSA: 2048 bits; EdDSA and Ed25519, its fully specified name: Ed25519). */
 export async function newKeyPair(alg: AssertionAlg = 'ES256'): Promise<TestKeyPair> {
-  const { privateKey, publicKey } = await generateKeyPair(alg, alg === 'EdDSA' ? { crv: 'Ed25519' } : {});
+  const { privateKey, publicKey } = await generateKeyPair(alg === 'Ed25519' ? 'EdDSA' : alg, alg === 'EdDSA' || alg === 'Ed25519' ? { crv: 'Ed25519' } : {});
   return { alg, privateKey, publicPem: await exportSPKI(publicKey) };
 }
 

@@ -64,6 +64,8 @@ export interface SignOptions {
   readonly alg?: string;
   /** Extra or overriding protected header parameters. */
   readonly header?: Record<string, unknown>;
+  /** Leave `kid` out of the header (the key is still `kid`'s, or the current one). */
+  readonly withoutKid?: boolean;
 }
 
 export interface KubernetesTokenOptions {
@@ -78,6 +80,8 @@ export interface KubernetesTokenOptions {
   readonly pod?: string;
   /** Sign with this key (a current or former one), as an issuer still using its old key after publishing a new one. @default the current key */
   readonly kid?: string;
+  /** Leave `kid` out of the header, as some issuers do. */
+  readonly withoutKid?: boolean;
 }
 
 export interface GitHubActionsTokenOptions {
@@ -286,9 +290,9 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
   const signWith = async (claims: JWTPayload, signOptions: SignOptions = {}): Promise<string> => {
     const key = (signOptions.kid !== undefined ? allKeys.get(signOptions.kid) : undefined) ?? current;
     const payload: JWTPayload = { iss: issuer.issuer, ...claims };
-    return new SignJWT(payload)
-      .setProtectedHeader({ alg: signOptions.alg ?? key.alg, kid: signOptions.kid ?? key.kid, ...signOptions.header })
-      .sign(key.privateKey);
+    const header: Record<string, unknown> & { alg: string } = { alg: signOptions.alg ?? key.alg, kid: signOptions.kid ?? key.kid, ...signOptions.header };
+    if (signOptions.withoutKid === true) delete header.kid;
+    return new SignJWT(payload).setProtectedHeader(header).sign(key.privateKey);
   };
 
   const issuer: LocalIssuer = {
@@ -314,7 +318,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
       scope = nextScope;
     },
     sign: signWith,
-    kubernetesToken({ subject = 'system:serviceaccount:payments:exporter', audience, lifetime = 3600, now = new Date(), pod = 'exporter-7d9f8b6c5-x2k4q', kid }) {
+    kubernetesToken({ subject = 'system:serviceaccount:payments:exporter', audience, lifetime = 3600, now = new Date(), pod = 'exporter-7d9f8b6c5-x2k4q', kid, withoutKid }) {
       const [, , namespace = 'default', name = 'default'] = subject.split(':');
       const iat = Math.floor(now.getTime() / 1000);
       return signWith({
@@ -331,7 +335,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
           serviceaccount: { name, uid: randomUUID() },
           warnafter: iat + Math.min(lifetime, 3607) - 7,
         },
-      }, kid === undefined ? {} : { kid });
+      }, { ...(kid !== undefined && { kid }), ...(withoutKid === true && { withoutKid }) });
     },
     githubActionsToken({ repository = 'acme/billing', ref = 'refs/heads/main', audience, environment, subject, lifetime = 300, now = new Date(), kid }) {
       const iat = Math.floor(now.getTime() / 1000);

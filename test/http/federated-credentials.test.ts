@@ -382,6 +382,49 @@ describe('federated credentials: the issuer and its keys', () => {
     await t.post(await t.kubernetesToken()).expect(200);
   });
 
+  // Bounded work per token: "try at most a small number of candidate keys per token, and refuse a
+  // kid-less token when more than that match its algorithm" (docs/federated-credentials.md).
+  it('refuses a token without kid when the issuer publishes more than 3 keys of its algorithm, and accepts it with its kid', async () => {
+    const t = await setUp();
+    for (let i = 0; i < 3; i++) await t.idp.rotateKeys({ keepOld: true });
+    await expectRefused(t, await t.post(await t.kubernetesToken({ withoutKid: true })), 'invalid_assertion');
+    await t.post(await t.kubernetesToken()).expect(200);
+  });
+
+  it('accepts a token without kid while the issuer publishes at most 3 keys of its algorithm', async () => {
+    const t = await setUp();
+    for (let i = 0; i < 2; i++) await t.idp.rotateKeys({ keepOld: true });
+    await t.post(await t.kubernetesToken({ withoutKid: true })).expect(200);
+  });
+
+  // "a kid-less token that no cached key verifies may trigger the one refetch per refreshInterval
+  // that an unknown kid already gets".
+  it('follows a key rotation for tokens without kid too, with one new fetch per refresh interval', async () => {
+    const t = await setUp();
+    await t.post(await t.kubernetesToken({ withoutKid: true })).expect(200);
+    const before = t.idp.fetches('jwks');
+    await t.idp.rotateKeys();
+    // Within the refresh interval of the last fetch: refused, nothing fetched.
+    await expectRefused(t, await t.post(await t.kubernetesToken({ withoutKid: true })), 'invalid_assertion');
+    expect(t.idp.fetches('jwks')).toBe(before);
+    t.clock.advance(30);
+    await t.post(await t.kubernetesToken({ withoutKid: true })).expect(200);
+    expect(t.idp.fetches('jwks')).toBe(before + 1);
+  });
+
+  // "cap the keys accepted in a fetched or inline key set (and say the cap)": 100 keys.
+  it('answers 503 and reports the issuer when its JWK Set holds more than 100 keys, whatever the token', async () => {
+    const t = await setUp();
+    const [real] = t.idp.jwks().keys;
+    const keys = Array.from({ length: 300 }, (_, i) => ({ ...real, kid: `${real!.kid}-${i}` }));
+    await t.idp.setMode({ body: JSON.stringify({ keys: [real, ...keys] }) }, 'jwks');
+    expectOAuthError(await t.post(await t.kubernetesToken()), 503, 'temporarily_unavailable');
+    await new Promise((resolve) => setImmediate(resolve));
+    const reports = t.operational.filter((e) => e.type === 'federation.issuer_unavailable');
+    expect(reports).toHaveLength(1);
+    expect(JSON.stringify(reports[0])).toContain('holds 301 keys, more than the 100 a JWK Set may hold');
+  });
+
   // "over https (plain http only for loopback issuers when explicitly allowed)": without the
   // permission, no request is made and the token cannot be verified (a retry would not help: 401).
   it('refuses to fetch keys over plain http unless loopback http is allowed', async () => {

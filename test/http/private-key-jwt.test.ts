@@ -38,8 +38,9 @@ async function expectRefused(t: Awaited<ReturnType<typeof setUp>>, res: request.
 }
 
 describe('private_key_jwt at the token endpoint', () => {
-  // RFC 7523 §2.2 and §3: a JWT signed by the client's registered key authenticates it.
-  it.each(['ES256', 'RS256', 'PS256', 'EdDSA'] as const)('issues a token for an assertion signed with a registered %s key', async (alg) => {
+  // RFC 7523 §2.2 and §3: a JWT signed by the client's registered key authenticates it. RFC 9864 §2:
+  // `Ed25519` is the fully specified name of EdDSA with an Ed25519 key (openid-client 6 signs with it).
+  it.each(['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519'] as const)('issues a token for an assertion signed with a registered %s key', async (alg) => {
     const t = await setUp(alg);
     const res = await t.post(assertionFields(await t.assertion())).expect(200);
     expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600 });
@@ -115,6 +116,14 @@ describe('private_key_jwt at the token endpoint', () => {
     await expectRefused(t, await t.post(assertionFields(await t.assertion(options(t.now())))), 'invalid_assertion');
   });
 
+  // docs/private-key-jwt.md: "`exp` at most `maxAssertionLifetime` seconds ahead (300 by default),
+  // plus `clockTolerance` (5 s) for clocks that run ahead of the server's".
+  it('accepts exp up to maxAssertionLifetime plus the clock tolerance ahead, and not a second more', async () => {
+    const t = await setUp();
+    await t.post(assertionFields(await t.assertion({ claims: { exp: t.now() + 305 } }))).expect(200);
+    await expectRefused(t, await t.post(assertionFields(await t.assertion({ claims: { exp: t.now() + 306 } }))), 'invalid_assertion');
+  });
+
   it('accepts exp up to maxAssertionLifetime ahead, and iat/nbf within the clock tolerance', async () => {
     const t = await setUp('ES256', { maxAssertionLifetime: 600 });
     await t.post(assertionFields(await t.assertion({ claims: { exp: t.now() + 600 } }))).expect(200);
@@ -168,6 +177,23 @@ describe('private_key_jwt at the token endpoint', () => {
     await expectRefused(t, await t.post(assertionFields(await t.assertion())), 'revoked_key');
     const refused = await request(t.app).get('/api/whoami').set('authorization', `Bearer ${token}`).expect(401);
     expect(refused.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+  });
+
+  // Bounded work per assertion (docs/private-key-jwt.md): at most 3 keys are tried on one assertion;
+  // one without kid is refused untried when the account holds more live keys of its type.
+  it('refuses an assertion without kid when the account holds more than 3 live keys of its type; its kid picks the key', async () => {
+    const t = await setUp();
+    const others = [];
+    for (let i = 0; i < 3; i++) others.push(await t.sa.admin.addKey(t.account.clientId, (await newKeyPair('ES256')).publicPem));
+    await expectRefused(t, await t.post(assertionFields(await t.assertion())), 'invalid_assertion');
+    await t.post(assertionFields(await t.assertion({ header: { kid: t.key.id } }))).expect(200);
+    // Keys of another type do not count: an RSA key's assertion has one candidate.
+    const rsa = await newKeyPair('RS256');
+    await t.sa.admin.revokeKey(t.account.clientId, others[0]!.id);
+    await t.sa.admin.addKey(t.account.clientId, rsa.publicPem);
+    await t.post(assertionFields(await t.assertion({}, rsa))).expect(200);
+    // Three live keys of the type again: tried without kid.
+    await t.post(assertionFields(await t.assertion())).expect(200);
   });
 
   it('uses the key the kid names, by key ID or by thumbprint', async () => {
@@ -261,7 +287,7 @@ describe('private_key_jwt at the token endpoint', () => {
     const { sa } = createTestApp();
     const metadata = sa.authorizationServerMetadata({ tokenEndpoint: `${TEST_ISSUER}/oauth/token` });
     expect(metadata.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
-    expect(metadata.token_endpoint_auth_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'RS256', 'PS256', 'EdDSA']));
+    expect(metadata.token_endpoint_auth_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519']));
     expect((metadata.token_endpoint_auth_signing_alg_values_supported ?? []).some((alg) => /^HS|none/i.test(alg))).toBe(false);
   });
 

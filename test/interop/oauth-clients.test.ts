@@ -5,6 +5,7 @@
  * and the hardening issue: "Tested so that curl, Node's fetch and server-side OAuth clients
  * (openid-client, simple-oauth2) are unaffected" by the refusal of browser requests.
  */
+import type { webcrypto } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { ClientCredentials } from 'simple-oauth2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,5 +157,32 @@ describe('openid-client with private_key_jwt (a registered key pair, no secret)'
       expect(status).toBe(200);
       expect(body).toMatchObject({ type: 'service_account', clientId: account.clientId, name: 'keyed-exporter', secretId: key.id });
     }
+  });
+
+  // RFC 9864 §2: openid-client 6 (oauth4webapi) signs with an Ed25519 key as `alg: "Ed25519"`, the
+  // fully specified name; the server accepts it beside `EdDSA` and lists both in its metadata.
+  it('gets a token with PrivateKeyJwt and an Ed25519 key (alg "Ed25519"), listed in the metadata', async () => {
+    const account = await sa.admin.createAccount({ name: 'edwards-exporter' });
+    const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+    const spki = Buffer.from(await crypto.subtle.exportKey('spki', pair.publicKey)).toString('base64');
+    const key = await sa.admin.addKey(account.clientId, `-----BEGIN PUBLIC KEY-----\n${spki}\n-----END PUBLIC KEY-----\n`);
+    let assertionAlg: unknown;
+    const config = await oidc.discovery(
+      new URL(issuer),
+      account.clientId,
+      undefined,
+      oidc.PrivateKeyJwt(pair.privateKey, {
+        [oidc.modifyAssertion]: (header) => {
+          assertionAlg = header.alg;
+        },
+      }),
+      { algorithm: 'oauth2', execute: [oidc.allowInsecureRequests] },
+    );
+    expect(config.serverMetadata().token_endpoint_auth_signing_alg_values_supported).toEqual(expect.arrayContaining(['EdDSA', 'Ed25519']));
+    const tokens = await oidc.clientCredentialsGrant(config);
+    expect(assertionAlg).toBe('Ed25519');
+    const { status, body } = await whoami(tokens.access_token);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ clientId: account.clientId, name: 'edwards-exporter', secretId: key.id });
   });
 });

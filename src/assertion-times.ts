@@ -14,7 +14,8 @@ export interface AssertionTimeRules {
 
 /**
  * Whether an assertion's `exp` lies at most `maxLifetime` seconds ahead and its `iat`, when present,
- * not in the future (each with the clock tolerance). `exp` is required and checked by `jose` first.
+ * not in the future (each with the clock tolerance: `maxLifetime + clockTolerance` in all, for a
+ * signer whose clock runs ahead; the documented bound). `exp` is required and checked by `jose` first.
  *
  * @example
  * ```ts

@@ -15,7 +15,8 @@ import { errors } from 'jose';
  *
  * @example
  * ```ts
- * const refusedWithoutKid = liveKeysOfThatType.length > MAX_CANDIDATE_KEYS
+ * const liveKeysOfItsType = (account.keys ?? []).filter((key) => key.revokedAt === null && key.publicKey.kty === 'EC')
+ * const refusedWithoutKid = liveKeysOfItsType.length > MAX_CANDIDATE_KEYS
  * ```
  */
 export const MAX_CANDIDATE_KEYS = 3;
@@ -26,6 +27,7 @@ export const MAX_CANDIDATE_KEYS = 3;
  *
  * @example
  * ```ts
+ * declare const jwks: { keys: object[] } // a JWK Set, as fetched
  * if (jwks.keys.length > MAX_KEYS_PER_SET) throw new Error(`more than ${MAX_KEYS_PER_SET} keys`)
  * ```
  */
@@ -74,8 +76,12 @@ export type CandidateOutcome<K, R> =
  *
  * @example
  * ```ts
- * const outcome = await tryCandidateKeys(account.keys, { kid, named: (key, id) => key.id === id, unnamedFallsBack: true }, async (key) =>
- *   (await verifies(assertion, key)) ? { verified: key.id } : 'other_key')
+ * import type { KeyRecord } from './store/account-store.js'
+ *
+ * declare const kid: unknown // the token's `kid` header parameter
+ * declare function verifies(key: KeyRecord): Promise<boolean> // one signature check
+ * const outcome = await tryCandidateKeys(account.keys ?? [], { kid, named: (key, id) => key.id === id, unnamedFallsBack: true }, async (key) =>
+ *   (await verifies(key)) ? { verified: key.id } : 'other_key')
  * if ('key' in outcome) console.log(`signed by ${outcome.verified}`)
  * ```
  */
@@ -102,7 +108,11 @@ export async function tryCandidateKeys<K, R>(keys: readonly K[], rules: Candidat
  *
  * @example
  * ```ts
- * const attempt = (key: KeyObject) => jwtVerify(token, key, options).then((result) => ({ verified: result }), keyAttemptOf)
+ * import type { KeyObject } from 'node:crypto'
+ * import { jwtVerify, type JWTVerifyResult } from 'jose'
+ *
+ * const attempt = (key: KeyObject): Promise<KeyAttempt<JWTVerifyResult>> =>
+ *   jwtVerify(token, key, { issuer }).then((result) => ({ verified: result }), keyAttemptOf)
  * ```
  */
 export function keyAttemptOf(error: unknown): 'other_key' | 'refused' {

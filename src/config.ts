@@ -92,8 +92,8 @@ export interface ServiceAccountsOptions {
   clockTolerance?: number;
   /**
    * The longest lifetime, in seconds, a client assertion (`private_key_jwt`) may have left: one whose
-   * `exp` lies further ahead is refused, so a stolen assertion is of use for minutes at most. From 10
-   * to 3600. @default 300
+   * `exp` lies further ahead, beyond `clockTolerance`, is refused, so a stolen assertion is of use for
+   * minutes at most. From 10 to 3600. @default 300
    */
   maxAssertionLifetime?: number;
   /**

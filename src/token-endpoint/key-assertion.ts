@@ -3,8 +3,9 @@
  * Checks a client assertion signed with a key-pair credential (`private_key_jwt`, RFC 7523 §2.2 and §3,
  * with the audience rule of the update to RFC 7523 on client authentication audiences): a JWT whose
  * `iss` and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else,
- * with `exp` (at most `maxLifetime` seconds ahead, plus the clock tolerance), a `jti`, `iat` and `nbf` when present not in the
- * future, signed by one of the account's registered public keys with an algorithm of that key's type.
+ * with `exp` (at most `maxLifetime` seconds ahead, plus the clock tolerance), a `jti`, `iat` and
+ * `nbf` when present not in the future, signed by one of the account's registered public keys with an
+ * algorithm of that key's type (at most `MAX_CANDIDATE_KEYS` of them tried: candidate-keys.ts).
  * `none`, HMAC and every other symmetric algorithm, and any `crit` header, are refused. Framework-free;
  * the client authenticator makes the assertion single-use and decides what a failure is answered.
  */
@@ -74,7 +75,7 @@ export interface KeyAssertionOptions {
   readonly issuer: string;
   /** Seconds of clock skew allowed on `exp`, `nbf` and `iat`. */
   readonly clockTolerance: number;
-  /** Most seconds `exp` may lie ahead of now. */
+  /** Most seconds `exp` may lie ahead of now, beyond the clock tolerance. */
   readonly maxLifetime: number;
   readonly now: Date;
 }

@@ -5,7 +5,7 @@
  * (`/.well-known/openid-configuration` → `jwks_uri`) or a JWK Set URL or inline JWK Set configured
  * for that issuer".
  */
-import { SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveFederation, type FederationOptions } from '../../src/federation/federation-options.js';
 import { IssuerKeySets } from '../../src/federation/issuer-key-sets.js';
@@ -141,8 +141,8 @@ describe('IssuerKeySets: key sources', () => {
     expect(idp.requests).toHaveLength(0);
   });
 
-  // jose 5's jwtVerify throws JWKSMultipleMatchingKeys when a kid is served twice; the key sets try
-  // each candidate. The issuer lists an unrelated key with the same kid first.
+  // A kid served twice gives two candidate keys (within the 3 tried per token); each is tried. The
+  // issuer lists an unrelated key with the same kid first.
   it('verifies when the JWK Set serves the kid twice and one of the keys verifies', async () => {
     await idp.setMode('duplicateKid');
     const served = await fetch(idp.jwksUri).then((r) => r.json() as Promise<{ keys: { kid: string }[] }>);
@@ -154,6 +154,28 @@ describe('IssuerKeySets: key sources', () => {
     expect(await sets.verify(token, { issuer: idp.issuer }, { audience: 'https://other.example.com' })).toBeUndefined();
     const forged = `${token.slice(0, token.lastIndexOf('.'))}.${'A'.repeat(342)}`;
     expect(await sets.verify(forged, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+  });
+});
+
+// RFC 9864 §2: `Ed25519` is the fully specified name of EdDSA with an Ed25519 key; an issuer may sign
+// with either name, and a key published with one (`"alg": "EdDSA"`) verifies tokens naming the other.
+describe('IssuerKeySets: Ed25519 under both names', () => {
+  it.each([
+    ['EdDSA', 'EdDSA'],
+    ['Ed25519', 'EdDSA'],
+    ['EdDSA', 'Ed25519'],
+    ['Ed25519', undefined],
+  ])('verifies a token signed as %s with a key published as %s', async (alg, keyAlg) => {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'ed', ...(keyAlg !== undefined && { alg: keyAlg }) };
+    const sets = keySets({ issuers: { [idp.issuer]: { jwks: { keys: [jwk] } } } });
+    const seconds = Math.floor(now.getTime() / 1000);
+    const token = await new SignJWT({ iss: idp.issuer, sub: 'x', aud: AUDIENCE, exp: seconds + 60 }).setProtectedHeader({ alg }).sign(privateKey);
+    expect((await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE }))?.protectedHeader.alg).toBe(alg);
+    // A P-256 key is no Ed25519 key, whatever the token's alg says.
+    const ec = { ...(await exportJWK((await generateKeyPair('ES256')).publicKey)), kid: 'ec' };
+    const ecSets = keySets({ issuers: { [idp.issuer]: { jwks: { keys: [ec] } } } });
+    expect(await ecSets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
   });
 });
 

@@ -23,7 +23,8 @@ export const MAX_CANDIDATE_KEYS = 3;
 
 /**
  * The most keys a JWK Set of an outside issuer may hold, fetched or configured inline. Public issuers
- * publish a handful (rotation keeps two or three at once); a larger set is refused as unusable.
+ * publish a handful (Google two or three, Microsoft Entra ID four to six, a Kubernetes cluster one or
+ * two); a larger set is refused as unusable.
  *
  * @example
  * ```ts

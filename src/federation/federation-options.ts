@@ -42,7 +42,8 @@ export type FederatedIssuerKeys = { readonly jwksUri: string; readonly jwks?: ne
 export interface FederationOptions {
   /**
    * The longest lifetime, in seconds, an outside token may have left: one whose `exp` lies further
-   * ahead, beyond `clockTolerance`, is refused. Kubernetes' projected tokens live an hour by default. From 60 to 86400.
+   * ahead, beyond `clockTolerance`, is refused. Kubernetes' projected tokens live an hour by default.
+   * From 60 to 86400.
    * @default 3600
    */
   maxTokenLifetime?: number;

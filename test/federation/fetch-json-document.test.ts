@@ -204,6 +204,14 @@ describe('fetchJsonDocument', () => {
     }
   });
 
+  // The checked lookup hands the connection the addresses it resolved: a host name that resolves to
+  // an allowed address is fetched as before.
+  it('fetches through a host name when the addresses it resolves to are allowed', async () => {
+    const byName = idp.jwksUri.replace('127.0.0.1', 'localhost');
+    expect((await fetchJsonDocument(byName, options)).body).toEqual(idp.jwks());
+    expect(idp.fetches('jwks')).toBe(1);
+  });
+
   // "refuse by default to fetch from loopback, private, link-local and unique-local addresses", with
   // an opt-in for private networks; a refusal fails like an unreachable server, through the same path.
   it.each([

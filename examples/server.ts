@@ -14,6 +14,10 @@
  *   ADMIN_TOKEN             bearer token of an all-tenants operator of the admin API at /admin (default: none)
  *   ADMIN_TENANT_TOKENS     token1=clientAccountA,token2=clientAccountB: bearer tokens of one client account's
  *                           administrators; with either variable the admin API is mounted (default: none)
+ *   FEDERATION_ALLOWED_ISSUERS  the only outside issuers federated credentials may name: URLs separated by commas,
+ *                           `none`, or `any` (default: any; required with ADMIN_TENANT_TOKENS)
+ *   FEDERATION_ALLOW_PRIVATE_NETWORKS  1: fetch outside issuers' keys from private network addresses (default 0)
+ *   FEDERATION_ALLOW_HTTP_LOOPBACK     1: trust outside issuers on 127.0.0.1, over plain http too (default 0)
  *
  * Every request is logged as one JSON line on stdout; GET /healthz is liveness, GET /readyz readiness.
  * A request must arrive within 15 s (headers within 10 s); idle keep-alive connections close after 5 s.
@@ -85,7 +89,11 @@ async function main(): Promise<void> {
       signingKeys: [signingKey.key],
       tokenLifetime: settings.tokenLifetime,
       failureLimit: settings.failureLimit,
-      federation: { allowHttpLoopback: settings.federationAllowHttpLoopback },
+      federation: {
+        allowHttpLoopback: settings.federationAllowHttpLoopback,
+        allowPrivateNetworks: settings.federationAllowPrivateNetworks,
+        ...(settings.federationAllowedIssuers !== undefined && { allowedIssuers: settings.federationAllowedIssuers }),
+      },
       ...(metrics && { telemetry: { meterProvider: metrics.meterProvider } }),
       onEvent: (event) => logOperationalEvent(logger, event),
       onAudit: (event) => {
@@ -101,6 +109,13 @@ async function main(): Promise<void> {
   } catch (error) {
     server.close();
     throw error instanceof TypeError ? new StartupError(error.message) : error;
+  }
+  if (settings.admin !== undefined && settings.admin.tenants.size > 0 && settings.federationAllowedIssuers === undefined) {
+    // Only with FEDERATION_ALLOWED_ISSUERS=any (settings.ts refuses to start without the variable).
+    console.warn(
+      'warning: FEDERATION_ALLOWED_ISSUERS=any with ADMIN_TENANT_TOKENS: tenant administrators choose the addresses this server fetches ' +
+        'keys from (public addresses only, unless FEDERATION_ALLOW_PRIVATE_NETWORKS=1); list the issuers they may name instead',
+    );
   }
   const admin = settings.admin && createAdminMount(sa, settings.admin);
   server.on(

@@ -44,6 +44,13 @@ export interface ServerSettings {
   readonly admin: AdminTokens | undefined;
   /** FEDERATION_ALLOW_HTTP_LOOPBACK=1: trust outside issuers on 127.0.0.1 over plain http (local development and tests only). */
   readonly federationAllowHttpLoopback: boolean;
+  /** FEDERATION_ALLOW_PRIVATE_NETWORKS=1: fetch outside issuers' keys from private network addresses (10/8, 192.168/16, ...). */
+  readonly federationAllowPrivateNetworks: boolean;
+  /**
+   * FEDERATION_ALLOWED_ISSUERS: the only issuers federated credentials may name (`federation.allowedIssuers`);
+   * `none` gives an empty list; undefined (unset, or `any`): any https issuer.
+   */
+  readonly federationAllowedIssuers: readonly string[] | undefined;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -84,6 +91,30 @@ function readAdminTokens(env: NodeJS.ProcessEnv): AdminTokens | undefined {
   return operator === undefined && tenants.size === 0 ? undefined : { operator, tenants };
 }
 
+/**
+ * FEDERATION_ALLOWED_ISSUERS: issuer URLs separated by commas (checked by the library), `none` (no
+ * outside issuer), `any` (any https issuer: the library's default), or unset. Tenant administrators
+ * (ADMIN_TENANT_TOKENS) would otherwise choose the addresses this server fetches: with them, an unset
+ * list stops the server, and `any` must be said out loud.
+ */
+function readAllowedIssuers(env: NodeJS.ProcessEnv, admin: AdminTokens | undefined): readonly string[] | undefined {
+  const raw = env.FEDERATION_ALLOWED_ISSUERS?.trim() ?? '';
+  if (raw === '') {
+    if (admin !== undefined && admin.tenants.size > 0) {
+      throw new StartupError(
+        'ADMIN_TENANT_TOKENS lets tenant administrators register outside issuers, so set FEDERATION_ALLOWED_ISSUERS to the issuers they may name ' +
+          '(comma-separated URLs, such as https://token.actions.githubusercontent.com), to none, or to any',
+      );
+    }
+    return undefined;
+  }
+  if (raw.toLowerCase() === 'any') return undefined;
+  if (raw.toLowerCase() === 'none') return [];
+  const issuers = raw.split(',').map((entry) => entry.trim());
+  if (issuers.some((issuer) => issuer === '')) throw new StartupError('FEDERATION_ALLOWED_ISSUERS must be issuer URLs separated by commas, none, or any');
+  return issuers;
+}
+
 /** Reads the settings from `env`; throws {@link StartupError} naming the first bad variable. */
 function healthDetailsToken(env: NodeJS.ProcessEnv): string | undefined {
   const raw = env.HEALTH_DETAILS_TOKEN?.trim() ?? '';
@@ -107,6 +138,7 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
   if (issuer !== undefined && !/^https?:\/\/[^\s]+$/.test(issuer)) {
     throw new StartupError('TOKEN_ISSUER must be an http(s) URL, such as https://api.example.com');
   }
+  const admin = readAdminTokens(env);
   return {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     storeUrl,
@@ -117,7 +149,9 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     signingKey: env.TOKEN_SIGNING_KEY === '' ? undefined : env.TOKEN_SIGNING_KEY,
     metrics: flag(env, 'METRICS'),
     healthDetailsToken: healthDetailsToken(env),
-    admin: readAdminTokens(env),
+    admin,
     federationAllowHttpLoopback: flag(env, 'FEDERATION_ALLOW_HTTP_LOOPBACK'),
+    federationAllowPrivateNetworks: flag(env, 'FEDERATION_ALLOW_PRIVATE_NETWORKS'),
+    federationAllowedIssuers: readAllowedIssuers(env, admin),
   };
 }

@@ -35,18 +35,50 @@ export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /**
+ * The issuers `federated add` accepts, from `--allowed-issuers` or `FEDERATION_ALLOWED_ISSUERS` as the
+ * example server reads it: issuer URLs separated by commas, `none` (an empty list), or `any` (and
+ * unset): any issuer, `undefined`. The URLs are checked by the admin API.
+ *
+ * @example
+ * ```ts
+ * cliAllowedIssuers('https://token.actions.githubusercontent.com, https://k8s.example.com') // both
+ * cliAllowedIssuers('none') // []
+ * cliAllowedIssuers(undefined) // undefined: any issuer
+ * ```
+ */
+export function cliAllowedIssuers(raw: string | undefined): readonly string[] | undefined {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value.toLowerCase() === 'any') return undefined;
+  if (value.toLowerCase() === 'none') return [];
+  return value.split(',').map((issuer) => issuer.trim());
+}
+
+/** What an admin session is opened with besides its store. */
+export interface AdminSessionOptions {
+  /** The only issuers federated credentials may name (the admin API's `allowedIssuers`); `undefined`: any. */
+  readonly allowedIssuers?: readonly string[] | undefined;
+}
+
+/**
  * Opens the store a URL names (`sqlite:PATH` or `postgres://...`); nothing connects until the first
  * admin call, which also creates the schema when it is missing.
  *
- * @throws TypeError when the URL is not a supported store URL.
+ * @throws TypeError when the URL is not a supported store URL, or an allowed issuer is no issuer URL.
  * @example
  * ```ts
  * const session = openAdminSession('sqlite:./.data/service-accounts.db')
  * try { console.log(await session.admin.listAccounts()) } finally { await session.close() }
  * ```
  */
-export function openAdminSession(storeUrl: string): AdminSession {
+export function openAdminSession(storeUrl: string, options: AdminSessionOptions = {}): AdminSession {
   const store = openAccountStore(storeUrl);
   const issuer = cliIssuer(process.env);
-  return { admin: createAdminApi({ store, issuer }), close: async () => store.close?.() };
+  let admin: AdminApi;
+  try {
+    admin = createAdminApi({ store, issuer, ...(options.allowedIssuers !== undefined && { allowedIssuers: options.allowedIssuers }) });
+  } catch (error) {
+    void Promise.resolve(store.close?.()).catch(() => undefined);
+    throw error;
+  }
+  return { admin, close: async () => store.close?.() };
 }

@@ -10,7 +10,7 @@ import { Command, Option } from 'commander';
 import type { AdminApi } from '../index.js';
 import { redactSecrets } from '../credentials/redact-secrets.js';
 import { parseAccountStoreUrl } from '../sql/index.js';
-import { openAdminSession } from './admin-session.js';
+import { cliAllowedIssuers, openAdminSession, type AdminSessionOptions } from './admin-session.js';
 import {
   accountListJson,
   accountListText,
@@ -114,14 +114,21 @@ export function buildProgram(io: CliIo): Command {
     );
 
   /** Runs one admin call against the store and prints its result. */
-  const run = async (command: Command, call: (admin: AdminApi) => Promise<CommandResult>): Promise<void> => {
+  const run = async (command: Command, call: (admin: AdminApi) => Promise<CommandResult>, sessionOptions: AdminSessionOptions = {}): Promise<void> => {
     const options = command.optsWithGlobals<GlobalOptions>();
     try {
       parseAccountStoreUrl(options.store);
     } catch (error) {
       throw new UsageError(`--store: ${(error as Error).message}`);
     }
-    const session = openAdminSession(options.store);
+    let session: ReturnType<typeof openAdminSession>;
+    try {
+      session = openAdminSession(options.store, sessionOptions);
+    } catch (error) {
+      // The store URL was checked above: what is left is the list of allowed issuers.
+      if (error instanceof TypeError) throw new UsageError(`--allowed-issuers: ${error.message}`);
+      throw error;
+    }
     let result: CommandResult;
     try {
       result = await call(session.admin);
@@ -228,25 +235,35 @@ export function buildProgram(io: CliIo): Command {
     .requiredOption('--subject <sub>', 'the one subject (sub) accepted, compared exactly: patterns are not supported')
     .option('--audience <aud>', "the audience (aud) the tokens must carry (default: this server's issuer identifier)")
     .option('--jwks-uri <url>', "the issuer's JWK Set URL, when it has no OpenID Connect discovery")
+    .addOption(
+      new Option('--allowed-issuers <urls>', "refuse any issuer but these (comma-separated; none; any), as the server's federation.allowedIssuers does")
+        .env('FEDERATION_ALLOWED_ISSUERS'),
+    )
     .addHelpText(
       'after',
       '\nWithout --audience the tokens must be issued for the server\'s issuer identifier, which is printed as\n' +
         'TOKEN_ISSUER, or else http://localhost:PORT (PORT defaulting to 3000), as the example server uses; it is\n' +
         'shown as null when PORT is 0, since the server then picks its port.\n' +
+        '\nWith --allowed-issuers (or FEDERATION_ALLOWED_ISSUERS, as the example server reads it), an issuer outside\n' +
+        'the list and --jwks-uri are refused, as the server refuses them.\n' +
         '\nExample:\n' +
         '  service-accounts federated add esa_... --issuer https://token.actions.githubusercontent.com \\\n' +
         '    --subject repo:acme/billing:ref:refs/heads/main --json',
     )
-    .action(async (clientId: string, options: { issuer: string; subject: string; audience?: string; jwksUri?: string }, command: Command) => {
-      await run(command, async (admin) => {
-        const created = await admin.addFederatedCredential(clientId, {
-          issuer: options.issuer,
-          subject: options.subject,
-          ...(options.audience !== undefined && { audience: options.audience }),
-          ...(options.jwksUri !== undefined && { jwksUri: options.jwksUri }),
-        });
-        return { json: createdFederatedJson(created), text: createdFederatedText(clientId, created) };
-      });
+    .action(async (clientId: string, options: { issuer: string; subject: string; audience?: string; jwksUri?: string; allowedIssuers?: string }, command: Command) => {
+      await run(
+        command,
+        async (admin) => {
+          const created = await admin.addFederatedCredential(clientId, {
+            issuer: options.issuer,
+            subject: options.subject,
+            ...(options.audience !== undefined && { audience: options.audience }),
+            ...(options.jwksUri !== undefined && { jwksUri: options.jwksUri }),
+          });
+          return { json: createdFederatedJson(created), text: createdFederatedText(clientId, created) };
+        },
+        { allowedIssuers: cliAllowedIssuers(options.allowedIssuers) },
+      );
     });
 
   federated

@@ -48,11 +48,26 @@ export interface FederationOptions {
    */
   maxTokenLifetime?: number;
   /**
-   * Fetch keys over plain http from issuers on a loopback address (`127.0.0.1`, `::1`, `localhost`):
-   * for tests and local development only. Every other issuer is reached over https.
+   * Fetch keys from issuers on a loopback address (`127.0.0.1`, `::1`, `localhost`), over plain http
+   * too: for tests and local development only. Without it, no document is fetched from a loopback
+   * address, whatever the URL's host name resolves to. Every other issuer is reached over https.
    * @default false
    */
   allowHttpLoopback?: boolean;
+  /**
+   * Fetch keys from private network addresses (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16,
+   * 100.64.0.0/10, fc00::/7), checked on the address connected to after DNS resolution: for issuers
+   * that live on your own network (a cluster's API server reached at a private address). Without
+   * it, such an address is never connected to. Link-local addresses (169.254.0.0/16, fe80::/10,
+   * where cloud metadata services answer) are never fetched, and loopback only with
+   * `allowHttpLoopback`.
+   * @default false
+   * @example
+   * ```ts
+   * createServiceAccounts({ store, issuer, signingKeys, federation: { allowPrivateNetworks: true, allowedIssuers: ['https://k8s.internal.example.com'] } })
+   * ```
+   */
+  allowPrivateNetworks?: boolean;
   /**
    * Where to find the keys of issuers without a reachable discovery document, by issuer identifier.
    * A JWK Set, inline or fetched, holds at most 100 keys.
@@ -93,6 +108,7 @@ export interface FederationOptions {
 export interface ResolvedFederationConfig {
   readonly maxTokenLifetime: number;
   readonly allowHttpLoopback: boolean;
+  readonly allowPrivateNetworks: boolean;
   readonly issuers: ReadonlyMap<string, FederatedIssuerKeys>;
   /** The issuers credentials may name (`allowedIssuers` and the keys of `issuers`); `undefined`: any. */
   readonly allowedIssuers: ReadonlySet<string> | undefined;
@@ -103,7 +119,7 @@ export interface ResolvedFederationConfig {
   readonly refreshInterval: number;
 }
 
-const KNOWN = ['maxTokenLifetime', 'allowHttpLoopback', 'issuers', 'allowedIssuers', 'fetchTimeout', 'maxDocumentBytes', 'minCacheSeconds', 'maxCacheSeconds', 'refreshInterval'];
+const KNOWN = ['maxTokenLifetime', 'allowHttpLoopback', 'allowPrivateNetworks', 'issuers', 'allowedIssuers', 'fetchTimeout', 'maxDocumentBytes', 'minCacheSeconds', 'maxCacheSeconds', 'refreshInterval'];
 
 /** Whether a URL names a loopback host. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -202,6 +218,7 @@ export function resolveFederation(value: unknown): ResolvedFederationConfig {
   const options = (value ?? {}) as FederationOptions;
   for (const key of Object.keys(options)) if (!KNOWN.includes(key)) fail(`federation.${key}`, 'is not a known option');
   if (options.allowHttpLoopback !== undefined && typeof options.allowHttpLoopback !== 'boolean') fail('federation.allowHttpLoopback', 'must be a boolean');
+  if (options.allowPrivateNetworks !== undefined && typeof options.allowPrivateNetworks !== 'boolean') fail('federation.allowPrivateNetworks', 'must be a boolean');
   const issuers = new Map<string, FederatedIssuerKeys>();
   if (options.issuers !== undefined) {
     if (typeof options.issuers !== 'object' || options.issuers === null) fail('federation.issuers', 'must be an object keyed by issuer identifier');
@@ -231,6 +248,7 @@ export function resolveFederation(value: unknown): ResolvedFederationConfig {
   return Object.freeze({
     maxTokenLifetime: integer('federation.maxTokenLifetime', options.maxTokenLifetime, 3600, 60, 86_400),
     allowHttpLoopback: options.allowHttpLoopback ?? false,
+    allowPrivateNetworks: options.allowPrivateNetworks ?? false,
     issuers,
     allowedIssuers,
     fetchTimeout: integer('federation.fetchTimeout', options.fetchTimeout, 5000, 100, 60_000),

@@ -2,15 +2,23 @@
  * @module fetch-json-document
  * One GET of an outside issuer's discovery document or JWK Set, under the rules that keep a slow,
  * broken or hostile issuer from hurting the server: the URL policy (https; plain http only on a
- * loopback host and only when allowed), one deadline over connecting, the headers and the body, a
- * size limit, no redirect to another origin, 200 only, and a JSON object as the body.
+ * loopback host and only when allowed), the addresses it may connect to (address-policy.ts: no
+ * loopback, private or link-local address unless allowed, checked on the address connected to), one
+ * deadline over connecting, the headers and the body, a size limit, no redirect to another origin,
+ * 200 only, and a JSON object as the body.
+ *
+ * A failed fetch is answered at its deadline, not when it fails: a refused address, a closed port, a
+ * port that resets the connection, a failed TLS handshake and a server that never answers all take
+ * the same time, so the time of an answer does not tell what is listening where.
  *
  * Written on node:http and node:https rather than the global `fetch`, so that no global dispatcher an
  * application installs (a proxy, a mock) changes where keys come from, and so that every outcome (a
  * document, a redirect, a failure, the byte limit, the deadline) closes the socket itself.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { isIP, type Socket } from 'node:net';
+import { addressProblem, checkedLookup, REFUSED_ADDRESS_CODE, refusedAddressError, type AddressReach } from './address-policy.js';
 import { FEDERATED_LIMITS, federatedUrlProblem } from './federation-options.js';
 
 /** What one fetch is allowed: the caller's resolved federation settings, in the fetch's own terms. */
@@ -25,8 +33,10 @@ export interface FetchJsonDocumentOptions {
   readonly startedAt?: number;
   /** Largest body accepted, in bytes. */
   readonly maxBytes: number;
-  /** Whether plain http is allowed on a loopback host (tests, local development). */
+  /** Whether loopback addresses may be fetched, plain http included (tests, local development). */
   readonly allowHttpLoopback: boolean;
+  /** Whether private network addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) may be fetched. */
+  readonly allowPrivateNetworks: boolean;
   /** The `Accept` header. @default 'application/json' */
   readonly accept?: string;
 }
@@ -91,10 +101,12 @@ export function cacheMaxAge(header: string | undefined): number | undefined {
 
 /**
  * GETs the JSON object at `url`. Throws a plain `Error` with a short message naming the URL when the
- * URL breaks the policy, the server cannot be reached, takes longer than `timeout` (counted from
+ * URL breaks the policy, its host is or resolves to an address that may not be fetched (no
+ * connection is made), the server cannot be reached, takes longer than `timeout` (counted from
  * `startedAt`; no request is made once it has run out), answers anything
  * but 200 (a redirect to the same origin is followed, at most twice), sends more than `maxBytes`,
- * or a body that is not a JSON object.
+ * or a body that is not a JSON object. Once a request may have been attempted, it throws at the
+ * deadline (`startedAt` + `timeout`), however early the failure was known.
  *
  * @example
  * ```ts
@@ -102,6 +114,7 @@ export function cacheMaxAge(header: string | undefined): number | undefined {
  *   timeout: 5000,
  *   maxBytes: 262144,
  *   allowHttpLoopback: false,
+ *   allowPrivateNetworks: false,
  * })
  * console.log(body.jwks_uri, maxAge)
  * ```
@@ -111,18 +124,38 @@ export async function fetchJsonDocument(url: string, options: FetchJsonDocumentO
   if (problem !== undefined) throw new Error(`${url} ${problem}`);
   const deadline = (options.startedAt ?? Date.now()) + options.timeout;
   if (Date.now() >= deadline) throw new Error(`${url} was not fetched: the ${options.timeout} ms were spent`);
-  let current = new URL(url);
-  for (let hop = 0; ; hop++) {
-    const result = await getOnce(current, deadline, options, url);
-    if ('body' in result) return result;
-    // A redirect: only to the same origin (scheme, host and port), and only a few times.
-    const next = result.location;
-    if (next.origin !== current.origin) throw new Error(`${url} redirects to another host`);
-    if (hop >= MAX_REDIRECTS) throw new Error(`${url} redirects too many times`);
-    const nextProblem = fetchPolicyProblem(next.href, options.allowHttpLoopback);
-    if (nextProblem !== undefined) throw new Error(`${url} redirects to a URL that ${nextProblem}`);
-    current = next;
+  try {
+    let current = new URL(url);
+    for (let hop = 0; ; hop++) {
+      const result = await getOnce(current, deadline, options, url);
+      if ('body' in result) return result;
+      // A redirect: only to the same origin (scheme, host and port), and only a few times.
+      const next = result.location;
+      if (next.origin !== current.origin) throw new Error(`${url} redirects to another host`);
+      if (hop >= MAX_REDIRECTS) throw new Error(`${url} redirects too many times`);
+      const nextProblem = fetchPolicyProblem(next.href, options.allowHttpLoopback);
+      if (nextProblem !== undefined) throw new Error(`${url} redirects to a URL that ${nextProblem}`);
+      current = next;
+    }
+  } catch (error) {
+    // One deadline shape: every failure is answered at the deadline, so a refused address, a closed
+    // port, a reset, a TLS failure and a hang cannot be told apart by when the answer comes.
+    await untilDeadline(deadline);
+    throw error;
   }
+}
+
+/** Resolves at `deadline` (`Date.now()` milliseconds), at once when it has passed. */
+function untilDeadline(deadline: number): Promise<void> {
+  const remaining = deadline - Date.now();
+  return remaining <= 0 ? Promise.resolve() : new Promise((done) => setTimeout(done, remaining));
+}
+
+/** The failure of a request that could not reach its server: one message shape for every cause. */
+function unreachable(named: string, error: Error): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  // A refused address names itself and why (for the operator's logs): `10.1.2.3 is a private network address ...`.
+  return new Error(`${named} could not be fetched: ${code === REFUSED_ADDRESS_CODE || code === undefined ? error.message : code}`);
 }
 
 /** One request: the document, a redirect to follow, or an error. */
@@ -130,6 +163,7 @@ function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, 
   return new Promise((resolve, reject) => {
     let done = false;
     let response: IncomingMessage | undefined;
+    let req: ClientRequest | undefined;
     // Every outcome closes the connection: a document, a redirect (whose body is never read), a
     // failure, the size limit or the deadline. Nothing keeps reading, or holds a socket, once the
     // fetch has settled, whatever the server goes on sending.
@@ -138,22 +172,41 @@ function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, 
       done = true;
       clearTimeout(timer);
       response?.destroy();
-      req.destroy();
+      req?.destroy();
       if (error !== undefined) reject(error);
       else resolve(value!);
     };
     const remaining = Math.max(deadline - Date.now(), 0);
     const timer = setTimeout(() => finish(new Error(`${named} did not answer within ${options.timeout} ms`)), remaining);
+    const reach: AddressReach = { allowLoopback: options.allowHttpLoopback, allowPrivateNetworks: options.allowPrivateNetworks };
+    // A literal IP address is never looked up: it is checked here, before any connection.
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const literalProblem = isIP(host) === 0 ? undefined : addressProblem(host, reach);
+    if (literalProblem !== undefined) {
+      finish(unreachable(named, refusedAddressError(host, literalProblem)));
+      return;
+    }
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, {
+    const request = send(url, {
       method: 'GET',
       headers: { accept: options.accept ?? 'application/json', 'user-agent': 'express-service-accounts' },
       // A fresh connection each time: fetches are rare (cached keys), and a pooled socket would
       // outlive the deadline's bookkeeping.
       agent: false,
+      // The host name is resolved once, here, and refused before any connection when it resolves to
+      // an address that may not be fetched; the socket connects to exactly the addresses checked.
+      lookup: checkedLookup(reach),
     });
-    req.on('error', (error) => finish(new Error(`${named} could not be fetched: ${(error as NodeJS.ErrnoException).code ?? error.message}`)));
-    req.on('response', (res: IncomingMessage) => {
+    req = request;
+    request.on('error', (error) => finish(unreachable(named, error)));
+    // And the address actually connected to is checked again, whatever resolved it.
+    request.on('socket', (socket: Socket) => {
+      socket.once('connect', () => {
+        const problem = addressProblem(socket.remoteAddress ?? '', reach);
+        if (problem !== undefined) finish(unreachable(named, refusedAddressError(socket.remoteAddress ?? 'an unknown address', problem)));
+      });
+    });
+    request.on('response', (res: IncomingMessage) => {
       response = res;
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && [301, 302, 303, 307, 308].includes(status) && typeof res.headers.location === 'string') {
@@ -206,6 +259,6 @@ function getOnce(url: URL, deadline: number, options: FetchJsonDocumentOptions, 
         finish(undefined, { body: body as Record<string, unknown>, maxAge: cacheMaxAge(Array.isArray(header) ? header.join(',') : header) });
       });
     });
-    req.end();
+    request.end();
   });
 }

@@ -89,6 +89,7 @@ export async function loadKeySet(source: KeySetSource, settings: ResolvedFederat
     startedAt: Date.now(),
     maxBytes: settings.maxDocumentBytes,
     allowHttpLoopback: settings.allowHttpLoopback,
+    allowPrivateNetworks: settings.allowPrivateNetworks,
   };
   let jwksUri = source.url;
   if (source.discovery) {

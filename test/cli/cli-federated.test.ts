@@ -175,6 +175,25 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     expectExit(await runCli(['federated', 'revoke', 'esa_unknown', 'esaf_0000000000000000', '--store', store]), 1, /no service account/i);
   });
 
+  // docs/cli.md: "--allowed-issuers (or FEDERATION_ALLOWED_ISSUERS) refuses any issuer outside the
+  // list, and --jwks-uri, as the server's federation.allowedIssuers does".
+  // Refused input is a usage error (exit code 2), as for any other refused argument.
+  it('federated add --allowed-issuers (or FEDERATION_ALLOWED_ISSUERS) refuses an issuer outside the list and --jwks-uri', async () => {
+    const clientId = await newAccount(store);
+    const add = (issuer: string, extra: string[] = [], env: Record<string, string | undefined> = {}) =>
+      runCli(['federated', 'add', clientId, '--issuer', issuer, '--subject', `${MAIN}-allowed`, ...extra, '--store', store, '--json'], { env: { ...NO_ISSUER_ENV.env, ...env } });
+    expectExit(await add('https://169.254.169.254', ['--allowed-issuers', GITHUB]), 2, /issuer https:\/\/169\.254\.169\.254 is not one this server accepts/);
+    expectExit(await add('https://10.1.2.3', [], { FEDERATION_ALLOWED_ISSUERS: `${GITHUB}, https://k8s.example.com` }), 2, /is not one this server accepts/);
+    expectExit(await add(GITHUB, ['--allowed-issuers', 'none']), 2, /is not one this server accepts/);
+    expectExit(await add(GITHUB, ['--allowed-issuers', GITHUB, '--jwks-uri', 'https://10.1.2.3/jwks']), 2, /jwksUri is not accepted on this server/);
+    expectExit(await add(GITHUB, ['--allowed-issuers', 'http://example.com']), 2, /--allowed-issuers: .*must be an https URL/);
+    expect((await listed(store, clientId))?.federated).toEqual([]);
+    const accepted = await add(GITHUB, [], { FEDERATION_ALLOWED_ISSUERS: GITHUB });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(JSON.parse(accepted.stdout)).toMatchObject({ issuer: GITHUB });
+    expect((await add('https://issuer.example.test', ['--allowed-issuers', 'any'])).code).toBe(0);
+  });
+
   it('--help works on federated, federated add and federated revoke, and explains the default audience', async () => {
     for (const words of [['federated'], ['federated', 'add'], ['federated', 'revoke']]) {
       const run = await runCli([...words, '--help']);

@@ -30,6 +30,7 @@ describe('example server admin API', TIMEOUT, () => {
       SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'admin.db')}`,
       ADMIN_TOKEN: 'operator-token',
       ADMIN_TENANT_TOKENS: 'acme-token=acme, globex-token=globex',
+      FEDERATION_ALLOWED_ISSUERS: 'https://token.actions.githubusercontent.com',
     });
   }, 60_000);
   afterAll(async () => {
@@ -75,6 +76,29 @@ describe('example server admin API', TIMEOUT, () => {
     }
   });
 
+  // examples/README.md: "FEDERATION_ALLOWED_ISSUERS: the only outside issuers federated credentials
+  // may name": a tenant administrator cannot make the server fetch an address of their choosing.
+  it('refuses a tenant administrator an issuer outside FEDERATION_ALLOWED_ISSUERS, and accepts one on it', async () => {
+    const created = await fetch(`${server.url}/admin/service-accounts`, {
+      method: 'POST',
+      headers: { ...auth('acme-token'), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'acme-exporter' }),
+    });
+    const { clientId } = (await created.json()) as { clientId: string };
+    const add = (issuer: string) =>
+      fetch(`${server.url}/admin/service-accounts/${clientId}/federated`, {
+        method: 'POST',
+        headers: { ...auth('acme-token'), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ issuer, subject: 'repo:acme/billing:ref:refs/heads/main' }),
+      });
+    for (const issuer of ['https://169.254.169.254', 'https://127.0.0.1:5432', 'https://10.1.2.3/jwks']) {
+      const refused = await add(issuer);
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+    expect((await add('https://token.actions.githubusercontent.com')).status).toBe(201);
+  });
+
   it('serves the OpenAPI document at /admin/openapi.json', async () => {
     const res = await fetch(`${server.url}/admin/openapi.json`);
     expect(res.status).toBe(200);
@@ -98,5 +122,39 @@ describe('example server without admin tokens', TIMEOUT, () => {
     expect(code).toBe(1);
     expect(output).toMatch(/ADMIN_TENANT_TOKENS must be token=clientAccountId pairs/);
     expect(output).not.toMatch(/^\s+at /m);
+  });
+
+  // Tenant administrators must not choose the addresses the server fetches: with ADMIN_TENANT_TOKENS,
+  // FEDERATION_ALLOWED_ISSUERS is required (a list, none, or any said out loud).
+  it('refuses to start with ADMIN_TENANT_TOKENS but no FEDERATION_ALLOWED_ISSUERS, with exit code 1 and one clear line', async () => {
+    const { code, output } = await runFailingServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'tenants.db')}`,
+      ADMIN_TENANT_TOKENS: 'acme-token=acme',
+    });
+    expect(code).toBe(1);
+    expect(output).toMatch(/^error: ADMIN_TENANT_TOKENS lets tenant administrators register outside issuers, so set FEDERATION_ALLOWED_ISSUERS/m);
+    expect(output).not.toMatch(/^\s+at /m);
+  });
+
+  it('starts with FEDERATION_ALLOWED_ISSUERS=any beside ADMIN_TENANT_TOKENS, with a warning', async () => {
+    const server = await startServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'tenants-any.db')}`,
+      ADMIN_TENANT_TOKENS: 'acme-token=acme',
+      FEDERATION_ALLOWED_ISSUERS: 'any',
+    });
+    expect(server.output).toMatch(/^warning: FEDERATION_ALLOWED_ISSUERS=any with ADMIN_TENANT_TOKENS/m);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('refuses a FEDERATION_ALLOWED_ISSUERS entry that is no https issuer URL, with exit code 1', async () => {
+    const { code, output } = await runFailingServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'bad-issuers.db')}`,
+      FEDERATION_ALLOWED_ISSUERS: 'https://token.actions.githubusercontent.com, http://example.com',
+    });
+    expect(code).toBe(1);
+    expect(output).toMatch(/^error: .*"federation\.allowedIssuers\[1\]" must be an https URL/m);
   });
 });

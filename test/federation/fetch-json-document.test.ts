@@ -3,11 +3,13 @@
  * issuer on loopback. The rule: keys are fetched "over https (plain http only for loopback issuers
  * when explicitly allowed ...), with a timeout, a size limit, no redirects to other hosts".
  */
+import { createServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cacheMaxAge, fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from '../../src/federation/fetch-json-document.js';
 import { startLocalIssuer, type LocalIssuer, type LocalIssuerMode } from '../helpers/local-oidc-issuer.js';
 
-const options: FetchJsonDocumentOptions = { timeout: 200, maxBytes: 64 * 1024, allowHttpLoopback: true };
+const options: FetchJsonDocumentOptions = { timeout: 200, maxBytes: 64 * 1024, allowHttpLoopback: true, allowPrivateNetworks: false };
 
 let idp: LocalIssuer;
 beforeEach(async () => {
@@ -16,6 +18,21 @@ beforeEach(async () => {
 afterEach(async () => {
   await idp.close();
 });
+
+/** A TCP listener on 127.0.0.1 that counts the connections it accepts, and closes each at once. */
+async function countingListener(): Promise<{ port: number; accepted: () => number; close: () => Promise<void> }> {
+  let accepted = 0;
+  const server = createServer((socket: Socket) => {
+    accepted += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    port: (server.address() as AddressInfo).port,
+    accepted: () => accepted,
+    close: () => new Promise((done) => server.close(() => done())),
+  };
+}
 
 describe('fetchJsonDocument', () => {
   it('GETs the discovery document and the JWK Set as JSON objects', async () => {
@@ -165,5 +182,65 @@ describe('fetchJsonDocument', () => {
     expect(cacheMaxAge('private')).toBeUndefined();
     expect(cacheMaxAge('max-age=abc')).toBeUndefined();
     expect(cacheMaxAge('MAX-AGE="42"')).toBe(42);
+  });
+
+  // docs/security.md, "Fetching outside issuers' documents": no document is fetched from a loopback
+  // address without federation.allowHttpLoopback, checked on the address connected to, whether the
+  // URL names it literally or by a host name that resolves to it: no connection is even made.
+  it('connects to no loopback address without allowHttpLoopback, named literally or by a host name', async () => {
+    const listener = await countingListener();
+    try {
+      const refused = { ...options, allowHttpLoopback: false };
+      for (const host of ['127.0.0.1', 'localhost', '[::ffff:127.0.0.1]']) {
+        const url = `https://${host}:${listener.port}/jwks`;
+        await expect(fetchJsonDocument(url, refused)).rejects.toThrow(new RegExp(`^${url.replace(/[.[\]]/g, '\\$&')} could not be fetched: \\S+ is a loopback address`));
+      }
+      expect(listener.accepted()).toBe(0);
+      // With the opt-in, the same listener is reached (and the TLS handshake fails): the count is real.
+      await expect(fetchJsonDocument(`https://127.0.0.1:${listener.port}/jwks`, options)).rejects.toThrow('could not be fetched');
+      expect(listener.accepted()).toBe(1);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  // The checked lookup hands the connection the addresses it resolved: a host name that resolves to
+  // an allowed address is fetched as before.
+  it('fetches through a host name when the addresses it resolves to are allowed', async () => {
+    const byName = idp.jwksUri.replace('127.0.0.1', 'localhost');
+    expect((await fetchJsonDocument(byName, options)).body).toEqual(idp.jwks());
+    expect(idp.fetches('jwks')).toBe(1);
+  });
+
+  // "refuse by default to fetch from loopback, private, link-local and unique-local addresses", with
+  // an opt-in for private networks; a refusal fails like an unreachable server, through the same path.
+  it.each([
+    ['a private network address', 'https://10.1.2.3/jwks', '10.1.2.3 is a private network address'],
+    ['a unique-local address', 'https://[fd00::1]/jwks', 'fd00::1 is a private network address'],
+    ['a cloud metadata service', 'https://169.254.169.254/latest/meta-data', '169.254.169.254 is a link-local or reserved address'],
+    ['an IPv4-mapped private address', 'https://[::ffff:192.168.0.1]/jwks', '::ffff:c0a8:1 is a private network address'],
+  ])('refuses %s before any connection, as it fails on a closed port', async (_name, url, problem) => {
+    await expect(fetchJsonDocument(url, options)).rejects.toThrow(`${url} could not be fetched: ${problem}`);
+    await idp.setMode('down');
+    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} could not be fetched: ECONNREFUSED`);
+  });
+
+  // One deadline shape: a failure is answered at the deadline, not when it is known, so the time of
+  // the answer does not tell a refused address or a closed port from a server that never answers.
+  it('answers a refused address at the deadline, not before', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      let settled = false;
+      const failure = fetchJsonDocument('https://10.1.2.3/jwks', { ...options, timeout: 5000 }).catch((error: Error) => {
+        settled = true;
+        return error;
+      });
+      await vi.advanceTimersByTimeAsync(4999);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(((await failure) as Error).message).toBe('https://10.1.2.3/jwks could not be fetched: 10.1.2.3 is a private network address (allowed only with federation.allowPrivateNetworks)');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -5,6 +5,8 @@
  * on loopback (test/helpers/local-oidc-issuer.ts) that signs Kubernetes- and GitHub-Actions-shaped
  * tokens. One test per rule, quoting it.
  */
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { generateKeyPair, SignJWT } from 'jose';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminApi, MemoryAccountStore, type AuditEvent, type OperationalEvent } from '../../src/index.js';
@@ -35,7 +37,8 @@ async function setUp(options: TestAppOptions = {}) {
   const idp = await localIssuer();
   const operational: OperationalEvent[] = [];
   const test = createTestApp({
-    federation: { allowHttpLoopback: true, ...options.federation },
+    // A failed fetch is answered at the fetch timeout: a short one keeps the failure tests short.
+    federation: { allowHttpLoopback: true, fetchTimeout: 1000, ...options.federation },
     onEvent: (event) => void operational.push(event),
     ...options,
   });
@@ -431,5 +434,55 @@ describe('federated credentials: the issuer and its keys', () => {
     const t = await setUp({ federation: { allowHttpLoopback: false } });
     await expectRefused(t, await t.post(await t.kubernetesToken()), 'invalid_assertion');
     expect(t.idp.requests).toHaveLength(0);
+  });
+
+  // docs/security.md, "Fetching outside issuers' documents": an issuer on a loopback, private or
+  // link-local address is never fetched unless allowed (no connection is made), and a client cannot
+  // tell such a refusal from an issuer that is down: the same 503, the same Retry-After.
+  it('never connects to an issuer on a loopback, private or link-local address, and answers as for a closed port', async () => {
+    let accepted = 0;
+    const listener = createServer((socket: Socket) => {
+      accepted += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((done) => listener.listen(0, '127.0.0.1', done));
+    const closedPort = await new Promise<number>((done) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => done(port));
+      });
+    });
+    try {
+      const { privateKey } = await generateKeyPair('ES256');
+      const answer = async (t: ReturnType<typeof createTestApp>, issuer: string) => {
+        const account = await t.sa.admin.createAccount({ name: 'outside' });
+        await t.sa.admin.addFederatedCredential(account.clientId, { issuer, subject: K8S_SUBJECT });
+        const now = Math.floor(t.clock.now().getTime() / 1000);
+        const token = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setSubject(K8S_SUBJECT).setAudience(TEST_ISSUER).setIssuedAt(now).setExpirationTime(now + 600).sign(privateKey);
+        const res = await request(t.app).post('/oauth/token').type('form').send({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: token });
+        return { status: res.status, body: res.body as unknown, retryAfter: res.headers['retry-after'], challenge: res.headers['www-authenticate'] };
+      };
+      const events: OperationalEvent[] = [];
+      const refusing = createTestApp({ failureLimit: false, federation: { fetchTimeout: 300 }, onEvent: (event) => void events.push(event) });
+      const refused = [
+        await answer(refusing, `https://127.0.0.1:${(listener.address() as AddressInfo).port}`),
+        await answer(refusing, `https://localhost:${(listener.address() as AddressInfo).port}`),
+        await answer(refusing, 'https://10.1.2.3'),
+        await answer(refusing, 'https://169.254.169.254'),
+        await answer(refusing, 'https://[fd12::1]'),
+      ];
+      // The closed port: loopback allowed, nothing listening.
+      const closed = await answer(createTestApp({ failureLimit: false, federation: { allowHttpLoopback: true, fetchTimeout: 300 } }), `http://127.0.0.1:${closedPort}`);
+      expect(closed).toMatchObject({ status: 503, body: { error: 'temporarily_unavailable' } });
+      for (const one of refused) expect(one).toEqual(closed);
+      expect(accepted).toBe(0);
+      // The operator's log says why.
+      await new Promise((resolve) => setImmediate(resolve));
+      const reasons = events.flatMap((e) => (e.type === 'federation.issuer_unavailable' ? [String(e.error)] : []));
+      expect(reasons).toHaveLength(5);
+      for (const reason of reasons) expect(reason).toMatch(/could not be fetched: \S+ is a (loopback|private network|link-local or reserved) address/);
+    } finally {
+      await new Promise((done) => listener.close(done));
+    }
   });
 });

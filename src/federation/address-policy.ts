@@ -1,0 +1,139 @@
+/**
+ * @module address-policy
+ * Which network addresses the server may connect to when it fetches an outside issuer's documents,
+ * checked on the address actually connected to: a host name is resolved once, by a `lookup` of our
+ * own, and the socket connects to exactly the addresses checked, so a DNS answer cannot change
+ * between the check and the connection (DNS rebinding). A literal IP address is checked before any
+ * connection, and the socket's remote address again once connected.
+ *
+ * Refused by default: loopback (only with `federation.allowHttpLoopback`), private networks (only
+ * with `federation.allowPrivateNetworks`), and, always, link-local addresses (cloud metadata
+ * services live at 169.254.169.254), "this network", multicast, broadcast, documentation and
+ * reserved ranges. IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) and NAT64 ones
+ * (`64:ff9b::10.0.0.1`) are judged by the IPv4 address they carry.
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+
+/** Where a fetch may connect besides the public internet. */
+export interface AddressReach {
+  /** Loopback (127.0.0.0/8, ::1): `federation.allowHttpLoopback`. */
+  readonly allowLoopback: boolean;
+  /** Private networks (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7): `federation.allowPrivateNetworks`. */
+  readonly allowPrivateNetworks: boolean;
+}
+
+/** The code of the error a refused address fails with (`err.code`), like a system error's. */
+export const REFUSED_ADDRESS_CODE = 'EADDRNOTALLOWED';
+
+function blockList(v4: readonly (readonly [string, number])[], v6: readonly (readonly [string, number])[]): BlockList {
+  const list = new BlockList();
+  for (const [network, prefix] of v4) list.addSubnet(network, prefix, 'ipv4');
+  for (const [network, prefix] of v6) list.addSubnet(network, prefix, 'ipv6');
+  return list;
+}
+
+// Node's BlockList checks an IPv4-mapped IPv6 address (::ffff:a.b.c.d) against the IPv4 subnets.
+const LOOPBACK = blockList([['127.0.0.0', 8]], [['::1', 128]]);
+const PRIVATE = blockList(
+  [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10]],
+  // Unique-local, the deprecated site-local, and NAT64's local-use prefix (RFC 8215).
+  [['fc00::', 7], ['fec0::', 10], ['64:ff9b:1::', 48]],
+);
+const NEVER = blockList(
+  [
+    ['0.0.0.0', 8], // "this network" (0.0.0.0 reaches the host itself)
+    ['169.254.0.0', 16], // link-local: cloud metadata services
+    ['192.0.0.0', 24], // IETF protocol assignments
+    ['192.0.2.0', 24], ['198.51.100.0', 24], ['203.0.113.0', 24], // documentation
+    ['198.18.0.0', 15], // benchmarking
+    ['224.0.0.0', 4], // multicast
+    ['240.0.0.0', 4], // reserved, and the broadcast address 255.255.255.255
+  ],
+  [
+    ['::', 128], // unspecified
+    ['::', 96], // IPv4-compatible (deprecated)
+    ['fe80::', 10], // link-local
+    ['ff00::', 8], // multicast
+    ['100::', 64], // discard
+    ['2001:db8::', 32], // documentation
+  ],
+);
+
+/** The IPv4 address a NAT64 address (64:ff9b::/96, RFC 6052) carries in its last 32 bits, if it is one. */
+function nat64Embedded(address: string): string | undefined {
+  const lower = address.toLowerCase();
+  if (!lower.startsWith('64:ff9b::')) return undefined;
+  const tail = lower.slice('64:ff9b::'.length);
+  if (isIP(tail) === 4) return tail;
+  const groups = tail.split(':');
+  if (groups.length > 2 || groups.some((group) => !/^[0-9a-f]{1,4}$/.test(group))) return undefined;
+  const [high = 0, low = 0] = groups.length === 2 ? groups.map((group) => parseInt(group, 16)) : [0, parseInt(groups[0]!, 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
+/**
+ * Why the server may not connect to `address` under `reach`, or `undefined` when it may. `address`
+ * is an IP address (IPv4 or IPv6, without brackets); anything else is refused.
+ *
+ * @example
+ * ```ts
+ * const reach = { allowLoopback: false, allowPrivateNetworks: false }
+ * addressProblem('169.254.169.254', reach) // 'is a link-local or reserved address'
+ * addressProblem('10.1.2.3', { ...reach, allowPrivateNetworks: true }) // undefined
+ * addressProblem('140.82.112.22', reach) // undefined
+ * ```
+ */
+export function addressProblem(address: string, reach: AddressReach): string | undefined {
+  const family = isIP(address);
+  if (family === 0) return 'is not an IP address';
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  const embedded = family === 6 ? nat64Embedded(address) : undefined;
+  if (embedded !== undefined) return addressProblem(embedded, reach);
+  // Loopback first: ::1 lies within the reserved IPv4-compatible range ::/96.
+  if (LOOPBACK.check(address, type)) return reach.allowLoopback ? undefined : 'is a loopback address (allowed only with federation.allowHttpLoopback)';
+  if (NEVER.check(address, type)) return 'is a link-local or reserved address';
+  if (PRIVATE.check(address, type)) return reach.allowPrivateNetworks ? undefined : 'is a private network address (allowed only with federation.allowPrivateNetworks)';
+  return undefined;
+}
+
+/** The error of a refused address: failed like a connection, with a system-error-like `code`. */
+export function refusedAddressError(address: string, problem: string): Error {
+  return Object.assign(new Error(`${address} ${problem}`), { code: REFUSED_ADDRESS_CODE });
+}
+
+/**
+ * A `lookup` for node:http and node:https requests: resolves the host name with `dns.lookup` (every
+ * address), and fails, before any connection, when any address it resolves to is refused under
+ * `reach`; otherwise hands the socket exactly the addresses it checked.
+ *
+ * @example
+ * ```ts
+ * import { request } from 'node:https'
+ *
+ * request('https://issuer.example.com/jwks', { lookup: checkedLookup({ allowLoopback: false, allowPrivateNetworks: false }) })
+ * ```
+ */
+export function checkedLookup(reach: AddressReach): LookupFunction {
+  return (hostname, options, callback) => {
+    const { family, hints } = options as LookupOptions;
+    dnsLookup(hostname, { ...(family !== undefined && { family }), ...(hints !== undefined && { hints }), all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) {
+        callback(error, '', 0);
+        return;
+      }
+      // Refused when any answer is: a name that resolves to a private address is not fetched at all.
+      for (const { address } of addresses) {
+        const problem = addressProblem(address, reach);
+        if (problem !== undefined) {
+          callback(refusedAddressError(address, problem) as NodeJS.ErrnoException, '', 0);
+          return;
+        }
+      }
+      const first = addresses[0];
+      if (first === undefined) callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      else if ((options as LookupOptions).all === true) (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
+      else callback(null, first.address, first.family);
+    });
+  };
+}

@@ -15,7 +15,7 @@
  *   ADMIN_TENANT_TOKENS     token1=clientAccountA,token2=clientAccountB: bearer tokens of one client account's
  *                           administrators; with either variable the admin API is mounted (default: none)
  *   FEDERATION_ALLOWED_ISSUERS  the only outside issuers federated credentials may name: URLs separated by commas,
- *                           `none`, or `any` (default: any; required with ADMIN_TENANT_TOKENS)
+ *                           `none`, or `any` (default: any; with ADMIN_TENANT_TOKENS, a warning unless a list)
  *   FEDERATION_ALLOW_PRIVATE_NETWORKS  1: fetch outside issuers' keys from private network addresses (default 0)
  *   FEDERATION_ALLOW_HTTP_LOOPBACK     1: trust outside issuers on 127.0.0.1, over plain http too (default 0)
  *
@@ -111,9 +111,9 @@ async function main(): Promise<void> {
     throw error instanceof TypeError ? new StartupError(error.message) : error;
   }
   if (settings.admin !== undefined && settings.admin.tenants.size > 0 && settings.federationAllowedIssuers === undefined) {
-    // Only with FEDERATION_ALLOWED_ISSUERS=any (settings.ts refuses to start without the variable).
+    // FEDERATION_ALLOWED_ISSUERS unset or `any`: said on every start, so it is not missed.
     console.warn(
-      'warning: FEDERATION_ALLOWED_ISSUERS=any with ADMIN_TENANT_TOKENS: tenant administrators choose the addresses this server fetches ' +
+      'warning: ADMIN_TENANT_TOKENS without a FEDERATION_ALLOWED_ISSUERS list: tenant administrators choose the addresses this server fetches ' +
         'keys from (public addresses only, unless FEDERATION_ALLOW_PRIVATE_NETWORKS=1); list the issuers they may name instead',
     );
   }

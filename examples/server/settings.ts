@@ -95,19 +95,11 @@ function readAdminTokens(env: NodeJS.ProcessEnv): AdminTokens | undefined {
  * FEDERATION_ALLOWED_ISSUERS: issuer URLs separated by commas (checked by the library), `none` (no
  * outside issuer), `any` (any https issuer: the library's default), or unset. Tenant administrators
  * (ADMIN_TENANT_TOKENS) would otherwise choose the addresses this server fetches: with them, an unset
- * list stops the server, and `any` must be said out loud.
+ * list (or `any`) starts the server with a loud warning (server.ts).
  */
 function readAllowedIssuers(env: NodeJS.ProcessEnv, admin: AdminTokens | undefined): readonly string[] | undefined {
   const raw = env.FEDERATION_ALLOWED_ISSUERS?.trim() ?? '';
-  if (raw === '') {
-    if (admin !== undefined && admin.tenants.size > 0) {
-      throw new StartupError(
-        'ADMIN_TENANT_TOKENS lets tenant administrators register outside issuers, so set FEDERATION_ALLOWED_ISSUERS to the issuers they may name ' +
-          '(comma-separated URLs, such as https://token.actions.githubusercontent.com), to none, or to any',
-      );
-    }
-    return undefined;
-  }
+  if (raw === '') return undefined;
   if (raw.toLowerCase() === 'any') return undefined;
   if (raw.toLowerCase() === 'none') return [];
   const issuers = raw.split(',').map((entry) => entry.trim());

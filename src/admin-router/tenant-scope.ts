@@ -15,6 +15,7 @@ import type {
   RevokedFederatedCredential,
   RevokedSecret,
 } from '../admin/admin-summaries.js';
+import { withinClientAccount } from '../client-account-boundary.js';
 import { AdminProblem, accountNotVisible } from './admin-problem.js';
 import type { AdminPrincipal } from './admin-router-options.js';
 import type { AddFederatedCredentialBody, CreateAccountBody } from './admin-schemas.js';
@@ -56,8 +57,7 @@ export interface ScopedAdminApi {
 export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal): ScopedAdminApi {
   const acting = admin.withActor(principal.actor);
   const tenant = 'clientAccountId' in principal ? principal.clientAccountId : undefined;
-  const visible = (account: AccountSummary | undefined): account is AccountSummary =>
-    account !== undefined && (tenant === undefined || account.clientAccountId === tenant);
+  const visible = (account: AccountSummary | undefined): account is AccountSummary => withinClientAccount(tenant ?? null, account);
   const getAccount = async (clientId: string): Promise<AccountSummary> => {
     const account = await admin.getAccount(clientId);
     if (!visible(account)) throw accountNotVisible();

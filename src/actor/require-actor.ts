@@ -79,8 +79,11 @@ export interface RequireActorOptions {
    * @default 'refuse'
    * @example
    * ```ts
-   * // Your app checks its own CSRF token on every form post.
-   * app.post('/jobs/new', csrfProtection, sa.requireActor({ ...hirers, crossOriginWrites: 'allow' }), createJob)
+   * import type { RequestHandler } from 'express'
+   *
+   * declare const csrfProtection: RequestHandler // your own CSRF token check on every form post
+   * declare const hirers: RequireActorOptions // as in the example above
+   * app.post('/jobs/new', csrfProtection, sa.requireActor({ ...hirers, crossOriginWrites: 'allow' }), (req, res) => res.status(201).end())
    * ```
    */
   crossOriginWrites?: 'refuse' | 'allow';

@@ -107,6 +107,8 @@ export interface AdminRouterOptions {
    * @default [] (a client account's administrator may grant any scope)
    * @example
    * ```ts
+   * declare function principalOf(req: import('express').Request): AdminPrincipal | undefined // your login
+   *
    * app.use('/admin', sa.adminRouter({ authorize: principalOf, operatorOnlyScopes: ['admin:*', 'reports:all-tenants'] }))
    * ```
    */

@@ -69,9 +69,10 @@ export interface RequireActorOptions {
    */
   attach?: (req: Request, actor: Actor) => void;
   /**
-   * What to do with a request that presents no bearer token, uses a method other than `GET`, `HEAD`
-   * or `OPTIONS`, and that a browser marks as sent from another origin (`Sec-Fetch-Site` other than
-   * `same-origin`, else an `Origin` that is not this host): `'refuse'` answers 403 `invalid_request`
+   * What to do with a request that presents no bearer token, uses a method other than the safe
+   * `GET`, `HEAD`, `OPTIONS` and `TRACE`, and that a browser marks as sent from another origin
+   * (`Sec-Fetch-Site` other than `same-origin` or `none`, else an `Origin` that is not this host,
+   * see {@link isCrossOriginRequest}): `'refuse'` answers 403 `invalid_request`
    * before your authentication runs, so another site's page (a sibling subdomain included) cannot
    * make a signed-in person's browser change something with their cookie. `'allow'` lets it through,
    * for an app whose own CSRF defence (tokens in forms) already guards these routes. Bearer-token

@@ -113,7 +113,8 @@ export class InvalidRequestError extends OAuthError {
   readonly status: number;
   readonly #bearer: boolean;
   /**
-   * @param options - `status` is 400 by default, 413 for a body over the limit; `challenge: 'Bearer'` for
+   * @param options - `status` is 400 by default, 413 for a body over the limit, 403 for a change
+   * `requireActor()` refuses because another site sent it; `challenge: 'Bearer'` for
    * a malformed request to a protected route (RFC 6750 §3.1); `cause` is for the server only.
    */
   constructor(message: string, options?: { status?: number; challenge?: 'Bearer'; cause?: unknown }) {

@@ -16,6 +16,7 @@ export { INTROSPECTION_SCOPE } from './token-endpoint/introspection-step.js';
 export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
 export type { Actor, UserIdentity } from './actor/actor.js';
 export type { RequireActorOptions } from './actor/require-actor.js';
+export { isCrossOriginRequest } from './cross-origin-request.js';
 export type { AdminApi } from './admin/admin-api.js';
 export type { PublicKeyInput } from './admin/admin-keys.js';
 export type { FederatedCredentialInput } from './admin/admin-federated.js';

@@ -43,6 +43,17 @@ function jsonError(status: number, error: string, description: string): { status
   return { status, body: { error, error_description: description } };
 }
 
+/**
+ * A write's body must be JSON: an HTML form on another site can only send form or text/plain bodies,
+ * and a JSON body needs a CORS preflight this app never answers. A write without a body is fine.
+ */
+const jsonBodyOnly: RequestHandler = (req, res, next) => {
+  const empty = req.headers['transfer-encoding'] === undefined && Number(req.headers['content-length'] ?? 0) === 0;
+  if (empty || req.is('application/json')) return next();
+  const { status, body } = jsonError(415, 'invalid_request', 'Send the request body as application/json');
+  res.status(status).json(body);
+};
+
 /** Builds the app. */
 export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger, metrics, healthDetailsToken, admin }: AppParts): Express {
   const app = express();
@@ -84,7 +95,7 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   api.get('/whoami', sa.requireBearer(), (req, res) => {
     res.json(req.serviceAccount);
   });
-  api.post('/jobs', hirerOrAccount('jobs:write'), requireRole('hirer'), express.json({ limit: '16kb' }), async (req, res) => {
+  api.post('/jobs', hirerOrAccount('jobs:write'), requireRole('hirer'), jsonBodyOnly, express.json({ limit: '16kb' }), async (req, res) => {
     const title: unknown = (req.body as { title?: unknown } | undefined)?.title ?? 'Untitled job';
     if (typeof title !== 'string' || title.trim() === '' || title.length > 200) {
       const { status, body } = jsonError(400, 'invalid_request', 'title must be a string of 1 to 200 characters');

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import session from 'express-session';
 import { Passport } from 'passport';
-import type { RequireActorOptions, ServiceAccounts } from 'express-service-accounts';
+import { isCrossOriginRequest, type RequireActorOptions, type ServiceAccounts } from 'express-service-accounts';
 
 /** The app's own user shape: what its permission checks read from `req.user`. */
 export interface Hirer {
@@ -43,19 +43,20 @@ export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandle
     resave: false,
     saveUninitialized: false,
     // SameSite=Strict: another site's page cannot make the browser send the cookie to the routes that
-    // act for the person. /login itself sets the cookie, so it refuses cross-site requests below.
+    // act for the person. A sibling subdomain is the same site, though: /login, /logout and the
+    // requireActor() routes also refuse changes a browser marks as from another origin.
     cookie: { httpOnly: true, sameSite: 'strict', maxAge: 8 * 3600_000 },
   });
-  // Login CSRF: another site's form must not sign the visitor in under a name it chose.
-  const sameSiteOnly: express.RequestHandler = (req, res, next) => {
-    const site = req.headers['sec-fetch-site'];
-    const origin = req.headers.origin;
-    const crossSite = (site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && origin !== `${req.protocol}://${req.headers.host ?? ''}`);
-    if (!crossSite) return next();
-    res.status(403).json({ error: 'forbidden', error_description: 'Sign in from this site only' });
-  };
+  // Login CSRF: another site's form must not sign the visitor in under a name it chose, nor sign them
+  // out. The routes behind requireActor() refuse such changes themselves (its crossOriginWrites option).
+  const sameOriginOnly =
+    (description: string): express.RequestHandler =>
+    (req, res, next) => {
+      if (!isCrossOriginRequest(req)) return next();
+      res.status(403).json({ error: 'forbidden', error_description: description });
+    };
   const form = [express.urlencoded({ extended: false, limit: '2kb' }), express.json({ limit: '2kb' })];
-  app.post('/login', sameSiteOnly, sessions, passport.initialize(), ...form, (req, res, next) => {
+  app.post('/login', sameOriginOnly('Sign in from this site only'), sessions, passport.initialize(), ...form, (req, res, next) => {
     const name: unknown = (req.body as { name?: unknown } | undefined)?.name;
     if (typeof name !== 'string' || name.trim() === '' || name.length > 100) {
       res.status(400).json({ error: 'invalid_request', error_description: 'name must be a string of 1 to 100 characters' });
@@ -67,7 +68,7 @@ export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandle
       onSignIn(hirer).then(() => res.json(hirer), next);
     });
   });
-  app.post('/logout', sessions, passport.initialize(), passport.session(), (req, res, next) => {
+  app.post('/logout', sameOriginOnly('Sign out from this site only'), sessions, passport.initialize(), passport.session(), (req, res, next) => {
     req.logout((error) => (error ? next(error) : res.status(204).end()));
   });
   // What requireActor() runs for a request without a bearer token: the session, then passport's user.

@@ -3,10 +3,13 @@
  * `requireActor()`: one middleware for routes that people and service accounts both call. A request
  * that presents a bearer token goes through `requireBearer()` (and is refused exactly as it would
  * be); any other request goes through the host's own authentication. Either way `req.actor` holds
- * one {@link Actor}, and a hook can map it onto the host's own user shape.
+ * one {@link Actor}, and a hook can map it onto the host's own user shape. A change (an unsafe
+ * method) on the host's path that a browser marks as sent from another origin is refused before the
+ * host's authentication runs: a session cookie is sent by the browser whoever made the page.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { MissingTokenError, sendOAuthError } from '../errors.js';
+import { InvalidRequestError, MissingTokenError, sendOAuthError } from '../errors.js';
+import { isCrossOriginRequest } from '../cross-origin-request.js';
 import { presentsBearer } from '../bearer/extract-bearer-token.js';
 import type { RequireBearerOptions } from '../bearer/require-bearer.js';
 import type { ServiceAccountPrincipal } from '../bearer/service-account-principal.js';
@@ -65,9 +68,32 @@ export interface RequireActorOptions {
    * where your permission middleware looks for it (such as `req.user`). `req.actor` is set either way.
    */
   attach?: (req: Request, actor: Actor) => void;
+  /**
+   * What to do with a request that presents no bearer token, uses a method other than the safe
+   * `GET`, `HEAD`, `OPTIONS` and `TRACE`, and that a browser marks as sent from another origin
+   * (`Sec-Fetch-Site` other than `same-origin` or `none`, else an `Origin` that is not this host,
+   * see {@link isCrossOriginRequest}): `'refuse'` answers 403 `invalid_request`
+   * before your authentication runs, so another site's page (a sibling subdomain included) cannot
+   * make a signed-in person's browser change something with their cookie. `'allow'` lets it through,
+   * for an app whose own CSRF defence (tokens in forms) already guards these routes. Bearer-token
+   * requests are never affected: a browser does not attach a bearer token on its own.
+   * @default 'refuse'
+   * @example
+   * ```ts
+   * import type { RequestHandler } from 'express'
+   *
+   * declare const csrfProtection: RequestHandler // your own CSRF token check on every form post
+   * declare const hirers: RequireActorOptions // as in the example above
+   * app.post('/jobs/new', csrfProtection, sa.requireActor({ ...hirers, crossOriginWrites: 'allow' }), (req, res) => res.status(201).end())
+   * ```
+   */
+  crossOriginWrites?: 'refuse' | 'allow';
 }
 
 type BearerCheck = (options?: RequireBearerOptions) => RequestHandler;
+
+/** RFC 9110 §9.2.1: the methods defined as safe (read-only); anything else may change something. */
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 
 /** Calls `handlers` in turn as Express would, then `done`; an error (thrown, rejected or passed) goes to `next`. */
 function runChain(handlers: readonly RequestHandler[], req: Request, res: Response, next: NextFunction, done: () => void): void {
@@ -90,7 +116,10 @@ function checkOptions(options: RequireActorOptions): readonly RequestHandler[] {
   };
   if (typeof options !== 'object' || options === null) fail('user', 'is required (a function reading the signed-in person)');
   for (const key of Object.keys(options)) {
-    if (!['authenticate', 'user', 'scope', 'serviceAccountRoles', 'attach'].includes(key)) fail(key, 'is not a known option');
+    if (!['authenticate', 'user', 'scope', 'serviceAccountRoles', 'attach', 'crossOriginWrites'].includes(key)) fail(key, 'is not a known option');
+  }
+  if (options.crossOriginWrites !== undefined && options.crossOriginWrites !== 'refuse' && options.crossOriginWrites !== 'allow') {
+    fail('crossOriginWrites', "must be 'refuse' or 'allow'");
   }
   if (typeof options.user !== 'function') fail('user', 'must be a function');
   for (const name of ['serviceAccountRoles', 'attach'] as const) {
@@ -142,6 +171,7 @@ export function createRequireActor(requireBearer: BearerCheck, realm: string): (
   return function requireActor(options) {
     const authenticate = checkOptions(options);
     const { user, serviceAccountRoles, attach } = options;
+    const refuseCrossOrigin = options.crossOriginWrites !== 'allow';
     const bearer = requireBearer(options.scope === undefined ? {} : { scope: options.scope });
 
     /** Sets `req.actor` (and the host's shape through `attach`), then passes the request on; a hook's error goes to `next`. */
@@ -170,7 +200,11 @@ export function createRequireActor(requireBearer: BearerCheck, realm: string): (
         });
         return;
       }
-      // The app's own path; nobody signed in gets requireBearer's answer to a request without credentials.
+      // The app's own path. A change another origin's page asked for is refused before the session is read.
+      if (refuseCrossOrigin && !SAFE_METHODS.has(req.method) && isCrossOriginRequest(req)) {
+        return sendOAuthError(res, new InvalidRequestError('This request came from another site; changes are accepted from this site only', { status: 403 }), realm);
+      }
+      // Nobody signed in gets requireBearer's answer to a request without credentials.
       runChain(authenticate, req, res, next, () => {
         admit(
           req,

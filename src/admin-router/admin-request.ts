@@ -11,6 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import { parse as parseContentType } from 'content-type';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { isCrossOriginRequest } from '../cross-origin-request.js';
 import { collectBody } from '../token-endpoint/collect-body.js';
 import { alreadyParsed, hasBody } from '../token-endpoint/token-request-body.js';
 import { AdminProblem } from './admin-problem.js';
@@ -21,19 +22,6 @@ export const ADMIN_BODY_LIMIT = 16 * 1024;
 type AdminHttpRequest = IncomingMessage & { body?: unknown; _body?: unknown };
 
 const unsupported = (detail: string): AdminProblem => new AdminProblem('unsupported-media-type', detail);
-
-/** Whether a browser marks the request as sent from another site or origin (Fetch Metadata, else `Origin`). */
-function isCrossOrigin(req: IncomingMessage): boolean {
-  const site = req.headers['sec-fetch-site'];
-  if (typeof site === 'string') return site !== 'same-origin' && site !== 'none';
-  const origin = req.headers.origin;
-  if (origin === undefined) return false;
-  try {
-    return new URL(origin).host !== req.headers.host;
-  } catch {
-    return true; // `Origin: null` (a sandboxed or opaque origin) and anything unparseable
-  }
-}
 
 /**
  * Refuses a request to change something unless its body is JSON: 415 `unsupported-media-type` for any
@@ -50,7 +38,7 @@ export function checkMediaType(req: IncomingMessage): boolean {
   const header = req.headers['content-type'];
   if (header === undefined) {
     if (hasBody(req)) throw unsupported('Send the request body as application/json');
-    if (isCrossOrigin(req)) {
+    if (isCrossOriginRequest(req)) {
       throw new AdminProblem('cross-origin-request', 'This request came from another site; send it with Content-Type: application/json');
     }
     return false;

@@ -7,6 +7,7 @@ import type { Request } from 'express';
 import type { AdminApi } from '../admin/admin-api.js';
 import type { AuditActor } from '../audit/audit-events.js';
 import { checkKnownKeys, fail } from '../config-checks.js';
+import { isScopeToken } from '../scopes.js';
 
 /**
  * An administrator of one client account: sees and changes only that client account's service accounts.
@@ -96,6 +97,22 @@ export interface AdminRouterOptions {
    * @default none
    */
   onError?: (error: unknown, req: Request) => void;
+  /**
+   * Scopes whose meaning crosses client accounts in your app (a route that reports on every client
+   * account, say), which only an all-tenants operator may grant: an administrator of one client
+   * account who creates an account with one is answered 403 `forbidden`. Each entry is a scope, or a
+   * prefix ending in `*` that stands for every scope starting with it (`admin:*`). The library's own
+   * `token:introspect` never crosses client accounts (docs/revocation-and-introspection.md), so it
+   * need not be listed.
+   * @default [] (a client account's administrator may grant any scope)
+   * @example
+   * ```ts
+   * declare function principalOf(req: import('express').Request): AdminPrincipal | undefined // your login
+   *
+   * app.use('/admin', sa.adminRouter({ authorize: principalOf, operatorOnlyScopes: ['admin:*', 'reports:all-tenants'] }))
+   * ```
+   */
+  operatorOnlyScopes?: readonly string[];
 }
 
 /**
@@ -122,9 +139,10 @@ export interface ResolvedAdminRouterOptions {
   readonly authorize: AdminRouterOptions['authorize'];
   readonly challenge: string | undefined;
   readonly onError: AdminRouterOptions['onError'];
+  readonly operatorOnlyScopes: readonly string[];
 }
 
-const KNOWN: ReadonlySet<string> = new Set<keyof CreateAdminRouterOptions>(['admin', 'authorize', 'challenge', 'onError']);
+const KNOWN: ReadonlySet<string> = new Set<keyof CreateAdminRouterOptions>(['admin', 'authorize', 'challenge', 'onError', 'operatorOnlyScopes']);
 
 /**
  * Checks the options once; a bad or unknown one throws a `TypeError` naming it.
@@ -138,7 +156,7 @@ const KNOWN: ReadonlySet<string> = new Set<keyof CreateAdminRouterOptions>(['adm
  */
 export function resolveAdminRouterOptions(options: CreateAdminRouterOptions): ResolvedAdminRouterOptions {
   checkKnownKeys(options, KNOWN);
-  const { admin, authorize, challenge, onError } = options;
+  const { admin, authorize, challenge, onError, operatorOnlyScopes = [] } = options;
   if (onError !== undefined && typeof onError !== 'function') fail('onError', 'must be a function of the error and the request');
   if (typeof authorize !== 'function') fail('authorize', 'must be a function returning who is acting (see docs/admin-api.md)');
   if (typeof admin !== 'object' || admin === null || typeof admin.withActor !== 'function') fail('admin', 'must be an admin API');
@@ -146,5 +164,8 @@ export function resolveAdminRouterOptions(options: CreateAdminRouterOptions): Re
   if (challenge !== undefined && (typeof challenge !== 'string' || challenge.trim() === '' || /[\u0000-\u001f\u007f]/.test(challenge))) {
     fail('challenge', 'must be a WWW-Authenticate value such as Bearer realm="admin"');
   }
-  return Object.freeze({ admin, authorize, challenge, onError });
+  if (!Array.isArray(operatorOnlyScopes) || !operatorOnlyScopes.every((scope) => isScopeToken(scope) && scope !== '*')) {
+    fail('operatorOnlyScopes', 'must be a list of scopes, each a scope token or a prefix ending in * (such as admin:*)');
+  }
+  return Object.freeze({ admin, authorize, challenge, onError, operatorOnlyScopes: Object.freeze([...operatorOnlyScopes]) });
 }

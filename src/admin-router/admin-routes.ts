@@ -104,7 +104,8 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary: 'Create a service account',
     description:
       'Creates an account in the caller’s client account, with its first secret. The secret’s value is in this response ' +
-      'only: it is stored as a hash and can never be shown again.',
+      'only: it is stored as a hash and can never be shown again. An administrator of one client account may not name ' +
+      'another client account, nor grant a scope the host reserves to operators (403 `forbidden`).',
     body: CreateAccountBodySchema,
     success: { status: 201, description: 'The new account and its secret.', schema: CreatedAccountSchema, headers: ['Location'] },
     problems: ['invalid-request', 'unsupported-media-type', 'payload-too-large'],

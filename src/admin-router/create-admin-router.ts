@@ -58,7 +58,7 @@ async function runOperation(
   const raw = json ? await readJsonBody(req) : undefined;
   const body = route.body ? validate(route.body, raw, 'The request body') : raw === undefined ? undefined : validate(EmptyBodySchema, raw, 'The request body');
   const path = (req.originalUrl ?? req.url ?? '/').split('?')[0]!;
-  return route.handle({ admin: scopeAdminApi(options.admin, principal), params, body, query, path });
+  return route.handle({ admin: scopeAdminApi(options.admin, principal, options.operatorOnlyScopes), params, body, query, path });
 }
 
 /**

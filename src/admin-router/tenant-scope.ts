@@ -3,7 +3,8 @@
  * The only view of the admin API the router's handlers get: one per request, bound to who is acting.
  * An administrator of client account X sees exactly X's service accounts; any other client ID, in
  * another client account or in none, is "not found" with one and the same answer, so nothing tells
- * them apart. Every change goes through `admin.withActor(actor)`, so its audit event names the person.
+ * them apart. They may not grant a scope the host reserved for operators (`operatorOnlyScopes`).
+ * Every change goes through `admin.withActor(actor)`, so its audit event names the person.
  */
 import type { AdminApi } from '../admin/admin-api.js';
 import type {
@@ -15,6 +16,7 @@ import type {
   RevokedFederatedCredential,
   RevokedSecret,
 } from '../admin/admin-summaries.js';
+import { withinClientAccount } from '../client-account-boundary.js';
 import { AdminProblem, accountNotVisible } from './admin-problem.js';
 import type { AdminPrincipal } from './admin-router-options.js';
 import type { AddFederatedCredentialBody, CreateAccountBody } from './admin-schemas.js';
@@ -43,21 +45,27 @@ export interface ScopedAdminApi {
   enableAccount(clientId: string): Promise<AccountStatus>;
 }
 
+/** The first of `scopes` (as the create body gives them) that `reserved` (scopes, or prefixes ending in `*`) holds. */
+function reservedScopeIn(scopes: CreateAccountBody['scopes'], reserved: readonly string[]): string | undefined {
+  if (scopes === undefined || reserved.length === 0) return undefined;
+  const matches = (scope: string) => reserved.some((entry) => (entry.endsWith('*') ? scope.startsWith(entry.slice(0, -1)) : scope === entry));
+  return (typeof scopes === 'string' ? scopes.split(' ') : scopes).find((scope) => scope !== '' && matches(scope));
+}
+
 /**
  * Binds the admin API to a principal: reads are filtered to its client account, changes check the
  * account is visible first and are attributed to its actor.
  *
  * @example
  * ```ts
- * const scoped = scopeAdminApi(sa.admin, { actor: { id: 'u_1', name: 'Ada' }, clientAccountId: 'acme' })
+ * const scoped = scopeAdminApi(sa.admin, { actor: { id: 'u_1', name: 'Ada' }, clientAccountId: 'acme' }, ['admin:*'])
  * await scoped.disableAccount(clientId) // 404 problem unless the account belongs to acme
  * ```
  */
-export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal): ScopedAdminApi {
+export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operatorOnlyScopes: readonly string[] = []): ScopedAdminApi {
   const acting = admin.withActor(principal.actor);
   const tenant = 'clientAccountId' in principal ? principal.clientAccountId : undefined;
-  const visible = (account: AccountSummary | undefined): account is AccountSummary =>
-    account !== undefined && (tenant === undefined || account.clientAccountId === tenant);
+  const visible = (account: AccountSummary | undefined): account is AccountSummary => withinClientAccount(tenant ?? null, account);
   const getAccount = async (clientId: string): Promise<AccountSummary> => {
     const account = await admin.getAccount(clientId);
     if (!visible(account)) throw accountNotVisible();
@@ -79,6 +87,9 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal): Scope
       if (tenant !== undefined && input.clientAccountId !== undefined && input.clientAccountId !== tenant) {
         throw new AdminProblem('forbidden', 'You may create service accounts only in your own client account');
       }
+      // A scope whose meaning crosses client accounts is the operators' to grant.
+      const reserved = tenant === undefined ? undefined : reservedScopeIn(input.scopes, operatorOnlyScopes);
+      if (reserved !== undefined) throw new AdminProblem('forbidden', `Only an operator of every client account may grant the scope ${reserved}`);
       return acting.createAccount({ ...input, clientAccountId: tenant ?? input.clientAccountId ?? null });
     },
     addSecret: change((clientId) => acting.addSecret(clientId)),

@@ -101,8 +101,12 @@ export interface TokenIntrospectedEvent extends AuditBase {
   readonly clientId: string;
   readonly name: string;
   readonly active: boolean;
-  /** Why the token is inactive: expired, revoked, disabled, or invalid (forged, unknown, deleted account). */
-  readonly reason?: InvalidTokenReason;
+  /**
+   * Why the token was answered inactive: expired, revoked, disabled, or invalid (forged, unknown,
+   * deleted account); `other_client_account` when the caller acts for a client account and the token's
+   * account belongs to another one (or to none), whatever the token's state (docs/revocation-and-introspection.md).
+   */
+  readonly reason?: InvalidTokenReason | 'other_client_account';
   /** The token's `jti`, when its signature verified. */
   readonly tokenId?: string;
   /** The account the token was issued to, when its signature verified. */

@@ -3,11 +3,14 @@
  * The last step of `POST {mount}/introspect` (RFC 7662): after client authentication, checks that the
  * caller may introspect (it holds the scope `token:introspect`, or it is unrestricted and the host
  * allows that), then answers whether the presented token is active, with its claims and its account's
- * name when it is, and `{"active": false}` alone when it is not.
+ * name when it is, and `{"active": false}` alone when it is not. A caller that belongs to a client
+ * account learns only of that client account's tokens: any other token is answered `{"active": false}`,
+ * exactly like an unknown one (client-account-boundary.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { AuditEventInput } from '../audit/audit-events.js';
 import type { Inspection, TokenInspector } from '../access-tokens/token-inspector.js';
+import { withinClientAccount } from '../client-account-boundary.js';
 import { InvalidRequestError, UnauthorizedClientError } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
 import type { Step } from './token-request-context.js';
@@ -30,6 +33,19 @@ export interface IntrospectionParts {
   /** Whether an unrestricted account (provisioned without scopes) may introspect. */
   readonly allowUnrestricted: boolean;
   readonly audit: (event: AuditEventInput) => void;
+}
+
+/**
+ * What the caller may learn of a token: the inspection itself when the token's account is within the
+ * caller's client account, else an inactive token with nothing but the reason (RFC 7662 §2.2: "the
+ * protected resource is not allowed to introspect this particular token" → `active: false`).
+ */
+type Disclosed = Inspection | { readonly active: false; readonly reason: 'other_client_account'; readonly claims: Inspection['claims'] };
+
+function disclosedTo(caller: AccountRecord, inspection: Inspection): Disclosed {
+  // Nothing to hide in an inactive token that names no account: its answer is `{"active": false}` either way.
+  if (inspection.account === undefined || withinClientAccount(caller.clientAccountId, inspection.account)) return inspection;
+  return { active: false, reason: 'other_client_account', claims: inspection.claims };
 }
 
 /** RFC 7662 §2.2: the members of an active token's answer. */
@@ -94,7 +110,8 @@ export function createIntrospectionStep(parts: IntrospectionParts): Step {
     const { token } = context.parameters;
     // RFC 7662 §2.1: `token` is REQUIRED.
     if (token === undefined) return next(new InvalidRequestError('The parameter token is required'));
-    parts.inspector.inspect(token).then((inspection) => {
+    parts.inspector.inspect(token).then((inspected) => {
+      const inspection = disclosedTo(caller, inspected);
       parts.audit({
         type: 'token.introspected',
         clientId: caller.clientId,
@@ -102,7 +119,7 @@ export function createIntrospectionStep(parts: IntrospectionParts): Step {
         active: inspection.active,
         ...(inspection.active ? {} : { reason: inspection.reason }),
         ...(inspection.claims ? { tokenId: inspection.claims.jti, tokenClientId: inspection.claims.client_id } : {}),
-        ...(inspection.account ? { tokenName: inspection.account.name } : {}),
+        ...('account' in inspection && inspection.account ? { tokenName: inspection.account.name } : {}),
       });
       // RFC 7662 §2.2: an inactive token's answer SHOULD NOT carry anything but `active`.
       sendJson(context.res, inspection.active ? activeAnswer(inspection) : { active: false });

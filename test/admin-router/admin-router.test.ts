@@ -75,6 +75,24 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     expect(await admin.listAccounts()).toEqual([]);
   });
 
+  // docs/admin-api.md "Scopes only an operator may grant": a scope whose meaning crosses client accounts
+  // (operatorOnlyScopes) is refused to an administrator of one client account with an RFC 9457 problem
+  // (403 forbidden), however the scopes are written, and nothing is created; an operator may grant it.
+  it('refuses a tenant administrator’s create granting an operator-only scope (403), creating nothing', async () => {
+    const { api, admin } = setup({ operatorOnlyScopes: ['admin:*', 'reports:all-tenants'] });
+    for (const scopes of [['jobs:read', 'admin:users'], 'jobs:read  reports:all-tenants', ['admin:']]) {
+      const res = await api.post('/admin/service-accounts', { token: 'acme', body: { name: 'x', scopes } });
+      expectProblem(res, 403, 'forbidden');
+      expect(res.body.detail).toMatch(/admin:users|reports:all-tenants|admin:/);
+    }
+    expect(await admin.listAccounts()).toEqual([]);
+    // Neither a look-alike nor the library's own token:introspect (bounded by the client account) is refused.
+    const allowed = await api.post('/admin/service-accounts', { token: 'acme', body: { name: 'y', scopes: ['reports:all', 'administer', 'token:introspect'] } });
+    expect(allowed.status).toBe(201);
+    const byOperator = await api.post('/admin/service-accounts', { token: 'operator', body: { name: 'z', clientAccountId: 'acme', scopes: ['admin:users'] } });
+    expect(byOperator.status).toBe(201);
+  });
+
   it('lists only the caller’s client account; an operator sees all and may narrow to one', async () => {
     const { api, create } = setup();
     const a = await create('acme');

@@ -76,5 +76,8 @@ describe.each([5, 4] as const)('sa.adminRouter() on Express %i', (version) => {
     expect(() => sa.adminRouter({ authorize: () => undefined, cors: true } as never)).toThrow(/"cors" is not a known option/);
     expect(() => sa.adminRouter({} as never)).toThrow(/"authorize" must be a function/);
     expect(() => sa.adminRouter({ authorize: () => undefined, challenge: 'Bearer\n' })).toThrow(/"challenge"/);
+    for (const operatorOnlyScopes of ['admin:*', ['admin users'], ['*'], [''], [42]]) {
+      expect(() => sa.adminRouter({ authorize: () => undefined, operatorOnlyScopes } as never)).toThrow(/"operatorOnlyScopes"/);
+    }
   });
 });

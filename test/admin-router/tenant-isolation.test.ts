@@ -8,6 +8,7 @@
  *   read, and their list holds exactly X's accounts;
  * - any request about another client account's account is answered exactly as one about a client ID
  *   that does not exist (404, same headers and body: never a 403), and changes nothing;
+ * - an administrator of one client account cannot grant a scope reserved to operators (403);
  * - every audit event a request causes names the person who sent it and an account they may see;
  * - every answer matches the OpenAPI document (test/helpers/admin-openapi-check.ts).
  */
@@ -29,10 +30,13 @@ for (const tenant of TENANTS) {
 }
 const ACTORS = Object.keys(TOKENS);
 const UNKNOWN_CLIENT_ID = 'esa_000000000000000000000000';
+/** Scopes a create may grant; the router is told `admin:*` crosses client accounts. */
+const OPERATOR_ONLY = ['admin:*'];
+const SCOPES = [undefined, ['jobs:read'], ['token:introspect'], ['jobs:read', 'admin:reports']] as const;
 
 type Op =
   | { kind: 'list' | 'get' | 'addSecret' | 'disable' | 'enable'; actor: number; account: number }
-  | { kind: 'create'; actor: number; tenant: number | undefined }
+  | { kind: 'create'; actor: number; tenant: number | undefined; scope: number }
   | { kind: 'revoke'; actor: number; account: number; secret: number }
   | { kind: 'addFederated'; actor: number; account: number; subject: number }
   | { kind: 'revokeFederated'; actor: number; account: number; credential: number };
@@ -40,7 +44,7 @@ type Op =
 const pick = fc.nat({ max: 1000 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constantFrom('list', 'get', 'addSecret', 'disable', 'enable'), actor: pick, account: pick }),
-  fc.record({ kind: fc.constant('create'), actor: pick, tenant: fc.option(pick, { nil: undefined }) }),
+  fc.record({ kind: fc.constant('create'), actor: pick, tenant: fc.option(pick, { nil: undefined }), scope: fc.nat({ max: SCOPES.length - 1 }) }),
   fc.record({ kind: fc.constant('revoke'), actor: pick, account: pick, secret: pick }),
   // Few subjects, so the same one is sometimes added twice (a duplicate).
   fc.record({ kind: fc.constant('addFederated'), actor: pick, account: pick, subject: fc.nat({ max: 2 }) }),
@@ -100,7 +104,7 @@ describe('admin router tenant isolation (property)', () => {
   it('never shows, changes or reveals another client account’s accounts', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 8 }), async (ops) => {
-        const { app, admin, events } = createAdminRouterApp({ tokens: TOKENS, maxSecretsPerAccount: 3 });
+        const { app, admin, events } = createAdminRouterApp({ tokens: TOKENS, maxSecretsPerAccount: 3, operatorOnlyScopes: OPERATOR_ONLY });
         current = app;
         const accounts: ModelAccount[] = [];
         const settle = (): Promise<void> => new Promise((done) => setImmediate(done));
@@ -130,8 +134,10 @@ describe('admin router tenant isolation (property)', () => {
             }
             case 'create': {
               const tenant = op.tenant === undefined ? undefined : TENANTS[op.tenant % TENANTS.length]!;
-              answer = await send('POST', '/admin/service-accounts', token, { name: `svc-${accounts.length}`, ...(tenant && { clientAccountId: tenant }) });
-              if (own !== undefined && tenant !== undefined && tenant !== own) {
+              const scopes = SCOPES[op.scope];
+              answer = await send('POST', '/admin/service-accounts', token, { name: `svc-${accounts.length}`, ...(tenant && { clientAccountId: tenant }), ...(scopes && { scopes }) });
+              const reserved = scopes?.some((scope) => scope.startsWith('admin:')) === true;
+              if (own !== undefined && ((tenant !== undefined && tenant !== own) || reserved)) {
                 expect(answer.status).toBe(403);
               } else {
                 expect(answer.status).toBe(201);

@@ -87,4 +87,25 @@ describe('example server: a signed-in person and a service account on the same r
       expect(res.headers['set-cookie']).toBeUndefined();
     }
   });
+
+  // docs/hirers-and-service-accounts.md "Changes from other sites": SameSite=Strict does not stop a
+  // sibling subdomain (same-site), so the session's writes refuse what a browser marks as from another
+  // origin (Fetch Metadata Sec-Fetch-Site, else Origin), 403; and a write's body must be JSON, which a
+  // form on another site cannot send (415).
+  it('refuses a job or a logout sent by another site with the session cookie, and a body that is not JSON', async () => {
+    const ada = await signIn('Ada Lovelace');
+    for (const headers of [{ 'Sec-Fetch-Site': 'same-site' }, { 'Sec-Fetch-Site': 'cross-site' }, { Origin: 'https://jobs.evil.example' }]) {
+      const job = await ada.post('/api/jobs').set(headers).set('Content-Type', 'text/plain').send('{"title":"Forged"}');
+      expectOAuthError(job, 403, 'invalid_request', { challenge: null });
+      expect((await ada.post('/logout').set(headers)).status).toBe(403);
+    }
+    const plain = await ada.post('/api/jobs').set('Content-Type', 'text/plain').send('{"title":"Forged"}');
+    expect(plain.status).toBe(415);
+    expect(plain.body).toEqual({ error: 'invalid_request', error_description: 'Send the request body as application/json' });
+    expect((await ada.get('/api/jobs').expect(200)).body).toEqual([]);
+    // Still signed in; from this site the same requests work.
+    await ada.post('/api/jobs').set('Sec-Fetch-Site', 'same-origin').send({ title: 'Welder' }).expect(201);
+    await ada.post('/api/jobs').set('Sec-Fetch-Site', 'same-origin').expect(201);
+    await ada.post('/logout').set('Sec-Fetch-Site', 'same-origin').expect(204);
+  });
 });

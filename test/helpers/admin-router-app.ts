@@ -17,6 +17,8 @@ export interface AdminRouterAppOptions {
   hostParsers?: boolean;
   challenge?: string;
   maxSecretsPerAccount?: number;
+  /** The router's `operatorOnlyScopes`. */
+  operatorOnlyScopes?: readonly string[];
 }
 
 export const OPERATOR: AdminPrincipal = { actor: { id: 'op-1', name: 'Olive Operator' }, allClientAccounts: true };
@@ -58,6 +60,7 @@ export function createAdminRouterApp(options: AdminRouterAppOptions = {}) {
       return match && Object.hasOwn(tokens, match[1]!) ? tokens[match[1]!] : undefined;
     },
     ...(options.challenge !== undefined && { challenge: options.challenge }),
+    ...(options.operatorOnlyScopes !== undefined && { operatorOnlyScopes: options.operatorOnlyScopes }),
   });
   app.use('/admin', router);
   return { app, admin, store, clock, events };

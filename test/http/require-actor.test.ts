@@ -101,6 +101,8 @@ describe.each([5, 4] as const)('requireActor() with passport session login on Ex
     globalSession.get('/whoever', t.sa.requireActor({ user: hirers.user }), record('global.passed'));
     t.app.use('/api/global', globalSession);
     t.app.get('/api/hirer/bad-hook', t.sa.requireActor({ user: () => ({ id: 42 }) as never }), record('never'));
+    // A host with its own CSRF defence turns the cross-origin refusal off.
+    t.app.post('/api/hirer/own-csrf', t.sa.requireActor({ ...hirers, crossOriginWrites: 'allow' }), record('own-csrf.passed'));
     t.app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
       res.status(500).json({ hostError: err.message });
     });
@@ -221,6 +223,37 @@ describe.each([5, 4] as const)('requireActor() with passport session login on Ex
     expectOAuthError(await request(t.app).get('/api/global/whoever'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts"' });
   });
 
+  // Fetch Metadata (W3C, "Sec-Fetch-Site": cross-site / same-site / same-origin / none) and RFC 6454 §7
+  // (Origin): a session cookie is sent whichever page asks, and SameSite does not stop a sibling
+  // subdomain (same-site). docs/hirers-and-service-accounts.md: the session path refuses a change (any
+  // method but GET, HEAD, OPTIONS) a browser marks as sent from another origin, 403 invalid_request,
+  // before the host's authentication runs; reads, bearer tokens and unmarked requests are not affected.
+  it('refuses a change by session that a browser marks as from another origin (403), before the session is read', async () => {
+    const ada = await signIn('u_ada');
+    const runsBefore = hostAuthRuns;
+    const marks = [{ 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, { Origin: 'https://evil.example' }, { Origin: 'null' }];
+    for (const headers of marks) {
+      // A form another site posts: text/plain needs no CORS preflight.
+      const res = await ada.post('/api/hirer/jobs').set(headers).set('Content-Type', 'text/plain').send('{"title":"x"}');
+      expectOAuthError(res, 403, 'invalid_request', { challenge: null });
+    }
+    expect(hostAuthRuns).toBe(runsBefore);
+    expect(activity).toEqual([]);
+    // The same person from this site, from a client that marks nothing, and reads from anywhere.
+    await ada.post('/api/hirer/jobs').set('Sec-Fetch-Site', 'same-origin').expect(201);
+    await ada.post('/api/hirer/jobs').expect(201);
+    await ada.post('/api/hirer/jobs').set('Host', 'jobs.example').set('Origin', 'https://jobs.example').expect(201);
+    await ada.get('/api/hirer/jobs').set('Sec-Fetch-Site', 'cross-site').expect(201);
+    // A bearer token is not sent by the browser on its own: marked requests are admitted as before.
+    const token = await issueToken(t.app, portal.clientId, portal.secret.value);
+    await request(t.app).post('/api/hirer/jobs').set('Authorization', `Bearer ${token}`).set('Sec-Fetch-Site', 'cross-site').expect(201);
+  });
+
+  it("lets a host with its own CSRF defence allow cross-origin changes (crossOriginWrites: 'allow')", async () => {
+    const ada = await signIn('u_ada');
+    await ada.post('/api/hirer/own-csrf').set('Sec-Fetch-Site', 'cross-site').expect(201);
+  });
+
   it("passes an error of the host's authentication, or of its user() hook, to the host's error handlers", async () => {
     expect((await request(t.app).get('/api/hirer/failing').expect(500)).body).toEqual({ hostError: 'session store down' });
     expect((await request(t.app).get('/api/hirer/bad-hook').expect(500)).body.hostError).toMatch(/user\(\) must return/);
@@ -237,6 +270,7 @@ describe('requireActor() options', () => {
     ['a bad authenticate', { user: none, authenticate: 'session' }, /option "authenticate" must be a middleware/],
     ['a bad attach', { user: none, attach: true }, /option "attach" must be a function/],
     ['a bad scope', { user: none, scope: 'a"b' }, /option "scope" has an invalid scope/],
+    ['a bad crossOriginWrites', { user: none, crossOriginWrites: false }, /option "crossOriginWrites" must be 'refuse' or 'allow'/],
   ];
   it.each(cases)('throws a TypeError naming the option for %s', (_name, options, message) => {
     expect(() => sa.requireActor(options as never)).toThrow(TypeError);

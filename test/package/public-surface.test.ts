@@ -40,6 +40,7 @@ const VALUES: Readonly<Record<string, readonly string[]>> = {
     'createAdminApi',
     'createAdminRouter',
     'createServiceAccounts',
+    'isCrossOriginRequest',
     'revokedTokenChangeKey',
   ],
   'sql/index': ['createPostgresAccountStore', 'createSqliteAccountStore', 'openAccountStore', 'parseAccountStoreUrl'],

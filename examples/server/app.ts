@@ -44,10 +44,13 @@ function jsonError(status: number, error: string, description: string): { status
 }
 
 /**
- * A write's body must be JSON: an HTML form on another site can only send form or text/plain bodies,
- * and a JSON body needs a CORS preflight this app never answers. A write without a body is fine.
+ * A person's write (signed in by session cookie) must send JSON: an HTML form on another site can only
+ * send form or text/plain bodies, and a JSON body needs a CORS preflight this app never answers. A write
+ * without a body is fine. A service account's bearer token is never sent by a browser on its own, so
+ * its body is read as before.
  */
 const jsonBodyOnly: RequestHandler = (req, res, next) => {
+  if (req.actor?.type === 'service_account') return next();
   const empty = req.headers['transfer-encoding'] === undefined && Number(req.headers['content-length'] ?? 0) === 0;
   if (empty || req.is('application/json')) return next();
   const { status, body } = jsonError(415, 'invalid_request', 'Send the request body as application/json');

@@ -7,9 +7,11 @@
  * deadline over connecting, the headers and the body, a size limit, no redirect to another origin,
  * 200 only, and a JSON object as the body.
  *
- * A failed fetch is answered at its deadline, not when it fails: a refused address, a closed port, a
- * port that resets the connection, a failed TLS handshake and a server that never answers all take
- * the same time, so the time of an answer does not tell what is listening where.
+ * A failed fetch is answered no sooner than one second after it began (or at its deadline, when that
+ * is sooner), not when it fails: a refused address, a closed port, a port that resets the connection,
+ * a failed TLS handshake and an error answer all take the same time, so the time of an answer does
+ * not tell what is listening where. Only a server that never answers takes longer (the deadline);
+ * the first token request for an issuer that is down waits one second, not the whole timeout.
  *
  * Written on node:http and node:https rather than the global `fetch`, so that no global dispatcher an
  * application installs (a proxy, a mock) changes where keys come from, and so that every outcome (a
@@ -105,8 +107,9 @@ export function cacheMaxAge(header: string | undefined): number | undefined {
  * connection is made), the server cannot be reached, takes longer than `timeout` (counted from
  * `startedAt`; no request is made once it has run out), answers anything
  * but 200 (a redirect to the same origin is followed, at most twice), sends more than `maxBytes`,
- * or a body that is not a JSON object. Once a request may have been attempted, it throws at the
- * deadline (`startedAt` + `timeout`), however early the failure was known.
+ * or a body that is not a JSON object. Once a request may have been attempted, it throws no sooner
+ * than `startedAt` + 1 s (or the deadline, `startedAt` + `timeout`, when sooner), however early the
+ * failure was known.
  *
  * @example
  * ```ts
@@ -122,7 +125,8 @@ export function cacheMaxAge(header: string | undefined): number | undefined {
 export async function fetchJsonDocument(url: string, options: FetchJsonDocumentOptions): Promise<JsonDocument> {
   const problem = fetchPolicyProblem(url, options.allowHttpLoopback);
   if (problem !== undefined) throw new Error(`${url} ${problem}`);
-  const deadline = (options.startedAt ?? Date.now()) + options.timeout;
+  const startedAt = options.startedAt ?? Date.now();
+  const deadline = startedAt + options.timeout;
   if (Date.now() >= deadline) throw new Error(`${url} was not fetched: the ${options.timeout} ms were spent`);
   try {
     let current = new URL(url);
@@ -138,12 +142,19 @@ export async function fetchJsonDocument(url: string, options: FetchJsonDocumentO
       current = next;
     }
   } catch (error) {
-    // One deadline shape: every failure is answered at the deadline, so a refused address, a closed
-    // port, a reset, a TLS failure and a hang cannot be told apart by when the answer comes.
-    await untilDeadline(deadline);
+    // One time shape: every failure known early is answered at the same moment, so a refused address,
+    // a closed port, a reset and a TLS failure cannot be told apart by when the answer comes.
+    await untilDeadline(Math.min(deadline, startedAt + FAILURE_ANSWER_MS));
     throw error;
   }
 }
+
+/**
+ * How long after its start a failed fetch is answered, at the soonest. One second hides the
+ * milliseconds that tell a closed port from an open one, and keeps the first token request for an
+ * issuer that is down from waiting the whole `fetchTimeout`.
+ */
+const FAILURE_ANSWER_MS = 1000;
 
 /** Resolves at `deadline` (`Date.now()` milliseconds), at once when it has passed. */
 function untilDeadline(deadline: number): Promise<void> {

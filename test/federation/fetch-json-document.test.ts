@@ -225,20 +225,41 @@ describe('fetchJsonDocument', () => {
     await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} could not be fetched: ECONNREFUSED`);
   });
 
-  // One deadline shape: a failure is answered at the deadline, not when it is known, so the time of
-  // the answer does not tell a refused address or a closed port from a server that never answers.
-  it('answers a refused address at the deadline, not before', async () => {
+  // One time shape: a failure is answered one second after the fetch began (or at its deadline when
+  // sooner), not when it is known, so the time of the answer does not tell a refused address from a
+  // closed port, a reset or an error answer.
+  it('answers a refused address and a closed port one second after the start, not before', async () => {
+    await idp.setMode('down');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      for (const url of ['https://10.1.2.3/jwks', idp.jwksUri]) {
+        let settled = false;
+        const failure = fetchJsonDocument(url, { ...options, timeout: 5000 }).catch((error: Error) => {
+          settled = true;
+          return error;
+        });
+        await vi.advanceTimersByTimeAsync(999);
+        expect(settled).toBe(false);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(((await failure) as Error).message).toMatch(/could not be fetched: (10\.1\.2\.3 is a private network address|ECONNREFUSED)/);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('answers a failure at the deadline when the timeout is under one second', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {
       let settled = false;
-      const failure = fetchJsonDocument('https://10.1.2.3/jwks', { ...options, timeout: 5000 }).catch((error: Error) => {
+      const failure = fetchJsonDocument('https://10.1.2.3/jwks', { ...options, timeout: 300 }).catch(() => {
         settled = true;
-        return error;
       });
-      await vi.advanceTimersByTimeAsync(4999);
+      await vi.advanceTimersByTimeAsync(299);
       expect(settled).toBe(false);
       await vi.advanceTimersByTimeAsync(1);
-      expect(((await failure) as Error).message).toBe('https://10.1.2.3/jwks could not be fetched: 10.1.2.3 is a private network address (allowed only with federation.allowPrivateNetworks)');
+      await failure;
+      expect(settled).toBe(true);
     } finally {
       vi.useRealTimers();
     }

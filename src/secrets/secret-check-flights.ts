@@ -31,6 +31,12 @@ export type FlightOutcome = { readonly compared: SharedCompare } | { readonly er
  *
  * @example
  * ```ts
+ * import type { PresentedSecret } from './remembered-secrets.js'
+ *
+ * declare const presented: PresentedSecret // what the request sent
+ * declare const hash: string // the stored hash of the secret it names
+ * declare const compare: (value: string, hash: string) => Promise<boolean> // bcrypt, through the gate
+ *
  * const flights = new SecretCheckFlights()
  * const key = flights.keyOf(presented)
  * const inFlight = flights.get(key)
@@ -38,7 +44,7 @@ export type FlightOutcome = { readonly compared: SharedCompare } | { readonly er
  *   const outcome = await inFlight // decide from the first request's check
  * } else {
  *   const land = flights.start(key)
- *   const matches = await verifier.verify(presented.value, hash)
+ *   const matches = await compare(presented.value, hash)
  *   land({ compared: { hash, matches } })
  * }
  * ```

@@ -49,8 +49,17 @@ export interface VerifiedSecretDigestsStore {
  *
  * @example
  * ```ts
- * const digests = new VerifiedSecretDigests(config.keyring, { store, storeTimeout: 2000 })
- * if (isLive(account, secret) && digests.matches(presented, secret)) {
+ * import type { Keyring } from '../access-tokens/keyring.js'
+ * import { verifySecretHash } from './hash-secret.js'
+ * import type { PresentedSecret } from './remembered-secrets.js'
+ *
+ * declare const keyring: Keyring // the instance's resolved signing keys
+ * declare const store: AccountStore
+ * declare const presented: PresentedSecret // what the request sent
+ * declare const secret: SecretRecord // the live secret it names, from the account record
+ *
+ * const digests = new VerifiedSecretDigests(keyring, { store, storeTimeout: 2000 })
+ * if (digests.matches(presented, secret)) {
  *   // verified by some instance before: no bcrypt
  * } else if (await verifySecretHash(presented.value, secret.hash)) {
  *   digests.record(presented, secret) // off the request path

@@ -46,6 +46,8 @@ interface StoredSecret {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
+  /** Absent until a value of it passed bcrypt (and in documents written before digests existed). */
+  verifiedDigest?: string;
 }
 interface StoredKey {
   id: string;
@@ -113,6 +115,7 @@ const toSecret = (s: StoredSecret): SecretRecord => ({
   createdAt: new Date(s.createdAt),
   lastUsedAt: s.lastUsedAt === null ? null : new Date(s.lastUsedAt),
   revokedAt: s.revokedAt === null ? null : new Date(s.revokedAt),
+  ...(s.verifiedDigest !== undefined && { verifiedDigest: s.verifiedDigest }),
 });
 
 const toAccount = (a: StoredAccount): AccountRecord => ({
@@ -307,6 +310,14 @@ export class RedisAccountStore implements AccountStore {
     await this.#update(clientId, (a) => ({
       ...a,
       secrets: a.secrets.map((s) => (s.id === secretId ? { ...s, lastUsedAt: at.getTime() } : s)),
+    }));
+  }
+
+  /** Bookkeeping, like recordSecretUse: not announced. */
+  async recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void> {
+    await this.#update(clientId, (a) => ({
+      ...a,
+      secrets: a.secrets.map((s) => (s.id === secretId ? { ...s, verifiedDigest: digest } : s)),
     }));
   }
 

@@ -12,7 +12,7 @@ import type { Database, SqlDialectName } from './schema.js';
 /**
  * An account joined (left join) with one of its credentials, a secret, a key or a federated
  * credential; the credential columns are null when it has none. `credential_material` is a secret's
- * hash or a key's JWK; the `credential_issuer`, `_subject`, `_audience` and `_jwks_uri` columns are a
+ * hash or a key's JWK, `credential_verified_digest` a secret's verified digest; the `credential_issuer`, `_subject`, `_audience` and `_jwks_uri` columns are a
  * federated credential's.
  *
  * @example
@@ -39,6 +39,8 @@ export interface AccountCredentialRow {
   credential_created_at: DbInteger | null;
   credential_last_used_at: DbInteger | null;
   credential_revoked_at: DbInteger | null;
+  /** A secret's verified digest (null for other credentials). */
+  credential_verified_digest: string | null;
 }
 
 /**
@@ -67,7 +69,9 @@ export function toAccountRecords(rows: readonly AccountCredentialRow[]): Account
     const { credential_id: id, credential_material: material, credential_created_at: createdAt } = row;
     if (id === null || createdAt === null) continue;
     const dates = { created_at: createdAt, last_used_at: row.credential_last_used_at, revoked_at: row.credential_revoked_at };
-    if (row.credential_kind === 'secret' && material !== null) entry.secrets.push(toSecretRecord({ id, hash: material, ...dates }));
+    if (row.credential_kind === 'secret' && material !== null) {
+      entry.secrets.push(toSecretRecord({ id, hash: material, ...dates, verified_digest: row.credential_verified_digest }));
+    }
     else if (row.credential_kind === 'key' && material !== null && row.credential_thumbprint !== null) {
       entry.keys.push(toKeyRecord({ id, thumbprint: row.credential_thumbprint, public_jwk: material, ...dates }));
     } else if (row.credential_kind === 'federated' && row.credential_issuer !== null && row.credential_subject !== null) {
@@ -104,20 +108,20 @@ export function selectAccountRows(db: Kysely<Database>) {
     .selectFrom('secrets')
     .select([sql<string>`'secret'`.as('kind'), 'client_id', 'id', sql<string | null>`${sql.ref('hash')}`.as('material'), none.as('thumbprint')])
     .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri')])
-    .select(['created_at', 'last_used_at', 'revoked_at'])
+    .select(['created_at', 'last_used_at', 'revoked_at', 'verified_digest'])
     .unionAll(
       db
         .selectFrom('client_keys')
         .select([sql<string>`'key'`.as('kind'), 'client_id', 'id', 'public_jwk as material', 'thumbprint'])
         .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri')])
-        .select(['created_at', 'last_used_at', 'revoked_at']),
+        .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest')]),
     )
     .unionAll(
       db
         .selectFrom('federated_credentials')
         .select([sql<string>`'federated'`.as('kind'), 'client_id', 'id', none.as('material'), none.as('thumbprint')])
         .select(['issuer', 'subject', 'audience', 'jwks_uri'])
-        .select(['created_at', 'last_used_at', 'revoked_at']),
+        .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest')]),
     );
   return db
     .selectFrom('accounts as a')
@@ -128,6 +132,7 @@ export function selectAccountRows(db: Kysely<Database>) {
     .select(['c.issuer as credential_issuer', 'c.subject as credential_subject'])
     .select(['c.audience as credential_audience', 'c.jwks_uri as credential_jwks_uri'])
     .select(['c.last_used_at as credential_last_used_at', 'c.revoked_at as credential_revoked_at'])
+    .select('c.verified_digest as credential_verified_digest')
     .orderBy('a.created_at')
     .orderBy('a.client_id')
     .orderBy('c.created_at')

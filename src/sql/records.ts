@@ -29,6 +29,8 @@ export interface SecretRow {
   created_at: DbInteger;
   last_used_at: DbInteger | null;
   revoked_at: DbInteger | null;
+  /** Absent when not selected. */
+  verified_digest?: string | null;
 }
 
 /**
@@ -120,6 +122,8 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
+    // Present only when one was recorded, as a store without digests would return the record.
+    ...(typeof row.verified_digest === 'string' && { verifiedDigest: row.verified_digest }),
   };
 }
 

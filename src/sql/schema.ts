@@ -3,11 +3,12 @@
  * The typed tables of the SQL store and its versioned, idempotent migrations, applied under a lock so
  * that several processes can initialise the same empty database at once.
  */
-import { type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
+import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
 import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsTable } from './key-credentials-schema.js';
 import { REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
 import { FEDERATED_CREDENTIALS_MIGRATION, type FederatedCredentialsTable } from './federated-credentials-schema.js';
+import { VERIFIED_DIGEST_MIGRATION } from './verified-digest-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -57,6 +58,8 @@ export interface SecretsTable {
   created_at: EpochMillis;
   last_used_at: NullableEpochMillis;
   revoked_at: NullableEpochMillis;
+  /** The secret's `verifiedDigest` (schema version 5); `NULL` until a value passed bcrypt. */
+  verified_digest: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /**
@@ -178,6 +181,7 @@ const MIGRATIONS: readonly Migration[] = [
   KEY_CREDENTIALS_MIGRATION,
   REVOKED_TOKENS_MIGRATION,
   FEDERATED_CREDENTIALS_MIGRATION,
+  VERIFIED_DIGEST_MIGRATION,
 ];
 
 /**

@@ -40,7 +40,7 @@ export type { SqlAccountStoreOptions } from './sql-account-store-options.js';
 /**
  * The store `createSqliteAccountStore()`, `createPostgresAccountStore()` and `openAccountStore()`
  * return: accounts in SQL through Kysely. Timestamps are integers (ms since the epoch) on both dialects,
- * scopes a JSON array. Every mutation but the `record...Use` calls appends to the `account_changes`
+ * scopes a JSON array. Every mutation but the `record...Use` and `recordSecretDigest` calls appends to the `account_changes`
  * feed in its own transaction, which `watch()` reads.
  *
  * `watch(listener)` polls the feed every `pollIntervalMs` (200 ms), starting from its current end,
@@ -74,6 +74,8 @@ export interface SqlAccountStore extends AccountStore {
   revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined>;
   recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void>;
   consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean>;
+  /** The SQL store keeps verified digests (column `secrets.verified_digest`), so no instance pays bcrypt twice for one value. */
+  recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void>;
   /** The SQL store holds federated credentials too (table `federated_credentials`). */
   addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult>;
   revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined>;
@@ -217,6 +219,12 @@ export class KyselyAccountStore implements SqlAccountStore {
   async recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
     await this.init();
     await this.#secrets.recordUse(clientId, secretId, at);
+  }
+
+  /** Column `secrets.verified_digest`; bookkeeping like `recordSecretUse`, not on the change feed. */
+  async recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void> {
+    await this.init();
+    await this.#secrets.recordDigest(clientId, secretId, digest);
   }
 
   /** Under the shared cap and atomic like `addSecret`; a live key with the same thumbprint is a `'duplicate'`. */

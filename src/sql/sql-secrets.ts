@@ -1,7 +1,7 @@
 /**
  * @module sql-secrets
  * The secret methods of the SQL store: add a secret (hash only) under the shared cap, revoke it
- * (announced on the change feed), and record its use.
+ * (announced on the change feed), and record its use and its verified digest.
  */
 import type { AddSecretOptions, AddSecretResult, NewSecretRecord, SecretRecord } from '../store/account-store.js';
 import { countLiveCredentials, lockAccount } from './account-rows.js';
@@ -9,7 +9,7 @@ import { secretValues, toSecretRecord } from './records.js';
 import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
 /**
- * `addSecret`, `revokeSecret` and `recordSecretUse` over the `secrets` table. The store applies its
+ * `addSecret`, `revokeSecret`, `recordSecretUse` and `recordSecretDigest` over the `secrets` table. The store applies its
  * migrations before calling them.
  *
  * @example
@@ -60,12 +60,22 @@ export class SqlSecrets {
       if (result.numUpdatedRows > 0n) await this.#context.appendChange(trx, clientId);
       const row = await trx
         .selectFrom('secrets')
-        .select(['id', 'hash', 'created_at', 'last_used_at', 'revoked_at'])
+        .select(['id', 'hash', 'created_at', 'last_used_at', 'revoked_at', 'verified_digest'])
         .where('client_id', '=', clientId)
         .where('id', '=', secretId)
         .executeTakeFirst();
       return row && toSecretRecord(row);
     });
+  }
+
+  /** Bookkeeping, not status: no change feed entry. The last write wins. */
+  async recordDigest(clientId: string, secretId: string, digest: string): Promise<void> {
+    await this.#context.db
+      .updateTable('secrets')
+      .set({ verified_digest: digest })
+      .where('client_id', '=', clientId)
+      .where('id', '=', secretId)
+      .execute();
   }
 
   /** Bookkeeping, not status: no change feed entry. Never moves lastUsedAt backwards when processes race. */

@@ -38,6 +38,12 @@ export interface SecretRecord {
   readonly lastUsedAt: Date | null;
   /** When the secret was revoked; `null` while it is live. Revocation is final. */
   readonly revokedAt: Date | null;
+  /**
+   * What {@link AccountStore.recordSecretDigest} last stored for this secret, returned as it was
+   * given; absent (or `undefined`) when nothing was. Like `hash`, never shown to anyone. A store without
+   * `recordSecretDigest` leaves it out.
+   */
+  readonly verifiedDigest?: string | undefined;
 }
 
 /**
@@ -327,6 +333,18 @@ export interface AccountStore {
    * off the request path: its failure only loses the timestamp.
    */
   recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void>;
+
+  /**
+   * Optional: stores `digest` as the secret's `verifiedDigest`, replacing any earlier one, so that
+   * {@link AccountStore.findAccount} (and `listAccounts`) return it with the secret from then on. An
+   * unknown account or secret is ignored. Like `recordSecretUse`, it is bookkeeping, not status: called
+   * off the request path, never announced to watchers, and its failure only costs a later bcrypt
+   * compare. The digest is a short opaque string (under 100 characters) that proves, to the instances
+   * of one deployment, that a value already passed bcrypt against the secret's hash; without this
+   * method, each instance pays bcrypt once per secret again after every start
+   * (docs/security.md, "Paying bcrypt once per secret").
+   */
+  recordSecretDigest?(clientId: string, secretId: string, digest: string): Promise<void>;
 
   /**
    * Optional, with `revokeKey`, `recordKeyUse` and `consumeAssertionId`: a store that has all four

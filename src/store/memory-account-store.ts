@@ -105,6 +105,16 @@ export class MemoryAccountStore implements AccountStore {
     });
   }
 
+  async recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void> {
+    const account = this.#accounts.get(clientId);
+    if (!account) return;
+    // Bookkeeping, not status: no change notification.
+    this.#accounts.set(clientId, {
+      ...account,
+      secrets: account.secrets.map((s) => (s.id === secretId ? { ...s, verifiedDigest: digest } : s)),
+    });
+  }
+
   async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
     // Checks and insert run with no `await` between them, as in addSecret.
     const account = this.#accounts.get(clientId);

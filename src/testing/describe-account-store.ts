@@ -10,6 +10,7 @@ import { cap, IdFactory, waitFor } from './contract-fixtures.js';
 import { describeFederatedCredentials } from './describe-federated-credentials.js';
 import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
+import { describeSecretDigests } from './describe-secret-digests.js';
 import { describeTokenDenyList } from './describe-token-deny-list.js';
 import { supportsKeyCredentials } from '../store/key-credential-store.js';
 import { supportsFederatedCredentials } from '../store/federated-credential-store.js';
@@ -245,6 +246,8 @@ export function describeAccountStore(
     });
 
     describeSecretCap(() => store, ids, { it, expect });
+
+    describeSecretDigests(() => store, ids, { describe, it, expect });
 
     describeKeyCredentials(() => store, ids, { describe, it, expect });
 

@@ -9,7 +9,10 @@
  *   while its account is read again; any other attempt is counted before its check and given back on
  *   success, so a burst cannot pass the limit all at once;
  * - the bcrypt gate's early refusal of an address or client ID whose share is full (503 before any store read);
- * - the remembered-secret shortcut (a secret that passed bcrypt here skips it; see {@link RememberedSecrets});
+ * - the remembered-secret shortcut (a secret that passed bcrypt here, or on any instance sharing the
+ *   store and the signing keys, skips it; see {@link RememberedSecrets} and {@link VerifiedSecretDigests});
+ * - one bcrypt check at a time per exact presented secret: identical concurrent requests share it
+ *   (see {@link SecretCheckFlights});
  * - one method per kind of credential, with one timing path for every failure of that kind;
  * - last-use recording, and the audit event of every failure with its reason.
  *
@@ -17,13 +20,15 @@
  * callback, not a promise: every token request goes through it, and the repeat client's path then
  * needs no allocation beyond its result.
  */
-import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure, type SecretChecksBusyError } from '../errors.js';
+import { InvalidClientError, SecretChecksBusyError, TooManyRequestsError, type ClientAuthenticationFailure } from '../errors.js';
 import type { AuditEventInput } from '../audit/audit-events.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { GATE_IPV6_PREFIX } from '../secrets/bcrypt-gate.js';
 import { parseSecret } from '../credentials/generate-credentials.js';
 import { presentedClientId } from '../credentials/redact-secrets.js';
 import type { PresentedSecret, RememberedSecrets } from '../secrets/remembered-secrets.js';
+import type { FlightOutcome, SecretCheckFlights, SharedCompare } from '../secrets/secret-check-flights.js';
+import type { VerifiedSecretDigests } from '../secrets/verified-secret-digests.js';
 import type { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import type { SecretVerifier } from '../secrets/secret-verifier.js';
 import type { AccountCache } from '../store/account-cache.js';
@@ -54,6 +59,9 @@ export interface ClientAuthenticatorParts {
   readonly assertionRules: { readonly issuer: string; readonly clockTolerance: number; readonly maxLifetime: number };
   readonly secrets: SecretVerifier;
   readonly remembered: RememberedSecrets;
+  /** The digests of verified secrets kept in the store, shared by every instance. */
+  readonly digests: VerifiedSecretDigests;
+  readonly flights: SecretCheckFlights;
   readonly limiter: FailureLimiter | undefined;
   /** IPv6 addresses are limited per prefix of this many bits. */
   readonly ipv6Prefix: number;
@@ -82,6 +90,8 @@ interface Attempt {
   readonly address: string | undefined;
   readonly done: AuthenticationDone;
   reservation?: AttemptReservation;
+  /** The bcrypt compare made for it, once made (what a flight it leads ends with). */
+  compared?: SharedCompare;
 }
 
 /** See the module description. One per token endpoint. */
@@ -128,29 +138,88 @@ export class ClientAuthenticator {
       // dropped it): read it once, then decide as above. Neither counted in advance (a busy client's
       // concurrent requests would get 429 while the read is in flight) nor refused by a full bcrypt
       // queue (no compare is needed).
-      const reread = (): void => {
-        this.#parts.accounts.get(secret.clientId).then(() => {
-          const client = this.#remembered(secret);
-          if (client) return this.#succeed(client, done);
-          this.#counted(attempt, () => this.#verifySecret(attempt, secret)); // no longer live: decided as any other attempt
-        }, done);
-      };
-      if (!limiter) return reread();
-      return this.#checkThen(limiter, attempt, reread);
+      if (!limiter) return this.#reread(attempt, secret);
+      return this.#checkThen(limiter, attempt, () => this.#reread(attempt, secret));
     }
-    this.#counted(attempt, () => {
-      if (credentials.method === 'none') return this.#fail(attempt, 'missing_credentials');
-      if (!secret) return this.#fail(attempt, 'malformed_credentials');
-      this.#verifySecret(attempt, secret);
-    });
+    if (!secret) return this.#counted(attempt, () => this.#fail(attempt, credentials.method === 'none' ? 'missing_credentials' : 'malformed_credentials'));
+    this.#checkSecret(attempt, secret);
   }
 
-  /** The fast path of a repeat client: its account cached, the secret live, this exact value remembered. Synchronous. */
+  /** The fast path of a repeat client: its account cached, the secret live, this exact value verified before. Synchronous. */
   #remembered(presented: PresentedSecret): AuthenticatedClient | undefined {
     const account = this.#parts.accounts.peek(presented.clientId)?.account;
     const secret = findSecret(account, presented.secretId);
-    if (!isLive(account, secret) || !this.#parts.remembered.matches(presented, secret!.hash)) return undefined;
+    if (!isLive(account, secret) || !this.#verified(presented, secret!)) return undefined;
     return { account, credential: { kind: 'secret', id: secret!.id } };
+  }
+
+  /**
+   * Whether this exact value passed bcrypt against the secret's hash before: on this instance
+   * (remembered), or on any instance of the deployment (the record's digest, then remembered here).
+   * Liveness is the caller's to check. Synchronous.
+   */
+  #verified(presented: PresentedSecret, secret: SecretRecord): boolean {
+    const { remembered, digests } = this.#parts;
+    if (remembered.matches(presented, secret.hash)) return true;
+    if (!digests.matches(presented, secret)) return false;
+    remembered.remember(presented, secret.hash);
+    return true;
+  }
+
+  /** A remembered value whose account is not cached: the account is read once, then the value decided from it. */
+  #reread(attempt: Attempt, presented: PresentedSecret): void {
+    this.#parts.accounts.get(presented.clientId).then(() => {
+      const client = this.#remembered(presented);
+      if (client) return this.#succeed(client, attempt.done);
+      this.#counted(attempt, () => this.#verifySecret(attempt, presented)); // no longer live: decided as any other attempt
+    }, attempt.done);
+  }
+
+  /**
+   * The secret method, one check at a time per exact value (secret-check-flights.ts). The first request
+   * leads: counted in advance, then verified (#verifySecret). A request presenting the same value
+   * meanwhile is the same guess: it is only checked against the limit, not counted in advance (a fleet
+   * sharing one credential would otherwise pass the limit with its first requests), and decided from
+   * the leader's outcome (#afterFlight); a failure is counted when decided, as for key assertions.
+   */
+  #checkSecret(attempt: Attempt, presented: PresentedSecret): void {
+    const { flights, limiter } = this.#parts;
+    const key = flights.keyOf(presented);
+    const inFlight = flights.get(key);
+    if (inFlight) {
+      const wait = (): void => void inFlight.then((outcome) => this.#afterFlight(attempt, presented, outcome));
+      return limiter ? this.#checkThen(limiter, attempt, wait) : wait();
+    }
+    const land = flights.start(key);
+    const leader: Attempt = {
+      ...attempt,
+      done: (err, client) => {
+        land(leader.compared ? { compared: leader.compared } : err ? { error: err } : {});
+        attempt.done(err, client);
+      },
+    };
+    this.#counted(leader, () => this.#verifySecret(leader, presented));
+  }
+
+  /** A request that waited for the check of its exact value, decided from that check's outcome. */
+  #afterFlight(attempt: Attempt, presented: PresentedSecret, outcome: FlightOutcome): void {
+    // Verified (by bcrypt or by digest): as a remembered value, liveness read from the account record.
+    if (this.#parts.remembered.knows(presented)) return this.#reread(attempt, presented);
+    if ('compared' in outcome) {
+      const compared = outcome.compared;
+      this.#parts.accounts.get(presented.clientId).then((account) => {
+        const secret = findSecret(account, presented.secretId);
+        // The account changed since that compare (another hash, or one where there was none): a check of its own.
+        if (secret?.hash !== compared.hash) return this.#checkSecret(attempt, presented);
+        this.#decide(attempt, presented, account, secret, compared.matches);
+      }, (err: unknown) => this.#undecided(attempt, err));
+      return;
+    }
+    // Refused for its own address or client ID's share (429, or a full bcrypt queue): decided afresh.
+    if ('error' in outcome && !(outcome.error instanceof TooManyRequestsError || outcome.error instanceof SecretChecksBusyError)) {
+      return this.#undecided(attempt, outcome.error); // the store failed: the same answer (503) for every request that waited
+    }
+    this.#checkSecret(attempt, presented);
   }
 
   /**
@@ -236,17 +305,25 @@ export class ClientAuthenticator {
     this.#parts.accounts.get(presented.clientId).then((account) => {
       const secret = findSecret(account, presented.secretId);
       const live = isLive(account, secret);
-      // A concurrent first request of the same client may have verified it meanwhile.
-      if (live && this.#parts.remembered.matches(presented, secret!.hash)) return this.#succeed({ account, credential: { kind: 'secret', id: secret!.id } }, attempt.done, attempt);
+      // Verified before: by a concurrent first request here, or by any instance (the record's digest).
+      if (live && this.#verified(presented, secret!)) return this.#succeed({ account, credential: { kind: 'secret', id: secret!.id } }, attempt.done, attempt);
       this.#parts.secrets.verify(presented.value, secret?.hash, { ...keys, known: account !== undefined }).then((matches) => {
-        if (!account) return this.#fail(attempt, 'unknown_client');
-        if (!secret || !matches) return this.#fail(attempt, 'wrong_secret', account);
-        if (secret.revokedAt !== null) return this.#fail(attempt, 'revoked_secret', account);
-        if (!account.enabled) return this.#fail(attempt, 'disabled_account', account);
-        this.#parts.remembered.remember(presented, secret.hash);
-        this.#succeed({ account, credential: { kind: 'secret', id: secret.id } }, attempt.done, attempt);
+        attempt.compared = { hash: secret?.hash, matches };
+        // Every instance may skip bcrypt for this value from now on (written off the request path).
+        if (matches && live) this.#parts.digests.record(presented, secret!);
+        this.#decide(attempt, presented, account, secret, matches);
       }, undecided);
     }, undecided);
+  }
+
+  /** The answer to a secret attempt, once bcrypt said whether its value matches the secret's hash. */
+  #decide(attempt: Attempt, presented: PresentedSecret, account: AccountRecord | undefined, secret: SecretRecord | undefined, matches: boolean): void {
+    if (!account) return this.#fail(attempt, 'unknown_client');
+    if (!secret || !matches) return this.#fail(attempt, 'wrong_secret', account);
+    if (secret.revokedAt !== null) return this.#fail(attempt, 'revoked_secret', account);
+    if (!account.enabled) return this.#fail(attempt, 'disabled_account', account);
+    this.#parts.remembered.remember(presented, secret.hash);
+    this.#succeed({ account, credential: { kind: 'secret', id: secret.id } }, attempt.done, attempt);
   }
 
   /** The bcrypt gate keys an IPv6 address by its site's /48 (or the limiter's prefix, if shorter): one network, one turn and one share. */

@@ -15,6 +15,8 @@ import type { Runtime } from '../runtime.js';
 import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
 import { RememberedSecrets } from '../secrets/remembered-secrets.js';
+import { SecretCheckFlights } from '../secrets/secret-check-flights.js';
+import { VerifiedSecretDigests } from '../secrets/verified-secret-digests.js';
 import { ClientAuthenticator } from './client-authenticator.js';
 import { KeyAssertionChecker } from './key-assertion.js';
 import { createFederatedClientCheck } from './federated-method.js';
@@ -80,6 +82,8 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
       assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
       secrets,
       remembered: new RememberedSecrets(),
+      digests: new VerifiedSecretDigests(config.keyring, { store: config.store, storeTimeout: config.storeTimeout, observer: runtime.storeCalls }),
+      flights: new SecretCheckFlights(),
       limiter,
       ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
       secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),

@@ -11,6 +11,7 @@ import { MemoryAccountStore, type AccountChangeListener, type ChangeFeedState, t
 import { MAX_EVENTS_PER_MINUTE } from '../../src/observability/dependency-monitor.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { listen, redisUrl, RedisProxy, testKeyPrefix, tokenRequest, UnreliableStore, type LiveServer } from '../hardening/helpers.js';
+import { secretWithId } from '../helpers/secret-values.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -176,10 +177,10 @@ describe('operational events', () => {
   it('tells that the secret-check queue is full, at most once every 10 seconds', async () => {
     const { sa, server, events } = await started({ maxQueuedSecretChecks: 0, failureLimit: false, secretHashRounds: 8 });
     const account = await sa.admin.createAccount({ name: 'queue' });
-    const wrong = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value.slice(0, -1) };
-    const right = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value };
+    // Distinct values of the generated format, each its own compare (identical ones would share one).
+    const guess = (i: number) => ({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: i === 0 ? account.secret.value : secretWithId(account.secret.id) });
     // Two compares run at once and none may wait: the rest of a burst is refused with 503.
-    const statuses = (await Promise.all(Array.from({ length: 8 }, (_, i) => tokenRequest(server, i % 2 ? wrong : right)))).map((r) => r.status);
+    const statuses = (await Promise.all(Array.from({ length: 8 }, (_, i) => tokenRequest(server, guess(i))))).map((r) => r.status);
     expect(statuses).toContain(503);
     await eventually(() => expect(events.filter((e) => e.type === 'secret_checks.saturated')).toHaveLength(1));
   });

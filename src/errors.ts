@@ -430,7 +430,10 @@ export class TooManyRequestsError extends OAuthError {
 }
 
 /**
- * 503 `temporarily_unavailable`: the account store (or the limiter's store) failed or timed out.
+ * 503 `temporarily_unavailable`: the account store (or the limiter's store) failed or timed out; or,
+ * at the token endpoint, too many secret checks are waiting (then with `Retry-After: 1` and
+ * `Connection: close`: the client retries over a new connection, see docs/security.md), or an outside
+ * issuer's keys cannot be fetched.
  *
  * @example
  * ```ts

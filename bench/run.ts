@@ -4,7 +4,8 @@
  * correct answers, warmed up, then loaded with autocannon in interleaved slices; one table with ratios
  * to bare Express from the same run, the issue-4 budgets, and `bench/results/latest.json`.
  * `npm run bench -- --scale` runs the 100,000-account case instead (bench/scale.ts); `npm run bench -- --flood`
- * (or `npm run bench:flood`) runs the flood case (bench/flood.ts).
+ * (or `npm run bench:flood`) runs the flood case (bench/flood.ts); `npm run bench -- --fleet` (or
+ * `npm run bench:fleet`) the fleet and restart case (bench/fleet.ts).
  * Settings: see lib/settings.ts.
  */
 import { loadavg } from 'node:os';
@@ -18,6 +19,7 @@ import { judgeBudgets } from './lib/budgets.js';
 import { CASE_OVERHEAD_SECONDS, SLICE_OVERHEAD_SECONDS, readSettings } from './lib/settings.js';
 import { runScale } from './scale.js';
 import { runFlood } from './flood.js';
+import { runFleet } from './fleet.js';
 
 const POSTGRES_SCHEMA = 'bench_main';
 const log = (message: string): void => {
@@ -35,6 +37,7 @@ async function main(): Promise<number> {
   const settings = readSettings();
   if (process.argv.includes('--scale')) return runScale(settings);
   if (process.argv.includes('--flood')) return runFlood(settings);
+  if (process.argv.includes('--fleet')) return runFleet(settings);
 
   const cpus = pinCpus();
   const machine = describeMachine();

@@ -60,7 +60,7 @@ export abstract class OAuthError extends Error {
     this.name = new.target.name;
   }
 
-  /** Response headers other than the challenge: `Allow` (405) or `Retry-After` (429, 503). */
+  /** Response headers other than the challenge: `Allow` (405), `Retry-After` (429, 503), `Connection: close` (503 of a full bcrypt queue). */
   get headers(): Readonly<Record<string, string>> {
     return {};
   }
@@ -431,7 +431,10 @@ export class TooManyRequestsError extends OAuthError {
 }
 
 /**
- * 503 `temporarily_unavailable`: the account store (or the limiter's store) failed or timed out.
+ * 503 `temporarily_unavailable`: the account store (or the limiter's store) failed or timed out; or,
+ * at the token endpoint, too many secret checks are waiting (then with `Retry-After: 1` and
+ * `Connection: close`: the client retries over a new connection, see docs/security.md), or an outside
+ * issuer's keys cannot be fetched.
  *
  * @example
  * ```ts
@@ -454,7 +457,12 @@ export class TemporarilyUnavailableError extends OAuthError {
   }
 
   override get headers(): Readonly<Record<string, string>> {
-    return this.retryAfterSeconds === undefined ? {} : { 'Retry-After': retryAfter(this.retryAfterSeconds) };
+    const headers: Record<string, string> = this.retryAfterSeconds === undefined ? {} : { 'Retry-After': retryAfter(this.retryAfterSeconds) };
+    // Refused by the bcrypt gate (a flood holds its queue): the connection is closed after the answer
+    // (RFC 9112 §9.6), so the refused client's next attempt waits in the server's line of new
+    // connections, the one a newcomer waits in, instead of being read again at every turn of the event
+    // loop (docs/security.md, "Fair shares under a flood").
+    return this.cause instanceof SecretChecksBusyError ? { ...headers, Connection: 'close' } : headers;
   }
 }
 

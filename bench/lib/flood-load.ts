@@ -5,8 +5,9 @@
  * new unknown client ID and a well-formed wrong secret (so each costs the server one bcrypt compare and
  * no per-client key repeats), from the addresses in turn. `<addresses>` is one address, `ipv4:N` (N
  * addresses of 198.18.0.0/15, the range RFC 2544 sets aside for benchmarks) or `ipv6-48:N` (N /64s of
- * the one /48 2001:db8:1::/48). Prints `FLOOD_RUNNING` once every connection has had
- * an answer (so the server has accepted all of them); on SIGTERM prints `{ statuses }` as JSON and exits.
+ * the one /48 2001:db8:1::/48). Prints `FLOOD_SENDING` as its first requests leave, `FLOOD_RUNNING` once
+ * every connection has had an answer (so the server has accepted all of them); on SIGTERM prints
+ * `{ statuses }` as JSON and exits.
  */
 import http from 'node:http';
 import { generateSecret } from '../../src/credentials/generate-credentials.js';
@@ -60,4 +61,6 @@ process.once('SIGTERM', () => {
   process.stdout.write(`${JSON.stringify({ statuses })}\n`);
   process.exit(0);
 });
+// Every connection starts now: the flood's first second begins here.
+process.stdout.write('FLOOD_SENDING\n');
 for (let i = 0; i < connections; i++) void loop();

@@ -11,7 +11,8 @@
  * for one of its subjects (the federated case); its keys, fetched at the first token, are kept for an
  * hour (`federation.minCacheSeconds`), longer than a run lasts, so no fetch falls inside the counted
  * requests. With `flood` (bench/flood.ts):
- * `trust proxy` on, the failure limiter off unless `flood.limiter`, and fresh accounts reported.
+ * `trust proxy` on, the failure limiter off unless `flood.limiter`, and fresh accounts reported. With
+ * `trustProxy` (bench/fleet.ts): `trust proxy` on; with `limiterOff`, the failure limiter off.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import express from 'express';
@@ -39,7 +40,7 @@ run(async () => {
     audience: AUDIENCE,
     signingKeys: [{ alg: 'HS256', key: HS256_KEY, kid: KID }],
     ...(config.otelSdk && { telemetry: { meterProvider: new MeterProvider({ readers: [new HeldReader()] }) } }),
-    ...(config.flood && !config.flood.limiter ? { failureLimit: false as const } : {}),
+    ...((config.flood && !config.flood.limiter) || config.limiterOff ? { failureLimit: false as const } : {}),
     ...(config.storeTimeout ? { storeTimeout: config.storeTimeout } : {}),
     ...(config.statusCacheTtl ? { statusCacheTtl: config.statusCacheTtl } : {}),
     ...(config.federatedClient && { federation: { allowHttpLoopback: true, minCacheSeconds: 3600 } }),
@@ -75,7 +76,7 @@ run(async () => {
   }
 
   const app = express();
-  if (config.flood) app.set('trust proxy', true);
+  if (config.flood || config.trustProxy) app.set('trust proxy', true);
   app.use('/oauth', sa.tokenRouter);
   app.get(PROTECTED_PATH, sa.requireBearer({ scope: SCOPE }), (_req, res) => {
     res.json(RESOURCE);

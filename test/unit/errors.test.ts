@@ -131,10 +131,12 @@ describe('OAuth errors', () => {
   });
 
   // docs/security.md: a full secret-check queue is answered 503 with Retry-After: 1.
-  it('toOAuthError: a full secret-check queue becomes 503 with Retry-After', () => {
+  // docs/security.md, "Fair shares under a flood": the refused client retries over a new connection (RFC 9112 §9.6).
+  it('toOAuthError: a full secret-check queue becomes 503 with Retry-After, closing the connection', () => {
     const busy = toOAuthError(new SecretChecksBusyError(1));
     expect(busy).toBeInstanceOf(TemporarilyUnavailableError);
-    expect(busy.headers).toEqual({ 'Retry-After': '1' });
+    expect(busy.headers).toEqual({ 'Retry-After': '1', Connection: 'close' });
+    expect(new TemporarilyUnavailableError({ retryAfterSeconds: 1, cause: new Error('store') }).headers).toEqual({ 'Retry-After': '1' });
     expect(new TemporarilyUnavailableError().headers).toEqual({});
   });
 });

@@ -54,6 +54,14 @@ export interface FailureLimitOptions {
    */
   ipv6Prefix?: number;
   /**
+   * Keys (client IDs and addresses) the in-memory counts hold at most, from 1,000 to 10,000,000; about
+   * 150 bytes each. Past it, a new key evicts the key whose window ends soonest. Refused attempts never
+   * add a key, so evicting one takes this many counted failures within its window (docs/security.md).
+   * Not used with `redis`, whose own memory settings apply.
+   * @default 100000
+   */
+  maxKeys?: number;
+  /**
    * An ioredis client to share counts across instances (namespace it with ioredis' `keyPrefix`). Without it,
    * counts are kept in this process's memory.
    */
@@ -149,7 +157,7 @@ export interface ServiceAccountsOptions {
    * @default false
    */
   allowUnrestrictedIntrospection?: boolean;
-  /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60, ipv6Prefix: 64 } */
+  /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100000 } */
   failureLimit?: FailureLimitOptions | false;
   /** Milliseconds a store call may take before the request is answered 503. @default 2000 */
   storeTimeout?: number;
@@ -227,12 +235,13 @@ function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
   }
   const options = (value ?? {}) as FailureLimitOptions;
   for (const key of Object.keys(options)) {
-    if (!['max', 'windowSeconds', 'ipv6Prefix', 'redis'].includes(key)) fail(`failureLimit.${key}`, 'is not a known option');
+    if (!['max', 'windowSeconds', 'ipv6Prefix', 'maxKeys', 'redis'].includes(key)) fail(`failureLimit.${key}`, 'is not a known option');
   }
   return Object.freeze({
     max: integer('failureLimit.max', options.max, 10, 1, 1_000_000),
     windowSeconds: integer('failureLimit.windowSeconds', options.windowSeconds, 60, 1, 86_400),
     ipv6Prefix: integer('failureLimit.ipv6Prefix', options.ipv6Prefix, DEFAULT_IPV6_PREFIX, 1, 128),
+    maxKeys: integer('failureLimit.maxKeys', options.maxKeys, 100_000, 1000, 10_000_000),
     redis: options.redis,
   });
 }

@@ -51,10 +51,10 @@ export interface ServiceAccountsConfig {
   readonly allowBrowserRequests: boolean;
   /**
    * The failed-authentication limiter, or `false` when it is off. `shared` is whether the counts are
-   * kept in Redis (across instances) rather than in this process.
+   * kept in Redis (across instances) rather than in this process; `maxKeys` bounds the in-memory counts.
    */
   readonly failureLimit:
-    | { readonly max: number; readonly windowSeconds: number; readonly ipv6Prefix: number; readonly shared: boolean }
+    | { readonly max: number; readonly windowSeconds: number; readonly ipv6Prefix: number; readonly maxKeys: number; readonly shared: boolean }
     | false;
   /** Milliseconds an account's status may be cached. */
   readonly statusCacheTtl: number;
@@ -92,7 +92,13 @@ export function describeConfig(config: ResolvedConfig): ServiceAccountsConfig {
     failureLimit:
       limit === false
         ? false
-        : Object.freeze({ max: limit.max, windowSeconds: limit.windowSeconds, ipv6Prefix: limit.ipv6Prefix, shared: limit.redis !== undefined }),
+        : Object.freeze({
+            max: limit.max,
+            windowSeconds: limit.windowSeconds,
+            ipv6Prefix: limit.ipv6Prefix,
+            maxKeys: limit.maxKeys,
+            shared: limit.redis !== undefined,
+          }),
     statusCacheTtl: config.statusCacheTtl,
     traceBearerChecks: config.telemetry.traceBearerChecks === true,
   });

@@ -49,6 +49,8 @@ export interface ServiceAccountsConfig {
   readonly bodyLimit: number;
   /** Whether token requests a browser marks are accepted. */
   readonly allowBrowserRequests: boolean;
+  /** Tokens of one client that may be revoked and not yet expired at once (`POST {mount}/revoke`). */
+  readonly maxRevokedTokensPerClient: number;
   /**
    * The failed-authentication limiter, or `false` when it is off. `shared` is whether the counts are
    * kept in Redis (across instances) rather than in this process; `maxKeys` bounds the in-memory counts.
@@ -89,6 +91,7 @@ export function describeConfig(config: ResolvedConfig): ServiceAccountsConfig {
     maxQueuedSecretChecks: config.maxQueuedSecretChecks,
     bodyLimit: config.bodyLimit,
     allowBrowserRequests: config.allowBrowserRequests,
+    maxRevokedTokensPerClient: config.maxRevokedTokensPerClient,
     failureLimit:
       limit === false
         ? false

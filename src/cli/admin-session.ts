@@ -6,6 +6,7 @@
  */
 import { createAdminApi, type AdminApi } from '../index.js';
 import { openAccountStore } from '../sql/index.js';
+import { MAX_TOKEN_LIFETIME } from '../token-lifetime-limits.js';
 
 /** The admin API over one store, and how to release it. */
 export interface AdminSession {
@@ -35,6 +36,25 @@ export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /**
+ * The token lifetime, in seconds, of the server whose tokens `token revoke` names, read from the
+ * environment as the example server reads it (`TOKEN_TTL_SECONDS`, 1 to 86400). `undefined` when it is
+ * not set to such a number: a token revoked by ID is then kept on the deny-list for the longest lifetime
+ * a server accepts (a day, plus the largest clock tolerance).
+ *
+ * @example
+ * ```ts
+ * cliTokenLifetime({ TOKEN_TTL_SECONDS: '900' }) // 900
+ * cliTokenLifetime({}) // undefined
+ * ```
+ */
+export function cliTokenLifetime(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.TOKEN_TTL_SECONDS?.trim();
+  if (!text || !/^\d{1,5}$/.test(text)) return undefined;
+  const seconds = Number(text);
+  return seconds >= 1 && seconds <= MAX_TOKEN_LIFETIME ? seconds : undefined;
+}
+
+/**
  * Opens the store a URL names (`sqlite:PATH` or `postgres://...`); nothing connects until the first
  * admin call, which also creates the schema when it is missing.
  *
@@ -48,5 +68,6 @@ export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
 export function openAdminSession(storeUrl: string): AdminSession {
   const store = openAccountStore(storeUrl);
   const issuer = cliIssuer(process.env);
-  return { admin: createAdminApi({ store, issuer }), close: async () => store.close?.() };
+  const tokenLifetime = cliTokenLifetime(process.env);
+  return { admin: createAdminApi({ store, issuer, ...(tokenLifetime !== undefined ? { tokenLifetime } : {}) }), close: async () => store.close?.() };
 }

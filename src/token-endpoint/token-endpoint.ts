@@ -111,6 +111,8 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
         audit: runtime.audit,
         now: config.now,
         clockTolerance: config.clockTolerance,
+        maxPerClient: config.maxRevokedTokensPerClient,
+        event,
       }),
     ),
     '/introspect': guarded(

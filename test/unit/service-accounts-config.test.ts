@@ -50,6 +50,7 @@ describe('sa.config', () => {
       maxQueuedSecretChecks: 256,
       bodyLimit: 8192,
       allowBrowserRequests: false,
+      maxRevokedTokensPerClient: 1000,
       failureLimit: { max: 5, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100_000, shared: true },
       statusCacheTtl: 30_000,
       traceBearerChecks: false,

@@ -3,6 +3,7 @@
  * server with one clear line and exit code 1.
  */
 import { parseAccountStoreUrl, type AccountStoreLocation } from 'express-service-accounts/sql';
+import { DEFAULT_ACTIVITY_RETENTION_SECONDS } from './activity-store.js';
 
 /** The store used when SERVICE_ACCOUNTS_STORE is not set: the same default as the CLI. */
 export const DEFAULT_STORE_URL = 'sqlite:./.data/service-accounts.db';
@@ -44,6 +45,8 @@ export interface ServerSettings {
   readonly admin: AdminTokens | undefined;
   /** FEDERATION_ALLOW_HTTP_LOOPBACK=1: trust outside issuers on 127.0.0.1 over plain http (local development and tests only). */
   readonly federationAllowHttpLoopback: boolean;
+  /** ACTIVITY_RETENTION_SECONDS: how long the activity history keeps an entry (default 7 days). */
+  readonly activityRetentionSeconds: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -119,5 +122,6 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     healthDetailsToken: healthDetailsToken(env),
     admin: readAdminTokens(env),
     federationAllowHttpLoopback: flag(env, 'FEDERATION_ALLOW_HTTP_LOOPBACK'),
+    activityRetentionSeconds: integer(env, 'ACTIVITY_RETENTION_SECONDS', DEFAULT_ACTIVITY_RETENTION_SECONDS, 60, 315_360_000),
   };
 }

@@ -122,7 +122,7 @@ withPostgres('token revocation across instances', (connectionString) => {
     // revocations spread over instances share it; CONTRACT §3: a revocation takes effect on every
     // instance within 1 second, and revoking the secret (the advice past the cap) does too.
     it('counts the cap in the store across instances, and every revocation still reaches every instance within 1 s', async () => {
-      const tokens = [];
+      const tokens: string[] = [];
       for (let i = 0; i < 4; i++) tokens.push(await issueToken(one.app, client.clientId, client.secret.value));
       await revokeAt(one, tokens[0]!).expect(200);
       await revokeAt(two, tokens[1]!).expect(200);

@@ -36,7 +36,7 @@ export type CountOutcome =
  * ```ts
  * const counts = new MemoryFailureCounts({ max: 10, windowMs: 60_000, maxKeys: 100_000 })
  * const outcome = counts.count(['c=esa_4fT0', 'a=192.0.2.1'], Date.now())
- * if (outcome.retryAfter > 0) console.log(`429, Retry-After: ${outcome.retryAfter}`)
+ * if (outcome.counted === undefined) console.log(`429, Retry-After: ${outcome.retryAfter}`)
  * else for (const { key, window } of outcome.counted) counts.giveBack(key, window) // the attempt succeeded
  * ```
  */

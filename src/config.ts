@@ -118,7 +118,7 @@ export interface ServiceAccountsOptions {
   /**
    * Told when the service degrades or recovers: the store becomes unreachable or answers again, the
    * change feed loses or regains its push connection, the limiter's Redis fails, the secret-check queue
-   * fills up. A few events per outage, never one per request, and never a secret. Called off the
+   * fills up, a client reaches its revocation cap. A few events per outage, never one per request, and never a secret. Called off the
    * request path; what it throws or rejects is ignored. See docs/observability.md.
    */
   onEvent?: (event: OperationalEvent) => void | Promise<void>;

@@ -53,7 +53,7 @@ export interface FailureLimitOptions {
   ipv6Prefix?: number;
   /**
    * Keys (client IDs and addresses) the in-memory counts hold at most, from 1,000 to 10,000,000; about
-   * 150 bytes each. Past it, a new key evicts the key whose window ends soonest. Refused attempts never
+   * 280 bytes each. Past it, a new key evicts the key whose window ends soonest. Refused attempts never
    * add a key, so evicting one takes this many counted failures within its window (docs/security.md).
    * Not used with `redis`, whose own memory settings apply.
    * @default 100000

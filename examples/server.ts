@@ -80,7 +80,7 @@ async function main(): Promise<void> {
 
   const logger = createLogger();
   const metrics = settings.metrics ? createMetrics() : undefined;
-  const activity = openActivityStore(settings.store);
+  const activity = openActivityStore(settings.store, { retentionSeconds: settings.activityRetentionSeconds });
   let sa: ServiceAccounts;
   try {
     sa = createServiceAccounts({

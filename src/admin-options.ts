@@ -7,6 +7,7 @@ import type { AuditEvent } from './audit/audit-events.js';
 import type { AccountStore } from './store/account-store.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAllowedIssuers } from './federation/federation-options.js';
+import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-lifetime-limits.js';
 
 /**
  * Options of {@link createAdminApi}: a store and the settings of provisioning, nothing about tokens.
@@ -45,6 +46,14 @@ export interface AdminApiOptions {
   allowedIssuers?: readonly string[];
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;
+  /**
+   * The access token lifetime, in seconds, of the server whose tokens are revoked by ID (its
+   * `tokenLifetime` option). A token revoked by ID (`revokeToken`) is kept on the deny-list this long
+   * plus the largest clock tolerance (300 s): no token of that server can be admitted for longer.
+   * `createServiceAccounts(...).admin` uses the server's own lifetime and clock tolerance.
+   * @default 86400, the longest lifetime a server accepts
+   */
+  tokenLifetime?: number;
   /** Milliseconds a store call may take before it fails. @default 2000 */
   storeTimeout?: number;
   /**
@@ -74,25 +83,28 @@ export interface ResolvedAdminConfig {
   /** The only issuers a federated credential may name (the server's `federation.allowedIssuers`); `undefined`: any. */
   readonly allowedIssuers: ReadonlySet<string> | undefined;
   readonly secretHashRounds: number;
+  /** Seconds a token revoked by ID stays on the deny-list: the longest a token of the server can still be admitted. */
+  readonly revokedTokenRetention: number;
   readonly storeTimeout: number;
   readonly onAudit: ((event: AuditEvent) => void | Promise<void>) | undefined;
   readonly now: () => Date;
 }
 
 const ADMIN_OPTIONS: ReadonlySet<string> = new Set<keyof AdminApiOptions>([
-  'store', 'maxSecretsPerAccount', 'issuer', 'allowedIssuers', 'secretHashRounds', 'storeTimeout', 'onAudit', 'now',
+  'store', 'maxSecretsPerAccount', 'issuer', 'allowedIssuers', 'secretHashRounds', 'tokenLifetime', 'storeTimeout', 'onAudit', 'now',
 ]);
 
 /**
  * Checks the admin settings among a larger set of options (unknown keys are the caller's concern) and
- * fills their defaults. Throws a `TypeError` naming the first bad one.
+ * fills their defaults. Throws a `TypeError` naming the first bad one. `revokedTokenRetention` is
+ * decided by the caller, who knows the token lifetime.
  *
  * @example
  * ```ts
- * const { store, maxSecretsPerAccount } = resolveAdminSettings(options)
+ * const { store, maxSecretsPerAccount } = resolveAdminSettings(options, 3600 + 5)
  * ```
  */
-export function resolveAdminSettings(options: AdminApiOptions): ResolvedAdminConfig {
+export function resolveAdminSettings(options: Omit<AdminApiOptions, 'tokenLifetime'>, revokedTokenRetention: number): ResolvedAdminConfig {
   const store = options.store;
   if (typeof store !== 'object' || store === null || typeof store.findAccount !== 'function') {
     fail('store', 'must implement AccountStore');
@@ -103,6 +115,7 @@ export function resolveAdminSettings(options: AdminApiOptions): ResolvedAdminCon
     issuer: options.issuer === undefined ? undefined : nonEmptyString('issuer', options.issuer),
     allowedIssuers: resolveAllowedIssuers('allowedIssuers', options.allowedIssuers),
     secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
+    revokedTokenRetention,
     storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),
     onAudit: optionalFunction('onAudit', options.onAudit),
     now: optionalFunction('now', options.now) ?? (() => new Date()),
@@ -120,5 +133,7 @@ export function resolveAdminSettings(options: AdminApiOptions): ResolvedAdminCon
  */
 export function resolveAdminConfig(options: AdminApiOptions): ResolvedAdminConfig {
   checkKnownKeys(options, ADMIN_OPTIONS);
-  return Object.freeze(resolveAdminSettings(options));
+  const tokenLifetime = integer('tokenLifetime', options.tokenLifetime, MAX_TOKEN_LIFETIME, 1, MAX_TOKEN_LIFETIME);
+  // The server's clock tolerance is not known here: its largest value keeps the entry long enough.
+  return Object.freeze(resolveAdminSettings(options, tokenLifetime + MAX_CLOCK_TOLERANCE));
 }

@@ -12,11 +12,9 @@ import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from 
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin-options.js';
 import { resolveFederation, type FederationOptions, type ResolvedFederationConfig } from './federation/federation-options.js';
 
-/** Longest token lifetime `tokenLifetime` accepts, in seconds (a day). */
-export const MAX_TOKEN_LIFETIME = 86_400;
+import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-lifetime-limits.js';
 
-/** Largest `clockTolerance` accepted, in seconds. */
-export const MAX_CLOCK_TOLERANCE = 300;
+export { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME };
 
 /** How many leading bits of an IPv6 address count as one client by default: a /64, what one host or site gets. */
 export const DEFAULT_IPV6_PREFIX = 64;
@@ -53,6 +51,14 @@ export interface FailureLimitOptions {
    * @default 64
    */
   ipv6Prefix?: number;
+  /**
+   * Keys (client IDs and addresses) the in-memory counts hold at most, from 1,000 to 10,000,000; about
+   * 280 bytes each. Past it, a new key evicts the key whose window ends soonest. Refused attempts never
+   * add a key, so evicting one takes this many counted failures within its window (docs/security.md).
+   * Not used with `redis`, whose own memory settings apply.
+   * @default 100000
+   */
+  maxKeys?: number;
   /**
    * An ioredis client to share counts across instances (namespace it with ioredis' `keyPrefix`). Without it,
    * counts are kept in this process's memory.
@@ -112,7 +118,7 @@ export interface ServiceAccountsOptions {
   /**
    * Told when the service degrades or recovers: the store becomes unreachable or answers again, the
    * change feed loses or regains its push connection, the limiter's Redis fails, the secret-check queue
-   * fills up. A few events per outage, never one per request, and never a secret. Called off the
+   * fills up, a client reaches its revocation cap. A few events per outage, never one per request, and never a secret. Called off the
    * request path; what it throws or rejects is ignored. See docs/observability.md.
    */
   onEvent?: (event: OperationalEvent) => void | Promise<void>;
@@ -149,7 +155,17 @@ export interface ServiceAccountsOptions {
    * @default false
    */
   allowUnrestrictedIntrospection?: boolean;
-  /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60, ipv6Prefix: 64 } */
+  /**
+   * Tokens of one client that may be on the deny-list at once, revoked (`POST {mount}/revoke`) and not
+   * yet expired. Every instance keeps each entry in memory until the token expires, so a client that
+   * mints and revokes tokens in a loop is stopped here: one more revocation is answered 400
+   * `invalid_request`, asking it to revoke the credential instead (one change revokes all its tokens),
+   * and an operational event `token_revocations.limit_reached` is emitted. Revocations by an operator
+   * (`sa.admin.revokeToken`, CLI `token revoke`) are not counted. From 1 to 1,000,000.
+   * @default 1000
+   */
+  maxRevokedTokensPerClient?: number;
+  /** The failed-authentication limiter, or `false` to turn it off. @default { max: 10, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100000 } */
   failureLimit?: FailureLimitOptions | false;
   /** Milliseconds a store call may take before the request is answered 503. @default 2000 */
   storeTimeout?: number;
@@ -190,6 +206,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly bodyLimit: number;
   readonly allowBrowserRequests: boolean;
   readonly allowUnrestrictedIntrospection: boolean;
+  readonly maxRevokedTokensPerClient: number;
   readonly failureLimit: Readonly<Required<Omit<FailureLimitOptions, 'redis'>> & { redis: unknown }> | false;
   readonly statusCacheTtl: number;
 }
@@ -197,7 +214,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 const KNOWN_OPTIONS = new Set<string>([
   'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'federation', 'realm', 'onAudit', 'onEvent', 'telemetry',
   'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
-  'failureLimit',
+  'maxRevokedTokensPerClient', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);
 
@@ -227,12 +244,13 @@ function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
   }
   const options = (value ?? {}) as FailureLimitOptions;
   for (const key of Object.keys(options)) {
-    if (!['max', 'windowSeconds', 'ipv6Prefix', 'redis'].includes(key)) fail(`failureLimit.${key}`, 'is not a known option');
+    if (!['max', 'windowSeconds', 'ipv6Prefix', 'maxKeys', 'redis'].includes(key)) fail(`failureLimit.${key}`, 'is not a known option');
   }
   return Object.freeze({
     max: integer('failureLimit.max', options.max, 10, 1, 1_000_000),
     windowSeconds: integer('failureLimit.windowSeconds', options.windowSeconds, 60, 1, 86_400),
     ipv6Prefix: integer('failureLimit.ipv6Prefix', options.ipv6Prefix, DEFAULT_IPV6_PREFIX, 1, 128),
+    maxKeys: integer('failureLimit.maxKeys', options.maxKeys, 100_000, 1000, 10_000_000),
     redis: options.redis,
   });
 }
@@ -249,8 +267,11 @@ function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
 export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
   checkKnownKeys(options, KNOWN_OPTIONS);
   const federation = resolveFederation(options.federation);
-  // The admin API of the instance refuses the issuers its token endpoint would never fetch keys for.
-  const admin = { ...resolveAdminSettings(options), allowedIssuers: federation.allowedIssuers };
+  const tokenLifetime = integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME);
+  const clockTolerance = integer('clockTolerance', options.clockTolerance, 5, 0, MAX_CLOCK_TOLERANCE);
+  // The admin API of the instance refuses the issuers its token endpoint would never fetch keys for, and
+  // keeps a token revoked by ID on the deny-list only as long as a token of this instance can be admitted.
+  const admin = { ...resolveAdminSettings(options, tokenLifetime + clockTolerance), allowedIssuers: federation.allowedIssuers };
   const issuer = nonEmptyString('issuer', options.issuer);
   const audience = options.audience === undefined ? issuer : nonEmptyString('audience', options.audience);
   const onEvent = optionalFunction('onEvent', options.onEvent);
@@ -269,8 +290,8 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     issuer,
     audience,
     keyring: createKeyring(options.signingKeys, fail),
-    tokenLifetime: integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME),
-    clockTolerance: integer('clockTolerance', options.clockTolerance, 5, 0, MAX_CLOCK_TOLERANCE),
+    tokenLifetime,
+    clockTolerance,
     maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 300, 10, 3600),
     federation,
     realm,
@@ -280,6 +301,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     bodyLimit: integer('bodyLimit', options.bodyLimit, 8192, 256, 1_048_576),
     allowBrowserRequests: options.allowBrowserRequests ?? false,
     allowUnrestrictedIntrospection: options.allowUnrestrictedIntrospection ?? false,
+    maxRevokedTokensPerClient: integer('maxRevokedTokensPerClient', options.maxRevokedTokensPerClient, 1000, 1, 1_000_000),
     failureLimit: resolveFailureLimit(options.failureLimit),
     statusCacheTtl: integer('statusCacheTtl', options.statusCacheTtl, 30_000, 0, 3_600_000),
   });

@@ -68,6 +68,8 @@ export type {
   AccountChangeListener,
   WatchOptions,
   RevokedTokenRecord,
+  RevokeTokenOptions,
+  RevokeTokenResult,
 } from './store/account-store.js';
 export { revokedTokenChangeKey } from './store/revoked-token-change.js';
 export { MemoryAccountStore } from './store/memory-account-store.js';
@@ -91,6 +93,7 @@ export type {
   ChangeFeedEvent,
   ChangeFeedState,
   SecretChecksSaturatedEvent,
+  RevocationLimitReachedEvent,
   FederatedIssuerEvent,
 } from './observability/operational-events.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';

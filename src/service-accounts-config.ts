@@ -49,12 +49,14 @@ export interface ServiceAccountsConfig {
   readonly bodyLimit: number;
   /** Whether token requests a browser marks are accepted. */
   readonly allowBrowserRequests: boolean;
+  /** Tokens of one client that may be revoked and not yet expired at once (`POST {mount}/revoke`). */
+  readonly maxRevokedTokensPerClient: number;
   /**
    * The failed-authentication limiter, or `false` when it is off. `shared` is whether the counts are
-   * kept in Redis (across instances) rather than in this process.
+   * kept in Redis (across instances) rather than in this process; `maxKeys` bounds the in-memory counts.
    */
   readonly failureLimit:
-    | { readonly max: number; readonly windowSeconds: number; readonly ipv6Prefix: number; readonly shared: boolean }
+    | { readonly max: number; readonly windowSeconds: number; readonly ipv6Prefix: number; readonly maxKeys: number; readonly shared: boolean }
     | false;
   /** Milliseconds an account's status may be cached. */
   readonly statusCacheTtl: number;
@@ -89,10 +91,17 @@ export function describeConfig(config: ResolvedConfig): ServiceAccountsConfig {
     maxQueuedSecretChecks: config.maxQueuedSecretChecks,
     bodyLimit: config.bodyLimit,
     allowBrowserRequests: config.allowBrowserRequests,
+    maxRevokedTokensPerClient: config.maxRevokedTokensPerClient,
     failureLimit:
       limit === false
         ? false
-        : Object.freeze({ max: limit.max, windowSeconds: limit.windowSeconds, ipv6Prefix: limit.ipv6Prefix, shared: limit.redis !== undefined }),
+        : Object.freeze({
+            max: limit.max,
+            windowSeconds: limit.windowSeconds,
+            ipv6Prefix: limit.ipv6Prefix,
+            maxKeys: limit.maxKeys,
+            shared: limit.redis !== undefined,
+          }),
     statusCacheTtl: config.statusCacheTtl,
     traceBearerChecks: config.telemetry.traceBearerChecks === true,
   });

@@ -13,8 +13,10 @@
  * pub/sub channel `<prefix>changes` that announces every change, so every instance drops its cached
  * status at once (`watch`), and one short-lived key per used client assertion ID,
  * `<prefix>assertion:<SHA-256 of issuer and ID>`, holding the assertion's expiry. The token deny-list:
- * one JSON document per revoked token under `<prefix>revoked-token:<tokenId>` and a sorted set
- * `<prefix>revoked-tokens` (score = expiresAt) to list and prune them.
+ * one JSON document per revoked token under `<prefix>revoked-token:<tokenId>`, a sorted set
+ * `<prefix>revoked-tokens` (score = expiresAt) to list and prune them, and one sorted set per client,
+ * `<prefix>revoked-tokens:<clientId>`, that counts its live entries for the cap (`maxPerClient`) and
+ * drops the expired ones on the client's next revocation.
  */
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
@@ -28,6 +30,8 @@ import {
   type AddSecretResult,
   type AccountStore,
   type AddFederatedCredentialResult,
+  type RevokeTokenOptions,
+  type RevokeTokenResult,
   type FederatedCredentialRecord,
   type KeyRecord,
   type NewFederatedCredentialRecord,
@@ -177,6 +181,23 @@ const CONSUME_ONCE = `
 local expiry = redis.call('GET', KEYS[1])
 if expiry and tonumber(expiry) > tonumber(ARGV[2]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1`;
+
+/**
+ * Adds a deny-list entry once, within its client's cap, in one atomic step. KEYS: the entry, the index,
+ * the client's set. ARGV: the JSON, expiresAt, revokedAt, tokenId, the cap ('' for none), '1' when a
+ * client is named. Returns the first entry's JSON when the token is already listed, 0 at the cap, 1 when stored.
+ */
+const REVOKE_ONCE = `
+local first = redis.call('GET', KEYS[1])
+if first then return first end
+if ARGV[6] == '1' then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+  if ARGV[5] ~= '' and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return 0 end
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
+end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
 return 1`;
 
 export interface RedisAccountStoreOptions {
@@ -448,16 +469,16 @@ export class RedisAccountStore implements AccountStore {
     return (await this.#redis.eval(CONSUME_ONCE, 1, `${this.#prefix}assertion:${digest}`, ...args)) === 1;
   }
 
-  async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
-    const key = `${this.#prefix}revoked-token:${record.tokenId}`;
-    const stored: StoredRevokedToken = { ...record, revokedAt: record.revokedAt.getTime(), expiresAt: record.expiresAt.getTime() };
-    // NX: a token already listed keeps its first record.
-    if ((await this.#redis.set(key, JSON.stringify(stored), 'NX')) !== 'OK') {
-      const first = await this.#redis.get(key);
-      if (first !== null) return toRevokedToken(JSON.parse(first) as StoredRevokedToken);
-    }
+  async revokeToken(record: RevokedTokenRecord, options?: RevokeTokenOptions): Promise<RevokeTokenResult> {
     const index = `${this.#prefix}revoked-tokens`;
-    await this.#redis.zadd(index, stored.expiresAt, record.tokenId);
+    const stored: StoredRevokedToken = { ...record, revokedAt: record.revokedAt.getTime(), expiresAt: record.expiresAt.getTime() };
+    const keys = [`${this.#prefix}revoked-token:${record.tokenId}`, index, `${index}:${record.clientId ?? ''}`];
+    const args = [JSON.stringify(stored), String(stored.expiresAt), String(stored.revokedAt), record.tokenId];
+    args.push(options?.maxPerClient === undefined ? '' : String(options.maxPerClient), record.clientId === null ? '0' : '1');
+    const outcome = (await this.#redis.eval(REVOKE_ONCE, keys.length, ...keys, ...args)) as string | number;
+    // A token already listed keeps its first record; at the cap nothing is stored.
+    if (typeof outcome === 'string') return toRevokedToken(JSON.parse(outcome) as StoredRevokedToken);
+    if (outcome === 0) return 'limit_reached';
     // Entries whose token has expired are forgotten on each revocation.
     const expired = (await this.#redis.zrangebyscore(index, '-inf', stored.revokedAt)).filter((id) => id !== record.tokenId);
     if (expired.length > 0) {

@@ -3,6 +3,7 @@
  * server with one clear line and exit code 1.
  */
 import { parseAccountStoreUrl, type AccountStoreLocation } from 'express-service-accounts/sql';
+import { DEFAULT_ACTIVITY_RETENTION_SECONDS } from './activity-store.js';
 
 /** The store used when SERVICE_ACCOUNTS_STORE is not set: the same default as the CLI. */
 export const DEFAULT_STORE_URL = 'sqlite:./.data/service-accounts.db';
@@ -51,6 +52,8 @@ export interface ServerSettings {
    * `none` gives an empty list; undefined (unset, or `any`): any https issuer.
    */
   readonly federationAllowedIssuers: readonly string[] | undefined;
+  /** ACTIVITY_RETENTION_SECONDS: how long the activity history keeps an entry (default 7 days). */
+  readonly activityRetentionSeconds: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -145,5 +148,6 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     federationAllowHttpLoopback: flag(env, 'FEDERATION_ALLOW_HTTP_LOOPBACK'),
     federationAllowPrivateNetworks: flag(env, 'FEDERATION_ALLOW_PRIVATE_NETWORKS'),
     federationAllowedIssuers: readAllowedIssuers(env, admin),
+    activityRetentionSeconds: integer(env, 'ACTIVITY_RETENTION_SECONDS', DEFAULT_ACTIVITY_RETENTION_SECONDS, 60, 315_360_000),
   };
 }

@@ -2,17 +2,14 @@
  * @module revoke-token-by-id
  * The admin API's token revocation by ID: an operator revokes one access token named in an audit line,
  * without the token itself. Issued tokens are not stored, so the entry is kept for the longest a token
- * can live, whatever its real expiry.
+ * of the server can be admitted (its token lifetime plus clock tolerance), whatever its real expiry.
+ * Operators are not held to a client's cap on revocations (`maxRevokedTokensPerClient`).
  */
 import type { AuditEventInput } from '../audit/audit-events.js';
-import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from '../config.js';
 import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
 import { AdminError } from './admin-errors.js';
 import type { ResolvedAdminConfig } from '../admin-options.js';
 import type { RevokedToken } from './admin-summaries.js';
-
-/** How long an entry revoked by ID is kept: longer than any token this library issues can live. */
-const KEEP_MS = (MAX_TOKEN_LIFETIME + MAX_CLOCK_TOLERANCE) * 1000;
 
 // eslint-disable-next-line no-control-regex
 const TOKEN_ID = /^[^\u0000-\u0020\u007f]{1,256}$/;
@@ -49,8 +46,11 @@ export async function revokeTokenById(tokenId: string, parts: RevokeTokenParts):
   const { store } = config;
   if (!store.revokeToken || !store.listRevokedTokens) throw new Error('This account store cannot revoke single tokens (it needs revokeToken and listRevokedTokens)');
   const revokedAt = config.now();
-  const record = { tokenId, clientId: null, revokedAt, expiresAt: new Date(revokedAt.getTime() + KEEP_MS) };
+  // A token issued before now expires within the lifetime, and is admitted a clock tolerance longer.
+  const record = { tokenId, clientId: null, revokedAt, expiresAt: new Date(revokedAt.getTime() + config.revokedTokenRetention * 1000) };
+  // No client is named, so no cap applies (and 'limit_reached' cannot come back).
   const stored = await call('revokeToken', () => store.revokeToken!(record));
+  if (stored === 'limit_reached') throw new Error('The account store refused a token revocation that names no client');
   changed(revokedTokenChangeKey(stored));
   audit({ type: 'token.revoked', tokenId, by: 'operator', ...(stored.clientId !== null ? { clientId: stored.clientId } : {}) });
   return { tokenId, revokedAt: stored.revokedAt };

@@ -6,6 +6,7 @@
  */
 import { createAdminApi, type AdminApi } from '../index.js';
 import { openAccountStore } from '../sql/index.js';
+import { MAX_TOKEN_LIFETIME } from '../token-lifetime-limits.js';
 
 /** The admin API over one store, and how to release it. */
 export interface AdminSession {
@@ -32,6 +33,25 @@ export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
   if (issuer) return issuer;
   const port = env.PORT?.trim() || '3000';
   return /^\d+$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535 ? `http://localhost:${Number(port)}` : undefined;
+}
+
+/**
+ * The token lifetime, in seconds, of the server whose tokens `token revoke` names, read from the
+ * environment as the example server reads it (`TOKEN_TTL_SECONDS`, 1 to 86400). `undefined` when it is
+ * not set to such a number: a token revoked by ID is then kept on the deny-list for the longest lifetime
+ * a server accepts (a day, plus the largest clock tolerance).
+ *
+ * @example
+ * ```ts
+ * cliTokenLifetime({ TOKEN_TTL_SECONDS: '900' }) // 900
+ * cliTokenLifetime({}) // undefined
+ * ```
+ */
+export function cliTokenLifetime(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.TOKEN_TTL_SECONDS?.trim();
+  if (!text || !/^\d{1,5}$/.test(text)) return undefined;
+  const seconds = Number(text);
+  return seconds >= 1 && seconds <= MAX_TOKEN_LIFETIME ? seconds : undefined;
 }
 
 /**
@@ -73,9 +93,15 @@ export interface AdminSessionOptions {
 export function openAdminSession(storeUrl: string, options: AdminSessionOptions = {}): AdminSession {
   const store = openAccountStore(storeUrl);
   const issuer = cliIssuer(process.env);
+  const tokenLifetime = cliTokenLifetime(process.env);
   let admin: AdminApi;
   try {
-    admin = createAdminApi({ store, issuer, ...(options.allowedIssuers !== undefined && { allowedIssuers: options.allowedIssuers }) });
+    admin = createAdminApi({
+      store,
+      issuer,
+      ...(options.allowedIssuers !== undefined && { allowedIssuers: options.allowedIssuers }),
+      ...(tokenLifetime !== undefined && { tokenLifetime }),
+    });
   } catch (error) {
     void Promise.resolve(store.close?.()).catch(() => undefined);
     throw error;

@@ -2,7 +2,8 @@
  * @module operational-events
  * The typed events given to the `onEvent` hook: what an operator must be told the moment it happens
  * (the store became unreachable or recovered, the change feed lost or regained its push connection,
- * the limiter's Redis failed, the secret-check queue filled up). Events mark changes of state, so an
+ * the limiter's Redis failed, the secret-check queue filled up, a client revoked tokens up to its
+ * cap). Events mark changes of state, so an
  * outage gives a handful of events, not one per request. No event ever carries a secret, a token or
  * a hash: errors are reduced to their class name and message.
  */
@@ -138,6 +139,27 @@ export type FederatedIssuerEvent =
     });
 
 /**
+ * A client asked to revoke one more of its tokens while `maxRevokedTokensPerClient` of them are on
+ * the deny-list and not yet expired: the request was answered 400 `invalid_request`, telling it to
+ * revoke its credential instead. At most one event per client a minute on each instance.
+ *
+ * @example
+ * ```ts
+ * import type { RevocationLimitReachedEvent } from 'express-service-accounts'
+ *
+ * const warn = (event: RevocationLimitReachedEvent): void =>
+ *   console.warn(`${event.clientId} keeps ${event.limit} revoked tokens: look at how it uses its tokens`)
+ * ```
+ */
+export interface RevocationLimitReachedEvent extends OperationalBase {
+  readonly type: 'token_revocations.limit_reached';
+  /** The client whose revocation was refused. */
+  readonly clientId: string;
+  /** The cap it reached (`maxRevokedTokensPerClient`). */
+  readonly limit: number;
+}
+
+/**
  * Every operational event; switch on `type` to narrow.
  *
  * @example
@@ -157,7 +179,8 @@ export type OperationalEvent =
   | DependencyRecoveredEvent
   | ChangeFeedEvent
   | SecretChecksSaturatedEvent
-  | FederatedIssuerEvent;
+  | FederatedIssuerEvent
+  | RevocationLimitReachedEvent;
 
 /** An event before its timestamp is added. */
 export type OperationalEventInput = EventInput<OperationalEvent>;

@@ -1,13 +1,14 @@
 /**
  * @module revoked-token-queries
- * The SQL of the token deny-list (`revoked_tokens`): add an entry once, announcing it on the change
- * feed, and read the entries that have not expired.
+ * The SQL of the token deny-list (`revoked_tokens`): add an entry once, within its client's cap,
+ * announcing it on the change feed, and read the entries that have not expired.
  */
 import type { Kysely } from 'kysely';
-import type { RevokedTokenRecord } from '../store/account-store.js';
+import type { RevokedTokenRecord, RevokeTokenOptions, RevokeTokenResult } from '../store/account-store.js';
+import { lockAccount } from './account-rows.js';
 import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
 import { toNumber, type DbInteger } from './records.js';
-import type { Database } from './schema.js';
+import type { Database, SqlDialectName } from './schema.js';
 
 /**
  * A deny-list row as read from `revoked_tokens`.
@@ -44,20 +45,38 @@ export function toRevokedTokenRecord(row: RevokedTokenRow): RevokedTokenRecord {
 /**
  * Inside a write transaction: inserts the entry unless the token is already listed; a new entry is
  * announced through `announce` (the change feed append of the same transaction) and entries expired
- * at `record.revokedAt` are deleted.
- * @returns the stored entry: `record`, or the first one when the token was already listed.
+ * at `record.revokedAt` are deleted. With `options.maxPerClient` and a client named, the client's
+ * account row is locked first (PostgreSQL `for update`; SQLite's write transaction is exclusive), so
+ * the count of its live entries and the insert are one step for every process.
+ * @returns the stored entry: `record`, or the first one when the token was already listed; or
+ * `'limit_reached'`, with nothing stored.
  *
  * @example
  * ```ts
- * const record = { tokenId: '0f6a1c2e', clientId: null, revokedAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000) }
- * await db.transaction().execute((trx) => insertRevokedToken(trx, record, async (key) => console.log('announce', key)))
+ * const record = { tokenId: '0f6a1c2e', clientId: 'esa_4fT0', revokedAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000) }
+ * await db.transaction().execute((trx) => insertRevokedToken(trx, 'postgres', record, { maxPerClient: 1000 }, async (key) => console.log('announce', key)))
  * ```
  */
 export async function insertRevokedToken(
   trx: Kysely<Database>,
+  dialect: SqlDialectName,
   record: RevokedTokenRecord,
+  options: RevokeTokenOptions | undefined,
   announce: (changeKey: string) => Promise<void>,
-): Promise<RevokedTokenRecord> {
+): Promise<RevokeTokenResult> {
+  const max = options?.maxPerClient;
+  if (max !== undefined && record.clientId !== null) {
+    await lockAccount(trx, dialect, record.clientId);
+    const listed = await trx.selectFrom('revoked_tokens').selectAll().where('token_id', '=', record.tokenId).executeTakeFirst();
+    if (listed) return toRevokedTokenRecord(listed);
+    const { live } = await trx
+      .selectFrom('revoked_tokens')
+      .select((eb) => eb.fn.countAll<DbInteger>().as('live'))
+      .where('client_id', '=', record.clientId)
+      .where('expires_at', '>', record.revokedAt.getTime())
+      .executeTakeFirstOrThrow();
+    if (toNumber(live) >= max) return 'limit_reached';
+  }
   const inserted = await trx
     .insertInto('revoked_tokens')
     .values({

@@ -6,7 +6,7 @@
 import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
 import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsTable } from './key-credentials-schema.js';
-import { REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
+import { REVOKED_TOKENS_CLIENT_INDEX_MIGRATION, REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
 import { FEDERATED_CREDENTIALS_MIGRATION, type FederatedCredentialsTable } from './federated-credentials-schema.js';
 import { VERIFIED_DIGEST_MIGRATION } from './verified-digest-schema.js';
 
@@ -182,6 +182,7 @@ const MIGRATIONS: readonly Migration[] = [
   REVOKED_TOKENS_MIGRATION,
   FEDERATED_CREDENTIALS_MIGRATION,
   VERIFIED_DIGEST_MIGRATION,
+  REVOKED_TOKENS_CLIENT_INDEX_MIGRATION,
 ];
 
 /**

@@ -20,6 +20,8 @@ import type {
   NewKeyRecord,
   NewSecretRecord,
   RevokedTokenRecord,
+  RevokeTokenOptions,
+  RevokeTokenResult,
   SecretRecord,
   WatchOptions,
 } from '../store/account-store.js';
@@ -88,7 +90,7 @@ export interface SqlAccountStore extends AccountStore {
    */
   watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>>;
   /** Adds a token to the deny-list (table `revoked_tokens`) and announces it on the change feed. */
-  revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord>;
+  revokeToken(record: RevokedTokenRecord, options?: RevokeTokenOptions): Promise<RevokeTokenResult>;
   /** The deny-list entries that have not expired at `now`. */
   listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]>;
 }
@@ -275,9 +277,9 @@ export class KyselyAccountStore implements SqlAccountStore {
   }
 
   /** Adds the deny-list entry and announces it on the change feed in the same transaction (revoked-token-queries.ts). */
-  async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
+  async revokeToken(record: RevokedTokenRecord, options?: RevokeTokenOptions): Promise<RevokeTokenResult> {
     await this.init();
-    return this.#write((trx) => insertRevokedToken(trx, record, (key) => this.#appendChange(trx, key)));
+    return this.#write((trx) => insertRevokedToken(trx, this.#dialect, record, options, (key) => this.#appendChange(trx, key)));
   }
 
   async listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]> {

@@ -212,6 +212,42 @@ export interface RevokedTokenRecord {
 }
 
 /**
+ * What {@link AccountStore.revokeToken} is told besides the entry: the cap on one client's live entries.
+ *
+ * @example
+ * ```ts
+ * import type { RevokeTokenOptions } from 'express-service-accounts'
+ *
+ * // What the revocation endpoint passes with its default cap (option maxRevokedTokensPerClient).
+ * const options: RevokeTokenOptions = { maxPerClient: 1000 }
+ * ```
+ */
+export interface RevokeTokenOptions {
+  /**
+   * When the entry names a client (`clientId` is not null) and its token is not listed yet: the most
+   * entries of that client whose `expiresAt` is after the entry's `revokedAt` the list may hold. With
+   * that many already, nothing is stored and `revokeToken` returns `'limit_reached'`. The count and the
+   * insert must be one atomic step across every process sharing the store. Absent: no cap.
+   */
+  readonly maxPerClient?: number;
+}
+
+/**
+ * What {@link AccountStore.revokeToken} returns: the stored entry (the new one, or the first one when
+ * the token was already listed), or `'limit_reached'` when the client's cap
+ * ({@link RevokeTokenOptions.maxPerClient}) left no room and nothing was stored.
+ *
+ * @example
+ * ```ts
+ * import type { RevokeTokenResult } from 'express-service-accounts'
+ *
+ * declare const result: RevokeTokenResult
+ * if (result === 'limit_reached') console.log('revoke the credential instead: it revokes all its tokens at once')
+ * ```
+ */
+export type RevokeTokenResult = RevokedTokenRecord | 'limit_reached';
+
+/**
  * Called with the client ID of an account that changed (a credential added or revoked, enabled, disabled, created),
  * and with a token revocation's change key (see {@link AccountStore.revokeToken}), which is never a client ID.
  *
@@ -439,11 +475,14 @@ export interface AccountStore {
    * the key `revokedTokenChangeKey(record)` (exported by this package) in place of a client ID; the
    * bearer check of each instance then refuses the token without reading the store per request. The
    * store may delete entries whose `expiresAt` has passed (the SQL stores do so on each revocation).
+   * With `options.maxPerClient`, a client's live entries are capped (see {@link RevokeTokenOptions}):
+   * back the count with an index on (client ID, expiry).
    * Without these two methods, tokens cannot be revoked one by one (the revocation endpoint answers
    * `unsupported_token_type`); revoking a secret or disabling an account still works.
-   * @returns the stored record: `record`, or the first one when the token was already revoked.
+   * @returns the stored record: `record`, or the first one when the token was already revoked; or
+   * `'limit_reached'`, with nothing stored.
    */
-  revokeToken?(record: RevokedTokenRecord): Promise<RevokedTokenRecord>;
+  revokeToken?(record: RevokedTokenRecord, options?: RevokeTokenOptions): Promise<RevokeTokenResult>;
 
   /**
    * Every deny-list entry whose `expiresAt` is after `now`, in any order. Each instance calls it once at

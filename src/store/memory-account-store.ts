@@ -11,6 +11,8 @@ import type {
   AccountRecord,
   AccountStore,
   AddFederatedCredentialResult,
+  RevokeTokenOptions,
+  RevokeTokenResult,
   FederatedCredentialRecord,
   KeyRecord,
   NewFederatedCredentialRecord,
@@ -210,13 +212,18 @@ export class MemoryAccountStore implements AccountStore {
     return true;
   }
 
-  async revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
+  async revokeToken(record: RevokedTokenRecord, options?: RevokeTokenOptions): Promise<RevokeTokenResult> {
     const first = this.#revokedTokens.get(record.tokenId);
     if (first) return { ...first };
-    // Entries past their expiry are forgotten here, as the SQL stores do on each revocation.
+    // Entries past their expiry are forgotten here, as the SQL stores do on each revocation; the same
+    // walk counts the client's live entries for its cap.
+    const at = record.revokedAt.getTime();
+    let mine = 0;
     for (const [tokenId, entry] of this.#revokedTokens) {
-      if (entry.expiresAt.getTime() <= record.revokedAt.getTime()) this.#revokedTokens.delete(tokenId);
+      if (entry.expiresAt.getTime() <= at) this.#revokedTokens.delete(tokenId);
+      else if (record.clientId !== null && entry.clientId === record.clientId) mine += 1;
     }
+    if (record.clientId !== null && options?.maxPerClient !== undefined && mine >= options.maxPerClient) return 'limit_reached';
     this.#revokedTokens.set(record.tokenId, { ...record });
     this.#changed(revokedTokenChangeKey(record));
     return { ...record };

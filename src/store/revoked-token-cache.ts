@@ -12,7 +12,9 @@
  * read fails the lookup (503): a revoked token is never admitted for want of the list.
  *
  * Revocation is final, so entries are only ever added, and dropped once the token has expired (its
- * `exp` plus the clock tolerance), checked at most once a minute.
+ * `exp` plus the clock tolerance), checked at most once a minute. Entries are filed by the minute they
+ * expire in, so a check visits those minutes (at most one per minute of the longest lifetime) and the
+ * entries that expired, never the whole list.
  */
 import type { AccountStore } from './account-store.js';
 import { WATCHLESS_TTL_MS } from './account-cache.js';
@@ -42,6 +44,8 @@ export class RevokedTokenCache {
   readonly #announcing: () => boolean;
   /** Token ID → when the entry may be dropped (wall clock ms: `exp` plus the tolerance). */
   readonly #entries = new Map<string, number>();
+  /** Minute (of the wall clock) an entry expires in → the token IDs expiring then. */
+  readonly #expiring = new Map<number, string[]>();
   /** Start (monotonic) of the last read that is trusted; `undefined` when none is. */
   #trustedFrom: number | undefined;
   #inflight: Load | undefined;
@@ -111,7 +115,14 @@ export class RevokedTokenCache {
   }
 
   #add(tokenId: string, expiresAt: number): void {
-    this.#entries.set(tokenId, expiresAt + this.#toleranceMs);
+    const until = expiresAt + this.#toleranceMs;
+    if (this.#entries.get(tokenId) !== until) {
+      this.#entries.set(tokenId, until);
+      const minute = Math.ceil(until / PRUNE_EVERY_MS);
+      const due = this.#expiring.get(minute);
+      if (due) due.push(tokenId);
+      else this.#expiring.set(minute, [tokenId]);
+    }
     this.#prune();
   }
 
@@ -146,7 +157,12 @@ export class RevokedTokenCache {
     const now = this.#now().getTime();
     if (now < this.#nextPrune) return;
     this.#nextPrune = now + PRUNE_EVERY_MS;
-    for (const [tokenId, until] of this.#entries) if (until <= now) this.#entries.delete(tokenId);
+    for (const [minute, tokenIds] of this.#expiring) {
+      if (minute * PRUNE_EVERY_MS > now) continue;
+      this.#expiring.delete(minute);
+      // An entry heard again with a later expiry is filed under that later minute too, and kept till then.
+      for (const tokenId of tokenIds) if ((this.#entries.get(tokenId) ?? Infinity) <= now) this.#entries.delete(tokenId);
+    }
   }
 
   /** How many token IDs are on this instance's list. */

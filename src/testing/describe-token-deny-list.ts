@@ -1,8 +1,8 @@
 /**
  * @module describe-token-deny-list
  * The contract tests of the token deny-list (`revokeToken`, `listRevokedTokens`): the first record
- * wins, expired entries are not listed, and a store that watches announces each new entry with its
- * change key. Skipped for a store without the two methods.
+ * wins, expired entries are not listed, a client's live entries are capped (`maxPerClient`), and a store
+ * that watches announces each new entry with its change key. Skipped for a store without the two methods.
  */
 import { randomUUID } from 'node:crypto';
 import type { AccountStore, RevokedTokenRecord } from '../store/account-store.js';
@@ -70,6 +70,34 @@ export function describeTokenDenyList(
     expect(await store.revokeToken(again)).toEqual(first);
     const listed = (await store.listRevokedTokens(first.revokedAt)).filter((x) => x.tokenId === first.tokenId);
     expect(listed).toEqual([first]);
+  });
+
+  // AccountStore.revokeToken, RevokeTokenOptions.maxPerClient: with that many live entries of the client,
+  // "nothing is stored and revokeToken returns 'limit_reached'"; entries of other clients, entries that
+  // name no client and expired entries do not count, and a token already listed keeps its first record.
+  it('revokeToken caps the live entries of one client at maxPerClient', async function () {
+    const store = currentStore();
+    if (!hasDenyList(store)) return skipRunningTest(arguments, 'the store has no token deny-list');
+    const clientId = ids.clientId();
+    const at = ids.time();
+    const cap = { maxPerClient: 2 };
+    const short = entry(at, 1000, clientId);
+    const long = entry(at, 3_600_000, clientId);
+    const anonymous = entry(at, 3_600_000, null);
+    const elsewhere = entry(at, 3_600_000);
+    const listedIds = async (): Promise<string[]> => (await store.listRevokedTokens(at)).map((x) => x.tokenId);
+    expect(await store.revokeToken(short, cap)).toEqual(short);
+    expect(await store.revokeToken(anonymous, cap)).toEqual(anonymous);
+    expect(await store.revokeToken(elsewhere, cap)).toEqual(elsewhere);
+    expect(await store.revokeToken(long, cap)).toEqual(long);
+    const refused = entry(at, 3_600_000, clientId);
+    expect(await store.revokeToken(refused, cap)).toBe('limit_reached');
+    expect(await store.revokeToken(long, cap)).toEqual(long);
+    expect((await listedIds()).includes(refused.tokenId)).toBe(false);
+    // Once the short entry has expired, it no longer counts.
+    const later = { ...refused, revokedAt: new Date(at.getTime() + 1000) };
+    expect(await store.revokeToken(later, cap)).toEqual(later);
+    expect((await listedIds()).includes(refused.tokenId)).toBe(true);
   });
 
   it('watch announces a new deny-list entry with its change key', async function () {

@@ -12,17 +12,17 @@
  * in flight counts as a failure. A repeat client verified without bcrypt cannot be a guess: it is only
  * checked ({@link FailureLimiter.check}), never counted in advance.
  *
- * Counts live in rate-limiter-flexible: `RateLimiterMemory` by default (one process), or
- * `RateLimiterRedis` when an ioredis client is given (shared by every instance). Every call to the
- * limiter's store has the `storeTimeout` deadline; a store that fails or hangs becomes a
- * {@link StoreUnavailableError} (503 `temporarily_unavailable`), never a pass. The Redis client keeps
- * reconnecting on its own, so the limiter recovers without a restart.
+ * Counts live in this process's memory by default ({@link MemoryFailureCounts}: at most `maxKeys`
+ * keys, no timer per key), or in rate-limiter-flexible's `RateLimiterRedis` when an ioredis client is
+ * given (shared by every instance). Every Redis call has the `storeTimeout` deadline; a Redis that
+ * fails or hangs becomes a {@link StoreUnavailableError} (503 `temporarily_unavailable`), never a pass.
+ * The Redis client keeps reconnecting on its own, so the limiter recovers without a restart.
  */
 import { createHash } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { ResolvedConfig } from '../config.js';
 import { callStore } from '../store/call-store.js';
-import { RecentFailures } from './recent-failures.js';
+import { MemoryFailureCounts } from './memory-failure-counts.js';
 import { limiterAddress } from './limiter-address.js';
 import type { StoreUnavailableError } from '../errors.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
@@ -125,7 +125,7 @@ const giveBackMarginMs = (windowSeconds: number): number => Math.min(1000, windo
  *
  * @example
  * ```ts
- * const limiter = createFailureLimiter({ max: 10, windowSeconds: 60, ipv6Prefix: 64, redis: undefined }, 2000)
+ * const limiter = createFailureLimiter({ max: 10, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100_000, redis: undefined }, 2000)
  * declare const checkSecret: () => Promise<boolean> // the client authentication
  * const attempt = await limiter.reserve({ clientId, address: '192.0.2.1' })
  * if (attempt.retryAfter > 0) throw new TooManyRequestsError(attempt.retryAfter)
@@ -137,50 +137,76 @@ export function createFailureLimiter(
   timeoutMs: number,
   observer?: CallObserver,
 ): FailureLimiter {
-  const { max, windowSeconds, ipv6Prefix, redis } = options;
-  let store: RateLimiterAbstract;
-  let giveBack: (key: string) => Promise<unknown>;
-  let ping: () => Promise<unknown> = () => Promise.resolve();
-  if (redis === undefined || redis === null) {
-    const memory = new RateLimiterMemory({ keyPrefix: FAILURE_KEY_PREFIX, points: max, duration: windowSeconds });
-    // In memory the key is certainly alive (see giveBackMarginMs) and holds this count: a plain decrement.
-    giveBack = (key) => memory.reward(key, 1);
-    store = memory;
-  } else {
-    if (!isIoredisClient(redis)) {
-      throw new TypeError('express-service-accounts: option "failureLimit.redis" must be an ioredis client');
-    }
-    const client = redis;
-    const shared = new RateLimiterRedis({
-      storeClient: client,
-      keyPrefix: FAILURE_KEY_PREFIX,
-      points: max,
-      duration: windowSeconds,
-      // A disconnected client answers at once (→ 503) instead of queueing commands until it reconnects.
-      rejectIfRedisNotReady: true,
-    });
-    client.defineCommand(GIVE_BACK_COMMAND, { numberOfKeys: 1, lua: GIVE_BACK_LUA });
-    const command = (client as unknown as Record<string, (key: string) => Promise<unknown>>)[GIVE_BACK_COMMAND]!.bind(client);
-    // Not queued while disconnected: delivered late, it could land in another window.
-    giveBack = (key) => (client.status === 'ready' ? command(shared.getKey(key)) : Promise.resolve());
-    ping = () => client.ping();
-    store = shared;
+  const { redis } = options;
+  if (redis === undefined || redis === null) return createMemoryLimiter(options);
+  if (!isIoredisClient(redis)) {
+    throw new TypeError('express-service-accounts: option "failureLimit.redis" must be an ioredis client');
   }
+  return createRedisLimiter(options, redis, timeoutMs, observer);
+}
 
-  // The memory store answers in-process and cannot hang: only Redis calls get the storeTimeout deadline.
-  // Redis is shared by other instances, whose counts this one never sees: only in memory can a key
-  // without anything counted here be passed without asking.
-  const inMemory = redis === undefined || redis === null;
-  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => (inMemory ? work() : callStore(work, timeoutMs, what, observer));
-  const recent = inMemory ? new RecentFailures() : undefined;
+type LimiterOptions = Exclude<ResolvedConfig['failureLimit'], false>;
+
+const keysOf = (keys: FailureKeys, ipv6Prefix: number, inMemory: boolean): string[] => {
+  const out: string[] = [];
+  if (keys.clientId !== undefined) out.push(keyOf('c', keys.clientId, inMemory));
+  if (keys.address !== undefined) out.push(keyOf('a', limiterAddress(keys.address, ipv6Prefix), inMemory));
+  return out;
+};
+
+/**
+ * Counts in this process (memory-failure-counts.ts). Every answer is known at once: a check and a
+ * reservation are one synchronous step each, so a refused attempt never counts (or adds) anything.
+ */
+function createMemoryLimiter({ max, windowSeconds, ipv6Prefix, maxKeys }: LimiterOptions): FailureLimiter {
+  const counts = new MemoryFailureCounts({ max, windowMs: windowSeconds * 1000, maxKeys });
   const margin = giveBackMarginMs(windowSeconds);
-
-  const keysOf = (keys: FailureKeys): string[] => {
-    const out: string[] = [];
-    if (keys.clientId !== undefined) out.push(keyOf('c', keys.clientId, inMemory));
-    if (keys.address !== undefined) out.push(keyOf('a', limiterAddress(keys.address, ipv6Prefix), inMemory));
-    return out;
+  return {
+    backend: 'memory',
+    probe: () => Promise.resolve(),
+    check(keys) {
+      const retryAfter = counts.retryAfter(keysOf(keys, ipv6Prefix, true), Date.now());
+      return retryAfter === 0 ? 0 : Promise.resolve(retryAfter);
+    },
+    async reserve(keys) {
+      const outcome = counts.count(keysOf(keys, ipv6Prefix, true), Date.now());
+      if (outcome.counted === undefined) return { retryAfter: outcome.retryAfter, release: () => {} };
+      let held = true;
+      return {
+        retryAfter: 0,
+        release: () => {
+          // Only ever into the window it was counted in, and (as on Redis) while it has room left.
+          const now = Date.now();
+          if (held) for (const { key, window } of outcome.counted) if (now < window.endsAt - margin) counts.giveBack(key, window);
+          held = false;
+        },
+      };
+    },
+    async close() {},
   };
+}
+
+/** Counts in Redis, shared by every instance (rate-limiter-flexible's `RateLimiterRedis`). */
+function createRedisLimiter(
+  { max, windowSeconds, ipv6Prefix }: LimiterOptions,
+  client: IoredisLike,
+  timeoutMs: number,
+  observer: CallObserver | undefined,
+): FailureLimiter {
+  const store = new RateLimiterRedis({
+    storeClient: client,
+    keyPrefix: FAILURE_KEY_PREFIX,
+    points: max,
+    duration: windowSeconds,
+    // A disconnected client answers at once (→ 503) instead of queueing commands until it reconnects.
+    rejectIfRedisNotReady: true,
+  });
+  client.defineCommand(GIVE_BACK_COMMAND, { numberOfKeys: 1, lua: GIVE_BACK_LUA });
+  const command = (client as unknown as Record<string, (key: string) => Promise<unknown>>)[GIVE_BACK_COMMAND]!.bind(client);
+  // Not queued while disconnected: delivered late, it could land in another window.
+  const giveBack = (key: string): Promise<unknown> => (client.status === 'ready' ? command(store.getKey(key)) : Promise.resolve());
+  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => callStore(work, timeoutMs, what, observer);
+  const margin = giveBackMarginMs(windowSeconds);
 
   const secondsFrom = (res: RateLimiterRes | null, over: (consumed: number) => boolean): number => {
     if (!res || !over(res.consumedPoints)) return 0;
@@ -197,25 +223,17 @@ export function createFailureLimiter(
   };
 
   return {
-    backend: inMemory ? 'memory' : 'redis',
-    probe: () => call(async () => void (await ping()), 'limiter ping'),
+    backend: 'redis',
+    probe: () => call(async () => void (await client.ping()), 'limiter ping'),
     check(keys) {
-      const keyList = keysOf(keys);
-      if (recent) {
-        const now = Date.now();
-        if (!keyList.some((key) => recent.mayHave(key, now))) return 0;
-      }
+      // Redis is shared by other instances, whose counts this one never sees: every check asks it.
+      const keyList = keysOf(keys, ipv6Prefix, false);
       return Promise.all(keyList.map((key) => call(() => store.get(key), 'failure limiter get'))).then((results) =>
         Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed >= max))),
       );
     },
     async reserve(keys) {
-      const keyList = keysOf(keys);
-      if (recent) {
-        // Listed before counting, until the latest end a window counted now can have, so check() never misses it.
-        const now = Date.now();
-        for (const key of keyList) recent.note(key, now + windowSeconds * 1000 + 1000, now);
-      }
+      const keyList = keysOf(keys, ipv6Prefix, false);
       const settled = await Promise.allSettled(keyList.map((key) => call(() => store.penalty(key, 1), 'failure limiter reserve')));
       const now = Date.now();
       const counted: Array<{ key: string; until: number }> = [];
@@ -244,7 +262,7 @@ export function createFailureLimiter(
       };
     },
     async close() {
-      // The memory store's timers are unref'd; a host's Redis client stays open for the host to close.
+      // A host's Redis client stays open for the host to close.
     },
   };
 }

@@ -115,6 +115,8 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
         audit: runtime.audit,
         now: config.now,
         clockTolerance: config.clockTolerance,
+        maxPerClient: config.maxRevokedTokensPerClient,
+        event,
       }),
     ),
     '/introspect': guarded(

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET_PATTERN } from '../../src/index.js';
 import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
@@ -135,6 +136,24 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
     const text = await runCli(['token', 'revoke', tokenId, '--store', store]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`Revoked token ${tokenId}`);
+  });
+
+  // docs/cli.md, token revoke: the entry stays "until no token of your servers can be admitted any more:
+  // TOKEN_TTL_SECONDS plus 300 seconds of clock tolerance. Without it, for a day plus 300 seconds".
+  it('token revoke keeps the entry for TOKEN_TTL_SECONDS plus 300 s, or a day plus 300 s', async () => {
+    const keptFor = (tokenId: string): number => {
+      const db = new Database(store.slice('sqlite:'.length), { readonly: true });
+      try {
+        const row = db.prepare('select revoked_at, expires_at from revoked_tokens where token_id = ?').get(tokenId) as { revoked_at: number; expires_at: number };
+        return (row.expires_at - row.revoked_at) / 1000;
+      } finally {
+        db.close();
+      }
+    };
+    await runCliJson(['--store', store, 'token', 'revoke', 'short-lived-token'], { env: { TOKEN_TTL_SECONDS: '900' } });
+    expect(keptFor('short-lived-token')).toBe(1200);
+    await runCliJson(['--store', store, 'token', 'revoke', 'unknown-lifetime-token'], { env: { TOKEN_TTL_SECONDS: undefined } });
+    expect(keptFor('unknown-lifetime-token')).toBe(86_400 + 300);
   });
 
   it('token revoke without an ID, or with a blank one, is a usage error', async () => {

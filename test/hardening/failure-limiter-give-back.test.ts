@@ -17,7 +17,7 @@ describe('failure limiter give-back in memory', () => {
   });
 
   it('gives a count back within the window, so the budget is whole again', async () => {
-    const limiter = createFailureLimiter({ max: 1, windowSeconds: 60, ipv6Prefix: 64, redis: undefined }, 2000);
+    const limiter = createFailureLimiter({ max: 1, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100_000, redis: undefined }, 2000);
     const first = await limiter.reserve(keys);
     expect(first.retryAfter).toBe(0);
     expect((await limiter.reserve(keys)).retryAfter).toBeGreaterThan(0); // slot 2 of 1: refused
@@ -31,7 +31,7 @@ describe('failure limiter give-back in memory', () => {
 
   it('keeps the count when less than a tenth of the window is left, and the next window starts from zero', async () => {
     vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
-    const limiter = createFailureLimiter({ max: 1, windowSeconds: 1, ipv6Prefix: 64, redis: undefined }, 2000);
+    const limiter = createFailureLimiter({ max: 1, windowSeconds: 1, ipv6Prefix: 64, maxKeys: 100_000, redis: undefined }, 2000);
     const attempt = await limiter.reserve(keys);
     vi.advanceTimersByTime(950);
     attempt.release(); // too late for this window: nothing given back
@@ -61,7 +61,7 @@ if (!url) {
 
     it('never creates a key or goes below zero when the key expired before the give-back', async () => {
       await redis.ping();
-      const limiter = createFailureLimiter({ max: 1, windowSeconds: 60, ipv6Prefix: 64, redis }, 2000);
+      const limiter = createFailureLimiter({ max: 1, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100_000, redis }, 2000);
       const attempt = await limiter.reserve(keys);
       expect(attempt.retryAfter).toBe(0);
       const counted = await admin.keys(`${prefix}${FAILURE_KEY_PREFIX}:*`);
@@ -76,7 +76,7 @@ if (!url) {
     });
 
     it('gives a count back within the window and keeps the key with its expiry', async () => {
-      const limiter = createFailureLimiter({ max: 1, windowSeconds: 60, ipv6Prefix: 64, redis }, 2000);
+      const limiter = createFailureLimiter({ max: 1, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100_000, redis }, 2000);
       const other = { clientId: 'esa_giveback2', address: '192.0.2.2' };
       const attempt = await limiter.reserve(other);
       attempt.release();

@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AccountChangeListener, CreatedAccount, RevokedTokenRecord, WatchOptions } from '../../src/index.js';
+import type { AccountChangeListener, CreatedAccount, OperationalEvent, RevokedTokenRecord, RevokeTokenOptions, WatchOptions } from '../../src/index.js';
 import { createPostgresAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';
@@ -34,8 +34,8 @@ class CountingStore extends ForwardingStore {
   watch(listener: AccountChangeListener, options?: WatchOptions) {
     return this.inner.watch(listener, options);
   }
-  revokeToken(record: RevokedTokenRecord) {
-    return this.inner.revokeToken(record);
+  revokeToken(record: RevokedTokenRecord, options?: RevokeTokenOptions) {
+    return this.inner.revokeToken(record, options);
   }
   listRevokedTokens(now: Date) {
     this.reads++;
@@ -92,5 +92,50 @@ withPostgres('token revocation across instances', (connectionString) => {
       for (let i = 0; i < 100; i++) expect((await whoami(token)).status).toBe(200);
       expect(counting.reads).toBe(before);
     });
+
+  describe('the deny-list cap across instances on PostgreSQL', () => {
+    const schemas = usePostgresSchemas(connectionString);
+    let schema: string;
+    let one: ReturnType<typeof createTestApp>;
+    let two: ReturnType<typeof createTestApp>;
+    let client: CreatedAccount;
+    const events: OperationalEvent[] = [];
+
+    beforeEach(async () => {
+      schema = schemas.name('esa_revcap_');
+      const capped = { maxRevokedTokensPerClient: 2, onEvent: (event: OperationalEvent) => void events.push(event) };
+      one = createTestApp({ store: createPostgresAccountStore({ connectionString, schema }), ...capped });
+      two = createTestApp({ store: createPostgresAccountStore({ connectionString, schema }), ...capped });
+      await Promise.all([one.sa.ready(), two.sa.ready()]);
+      client = await two.sa.admin.createAccount({ name: 'procurement-portal' });
+    });
+    afterEach(async () => {
+      await Promise.all([one.sa.close(), two.sa.close()]);
+      await schemas.drop(schema);
+    });
+
+    const revokeAt = (app: ReturnType<typeof createTestApp>, token: string) =>
+      request(app.app).post('/oauth/revoke').set('Authorization', basicHeader(client.clientId, client.secret.value)).type('form').send({ token });
+    const whoamiAt = (app: ReturnType<typeof createTestApp>, token: string) => request(app.app).get('/api/whoami').set('Authorization', `Bearer ${token}`);
+
+    // docs/configuration.md, maxRevokedTokensPerClient: the cap is counted in the shared store, so
+    // revocations spread over instances share it; CONTRACT §3: a revocation takes effect on every
+    // instance within 1 second, and revoking the secret (the advice past the cap) does too.
+    it('counts the cap in the store across instances, and every revocation still reaches every instance within 1 s', async () => {
+      const tokens: string[] = [];
+      for (let i = 0; i < 4; i++) tokens.push(await issueToken(one.app, client.clientId, client.secret.value));
+      await revokeAt(one, tokens[0]!).expect(200);
+      await revokeAt(two, tokens[1]!).expect(200);
+      const refused = await revokeAt(one, tokens[2]!);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/revoke the credential/) });
+      await vi.waitFor(async () => expect((await whoamiAt(two, tokens[0]!)).status).toBe(401), { timeout: 1000, interval: 10 });
+      await vi.waitFor(async () => expect((await whoamiAt(one, tokens[1]!)).status).toBe(401), { timeout: 1000, interval: 10 });
+      expect((await whoamiAt(two, tokens[2]!)).status).toBe(200);
+      expect(events.some((event) => event.type === 'token_revocations.limit_reached' && event.clientId === client.clientId)).toBe(true);
+      await two.sa.admin.revokeSecret(client.clientId, client.secret.id);
+      await vi.waitFor(async () => expect((await whoamiAt(one, tokens[3]!)).status).toBe(401), { timeout: 1000, interval: 10 });
+    });
+  });
   });
 });

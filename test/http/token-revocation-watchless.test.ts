@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import request from 'supertest';
 import { expect, it, vi } from 'vitest';
-import { MemoryAccountStore, type RevokedTokenRecord } from '../../src/index.js';
+import { MemoryAccountStore, type RevokedTokenRecord, type RevokeTokenOptions, type RevokeTokenResult } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { WatchlessStore } from '../helpers/watchless-store.js';
 import { basicHeader, issueToken } from '../helpers/tokens.js';
@@ -16,8 +16,8 @@ import { basicHeader, issueToken } from '../helpers/tokens.js';
 /** No `watch`, but the deny-list of the memory store underneath; counts its reads. */
 class WatchlessDenyListStore extends WatchlessStore {
   reads = 0;
-  revokeToken(record: RevokedTokenRecord): Promise<RevokedTokenRecord> {
-    return this.inner.revokeToken(record);
+  revokeToken(record: RevokedTokenRecord, options?: RevokeTokenOptions): Promise<RevokeTokenResult> {
+    return this.inner.revokeToken(record, options);
   }
   listRevokedTokens(now: Date): Promise<RevokedTokenRecord[]> {
     this.reads++;

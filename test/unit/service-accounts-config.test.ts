@@ -50,7 +50,8 @@ describe('sa.config', () => {
       maxQueuedSecretChecks: 256,
       bodyLimit: 8192,
       allowBrowserRequests: false,
-      failureLimit: { max: 5, windowSeconds: 60, ipv6Prefix: 64, shared: true },
+      maxRevokedTokensPerClient: 1000,
+      failureLimit: { max: 5, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100_000, shared: true },
       statusCacheTtl: 30_000,
       traceBearerChecks: false,
     });

@@ -2,9 +2,12 @@
  * The race behind "revoked token accepted when the store is slow": a first request whose store read
  * is held, a change (revoke, disable) made while that read is in flight, then a second request sent
  * once the serving instance knows of the change. The held read is let go only after the second
- * request has consulted the account cache, so a second request that joined it would get its answer.
+ * request has consulted the account cache, so a second request that joined it would get its answer,
+ * or has joined the first request's check of the same secret (secret-check-flights.ts), which reads the
+ * account afresh once that check is done.
  */
 import { expect, vi } from 'vitest';
+import { SecretCheckFlights } from '../../src/secrets/secret-check-flights.js';
 import { AccountCache } from '../../src/store/account-cache.js';
 import type { GatedStore } from './gated-store.js';
 
@@ -21,6 +24,8 @@ export interface RaceSteps<R> {
 export async function raceChange<R>(steps: RaceSteps<R>): Promise<{ first: R; second: R }> {
   const { store } = steps;
   const cacheReads = vi.spyOn(AccountCache.prototype, 'get');
+  const flightLookups = vi.spyOn(SecretCheckFlights.prototype, 'get');
+  const joined = (): number => flightLookups.mock.results.filter((result) => result.value !== undefined).length;
   try {
     store.holding = true;
     const firstDone = steps.first();
@@ -30,11 +35,13 @@ export async function raceChange<R>(steps: RaceSteps<R>): Promise<{ first: R; se
     await steps.change();
     await steps.changeSeen?.();
     const readsBefore = cacheReads.mock.calls.length;
+    const joinsBefore = joined();
     const secondDone = steps.second();
-    await vi.waitFor(() => expect(cacheReads.mock.calls.length).toBeGreaterThan(readsBefore), { timeout: 5000 });
+    await vi.waitFor(() => expect(cacheReads.mock.calls.length - readsBefore + joined() - joinsBefore).toBeGreaterThan(0), { timeout: 5000 });
     read!.release();
     return { first: await firstDone, second: await secondDone };
   } finally {
     cacheReads.mockRestore();
+    flightLookups.mockRestore();
   }
 }

@@ -7,10 +7,10 @@
  */
 import type { ResolvedConfig } from './config.js';
 import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.js';
-import { AccountCache } from './store/account-cache.js';
-import { callStore } from './store/call-store.js';
-import { initStore, onceUntilSuccess } from './store/init-store.js';
-import { RevokedTokenCache } from './store/revoked-token-cache.js';
+import { AccountCache } from './runtime/account-cache.js';
+import { callStore } from './runtime/call-store.js';
+import { initStore, onceUntilSuccess } from './runtime/init-store.js';
+import { RevokedTokenCache } from './runtime/revoked-token-cache.js';
 import { DependencyMonitor, type CallObserver } from './observability/dependency-monitor.js';
 import type { StoreHealthSources } from './observability/health.js';
 import { createHookEmitter } from './observability/hook-emitter.js';

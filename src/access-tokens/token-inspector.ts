@@ -7,9 +7,9 @@
  */
 import { InvalidTokenError, type InvalidTokenReason } from '../errors.js';
 import { tokenStanding } from './token-standing.js';
-import type { AccountCache } from '../store/account-cache.js';
+import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord } from '../store/account-store.js';
-import type { RevokedTokenCache } from '../store/revoked-token-cache.js';
+import type { RevokedTokenCache } from '../runtime/revoked-token-cache.js';
 import { readVerifiedClaims, type AccessTokenClaims, type TokenVerification } from './access-token.js';
 import { VerifiedTokenCache } from './verified-token-cache.js';
 

@@ -9,7 +9,7 @@ import type { AuditActor } from '../audit/audit-events.js';
 import { generateClientId, generateSecret, isSecretId } from '../credentials/generate-credentials.js';
 import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
-import { callStore } from '../store/call-store.js';
+import { callStore } from '../runtime/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, type CreateAccountInput } from './admin-input.js';
 import { isClientIdLookup } from '../store/lookup-values.js';

@@ -4,7 +4,7 @@
  * CLI. It needs no issuer and no signing key, and starts no timer: it never watches the store.
  */
 import { createAuditEmitter } from '../audit/audit-events.js';
-import { initStore, onceUntilSuccess } from '../store/init-store.js';
+import { initStore, onceUntilSuccess } from '../runtime/init-store.js';
 import { buildAdminApi, type AdminApi } from './admin-api.js';
 import { resolveAdminConfig, type AdminApiOptions } from '../admin-options.js';
 

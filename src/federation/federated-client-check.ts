@@ -12,9 +12,9 @@
 import type { JWTPayload, JWTVerifyOptions, JWTVerifyResult } from 'jose';
 import type { ClientAuthenticationFailure } from '../errors.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
-import type { AccountCache } from '../store/account-cache.js';
+import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
-import { callStore } from '../store/call-store.js';
+import { callStore } from '../runtime/call-store.js';
 import { federatedOf, type FederatedCredentialStore } from '../store/federated-credential-store.js';
 import { isClientIdLookup, isLookupValue } from '../store/lookup-values.js';
 import { withinAssertionTimes } from '../assertion-times.js';

@@ -6,7 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { AccountStore } from '../store/account-store.js';
-import { callStore } from '../store/call-store.js';
+import { callStore } from '../runtime/call-store.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 
 /** How often, at most, one secret's `lastUsedAt` is written. */

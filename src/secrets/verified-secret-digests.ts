@@ -22,7 +22,7 @@ import { createHmac, createSecretKey, hkdfSync, timingSafeEqual, type KeyObject 
 import type { Keyring } from '../access-tokens/keyring.js';
 import { parseSecret } from '../credentials/generate-credentials.js';
 import type { AccountStore, SecretRecord } from '../store/account-store.js';
-import { callStore } from '../store/call-store.js';
+import { callStore } from '../runtime/call-store.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import type { PresentedSecret } from './remembered-secrets.js';
 

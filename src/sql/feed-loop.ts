@@ -6,7 +6,7 @@
  * that state: it reports it once when started, then only real changes, never one state twice in a row.
  */
 import type { ChangeFeedState } from '../observability/operational-events.js';
-import { callStore } from '../store/call-store.js';
+import { callStore } from '../runtime/call-store.js';
 import { FeedWatchdog } from './feed-watchdog.js';
 
 /**

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
-import { onceUntilSuccess } from '../store/init-store.js';
+import { onceUntilSuccess } from '../runtime/init-store.js';
 import { guardClients } from './pg-client-guard.js';
 import type { PgNotification, PgPool } from './pg-types.js';
 import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';

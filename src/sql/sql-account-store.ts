@@ -25,7 +25,7 @@ import type {
   SecretRecord,
   WatchOptions,
 } from '../store/account-store.js';
-import { onceUntilSuccess } from '../store/init-store.js';
+import { onceUntilSuccess } from '../runtime/init-store.js';
 import { selectAccountRows, toAccountRecords } from './account-rows.js';
 import { ChangeFeed } from './change-feed.js';
 import { appendChange, readLatestSeq, readSince, type ChangeFeedTarget } from './change-feed-table.js';

@@ -31,10 +31,10 @@ import type { FlightOutcome, SecretCheckFlights, SharedCompare } from '../secret
 import type { VerifiedSecretDigests } from '../secrets/verified-secret-digests.js';
 import type { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import type { SecretVerifier } from '../secrets/secret-verifier.js';
-import type { AccountCache } from '../store/account-cache.js';
+import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, AccountStore, SecretRecord } from '../store/account-store.js';
 import { findSecret } from '../store/account-credentials.js';
-import { callStore } from '../store/call-store.js';
+import { callStore } from '../runtime/call-store.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import { assertionClientId, assertionNames, type KeyAssertionChecker } from './key-assertion.js';

@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { ResolvedConfig } from '../config.js';
-import { callStore } from '../store/call-store.js';
+import { callStore } from '../runtime/call-store.js';
 import { MemoryFailureCounts } from './memory-failure-counts.js';
 import { limiterAddress } from './limiter-address.js';
 import type { StoreUnavailableError } from '../errors.js';

@@ -12,7 +12,7 @@ import { InvalidRequestError, UnsupportedTokenTypeError } from '../errors.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import type { OperationalEventInput } from '../observability/operational-events.js';
 import type { AccountStore } from '../store/account-store.js';
-import { callStore } from '../store/call-store.js';
+import { callStore } from '../runtime/call-store.js';
 import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
 import type { Step } from './token-request-context.js';
 

@@ -3,9 +3,9 @@
  * full, or secret checks stay undecided, for as long as the test needs (no sleeping). Use with
  *
  * ```ts
- * import { heldBcrypt } from '../helpers/held-bcrypt.js';
+ * import { heldBcrypt } from './held-bcrypt.js';
  * vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) =>
- *   (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()));
+ *   (await import('./held-bcrypt.js')).withHeldCompares(await importOriginal()));
  * ```
  */
 import type * as HashSecret from '../../src/secrets/hash-secret.js';

@@ -8,7 +8,7 @@
  */
 import { expect, vi } from 'vitest';
 import { SecretCheckFlights } from '../../src/secrets/secret-check-flights.js';
-import { AccountCache } from '../../src/store/account-cache.js';
+import { AccountCache } from '../../src/runtime/account-cache.js';
 import type { GatedStore } from './gated-store.js';
 
 export interface RaceSteps<R> {

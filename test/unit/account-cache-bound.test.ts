@@ -1,9 +1,9 @@
 /**
- * AccountCache keeps at most `max` accounts (src/store/account-cache.ts): when full, the entry stored
+ * AccountCache keeps at most `max` accounts (src/runtime/account-cache.ts): when full, the entry stored
  * longest ago goes first, and a dropped account is read from the store again on its next request.
  */
 import { describe, expect, it } from 'vitest';
-import { AccountCache } from '../../src/store/account-cache.js';
+import { AccountCache } from '../../src/runtime/account-cache.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
 import { GatedStore } from '../helpers/gated-store.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StoreUnavailableError } from '../../src/errors.js';
-import { AccountCache, WATCHLESS_TTL_MS } from '../../src/store/account-cache.js';
+import { AccountCache, WATCHLESS_TTL_MS } from '../../src/runtime/account-cache.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
 import { MemoryAccountStore, type AccountChangeListener, type ChangeFeedState, type WatchOptions } from '../../src/index.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';

@@ -3,7 +3,7 @@
  * remembered: the next call starts again, so a store that was down at first use recovers.
  */
 import { describe, expect, it } from 'vitest';
-import { onceUntilSuccess } from '../../src/store/init-store.js';
+import { onceUntilSuccess } from '../../src/runtime/init-store.js';
 
 describe('onceUntilSuccess', () => {
   it('shares one start among concurrent and later callers', async () => {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAccountStore } from '../../src/index.js';
 import { hashSecret } from '../../src/secrets/hash-secret.js';
 import { RememberedSecrets } from '../../src/secrets/remembered-secrets.js';
-import { AccountCache } from '../../src/store/account-cache.js';
+import { AccountCache } from '../../src/runtime/account-cache.js';
 
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

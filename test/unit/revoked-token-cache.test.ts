@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MemoryAccountStore, revokedTokenChangeKey, type RevokedTokenRecord } from '../../src/index.js';
-import { WATCHLESS_TTL_MS } from '../../src/store/account-cache.js';
-import { RevokedTokenCache } from '../../src/store/revoked-token-cache.js';
+import { WATCHLESS_TTL_MS } from '../../src/runtime/account-cache.js';
+import { RevokedTokenCache } from '../../src/runtime/revoked-token-cache.js';
 
 /** A memory store that counts deny-list reads and can be made to fail them. */
 class CountingStore extends MemoryAccountStore {

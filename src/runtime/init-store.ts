@@ -4,7 +4,7 @@
  * a schema) with a deadline of its own, run once, and run again by the next caller after a failure.
  */
 import type { CallObserver } from '../observability/dependency-monitor.js';
-import type { AccountStore } from './account-store.js';
+import type { AccountStore } from '../store/account-store.js';
 import { callStore } from './call-store.js';
 
 /** `init()` may migrate a schema: it gets at least this long, whatever `storeTimeout` says. */

@@ -16,10 +16,10 @@
  * expire in, so a check visits those minutes (at most one per minute of the longest lifetime) and the
  * entries that expired, never the whole list.
  */
-import type { AccountStore } from './account-store.js';
+import type { AccountStore } from '../store/account-store.js';
 import { WATCHLESS_TTL_MS } from './account-cache.js';
 import { callStore } from './call-store.js';
-import { parseRevokedTokenChangeKey } from './revoked-token-change.js';
+import { parseRevokedTokenChangeKey } from '../store/revoked-token-change.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 
 const PRUNE_EVERY_MS = 60_000;

@@ -4,7 +4,8 @@
  * verdict. It never throws and answers within the store timeout (`storeTimeout`), and one probe of the
  * store serves every call for a second, so it can back a readiness probe that anyone may call.
  */
-import { describeError, type ChangeFeedState } from './operational-events.js';
+import type { ChangeFeedState } from '../store/account-store.js';
+import { describeError } from './operational-events.js';
 
 /**
  * The overall verdict: `ok`; `degraded` (requests are served, but something needs attention: the

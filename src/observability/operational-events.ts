@@ -9,6 +9,7 @@
  */
 import { redactSecrets } from '../credentials/redact-secrets.js';
 import type { EventInput } from './hook-emitter.js';
+import type { ChangeFeedState } from '../store/account-store.js';
 
 interface OperationalBase {
   /** When it happened (the configured clock). */
@@ -58,22 +59,6 @@ export interface DependencyRecoveredEvent extends OperationalBase {
   /** Milliseconds since the matching `*.unavailable` event. */
   readonly downtimeMs: number;
 }
-
-/**
- * How the store delivers changes made by other instances, as the store reports it: `push` (a live
- * notification connection, such as PostgreSQL `LISTEN`, with polling behind it), `polling` (the store
- * polls and has no push channel), `reconnecting` (the push connection is down and being reconnected;
- * polling still delivers changes) or `failing` (the change feed cannot be read: cached account status
- * is dropped and every request asks the store).
- *
- * @example
- * ```ts
- * import type { ChangeFeedState } from 'express-service-accounts'
- *
- * const worrying: ChangeFeedState[] = ['reconnecting', 'failing']
- * ```
- */
-export type ChangeFeedState = 'push' | 'polling' | 'reconnecting' | 'failing';
 
 /**
  * The store's change feed changed state.

@@ -41,10 +41,9 @@
  * entry stored longest ago is the one closest to expiring anyway: evicting it costs at most one early
  * store read, and a hit needs none of an LRU's reordering on every request.
  */
-import type { AccountRecord, AccountStore } from '../store/account-store.js';
+import type { AccountRecord, AccountStore, ChangeFeedState } from '../store/account-store.js';
 import { callStore } from './call-store.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
-import type { ChangeFeedState } from '../observability/operational-events.js';
 
 /** Cache lifetime when the store cannot announce changes: half of the 1-second revocation bound (docs/security.md). */
 export const WATCHLESS_TTL_MS = 500;

@@ -4,8 +4,7 @@
  * calls of `watch()` listeners, without ever throwing into the caller or the event loop. The polling
  * and the push channel themselves are the {@link FeedLoop}'s (feed-loop.ts); this module fans them out.
  */
-import type { AccountChangeListener, WatchOptions } from '../store/account-store.js';
-import type { ChangeFeedState } from '../observability/operational-events.js';
+import type { AccountChangeListener, ChangeFeedState, WatchOptions } from '../store/account-store.js';
 import { FeedLoop, type ChangeFeedOptions } from './feed-loop.js';
 
 export { ALL_ACCOUNTS } from './feed-loop.js';

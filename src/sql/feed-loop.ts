@@ -5,7 +5,7 @@
  * how changes arrive (`push`, `polling`, `reconnecting`, `failing`). It is the one place that tracks
  * that state: it reports it once when started, then only real changes, never one state twice in a row.
  */
-import type { ChangeFeedState } from '../observability/operational-events.js';
+import type { ChangeFeedState } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { FeedWatchdog } from './feed-watchdog.js';
 

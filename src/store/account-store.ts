@@ -3,7 +3,6 @@
  * The persistence interface a host application implements, and the plain records it stores.
  * Stores only persist data: hashing, ID generation, scope checks and clock reads stay in the core.
  */
-import type { ChangeFeedState } from '../observability/operational-events.js';
 import type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord } from './key-records.js';
 
 export type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord, PublicKeyJwk } from './key-records.js';
@@ -266,6 +265,22 @@ export type RevokeTokenResult = RevokedTokenRecord | 'limit_reached';
  * ```
  */
 export type AccountChangeListener = (clientId: string) => void;
+
+/**
+ * How the store delivers changes made by other instances, as the store reports it: `push` (a live
+ * notification connection, such as PostgreSQL `LISTEN`, with polling behind it), `polling` (the store
+ * polls and has no push channel), `reconnecting` (the push connection is down and being reconnected;
+ * polling still delivers changes) or `failing` (the change feed cannot be read: cached account status
+ * is dropped and every request asks the store).
+ *
+ * @example
+ * ```ts
+ * import type { ChangeFeedState } from 'express-service-accounts'
+ *
+ * const worrying: ChangeFeedState[] = ['reconnecting', 'failing']
+ * ```
+ */
+export type ChangeFeedState = 'push' | 'polling' | 'reconnecting' | 'failing';
 
 /**
  * Optional second argument of {@link AccountStore.watch}: a store that can tell how it delivers

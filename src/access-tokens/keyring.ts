@@ -3,7 +3,8 @@
  * Signing keys turned into `crypto.KeyObject`s once, at start-up: one key signs, every key verifies,
  * and each key pins its own algorithm so a token can never choose one.
  */
-import { createHash, createHmac, createPrivateKey, createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
+import { jwkThumbprint } from '../keys/jwk-thumbprint.js';
 
 /**
  * The signing algorithms supported.
@@ -119,13 +120,6 @@ function resolveAsymmetricKey(
     : { verifyKey: key, signKey: undefined };
 }
 
-/** RFC 7638 JWK thumbprint of a public key. */
-function thumbprint(publicKey: KeyObject): string {
-  const jwk = publicKey.export({ format: 'jwk' }) as Record<string, string>;
-  const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
-  return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
-}
-
 /**
  * Resolves the `signingKeys` option into a {@link Keyring}. Throws (through `fail`) on a short HS256 key,
  * an unknown algorithm, a key of the wrong type, duplicate `kid`s, or a keyring with no signing key.
@@ -155,9 +149,10 @@ export function createKeyring(
       resolved = { kid, alg: entry.alg, verifyKey: secret, signKey: secret };
     } else {
       const { verifyKey, signKey } = resolveAsymmetricKey(entry, `${name}.key`, fail);
-      const kid = entry.kid ?? thumbprint(verifyKey);
+      const jwk = verifyKey.export({ format: 'jwk' });
+      const kid = entry.kid ?? jwkThumbprint(jwk);
       resolved = { kid, alg: entry.alg, verifyKey, signKey };
-      jwks.push({ ...(verifyKey.export({ format: 'jwk' }) as Record<string, unknown>), kid, alg: entry.alg, use: 'sig' });
+      jwks.push({ ...jwk, kid, alg: entry.alg, use: 'sig' });
     }
     if (typeof resolved.kid !== 'string' || resolved.kid === '') fail(`${name}.kid`, 'must be a non-empty string');
     if (keys.has(resolved.kid)) fail(`${name}.kid`, `duplicates kid "${resolved.kid}"`);

@@ -9,8 +9,8 @@
  * client), a symmetric key, other curves and sizes, anything unreadable.
  */
 import { createPublicKey, X509Certificate, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
-import { calculateJwkThumbprint } from 'jose';
 import type { PublicKeyJwk } from '../store/key-records.js';
+import { jwkThumbprint } from './jwk-thumbprint.js';
 
 /**
  * A public key that may be registered: its public JWK and RFC 7638 SHA-256 thumbprint.
@@ -98,7 +98,7 @@ export async function parsePublicKey(input: unknown): Promise<ParsedPublicKey | 
   if (problem !== undefined) return { refused: problem };
   const publicKey = toPublicJwk(key.export({ format: 'jwk' }));
   if (publicKey === undefined) return { refused: PUBLIC_KEY_REFUSALS.type };
-  return { publicKey, thumbprint: await calculateJwkThumbprint(publicKey, 'sha256') };
+  return { publicKey, thumbprint: jwkThumbprint(publicKey) };
 }
 
 type Read = { readonly key: KeyObject } | RefusedPublicKey;

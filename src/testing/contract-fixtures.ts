@@ -3,7 +3,8 @@
  * Test data and waiting for the AccountStore contract suite: unique realistic IDs, increasing
  * timestamps, and a polling wait with a deadline instead of fixed sleeps.
  */
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { jwkThumbprint } from '../keys/jwk-thumbprint.js';
 import type { NewAccountRecord, NewFederatedCredentialRecord, NewKeyRecord, NewSecretRecord } from '../store/account-store.js';
 
 /**
@@ -57,10 +58,7 @@ export class IdFactory {
   key(): NewKeyRecord {
     const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
     const publicKey = { kty: 'EC', crv: 'P-256', x: String(jwk.x), y: String(jwk.y) } as const;
-    // RFC 7638 §3: the required members in lexicographic order, no whitespace, SHA-256, base64url.
-    const canonical = JSON.stringify({ crv: publicKey.crv, kty: publicKey.kty, x: publicKey.x, y: publicKey.y });
-    const thumbprint = createHash('sha256').update(canonical).digest('base64url');
-    return { id: this.keyId(), thumbprint, publicKey, createdAt: this.time() };
+    return { id: this.keyId(), thumbprint: jwkThumbprint(publicKey), publicKey, createdAt: this.time() };
   }
 
   federatedId(): string {

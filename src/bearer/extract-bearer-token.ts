@@ -1,6 +1,8 @@
 /**
  * @module extract-bearer-token
- * Reads the token from `Authorization: Bearer <token>` only (RFC 6750 §2.1). Framework-free.
+ * Reads the token from `Authorization: Bearer <token>` only (RFC 6750 §2.1), and is the one place
+ * that looks for `Authorization` in a request's raw header list (Node's `headers.authorization`
+ * keeps only the first of several). Framework-free.
  */
 import { InvalidRequestError, MissingTokenError } from '../errors.js';
 
@@ -35,6 +37,32 @@ export function extractBearerToken(header: string | undefined): string {
 }
 
 /**
+ * Index, in a raw header list (name/value pairs, as Node's `rawHeaders`), of the first `Authorization`
+ * header name at or after the pair starting at `from`; -1 when there is none.
+ */
+function nextAuthorization(rawHeaders: readonly string[], from: number): number {
+  for (let i = from; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') return i;
+  }
+  return -1;
+}
+
+/**
+ * Whether the raw header list holds more than one `Authorization` header. `requireBearer()` refuses
+ * such a request (RFC 6750 §2: one method, one token).
+ * @example
+ * ```ts
+ * hasRepeatedAuthorization(['Authorization', 'Bearer a', 'authorization', 'Bearer b']) // true
+ * hasRepeatedAuthorization(['Authorization', 'Bearer a']) // false
+ * ```
+ */
+export function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean {
+  const first = nextAuthorization(rawHeaders, 0);
+  return first >= 0 && nextAuthorization(rawHeaders, first + 2) >= 0;
+}
+
+/**
  * Whether a request presents a bearer token: one of its `Authorization` headers (raw header list,
  * name/value pairs) uses the `Bearer` scheme, well-formed or not. `requireActor()` sends such a
  * request down the bearer path, where a malformed header gets the bearer check's own answer.
@@ -45,11 +73,8 @@ export function extractBearerToken(header: string | undefined): string {
  * ```
  */
 export function presentsBearer(rawHeaders: readonly string[]): boolean {
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
-    const value = rawHeaders[i + 1]!.trimStart();
-    if (/^bearer(?:\s|$)/i.test(value)) return true;
+  for (let i = nextAuthorization(rawHeaders, 0); i >= 0; i = nextAuthorization(rawHeaders, i + 2)) {
+    if (/^bearer(?:\s|$)/i.test(rawHeaders[i + 1]!.trimStart())) return true;
   }
   return false;
 }

@@ -12,7 +12,7 @@ import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/acc
 import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
 import type { Runtime } from '../runtime.js';
 import { parseScopeList } from '../scopes.js';
-import { extractBearerToken } from './extract-bearer-token.js';
+import { extractBearerToken, hasRepeatedAuthorization } from './extract-bearer-token.js';
 import { tokenStanding } from '../access-tokens/token-standing.js';
 import type { ServiceAccountPrincipal } from './service-account-principal.js';
 
@@ -42,19 +42,6 @@ function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string
 }
 
 type NodeNext = (err?: unknown) => void;
-
-/** Whether the raw header list holds more than one `Authorization` header. */
-function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean {
-  let seen = false;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length === 13 && name.toLowerCase() === 'authorization') {
-      if (seen) return true;
-      seen = true;
-    }
-  }
-  return false;
-}
 
 // A plain loop: no closure per request on this path.
 function includesAll(granted: readonly string[], needed: readonly string[]): boolean {

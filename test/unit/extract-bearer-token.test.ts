@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError, MissingTokenError } from '../../src/index.js';
-import { extractBearerToken, presentsBearer } from '../../src/bearer/extract-bearer-token.js';
+import { extractBearerToken, hasRepeatedAuthorization, presentsBearer } from '../../src/bearer/extract-bearer-token.js';
 
 describe('extractBearerToken', () => {
   // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token.
@@ -59,4 +59,20 @@ describe('presentsBearer', () => {
       expect(presentsBearer(raw)).toBe(false);
     },
   );
+});
+
+describe('hasRepeatedAuthorization', () => {
+  // RFC 6750 §2: "Clients MUST NOT use more than one method to transmit the token in each request".
+  // Node keeps only the first of several Authorization headers, so the raw list is read; header
+  // names match case-insensitively (RFC 9110 §5.1), and a header's value is never taken for a name.
+  it.each([
+    [['Authorization', 'Bearer a', 'Authorization', 'Bearer b'], true],
+    [['authorization', 'Bearer a', 'Cookie', 'sid=1', 'AUTHORIZATION', 'Basic dTpw'], true],
+    [['Authorization', 'Bearer a'], false],
+    [['X-Note', 'Authorization', 'Authorization', 'Bearer a'], false],
+    [['X-Authorization', 'Bearer a', 'Authorization', 'Bearer b'], false],
+    [[], false],
+  ] as const)('%j → %s', (raw, expected) => {
+    expect(hasRepeatedAuthorization(raw)).toBe(expected);
+  });
 });

@@ -185,7 +185,7 @@ export interface ServiceAccountsOptions {
  *
  * @example
  * ```ts
- * import { createRuntime } from './runtime.js'
+ * import { createRuntime } from './create-runtime.js'
  *
  * const config: ResolvedConfig = resolveConfig({ store, issuer: 'https://api.example.com', signingKeys: [{ alg: 'HS256', key }] })
  * const runtime = createRuntime(config) // every part of the instance receives the same config

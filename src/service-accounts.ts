@@ -6,7 +6,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { resolveConfig, type ServiceAccountsOptions } from './config.js';
 import { describeConfig, type ServiceAccountsConfig } from './service-accounts-config.js';
-import { createRuntime } from './runtime.js';
+import { createRuntime } from './create-runtime.js';
 import { createTokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { createRequireBearer, type RequireBearerOptions } from './bearer/require-bearer.js';
 import { createRequireActor, type RequireActorOptions } from './actor/require-actor.js';

@@ -10,7 +10,7 @@ import { RequestSpan } from '../observability/request-span.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
 import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../create-runtime.js';
 import { parseScopeList } from '../scopes.js';
 import { extractBearerToken, hasRepeatedAuthorization } from './extract-bearer-token.js';
 import { tokenStanding } from '../access-tokens/token-standing.js';

@@ -10,7 +10,7 @@ import oauth2orize from 'oauth2orize';
 import { InvalidGrantError } from '../errors.js';
 import { signAccessToken } from '../access-tokens/access-token.js';
 import { grantScopes } from '../scopes.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from './client-authenticator.js';
 import type { Step } from './token-request-context.js';

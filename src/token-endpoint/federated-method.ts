@@ -5,7 +5,7 @@
  * key-fetch failure metric). None for a store that holds no federated credentials.
  */
 import { describeError } from '../observability/operational-events.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../create-runtime.js';
 import { supportsFederatedCredentials } from '../store/federated-credential-store.js';
 import { FederatedClientCheck } from '../federation/federated-client-check.js';
 import { FederatedSubjects } from '../federation/federated-subjects.js';
@@ -17,7 +17,7 @@ import { IssuerKeySets } from '../federation/issuer-key-sets.js';
  *
  * @example
  * ```ts
- * import type { Runtime } from '../runtime.js'
+ * import type { Runtime } from '../create-runtime.js'
  *
  * declare const runtime: Runtime
  * const federated = createFederatedClientCheck(runtime) // handed to the client authenticator

@@ -11,7 +11,7 @@ import { DEFAULT_IPV6_PREFIX } from '../config.js';
 import { TokenInspector } from '../access-tokens/token-inspector.js';
 import { DependencyMonitor } from '../observability/dependency-monitor.js';
 import type { TokenEndpointHealthSources } from '../observability/health.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../create-runtime.js';
 import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
 import { RememberedSecrets } from '../secrets/remembered-secrets.js';

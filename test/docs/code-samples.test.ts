@@ -119,7 +119,7 @@ const API_FIXTURES: Readonly<Record<string, string>> = {
 const INTERNAL_FIXTURES: Readonly<Record<string, string>> = {
   options: `declare const options: import('express-service-accounts').ServiceAccountsOptions`,
   config: `declare const config: import(${JSON.stringify(join(root, 'src/config.js'))}).ResolvedConfig`,
-  runtime: `declare const runtime: import(${JSON.stringify(join(root, 'src/runtime.js'))}).Runtime`,
+  runtime: `declare const runtime: import(${JSON.stringify(join(root, 'src/create-runtime.js'))}).Runtime`,
   db: `declare const db: import('kysely').Kysely<import(${JSON.stringify(join(root, 'src/sql/schema.js'))}).Database>`,
   trx: `declare const trx: import('kysely').Transaction<import(${JSON.stringify(join(root, 'src/sql/schema.js'))}).Database>`,
   req: `declare const req: import('express').Request`,

@@ -1,5 +1,5 @@
 /**
- * @module runtime
+ * @module create-runtime
  * What every part of an instance shares, built once from the resolved config: the account cache, the
  * audit and operational-event emitters, telemetry, the observer of store calls, and the lifecycle
  * (lazy start-up on the first request or `ready()`, and `close()`). Parts with start-up or shutdown work

@@ -1,11 +1,13 @@
 /**
  * @module create-runtime
  * What every part of an instance shares, built once from the resolved config: the account cache, the
- * audit and operational-event emitters, telemetry, the observer of store calls, and the lifecycle
+ * token deny-list, the verified-token cache, the audit and operational-event emitters, telemetry, the
+ * observer of store calls, and the lifecycle
  * (lazy start-up on the first request or `ready()`, and `close()`). Parts with start-up or shutdown work
  * of their own (the token endpoint's dummy hash and failure limiter) register it here.
  */
 import type { ResolvedConfig } from './config.js';
+import { VerifiedTokenCache } from './access-tokens/verified-token-cache.js';
 import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.js';
 import { AccountCache } from './runtime/account-cache.js';
 import { callStore } from './runtime/call-store.js';
@@ -28,6 +30,8 @@ export interface Runtime {
   readonly accounts: AccountCache;
   /** This instance's copy of the store's token deny-list, kept current by the same announcements. */
   readonly revokedTokens: RevokedTokenCache;
+  /** The claims of access tokens whose signature already verified: one cache per instance, for every token check. */
+  readonly verifiedTokens: VerifiedTokenCache;
   readonly audit: (event: AuditEventInput) => void;
   readonly telemetry: Telemetry;
   /** Hands an operational event to the `onEvent` hook. */
@@ -61,6 +65,12 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   telemetry.observe({ accountCacheCounts: () => accounts.counts() });
   const revokedTokens = new RevokedTokenCache({ ...config, observer: storeMonitor, announcing: () => accounts.announcing });
   accounts.onInvalidate((key) => revokedTokens.onChange(key));
+  const verifiedTokens = new VerifiedTokenCache({
+    keyring: config.keyring,
+    issuer: config.issuer,
+    audience: config.audience,
+    clockTolerance: config.clockTolerance,
+  });
   const startTasks: Array<() => Promise<void>> = [];
   const closeTasks: Array<() => Promise<void>> = [];
   let started = false;
@@ -78,6 +88,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
     config,
     accounts,
     revokedTokens,
+    verifiedTokens,
     audit: createAuditEmitter(config.onAudit, config.now),
     telemetry,
     event,

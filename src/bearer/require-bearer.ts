@@ -8,12 +8,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InsufficientScopeError, InvalidRequestError, InvalidTokenError, sendOAuthError, toOAuthError } from '../errors.js';
 import { RequestSpan } from '../observability/request-span.js';
 import type { AccountRecord } from '../store/account-store.js';
-import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
-import { VerifiedTokenCache } from '../access-tokens/verified-token-cache.js';
+import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
 import { parseScopeList } from '../scopes.js';
 import { extractBearerToken, hasRepeatedAuthorization } from './extract-bearer-token.js';
-import { tokenStanding } from '../access-tokens/token-standing.js';
+import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
 import type { ServiceAccountPrincipal } from './service-account-principal.js';
 
 /**
@@ -54,13 +53,6 @@ export function createRequireBearer(
   runtime: Runtime,
 ): (options?: RequireBearerOptions) => (req: IncomingMessage, res: ServerResponse, next: NodeNext) => void {
   const { config, telemetry } = runtime;
-  // One cache per instance, shared by every requireBearer() route.
-  const tokens = new VerifiedTokenCache({
-    keyring: config.keyring,
-    issuer: config.issuer,
-    audience: config.audience,
-    clockTolerance: config.clockTolerance,
-  });
 
   return function requireBearer(options: RequireBearerOptions = {}) {
     const needed = parseScopeOption(options.scope);
@@ -80,61 +72,47 @@ export function createRequireBearer(
       sendOAuthError(res, err, config.realm);
     };
 
-    const admit = (
-      req: IncomingMessage,
-      res: ServerResponse,
-      next: NodeNext,
-      claims: AccessTokenClaims,
-      account: AccountRecord | undefined,
-      tokenRevoked: boolean,
-    ): void => {
-      // The token names the credential (secret, key or federated credential) it was issued against; revoking that credential revokes it.
-      const credential = tokenStanding(claims, account, tokenRevoked);
-      if (typeof credential === 'string') return refuse(res, new InvalidTokenError(credential), claims, account);
-      account = account!; // it stands, so its account exists
-      const unrestricted = claims.scope === undefined && account.scopes.length === 0;
-      const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
-      if (!unrestricted && !includesAll(granted, needed)) {
-        return refuse(res, new InsufficientScopeError(neededText), claims, account);
-      }
-      const principal: ServiceAccountPrincipal = {
-        type: 'service_account',
-        clientId: account.clientId,
-        name: account.name,
-        clientAccountId: account.clientAccountId,
-        scopes: granted,
-        secretId: credential.id,
-        tokenId: claims.jti,
-      };
-      (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
-      next();
+    // One receiver per route: the token check answers it with the request, response and next passed through.
+    const outcome: TokenCheckReceiver<IncomingMessage, ServerResponse, NodeNext> = {
+      good(claims, account, credential, req, res, next) {
+        const unrestricted = claims.scope === undefined && account.scopes.length === 0;
+        const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
+        if (!unrestricted && !includesAll(granted, needed)) {
+          return refuse(res, new InsufficientScopeError(neededText), claims, account);
+        }
+        const principal: ServiceAccountPrincipal = {
+          type: 'service_account',
+          clientId: account.clientId,
+          name: account.name,
+          clientAccountId: account.clientAccountId,
+          scopes: granted,
+          secretId: credential.id,
+          tokenId: claims.jti,
+        };
+        (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
+        next();
+      },
+      refused(error, claims, account, _req, res) {
+        // An expired token's claims name the account for the audit event, when its status is cached.
+        if (account === undefined && claims !== undefined && error.reason === 'expired') account = runtime.accounts.peek(claims.sub)?.account;
+        refuse(res, error, claims, account);
+      },
+      failed(error, claims, _req, res) {
+        refuse(res, error, claims);
+      },
     };
 
     const check = (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
-      let token: string | undefined;
-      let claims: AccessTokenClaims;
+      let token: string;
       try {
         // Node keeps only the first of several Authorization headers: look at them all (RFC 6750 §2).
         if (hasRepeatedAuthorization(req.rawHeaders)) throw new InvalidRequestError('The request must carry exactly one Authorization header', { challenge: 'Bearer' });
         token = extractBearerToken(req.headers.authorization);
-        claims = tokens.verify(token, config.now());
       } catch (err) {
-        // An expired token passed its signature check: its claims name the account for the audit event.
-        const expired = err instanceof InvalidTokenError && err.reason === 'expired' && token !== undefined ? readVerifiedClaims(token) : undefined;
-        return refuse(res, err, expired, expired && runtime.accounts.peek(expired.sub)?.account);
+        return refuse(res, err);
       }
-      // Fast path: the account's status is cached and fresh, and the deny-list can answer (see AccountCache
-      // and RevokedTokenCache for the 1 s bound).
-      const cached = runtime.accounts.peek(claims.sub);
-      const tokenRevoked = runtime.revokedTokens.check(claims.jti);
-      if (cached && tokenRevoked !== undefined) return admit(req, res, next, claims, cached.account, tokenRevoked);
-      runtime
-        .ready()
-        .then(() => Promise.all([runtime.accounts.get(claims.sub), runtime.revokedTokens.isRevoked(claims.jti)]))
-        .then(
-          ([account, revoked]) => admit(req, res, next, claims, account, revoked),
-          (err: unknown) => refuse(res, err, claims),
-        );
+      // The token names the credential (secret, key or federated credential) it was issued against; revoking that credential revokes it.
+      checkToken(runtime, token, outcome, req, res, next);
     };
     return telemetry.traceBearerChecks ? traced(check) : check;
   };

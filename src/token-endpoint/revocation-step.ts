@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { AuditEventInput } from '../audit/audit-events.js';
-import type { TokenInspector } from '../access-tokens/token-inspector.js';
+import type { TokenInspector } from '../token-check/token-inspector.js';
 import { InvalidRequestError, UnsupportedTokenTypeError } from '../errors.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import type { OperationalEventInput } from '../observability/operational-events.js';

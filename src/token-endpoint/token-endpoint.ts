@@ -8,7 +8,7 @@
  * comes from the runtime.
  */
 import { DEFAULT_IPV6_PREFIX } from '../config.js';
-import { TokenInspector } from '../access-tokens/token-inspector.js';
+import { TokenInspector } from '../token-check/token-inspector.js';
 import { DependencyMonitor } from '../observability/dependency-monitor.js';
 import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../create-runtime.js';
@@ -101,7 +101,7 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     authenticate,
     ...own,
   ];
-  const inspector = new TokenInspector(config, { accounts: runtime.accounts, revokedTokens: runtime.revokedTokens, now: config.now });
+  const inspector = new TokenInspector(runtime);
   const routes: TokenRoutes = {
     '/token': guarded(validateTokenRequest, requireClientCredentialsGrant, createClientCredentialsExchange(runtime)),
     '/revoke': guarded(

@@ -65,7 +65,12 @@ describe('VerifiedSecretDigests', () => {
     expect(digests.matches({ ...presented, value: secretWithId(presented.secretId) }, stored)).toBe(false);
     expect(digests.matches({ ...presented, clientId: 'esa_ZZZZZZZZZZZZZZZZZZZZZZZZ' }, stored)).toBe(false);
     expect(digests.matches(presented, { ...stored, hash: '$2b$10$' + 'x'.repeat(53) })).toBe(false);
-    expect(digests.matches(presented, { ...stored, verifiedDigest: `${stored.verifiedDigest!.slice(0, -1)}A` })).toBe(false);
+    // Another MAC of the same length: the first character after the key ID changed ('A' ↔ 'B').
+    const digest = stored.verifiedDigest!;
+    const at = digest.lastIndexOf('.') + 1;
+    const tampered = `${digest.slice(0, at)}${digest[at] === 'A' ? 'B' : 'A'}${digest.slice(at + 1)}`;
+    expect(tampered).not.toBe(digest);
+    expect(digests.matches(presented, { ...stored, verifiedDigest: tampered })).toBe(false);
     expect(digests.matches(presented, { ...stored, verifiedDigest: undefined })).toBe(false);
   });
 

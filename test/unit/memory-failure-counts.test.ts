@@ -58,4 +58,30 @@ describe('MemoryFailureCounts', () => {
     for (let i = 1; i < 400; i++) counts.count([`new${i}`], 5000);
     expect(counts.size).toBe(400);
   });
+
+  // A key whose window ended and was opened again is evicted by its new window's end, not its old one:
+  // past maxKeys, the window that ends soonest goes, whatever was dropped or replaced before it.
+  it('evicts by the live windows only, after a key was dropped and opened again', () => {
+    const counts = new MemoryFailureCounts({ max: 2, windowMs: 100, maxKeys: 2 });
+    counts.count(['a'], 0); // ends at 100
+    counts.count(['b'], 50); // ends at 150
+    counts.count(['a'], 120); // a's window ended: a new one, ending at 220
+    counts.count(['c'], 130); // full: b's window ends soonest
+    expect(counts.size).toBe(2);
+    expect(counts.count(['a'], 131).retryAfter).toBe(0); // a's second failure in its new window
+    expect(counts.retryAfter(['a'], 132)).toBe(1); // now at the limit
+    expect(counts.retryAfter(['b'], 132)).toBe(0); // b was evicted
+    expect(counts.retryAfter(['c'], 132)).toBe(0);
+  });
+
+  // Ended windows are found from a queue of their own, not by iterating the table from its start (a
+  // Map keeps deleted slots until it rehashes): 10,000 rounds of one new key and one ended window keep
+  // exactly the live ones.
+  it('keeps exactly the live windows through many rounds of sweeping', () => {
+    const counts = new MemoryFailureCounts({ max: 1, windowMs: 100, maxKeys: 1000 });
+    for (let i = 0; i < 10_000; i++) counts.count([`k${i}`], i);
+    expect(counts.size).toBeLessThanOrEqual(100 + SWEEP_PER_INSERT);
+    expect(counts.retryAfter(['k9999'], 10_000)).toBe(1);
+    expect(counts.retryAfter(['k9000'], 10_000)).toBe(0);
+  });
 });

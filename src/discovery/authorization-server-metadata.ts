@@ -4,7 +4,7 @@
  * endpoints, and the JWK Set of public keys.
  */
 import type { Keyring } from '../access-tokens/keyring.js';
-import { ASSERTION_SIGNING_ALGORITHMS } from '../token-endpoint/key-assertion.js';
+import { ASSERTION_SIGNING_ALGORITHMS } from '../client-auth/key-pair-method.js';
 
 /**
  * Where the host serves the endpoints the metadata points to.

@@ -3,7 +3,7 @@
  * The options of federated credentials (outside issuers' tokens as client credentials), validated once
  * into the frozen settings the token endpoint and the issuer key sets receive.
  */
-import { MAX_KEYS_PER_SET } from '../candidate-keys.js';
+import { MAX_KEYS_PER_SET } from '../keys/candidate-keys.js';
 import { fail, integer } from '../config-checks.js';
 
 /**

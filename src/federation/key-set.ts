@@ -6,7 +6,7 @@
  * on a token is candidate-keys.ts's rule.
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
-import { MAX_KEYS_PER_SET } from '../candidate-keys.js';
+import { MAX_KEYS_PER_SET } from '../keys/candidate-keys.js';
 
 /** One key of a JWK Set, as published: only the members read here are typed. */
 export interface SetKey {

@@ -7,7 +7,7 @@
  * again, is issuer-key-sets.ts's.
  */
 import { decodeProtectedHeader, jwtVerify, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
-import { keyAttemptOf, tryCandidateKeys } from '../candidate-keys.js';
+import { keyAttemptOf, tryCandidateKeys } from '../keys/candidate-keys.js';
 import type { KeySet } from './key-set.js';
 
 /**

@@ -12,7 +12,7 @@ import { signAccessToken } from '../access-tokens/access-token.js';
 import { grantScopes } from '../scopes.js';
 import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
-import type { AuthenticatedClient } from './client-authenticator.js';
+import type { AuthenticatedClient } from '../client-auth/presented-credentials.js';
 import type { Step } from './token-request-context.js';
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */

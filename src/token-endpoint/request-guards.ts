@@ -6,9 +6,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
-import { parseBasicAuthorization } from './basic-credentials.js';
-import { JWT_BEARER_ASSERTION_TYPE } from './key-assertion.js';
-import type { PresentedCredentials, Step, TokenParameters } from './token-request-context.js';
+import { presentedCredentials } from '../client-auth/presented-credentials.js';
+import type { Step, TokenParameters } from './token-request-context.js';
 
 /** RFC 6749 §5.1: token responses, errors included, must not be cached. */
 export function setNoStore(res: ServerResponse): void {
@@ -41,7 +40,6 @@ const TOKEN_FIELDS = ['grant_type', 'scope', ...CREDENTIAL_FIELDS] as const;
 /** RFC 7009 §2.1 and RFC 7662 §2.1: the token and an optional hint, besides the client's credentials. */
 const TOKEN_MANAGEMENT_FIELDS = ['token', 'token_type_hint', ...CREDENTIAL_FIELDS] as const;
 type Field = (typeof TOKEN_FIELDS)[number] | (typeof TOKEN_MANAGEMENT_FIELDS)[number];
-type CredentialFields = Record<(typeof CREDENTIAL_FIELDS)[number], string | undefined>;
 
 function readFields<F extends Field>(body: unknown, fields: readonly F[]): Record<F, string | undefined> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -83,43 +81,4 @@ export function validateTokenManagementRequest(body: unknown, authorization: str
     tokenTypeHint: fields.token_type_hint,
     credentials: presentedCredentials(fields, authorization),
   };
-}
-
-/** How the request presents client credentials: one method, decoded once (RFC 6749 §2.3). */
-function presentedCredentials(fields: CredentialFields, authorization: string | undefined): PresentedCredentials {
-  const basic = parseBasicAuthorization(authorization);
-  const authorizationHeader = authorization !== undefined;
-  let credentials: PresentedCredentials;
-  if (fields.client_assertion !== undefined || fields.client_assertion_type !== undefined) {
-    // RFC 7521 §4.2: both parameters; RFC 6749 §2.3: one method per request.
-    if (fields.client_assertion === undefined) throw new InvalidRequestError('The client_assertion parameter is missing');
-    if (fields.client_assertion_type !== JWT_BEARER_ASSERTION_TYPE) {
-      throw new InvalidRequestError(`The client_assertion_type parameter must be ${JWT_BEARER_ASSERTION_TYPE}`);
-    }
-    if (basic.kind !== 'absent' || fields.client_secret !== undefined) {
-      throw new InvalidRequestError('Send either a client assertion or a client secret, not both');
-    }
-    credentials = {
-      method: 'assertion',
-      assertion: fields.client_assertion,
-      ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}),
-      authorizationHeader,
-    };
-  } else if (basic.kind !== 'absent') {
-    const clashes =
-      fields.client_secret !== undefined ||
-      (fields.client_id !== undefined && (basic.kind !== 'present' || fields.client_id !== basic.clientId));
-    if (clashes) throw new InvalidRequestError('Send client credentials either in HTTP Basic or in the body, not both');
-    credentials =
-      basic.kind === 'present'
-        ? { method: 'basic', clientId: basic.clientId, secret: basic.secret, authorizationHeader }
-        : { method: 'basic', malformed: true, authorizationHeader };
-  } else if (fields.client_id !== undefined && fields.client_secret !== undefined) {
-    credentials = { method: 'body', clientId: fields.client_id, secret: fields.client_secret, authorizationHeader };
-  } else if (fields.client_id !== undefined || fields.client_secret !== undefined) {
-    credentials = { method: 'body', malformed: true, ...(fields.client_id !== undefined ? { clientId: fields.client_id } : {}), authorizationHeader };
-  } else {
-    credentials = { method: 'none', authorizationHeader };
-  }
-  return credentials;
 }

@@ -7,22 +7,15 @@
  * exchange, the revocation, or the introspection (docs/token-endpoint.md). The instance's shared state
  * comes from the runtime.
  */
-import { DEFAULT_IPV6_PREFIX } from '../config.js';
 import { TokenInspector } from '../token-check/token-inspector.js';
 import { DependencyMonitor } from '../observability/dependency-monitor.js';
 import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../create-runtime.js';
-import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
-import { RememberedSecrets } from '../secrets/remembered-secrets.js';
-import { SecretCheckFlights } from '../secrets/secret-check-flights.js';
-import { VerifiedSecretDigests } from '../secrets/verified-secret-digests.js';
-import { ClientAuthenticator } from './client-authenticator.js';
-import { KeyAssertionChecker } from './key-assertion.js';
-import { createFederatedClientCheck } from './federated-method.js';
-import { createClientAuthentication } from './client-strategies.js';
+import { createClientAuthenticator } from '../client-auth/client-authenticator.js';
+import { createFailureLimiter } from '../client-auth/failure-limiter.js';
+import { createClientAuthentication } from './passport-adapter.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
-import { createFailureLimiter } from './failure-limiter.js';
 import { createIntrospectionStep } from './introspection-step.js';
 import { createBrowserGuard, requirePost, validateTokenManagementRequest, validateTokenRequest } from './request-guards.js';
 import { createRevocationStep } from './revocation-step.js';
@@ -71,27 +64,7 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     runtime.ready().then(() => next(), next);
   };
   // One client authentication for every endpoint of the router: same methods, limiter and errors.
-  const authenticate = createClientAuthentication(
-    new ClientAuthenticator({
-      accounts: runtime.accounts,
-      store: config.store,
-      storeTimeout: config.storeTimeout,
-      storeCalls: runtime.storeCalls,
-      assertions: new KeyAssertionChecker(),
-      federated: createFederatedClientCheck(runtime),
-      assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
-      secrets,
-      remembered: new RememberedSecrets(),
-      digests: new VerifiedSecretDigests(config.keyring, { store: config.store, storeTimeout: config.storeTimeout, observer: runtime.storeCalls }),
-      flights: new SecretCheckFlights(),
-      limiter,
-      ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
-      secretUse: new SecretUseRecorder(config.store, config.storeTimeout, runtime.storeCalls),
-      audit: runtime.audit,
-      telemetry,
-      now: config.now,
-    }),
-  );
+  const authenticate = createClientAuthentication(createClientAuthenticator(runtime, { secrets, limiter }));
   /** What every endpoint runs before its own work: method, browser, body and parameters, start-up, client. */
   const guarded = (validate: typeof validateTokenRequest, ...own: Step[]): readonly Step[] => [
     requirePost,

@@ -6,9 +6,7 @@
  * authentication succeeded, the client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthenticatedClient, PresentedCredentials } from './client-authenticator.js';
-
-export type { PresentedCredentials } from './client-authenticator.js';
+import type { AuthenticatedClient, PresentedCredentials } from '../client-auth/presented-credentials.js';
 
 /** The parameters of a request after validation: every field a string or absent (only its endpoint's are read). */
 export interface TokenParameters {

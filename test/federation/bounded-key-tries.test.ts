@@ -9,12 +9,12 @@
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type KeyLike } from 'jose';
 import * as jose from 'jose';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_CANDIDATE_KEYS, MAX_KEYS_PER_SET } from '../../src/candidate-keys.js';
+import { MAX_CANDIDATE_KEYS, MAX_KEYS_PER_SET } from '../../src/keys/candidate-keys.js';
 import { FederatedKeysUnavailableError } from '../../src/errors.js';
 import { resolveFederation } from '../../src/federation/federation-options.js';
 import { IssuerKeySets } from '../../src/federation/issuer-key-sets.js';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../../src/store/account-store.js';
-import { KeyAssertionChecker } from '../../src/token-endpoint/key-assertion.js';
+import { KeyAssertionChecker } from '../../src/client-auth/key-pair-method.js';
 import { TEST_ISSUER } from '../helpers/create-app.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
 

@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JWT_BEARER_ASSERTION_TYPE } from '../../src/token-endpoint/key-assertion.js';
+import { JWT_BEARER_ASSERTION_TYPE } from '../../src/client-auth/presented-credentials.js';
 import { createTestApp, TEST_ISSUER } from '../helpers/create-app.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
 import { listen, tokenRequest, type LiveServer } from './helpers.js';

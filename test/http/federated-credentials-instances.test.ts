@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
-import { JWT_BEARER_ASSERTION_TYPE } from '../../src/token-endpoint/key-assertion.js';
+import { JWT_BEARER_ASSERTION_TYPE } from '../../src/client-auth/presented-credentials.js';
 import { createTestApp, TEST_ISSUER } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';

@@ -10,7 +10,7 @@ import { generateKeyPair, SignJWT } from 'jose';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminApi, MemoryAccountStore, type AuditEvent, type OperationalEvent } from '../../src/index.js';
-import { JWT_BEARER_ASSERTION_TYPE } from '../../src/token-endpoint/key-assertion.js';
+import { JWT_BEARER_ASSERTION_TYPE } from '../../src/client-auth/presented-credentials.js';
 import { createTestApp, TEST_ISSUER, type TestAppOptions } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';

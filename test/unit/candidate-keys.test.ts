@@ -4,7 +4,7 @@
  * candidate keys per token, and refuse a kid-less token when more than that match its algorithm".
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_CANDIDATE_KEYS, tryCandidateKeys, type CandidateRules, type KeyAttempt } from '../../src/candidate-keys.js';
+import { MAX_CANDIDATE_KEYS, tryCandidateKeys, type CandidateRules, type KeyAttempt } from '../../src/keys/candidate-keys.js';
 
 interface Key {
   readonly id: string;

@@ -6,7 +6,7 @@
 import { Passport, type Strategy } from 'passport';
 import { BasicStrategy } from 'passport-http';
 import { describe, expect, it } from 'vitest';
-import { callbackFramework, type Attempt, type StrategyCallback } from '../../src/token-endpoint/passport-framework.js';
+import { callbackFramework, type Attempt, type StrategyCallback } from '../../src/token-endpoint/passport-adapter.js';
 
 type Actions = Record<'success' | 'fail' | 'error' | 'redirect' | 'pass', (...args: unknown[]) => void>;
 

@@ -3,7 +3,7 @@
  * RFC 6749 §2.3.1 and Appendix B.
  */
 import { describe, expect, it } from 'vitest';
-import { parseBasicAuthorization } from '../../src/token-endpoint/basic-credentials.js';
+import { parseBasicAuthorization } from '../../src/client-auth/presented-credentials.js';
 
 const basic = (pair: string) => `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`;
 

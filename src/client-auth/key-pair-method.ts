@@ -1,25 +1,29 @@
 /**
- * @module key-assertion
- * Checks a client assertion signed with a key-pair credential (`private_key_jwt`, RFC 7523 §2.2 and §3,
- * with the audience rule of the update to RFC 7523 on client authentication audiences): a JWT whose
- * `iss` and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else,
- * with `exp` (at most `maxLifetime` seconds ahead, plus the clock tolerance), a `jti`, `iat` and
- * `nbf` when present not in the future, signed by one of the account's registered public keys with an
- * algorithm of that key's type (at most `MAX_CANDIDATE_KEYS` of them tried: candidate-keys.ts).
- * `none`, HMAC and every other symmetric algorithm, and any `crit` header, are refused. Framework-free;
- * the client authenticator makes the assertion single-use and decides what a failure is answered.
+ * @module key-pair-method
+ * The key-pair method (`private_key_jwt`, RFC 7523 §2.2 and §3, with the audience rule of the update
+ * to RFC 7523 on client authentication audiences), decided wholly here: a client assertion whose `iss`
+ * and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else, with
+ * `exp` (at most `maxLifetime` seconds ahead, plus the clock tolerance), a `jti`, `iat` and `nbf` when
+ * present not in the future (assertion-rules.ts), signed by one of the account's registered public
+ * keys with an algorithm of that key's type (at most `MAX_CANDIDATE_KEYS` of them tried:
+ * keys/candidate-keys.ts). `none`, HMAC and every other symmetric algorithm, and any `crit` header,
+ * are refused. Then the account must be enabled, and the `jti` is recorded once in the store: a
+ * replay, on this instance or any other sharing the store, is refused.
+ *
+ * Checked against the failure limiter, not counted in advance: a signature cannot be guessed, and
+ * checking one costs no bcrypt, so a burst gains nothing by passing together. A failure is counted
+ * when it is decided, and answered 429 once past the limit.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
+import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
-import { withinAssertionTimes } from '../assertion-times.js';
-import { keyAttemptOf, tryCandidateKeys, type KeyAttempt } from '../candidate-keys.js';
-
-/** The assertion type of RFC 7523 §2.2, the only one accepted in `client_assertion_type`. */
-export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-
+import { keyAttemptOf, tryCandidateKeys, type KeyAttempt } from '../keys/candidate-keys.js';
+import { firstUse, hasSoleAudience, hasUsableJti, withinAssertionTimes, type AssertionReplayParts } from './assertion-rules.js';
+import type { Attempt, Attempts } from './attempts.js';
+import type { AuthenticationDone, KeyPairCredentials } from './presented-credentials.js';
 
 const EC_ALGORITHMS = ['ES256'] as const;
 const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
@@ -36,32 +40,16 @@ function algorithmsOf(key: PublicKeyJwk): readonly string[] {
 }
 
 /**
- * The claims of an assertion, read without checking its signature: only to tell which kind of client
- * assertion it is and whose keys to try. `undefined` when it is no JWT.
- *
- * @example
- * ```ts
- * declare const clientAssertion: string // the `client_assertion` parameter of a token request
- * assertionNames(clientAssertion)?.iss // such as 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k', or an outside issuer's URL
- * ```
- */
-export function assertionNames(assertion: string): JWTPayload | undefined {
-  try {
-    return decodeJwt(assertion);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
  * The client a key-pair assertion names (its `iss`, equal to its `sub`), from its unverified claims:
  * whose keys to try, and what the failure limiter counts under. `undefined` when it names none.
  *
  * @example
  * ```ts
+ * import { decodeJwt } from 'jose'
+ *
  * declare const clientAssertion: string // the `client_assertion` parameter of a token request
- * const names = assertionNames(clientAssertion)
- * const clientId = names && assertionClientId(names) // such as 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k'; else undefined
+ * const claims = decodeJwt(clientAssertion)
+ * const clientId = assertionClientId(claims) // such as 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k'; else undefined
  * ```
  */
 export function assertionClientId(payload: { readonly iss?: unknown; readonly sub?: unknown }): string | undefined {
@@ -80,22 +68,18 @@ export interface KeyAssertionOptions {
   readonly now: Date;
 }
 
-/**
- * A verified assertion: the key that signed it, its ID, and until when it could still be accepted
- * (`exp` plus the clock tolerance), which is how long its ID must be kept for the single-use check.
- */
+/** A verified assertion: the key that signed it, and its claims (its `jti` is then recorded once). */
 export interface VerifiedAssertion {
   readonly key: KeyRecord;
-  readonly jti: string;
-  readonly expiresAt: Date;
+  readonly payload: JWTPayload;
 }
 
 /** Why an assertion was refused (for the audit event only; the client gets one `invalid_client`). */
 export type AssertionFailure = 'invalid_assertion' | 'revoked_key';
 
 /**
- * See the module description. Imported public keys are kept (bounded) by thumbprint, so a repeat
- * client's key is parsed once.
+ * The signature and claims of a key-pair assertion, checked against an account's public keys.
+ * Imported public keys are kept (bounded) by thumbprint, so a repeat client's key is parsed once.
  *
  * @example
  * ```ts
@@ -148,9 +132,7 @@ export class KeyAssertionChecker {
     );
     if (!('key' in outcome)) return { failure: 'invalid_assertion' };
     if (outcome.key.revokedAt !== null) return { failure: 'revoked_key' };
-    const payload = outcome.verified;
-    // Kept as used until the last moment it could still be accepted: `exp` plus the clock tolerance.
-    return { key: outcome.key, jti: payload.jti as string, expiresAt: new Date(((payload.exp as number) + options.clockTolerance) * 1000) };
+    return { key: outcome.key, payload: outcome.verified };
   }
 
   /** What `key` says of the assertion: its payload when it verifies the signature and every claim holds. */
@@ -170,10 +152,57 @@ export class KeyAssertionChecker {
     }
     const { aud, exp, iat, jti } = payload;
     // The issuer identifier as the sole audience: never the token endpoint's URL, nor a list with others.
-    const audience = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
-    if (audience !== options.issuer) return 'refused';
-    if (typeof jti !== 'string' || jti.length === 0) return 'refused';
+    if (!hasSoleAudience(aud, options.issuer)) return 'refused';
+    if (!hasUsableJti(jti, true)) return 'refused';
     if (!withinAssertionTimes({ exp, iat }, options)) return 'refused';
     return { verified: payload };
+  }
+}
+
+/** What the key-pair method works with, built once per token endpoint. */
+export interface KeyPairMethodParts {
+  readonly attempts: Attempts;
+  readonly accounts: AccountCache;
+  /** Where each `jti` is recorded once; a store without key credentials accepts no assertion. */
+  readonly replays: AssertionReplayParts;
+  /** The issuer identifier (the audience of client assertions) and the longest assertion lifetime accepted, in seconds. */
+  readonly rules: { readonly issuer: string; readonly clockTolerance: number; readonly maxLifetime: number };
+  readonly now: () => Date;
+}
+
+/** See the module description. */
+export class KeyPairMethod {
+  readonly #parts: KeyPairMethodParts;
+  readonly #checker = new KeyAssertionChecker();
+
+  constructor(parts: KeyPairMethodParts) {
+    this.#parts = parts;
+  }
+
+  /** Authenticates a request that presented a key-pair assertion. */
+  authenticate(credentials: KeyPairCredentials, address: string | undefined, done: AuthenticationDone): void {
+    const asserted = credentials.claims && assertionClientId(credentials.claims);
+    const attempt: Attempt = { credentials, clientId: credentials.clientId ?? asserted, address, done };
+    const { attempts } = this.#parts;
+    attempts.checked(attempt, () => {
+      // The client_id sent beside an assertion must name the same client (RFC 7521 §4.2).
+      if (asserted === undefined || (credentials.clientId !== undefined && credentials.clientId !== asserted)) return attempts.fail(attempt, 'invalid_assertion');
+      const { replays, rules } = this.#parts;
+      const undecided = (err: unknown): void => attempts.undecided(attempt, err);
+      this.#parts.accounts.get(asserted).then((account) => {
+        if (!account) return attempts.fail(attempt, 'unknown_client');
+        const now = this.#parts.now();
+        this.#checker.verify(credentials.assertion, account, { ...rules, now }).then((outcome) => {
+          if ('failure' in outcome) return attempts.fail(attempt, outcome.failure, account);
+          if (!account.enabled) return attempts.fail(attempt, 'disabled_account', account);
+          // A store without key credentials cannot make an assertion single-use: it accepts none.
+          if (!replays.store.consumeAssertionId) return attempts.fail(attempt, 'invalid_assertion', account);
+          firstUse(replays, asserted, outcome.payload, now).then((first) => {
+            if (!first) return attempts.fail(attempt, 'replayed_assertion', account);
+            attempts.succeed({ account, credential: { kind: 'key', id: outcome.key.id } }, done, attempt);
+          }, undecided);
+        }, undecided);
+      }, undecided);
+    });
   }
 }

@@ -1,0 +1,204 @@
+/**
+ * @module federated-method
+ * The federated method, decided wholly here: a client authenticates by a token its platform gave it
+ * (a Kubernetes service-account token, a GitHub Actions OIDC token, a SPIFFE JWT-SVID), a client
+ * assertion (RFC 7523 §2.2) whose `iss` is an outside issuer. The account is the one holding a live
+ * federated credential for exactly that issuer and subject (or the one `client_id` names, which must
+ * hold one). Only then are the issuer's keys looked up (federation/issuer-key-sets.ts), so a token
+ * naming an issuer nobody trusts never causes a request. The token must carry the credential's
+ * audience as its sole audience, be signed by the issuer, be within its lifetime and no longer-lived
+ * than allowed, and, when it has a `jti`, be used once (assertion-rules.ts).
+ *
+ * Checked against the failure limiter, not counted in advance, and every failure counted when
+ * decided, as for key-pair assertions.
+ */
+import type { JWTPayload, JWTVerifyOptions, JWTVerifyResult } from 'jose';
+import type { ClientAuthenticationFailure } from '../errors.js';
+import { describeError } from '../observability/operational-events.js';
+import type { Runtime } from '../create-runtime.js';
+import type { AccountCache } from '../runtime/account-cache.js';
+import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
+import { federatedOf, supportsFederatedCredentials } from '../store/federated-credential-store.js';
+import { isClientIdLookup, isLookupValue } from '../store/lookup-values.js';
+import { FEDERATED_LIMITS, isFederatedUrlText, type ResolvedFederationConfig } from '../federation/federation-options.js';
+import { IssuerKeySets } from '../federation/issuer-key-sets.js';
+import { firstUse, hasUsableJti, withinAssertionTimes, type AssertionReplayParts } from './assertion-rules.js';
+import type { Attempt, Attempts } from './attempts.js';
+import { FederatedSubjects } from './federated-subjects.js';
+import type { AuthenticationDone, FederatedCredentials, FederatedTokenNames } from './presented-credentials.js';
+
+/**
+ * Whether an outside token's issuer and subject could name a registered credential at all (what a
+ * credential may hold: see `FEDERATED_LIMITS`). Others are untrusted without any store call.
+ */
+function couldBeTrusted(names: FederatedTokenNames): boolean {
+  const { issuer, subject } = names;
+  return (
+    isFederatedUrlText(issuer, FEDERATED_LIMITS.issuer) &&
+    isLookupValue(subject, FEDERATED_LIMITS.subjectBytes) &&
+    Buffer.byteLength(subject) <= FEDERATED_LIMITS.subjectBytes
+  );
+}
+
+/**
+ * Verifies an outside token with its issuer's keys (issuer-key-sets.ts): the result when the signature
+ * and `options` hold, `undefined` when not; rejects when the keys are needed and cannot be fetched.
+ */
+export interface FederatedKeyVerifier {
+  verify(token: string, source: { readonly issuer: string; readonly jwksUri?: string | null }, options: JWTVerifyOptions): Promise<JWTVerifyResult | undefined>;
+}
+
+/** What the check found: the account and the credential it authenticated with, or why not. */
+export type FederatedOutcome =
+  | { readonly account: AccountRecord; readonly credential: FederatedCredentialRecord }
+  | { readonly failure: ClientAuthenticationFailure; readonly account?: AccountRecord };
+
+/** What the check works with, built once per token endpoint. */
+export interface FederatedClientCheckParts {
+  readonly accounts: AccountCache;
+  readonly subjects: Pick<FederatedSubjects, 'clientIds' | 'forget'>;
+  readonly keySets: FederatedKeyVerifier;
+  readonly settings: ResolvedFederationConfig;
+  /** This server's issuer identifier: the audience of a credential that names none. */
+  readonly issuerIdentifier: string;
+  /** Where each `jti` is recorded once, namespaced by issuer. */
+  readonly replays: AssertionReplayParts;
+}
+
+/** The federated decision: which account and credential an outside token authenticates as, or why none. */
+export class FederatedClientCheck {
+  constructor(private readonly parts: FederatedClientCheckParts) {}
+
+  /**
+   * Checks `assertion`, which names `names`, sent with `clientId` when the request had one. Rejects
+   * (503) only when the store or the issuer's keys cannot be reached.
+   */
+  async check(assertion: string, names: FederatedTokenNames, clientId: string | undefined, now: Date): Promise<FederatedOutcome> {
+    const { accounts, subjects } = this.parts;
+    if (!couldBeTrusted(names)) return { failure: 'untrusted_token' };
+    if (clientId !== undefined && !isClientIdLookup(clientId)) return { failure: 'unknown_client' };
+    const clientIds = clientId !== undefined ? [clientId] : await subjects.clientIds(names.issuer, names.subject);
+    if (clientIds.length === 0) return { failure: 'untrusted_token' };
+    // Several accounts trust this workload: the request must say which it acts as.
+    if (clientIds.length > 1) return { failure: 'ambiguous_token' };
+    const account = await accounts.get(clientIds[0]!);
+    if (!account) return { failure: clientId !== undefined ? 'unknown_client' : 'untrusted_token' };
+    const trusting = federatedOf(account).filter((credential) => credential.issuer === names.issuer && credential.subject === names.subject);
+    const live = trusting.filter((credential) => credential.revokedAt === null);
+    if (live.length === 0) {
+      if (clientId === undefined) subjects.forget();
+      return { failure: trusting.length > 0 ? 'revoked_federated_credential' : 'untrusted_token', account };
+    }
+    // Usually one credential; several only with other audiences or key URLs. One whose issuer keys
+    // cannot be fetched now does not stop another from verifying the token.
+    let unavailable: unknown;
+    for (const credential of live) {
+      let payload: JWTPayload | undefined;
+      try {
+        payload = await this.#verify(assertion, credential, now);
+      } catch (err) {
+        unavailable ??= err;
+        continue;
+      }
+      if (!payload) continue;
+      if (!account.enabled) return { failure: 'disabled_account', account };
+      if (payload.jti !== undefined && !(await firstUse(this.parts.replays, names.issuer, payload, now))) return { failure: 'replayed_assertion', account };
+      return { account, credential };
+    }
+    if (unavailable !== undefined) throw unavailable;
+    return { failure: 'invalid_assertion', account };
+  }
+
+  /** The token's claims when the issuer signed it for this credential and every time rule holds. */
+  async #verify(assertion: string, credential: FederatedCredentialRecord, now: Date): Promise<JWTPayload | undefined> {
+    const { keySets, issuerIdentifier, settings } = this.parts;
+    const { clockTolerance } = this.parts.replays;
+    const verified = await keySets.verify(
+      assertion,
+      { issuer: credential.issuer, jwksUri: credential.jwksUri },
+      {
+        issuer: credential.issuer,
+        subject: credential.subject,
+        audience: credential.audience ?? issuerIdentifier,
+        requiredClaims: ['exp'],
+        currentDate: now,
+        clockTolerance,
+      },
+    );
+    if (!verified) return undefined;
+    const { aud, exp, iat, jti } = verified.payload;
+    // The credential's audience as the token's sole audience (jose checked it is among them): a token
+    // made out to other parties too could be replayed here by any of them.
+    if (Array.isArray(aud) && aud.length !== 1) return undefined;
+    if (!withinAssertionTimes({ exp, iat }, { now, clockTolerance, maxLifetime: settings.maxTokenLifetime })) return undefined;
+    if (!hasUsableJti(jti, false)) return undefined;
+    return verified.payload;
+  }
+}
+
+/** See the module description. One per token endpoint; none when the store holds no federated credentials. */
+export class FederatedMethod {
+  readonly #attempts: Attempts;
+  readonly #check: FederatedClientCheck | undefined;
+  readonly #now: () => Date;
+
+  constructor(attempts: Attempts, check: FederatedClientCheck | undefined, now: () => Date) {
+    this.#attempts = attempts;
+    this.#check = check;
+    this.#now = now;
+  }
+
+  /** Authenticates a request that presented an outside issuer's token. */
+  authenticate(credentials: FederatedCredentials, address: string | undefined, done: AuthenticationDone): void {
+    const attempts = this.#attempts;
+    const attempt: Attempt = { credentials, clientId: credentials.clientId, address, done };
+    attempts.checked(attempt, () => {
+      const check = this.#check;
+      // A store without federated credentials trusts no outside issuer (and no request is made).
+      if (!check) return attempts.fail(attempt, 'untrusted_token');
+      check.check(credentials.assertion, credentials.names, credentials.clientId, this.#now()).then(
+        (outcome) => {
+          if ('failure' in outcome) return attempts.fail(attempt, outcome.failure, outcome.account);
+          attempts.succeed({ account: outcome.account, credential: { kind: 'federated', id: outcome.credential.id } }, done, attempt);
+        },
+        (err: unknown) => attempts.undecided(attempt, err),
+      );
+    });
+  }
+}
+
+/**
+ * The federated check of `runtime`'s instance, with its subject lookup, its issuer key sets and their
+ * reports (`federation.issuer_unavailable` and `_recovered` events, the key-fetch failure metric), or
+ * `undefined` when its store holds no federated credentials.
+ *
+ * @example
+ * ```ts
+ * import type { Runtime } from '../create-runtime.js'
+ *
+ * declare const runtime: Runtime
+ * const check = createFederatedClientCheck(runtime) // handed to the federated method
+ * ```
+ */
+export function createFederatedClientCheck(runtime: Runtime): FederatedClientCheck | undefined {
+  const { config, accounts, storeCalls, telemetry, event } = runtime;
+  const store = config.store;
+  if (!supportsFederatedCredentials(store)) return undefined;
+  const keySets = new IssuerKeySets({
+    settings: config.federation,
+    now: config.now,
+    observer: {
+      unavailable: (issuer, error) => event({ type: 'federation.issuer_unavailable', issuer, error: describeError(error) }),
+      recovered: (issuer, downtimeMs) => event({ type: 'federation.issuer_recovered', issuer, downtimeMs }),
+      fetchFailed: (issuer) => telemetry.federatedKeyFetchFailed(issuer),
+    },
+  });
+  return new FederatedClientCheck({
+    accounts,
+    subjects: new FederatedSubjects({ store, accounts, storeTimeout: config.storeTimeout, storeCalls }),
+    keySets,
+    settings: config.federation,
+    issuerIdentifier: config.issuer,
+    replays: { store, storeTimeout: config.storeTimeout, storeCalls, clockTolerance: config.clockTolerance },
+  });
+}

@@ -14,7 +14,7 @@ import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
 import type { AdminRouterOptions } from './admin-router/admin-router-options.js';
 import { createAdminRouter } from './admin-router/create-admin-router.js';
 import { createHealthCheck, type HealthReport } from './observability/health.js';
-import { supportsKeyCredentials } from './store/key-credential-store.js';
+import { supportsKeyCredentials } from './store/credential-kinds.js';
 import {
   buildAuthorizationServerMetadata,
   type AuthorizationServerMetadata,

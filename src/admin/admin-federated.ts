@@ -8,7 +8,7 @@
 import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/federation-options.js';
 import { generateFederatedCredentialId, isFederatedCredentialId } from '../credentials/generate-credentials.js';
 import type { AccountRecord, NewFederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, isLiveTwin, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/federated-credential-store.js';
+import { federatedOf, isLiveTwin, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
 import {
   AdminError,

@@ -7,8 +7,7 @@
 import { parsePublicKey } from '../keys/parse-public-key.js';
 import { generateKeyId, isKeyId } from '../credentials/generate-credentials.js';
 import type { AccountRecord } from '../store/account-store.js';
-import { federatedOf } from '../store/federated-credential-store.js';
-import { keysOf, supportsKeyCredentials, type KeyCredentialStore } from '../store/key-credential-store.js';
+import { federatedOf, keysOf, supportsKeyCredentials, type KeyCredentialStore } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
 import {
   AdminError,

@@ -4,8 +4,7 @@
  * operators, never a hash, and a secret's value only in the result of the call that created it.
  */
 import type { AccountRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
-import { federatedOf } from '../store/federated-credential-store.js';
-import { keysOf } from '../store/key-credential-store.js';
+import { federatedOf, keysOf } from '../store/credential-kinds.js';
 import { summarizeFederated, type FederatedCredentialSummary } from './federated-summaries.js';
 
 export type { CreatedFederatedCredential, FederatedCredentialSummary, RevokedFederatedCredential } from './federated-summaries.js';

@@ -90,7 +90,7 @@ export interface RevokedFederatedCredential {
  *
  * @example
  * ```ts
- * import { federatedOf } from '../store/federated-credential-store.js'
+ * import { federatedOf } from '../store/credential-kinds.js'
  *
  * const shown = federatedOf(account).map((credential) => summarizeFederated(credential, 'https://api.example.com'))
  * ```

@@ -18,7 +18,7 @@ import { describeError } from '../observability/operational-events.js';
 import type { Runtime } from '../create-runtime.js';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, supportsFederatedCredentials } from '../store/federated-credential-store.js';
+import { federatedOf, supportsFederatedCredentials } from '../store/credential-kinds.js';
 import { isClientIdLookup, isLookupValue } from '../store/lookup-values.js';
 import { FEDERATED_LIMITS, isFederatedUrlText, type ResolvedFederationConfig } from '../federation/federation-options.js';
 import { IssuerKeySets } from '../federation/issuer-key-sets.js';

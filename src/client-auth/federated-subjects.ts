@@ -9,7 +9,7 @@
 import { LRUCache } from 'lru-cache';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import type { AccountCache } from '../runtime/account-cache.js';
-import type { FederatedCredentialStore } from '../store/federated-credential-store.js';
+import type { FederatedCredentialStore } from '../store/credential-kinds.js';
 import { callStore } from '../runtime/call-store.js';
 
 /** At most this many client IDs are asked for: two already make the pair ambiguous. */

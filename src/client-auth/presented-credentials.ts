@@ -10,6 +10,7 @@
 import { decodeJwt, type JWTPayload } from 'jose';
 import { InvalidRequestError } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
+import type { CredentialKindName } from '../store/credential-kinds.js';
 
 /** The assertion type of RFC 7523 §2.2, the only one accepted in `client_assertion_type`. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -56,7 +57,7 @@ export interface FederatedCredentials {
 
 /** The credential a client authenticated with: a secret, a public key or a federated credential, by ID (the ID tokens carry). */
 export interface UsedCredential {
-  readonly kind: 'secret' | 'key' | 'federated';
+  readonly kind: CredentialKindName;
   readonly id: string;
 }
 

@@ -23,7 +23,7 @@ import type { VerifiedSecretDigests } from '../secrets/verified-secret-digests.j
 import type { SecretVerifier } from '../secrets/secret-verifier.js';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, SecretRecord } from '../store/account-store.js';
-import { findSecret } from '../store/account-credentials.js';
+import { findSecret } from '../store/credential-kinds.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import type { Attempt, Attempts } from './attempts.js';
 import { limiterAddress } from './limiter-address.js';

@@ -6,6 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { AccountStore } from '../store/account-store.js';
+import { CREDENTIAL_KINDS, type CredentialKindName } from '../store/credential-kinds.js';
 import { callStore } from '../runtime/call-store.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 
@@ -22,21 +23,16 @@ export class SecretUseRecorder {
   ) {}
 
   /** Records a use of the secret, key or federated credential `credentialId` (`kind` says which). */
-  record(clientId: string, kind: 'secret' | 'key' | 'federated', credentialId: string, at: Date): void {
+  record(clientId: string, kind: CredentialKindName, credentialId: string, at: Date): void {
     const last = this.#written.get(credentialId);
     if (last !== undefined && at.getTime() - last < SECRET_USE_WRITE_INTERVAL_MS) return;
     this.#written.set(credentialId, at.getTime());
     const { store } = this;
-    const write =
-      kind === 'secret'
-        ? callStore(() => store.recordSecretUse(clientId, credentialId, at), this.timeout, 'recordSecretUse', this.observer)
-        : kind === 'key'
-          ? store.recordKeyUse
-            ? callStore(() => store.recordKeyUse!(clientId, credentialId, at), this.timeout, 'recordKeyUse', this.observer)
-            : Promise.resolve()
-          : store.recordFederatedCredentialUse
-            ? callStore(() => store.recordFederatedCredentialUse!(clientId, credentialId, at), this.timeout, 'recordFederatedCredentialUse', this.observer)
-            : Promise.resolve();
+    const method = CREDENTIAL_KINDS[kind].recordUse;
+    const recordUse = store[method]?.bind(store);
+    // A store that predates the kind cannot have authenticated with it; nothing to write.
+    if (!recordUse) return;
+    const write = callStore(() => recordUse(clientId, credentialId, at), this.timeout, method, this.observer);
     write.catch(() => {
       this.#written.delete(credentialId);
     });

@@ -23,8 +23,7 @@ import type {
   SecretRecord,
 } from './account-store.js';
 import { revokedTokenChangeKey } from './revoked-token-change.js';
-import { countLiveCredentials, keysOf } from './key-credential-store.js';
-import { federatedOf, isLiveTwin } from './federated-credential-store.js';
+import { countLiveCredentials, keysOf, federatedOf, isLiveTwin } from './credential-kinds.js';
 
 /** How often, at most, `consumeAssertionId` sweeps out expired assertion IDs. */
 const ASSERTION_SWEEP_MS = 60_000;

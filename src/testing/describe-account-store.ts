@@ -12,8 +12,7 @@ import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
 import { describeSecretDigests } from './describe-secret-digests.js';
 import { describeTokenDenyList } from './describe-token-deny-list.js';
-import { supportsKeyCredentials } from '../store/key-credential-store.js';
-import { supportsFederatedCredentials } from '../store/federated-credential-store.js';
+import { supportsKeyCredentials, supportsFederatedCredentials } from '../store/credential-kinds.js';
 
 /** Room enough for every secret the other tests add: they do not test the cap. */
 const ROOM = cap(100);

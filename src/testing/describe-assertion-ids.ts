@@ -4,7 +4,7 @@
  * first use of an (issuer, ID) pair succeeds and every later one fails until the assertion expires,
  * even when the uses race.
  */
-import type { KeyCredentialStore } from '../store/key-credential-store.js';
+import type { KeyCredentialStore } from '../store/credential-kinds.js';
 import type { AccountStoreTestApi } from './account-store-test-api.js';
 import type { IdFactory } from './contract-fixtures.js';
 
@@ -17,7 +17,7 @@ const RACERS = 10;
  * @example
  * ```ts
  * import { expect, it } from 'vitest'
- * import { supportsKeyCredentials } from '../store/key-credential-store.js'
+ * import { supportsKeyCredentials } from '../store/credential-kinds.js'
  * import { IdFactory } from './contract-fixtures.js'
  *
  * describeAssertionIds(() => (supportsKeyCredentials(store) ? store : undefined), new IdFactory(), { it, expect })

@@ -7,8 +7,7 @@
  * otherwise (a store without federated credentials).
  */
 import type { AccountStore, AddFederatedCredentialResult, AddKeyResult, AddSecretResult } from '../store/account-store.js';
-import { supportsFederatedCredentials, type FederatedCredentialStore } from '../store/federated-credential-store.js';
-import { supportsKeyCredentials } from '../store/key-credential-store.js';
+import { supportsFederatedCredentials, type FederatedCredentialStore, supportsKeyCredentials } from '../store/credential-kinds.js';
 import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { cap, waitFor, type IdFactory } from './contract-fixtures.js';
 

@@ -5,7 +5,7 @@
  * store has all four key methods, and are reported skipped otherwise (a store without keys).
  */
 import type { AccountStore, AddKeyResult, AddSecretResult } from '../store/account-store.js';
-import { supportsKeyCredentials, type KeyCredentialStore } from '../store/key-credential-store.js';
+import { supportsKeyCredentials, type KeyCredentialStore } from '../store/credential-kinds.js';
 import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { describeAssertionIds } from './describe-assertion-ids.js';
 import { cap, waitFor, type IdFactory } from './contract-fixtures.js';

@@ -16,7 +16,7 @@
 import { InvalidTokenError, type InvalidTokenReason } from '../errors.js';
 import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
-import { findCredential } from '../store/account-credentials.js';
+import { findCredential } from '../store/credential-kinds.js';
 import type { AccountRecord, FederatedCredentialRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
 
 /** The credential (secret, public key or federated credential) a good token was issued against. */

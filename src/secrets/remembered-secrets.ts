@@ -51,6 +51,24 @@ export interface PresentedSecret {
   readonly value: string;
 }
 
+// A KeyObject, made once per process: HMAC with it costs about half of HMAC with a Buffer key.
+const PROCESS_KEY = createSecretKey(randomBytes(32));
+
+/**
+ * The fingerprint of a presented secret's value: its HMAC-SHA-256 under a random key of this process.
+ * The one way this process tells two presented values apart without
+ * keeping either: what it remembers as verified, and which checks under way are of the same value
+ * (secret-check-flights.ts). Never stored, never sent: a new process has a new key.
+ *
+ * @example
+ * ```ts
+ * secretFingerprint('esas_...').equals(secretFingerprint('esas_...')) // true in this process, false in another
+ * ```
+ */
+export function secretFingerprint(value: string): Buffer {
+  return createHmac('sha256', PROCESS_KEY).update(value, 'utf8').digest();
+}
+
 const keyOf = (secret: PresentedSecret): string => `${secret.clientId}\u0000${secret.secretId}`;
 
 /**
@@ -69,8 +87,6 @@ const keyOf = (secret: PresentedSecret): string => `${secret.clientId}\u0000${se
  * ```
  */
 export class RememberedSecrets {
-  // A KeyObject, made once: HMAC with it costs about half of HMAC with a Buffer key.
-  readonly #key = createSecretKey(randomBytes(32));
   readonly #entries: LRUCache<string, Entry>;
   readonly #ttl: number;
   readonly #maxTtl: number;
@@ -84,10 +100,6 @@ export class RememberedSecrets {
     this.#random = options.random ?? Math.random;
   }
 
-  #mac(value: string): Buffer {
-    return createHmac('sha256', this.#key).update(value, 'utf8').digest();
-  }
-
   /** The entry of this exact value, if it is still kept (a match extends it). */
   #entry(secret: PresentedSecret): Entry | undefined {
     const key = keyOf(secret);
@@ -98,7 +110,7 @@ export class RememberedSecrets {
       this.#entries.delete(key);
       return undefined;
     }
-    if (!timingSafeEqual(entry.mac, this.#mac(secret.value))) return undefined;
+    if (!timingSafeEqual(entry.mac, secretFingerprint(secret.value))) return undefined;
     entry.usedAt = now;
     return entry;
   }
@@ -120,7 +132,7 @@ export class RememberedSecrets {
   remember(secret: PresentedSecret, hash: string): void {
     const key = keyOf(secret);
     const now = performance.now();
-    const mac = this.#mac(secret.value);
+    const mac = secretFingerprint(secret.value);
     const known = this.#entries.get(key);
     const kept = known !== undefined && known.hash === hash && now <= known.until && timingSafeEqual(known.mac, mac);
     const until = kept ? known.until : now + this.#maxTtl * (1 - MAX_TTL_JITTER * this.#random());

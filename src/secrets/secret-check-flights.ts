@@ -11,8 +11,7 @@
  * ends with what that check learned (see {@link FlightOutcome}); the waiting requests then decide
  * their own answer from it (client-authenticator.ts).
  */
-import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
-import type { PresentedSecret } from './remembered-secrets.js';
+import { secretFingerprint, type PresentedSecret } from './remembered-secrets.js';
 
 /** The bcrypt compare a flight made: against which stored hash (`undefined`: the dummy hash, none matched), and its result. */
 export interface SharedCompare {
@@ -50,13 +49,11 @@ export type FlightOutcome = { readonly compared: SharedCompare } | { readonly er
  * ```
  */
 export class SecretCheckFlights {
-  readonly #key = createSecretKey(randomBytes(32));
   readonly #flights = new Map<string, Promise<FlightOutcome>>();
 
   /** The flight key of a presented secret. */
   keyOf(secret: PresentedSecret): string {
-    const mac = createHmac('sha256', this.#key).update(secret.value, 'utf8').digest('base64url');
-    return `${secret.clientId}\u0000${secret.secretId}\u0000${mac}`;
+    return `${secret.clientId}\u0000${secret.secretId}\u0000${secretFingerprint(secret.value).toString('base64url')}`;
   }
 
   /** The check of this exact value under way, if any. */

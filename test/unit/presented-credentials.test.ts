@@ -1,9 +1,18 @@
 /**
- * `parseBasicAuthorization` (src/token-endpoint/basic-credentials.ts): HTTP Basic client credentials decoded per
- * RFC 6749 §2.3.1 and Appendix B.
+ * src/client-auth/presented-credentials.ts. `parseBasicAuthorization`: HTTP Basic client credentials
+ * decoded per RFC 6749 §2.3.1 and Appendix B. `presentedCredentials`: what a token request presents,
+ * read once, and the method that decides it, chosen once (RFC 6749 §2.3: "The client MUST NOT use more
+ * than one authentication method in each request").
  */
+import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { parseBasicAuthorization } from '../../src/client-auth/presented-credentials.js';
+import { InvalidRequestError } from '../../src/errors.js';
+import {
+  JWT_BEARER_ASSERTION_TYPE,
+  parseBasicAuthorization,
+  presentedCredentials,
+  type CredentialFields,
+} from '../../src/client-auth/presented-credentials.js';
 
 const basic = (pair: string) => `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`;
 
@@ -56,5 +65,132 @@ describe('parseBasicAuthorization', () => {
     ['a lone percent', basic('cli%ent:secret')],
   ])('is malformed for %s', (_name, header) => {
     expect(parseBasicAuthorization(header)).toEqual({ kind: 'malformed' });
+  });
+});
+
+const CLIENT_ID = 'esa_V1StGXR8Z5jdHi6BmyT0aQ2k';
+const SECRET = 'esas_0123456789abcdef_0123456789abcdefghijABCDEFGHIJ0123456789abcdABCDEF';
+const NO_FIELDS: CredentialFields = { client_id: undefined, client_secret: undefined, client_assertion_type: undefined, client_assertion: undefined };
+const fields = (given: Partial<CredentialFields>): CredentialFields => ({ ...NO_FIELDS, ...given });
+const assertionFields = (assertion: string, given: Partial<CredentialFields> = {}): CredentialFields =>
+  fields({ client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: assertion, ...given });
+
+/** A JWT with these claims (the signature does not matter here: the kind is read before any is checked). */
+const jwt = (claims: Record<string, unknown>): Promise<string> =>
+  new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('presented-credentials-test-key-0123456789'));
+
+describe('presentedCredentials: the kind, decided once', () => {
+  it('reads a secret from HTTP Basic', () => {
+    expect(presentedCredentials(NO_FIELDS, basic(`${CLIENT_ID}:${SECRET}`))).toEqual({
+      kind: 'secret',
+      method: 'basic',
+      clientId: CLIENT_ID,
+      secret: SECRET,
+      authorizationHeader: true,
+    });
+  });
+
+  it('accepts a client_id in the body equal to the Basic one', () => {
+    expect(presentedCredentials(fields({ client_id: CLIENT_ID }), basic(`${CLIENT_ID}:${SECRET}`))).toMatchObject({ kind: 'secret', method: 'basic' });
+  });
+
+  // RFC 6749 §2.3.1: "the client MAY include the client credentials in the request-body using ... client_id ... client_secret".
+  it('reads a secret from the body', () => {
+    expect(presentedCredentials(fields({ client_id: CLIENT_ID, client_secret: SECRET }), undefined)).toEqual({
+      kind: 'secret',
+      method: 'body',
+      clientId: CLIENT_ID,
+      secret: SECRET,
+      authorizationHeader: false,
+    });
+  });
+
+  it('is malformed for unreadable Basic credentials, and for half a pair in the body', () => {
+    expect(presentedCredentials(NO_FIELDS, 'Basic !!!!')).toEqual({ kind: 'malformed', method: 'basic', authorizationHeader: true });
+    expect(presentedCredentials(fields({ client_id: CLIENT_ID }), undefined)).toEqual({ kind: 'malformed', method: 'body', clientId: CLIENT_ID, authorizationHeader: false });
+    expect(presentedCredentials(fields({ client_secret: SECRET }), undefined)).toEqual({ kind: 'malformed', method: 'body', authorizationHeader: false });
+  });
+
+  it('is none without credentials; another Authorization scheme still asks for a Basic challenge', () => {
+    expect(presentedCredentials(NO_FIELDS, undefined)).toEqual({ kind: 'none', method: 'none', authorizationHeader: false });
+    expect(presentedCredentials(NO_FIELDS, 'Bearer abc')).toEqual({ kind: 'none', method: 'none', authorizationHeader: true });
+  });
+
+  // RFC 7523 §3: a client authenticating with its own key names itself as both "iss" and "sub".
+  it('is a key-pair assertion when iss equals sub, with its claims read and the client_id beside it', async () => {
+    const claims = { iss: CLIENT_ID, sub: CLIENT_ID, aud: 'https://api.test', exp: 2_000_000_000, jti: 'a-1' };
+    const assertion = await jwt(claims);
+    expect(presentedCredentials(assertionFields(assertion, { client_id: CLIENT_ID }), undefined)).toEqual({
+      kind: 'key',
+      method: 'assertion',
+      assertion,
+      claims,
+      clientId: CLIENT_ID,
+      authorizationHeader: false,
+    });
+  });
+
+  it('is a federated token when iss differs from sub, with the issuer and subject it names', async () => {
+    const assertion = await jwt({ iss: 'https://token.actions.githubusercontent.com', sub: 'repo:acme/billing:ref:refs/heads/main', aud: 'https://api.test' });
+    expect(presentedCredentials(assertionFields(assertion), undefined)).toEqual({
+      kind: 'federated',
+      method: 'assertion',
+      assertion,
+      names: { issuer: 'https://token.actions.githubusercontent.com', subject: 'repo:acme/billing:ref:refs/heads/main' },
+      authorizationHeader: false,
+    });
+  });
+
+  it('is a key-pair assertion without claims when the assertion is no JWT, and when iss or sub is missing', async () => {
+    expect(presentedCredentials(assertionFields('not.a.jwt'), undefined)).toEqual({
+      kind: 'key',
+      method: 'assertion',
+      assertion: 'not.a.jwt',
+      claims: undefined,
+      authorizationHeader: false,
+    });
+    const withoutSub = await jwt({ iss: 'https://issuer.example' });
+    expect(presentedCredentials(assertionFields(withoutSub), undefined)).toMatchObject({ kind: 'key', claims: { iss: 'https://issuer.example' } });
+  });
+});
+
+describe('presentedCredentials: requests that are not one method (400 invalid_request)', () => {
+  const invalid = (given: CredentialFields, authorization: string | undefined): InvalidRequestError => {
+    let thrown: unknown;
+    try {
+      presentedCredentials(given, authorization);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(InvalidRequestError);
+    expect((thrown as InvalidRequestError).status).toBe(400);
+    return thrown as InvalidRequestError;
+  };
+
+  // RFC 6749 §2.3: "The client MUST NOT use more than one authentication method in each request."
+  it('refuses an assertion with a secret, in the body or in Basic', () => {
+    const message = 'Send either a client assertion or a client secret, not both';
+    expect(invalid(assertionFields('x.y.z', { client_secret: SECRET }), undefined).message).toBe(message);
+    expect(invalid(assertionFields('x.y.z'), basic(`${CLIENT_ID}:${SECRET}`)).message).toBe(message);
+    // Even unreadable Basic credentials are a second method.
+    expect(invalid(assertionFields('x.y.z'), 'Basic !!!!').message).toBe(message);
+  });
+
+  it('refuses Basic credentials with a secret in the body, or with another client_id in the body', () => {
+    const message = 'Send client credentials either in HTTP Basic or in the body, not both';
+    expect(invalid(fields({ client_secret: SECRET }), basic(`${CLIENT_ID}:${SECRET}`)).message).toBe(message);
+    expect(invalid(fields({ client_id: 'esa_AAAAAAAAAAAAAAAAAAAAAAAA' }), basic(`${CLIENT_ID}:${SECRET}`)).message).toBe(message);
+    expect(invalid(fields({ client_id: CLIENT_ID }), 'Basic !!!!').message).toBe(message);
+  });
+
+  // RFC 7521 §4.2: "client_assertion_type ... REQUIRED", "client_assertion ... REQUIRED".
+  it('refuses a client_assertion_type without client_assertion', () => {
+    expect(invalid(fields({ client_assertion_type: JWT_BEARER_ASSERTION_TYPE }), undefined).message).toBe('The client_assertion parameter is missing');
+  });
+
+  it('refuses a client_assertion without, or with another, client_assertion_type', () => {
+    const message = `The client_assertion_type parameter must be ${JWT_BEARER_ASSERTION_TYPE}`;
+    expect(invalid(fields({ client_assertion: 'x.y.z' }), undefined).message).toBe(message);
+    expect(invalid(fields({ client_assertion: 'x.y.z', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:saml2-bearer' }), undefined).message).toBe(message);
   });
 });

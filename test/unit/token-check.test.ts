@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryAccountStore, type AccountRecord } from '../../src/index.js';
+import { StoreUnavailableError } from '../../src/errors.js';
 import { resolveConfig } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/create-runtime.js';
 import { signAccessToken } from '../../src/access-tokens/access-token.js';
@@ -46,8 +47,17 @@ afterEach(async () => {
   clock = START;
 });
 
-async function setUp(): Promise<{ runtime: Runtime; store: MemoryAccountStore; token: string }> {
-  const store = new MemoryAccountStore();
+/** A memory store whose account reads fail while `down` is set, as an unreachable database's would. */
+class FlakyStore extends MemoryAccountStore {
+  down = false;
+  override async findAccount(clientId: string): Promise<AccountRecord | undefined> {
+    if (this.down) throw new Error('store unreachable');
+    return super.findAccount(clientId);
+  }
+}
+
+async function setUp(): Promise<{ runtime: Runtime; store: FlakyStore; token: string }> {
+  const store = new FlakyStore();
   const config = resolveConfig({
     store,
     issuer: 'https://api.test',
@@ -106,5 +116,31 @@ describe('checkToken', () => {
     const [header, payload, signature] = token.split('.');
     const forged = `${header}.${payload}.${signature!.startsWith('A') ? 'B' : 'A'}${signature!.slice(1)}`;
     expect(await check(runtime, forged)).toEqual({ kind: 'refused', reason: 'invalid', hasClaims: false, hasAccount: false, sync: true });
+  });
+
+  it('refuses a token naming a credential the account does not hold as invalid', async () => {
+    const { runtime } = await setUp();
+    const { token } = signAccessToken(runtime.config, { clientId: CLIENT_ID, secretId: 'S-unknown', scopes: undefined, now: START, lifetime: 60 });
+    expect(await check(runtime, token)).toMatchObject({ kind: 'refused', reason: 'invalid', hasClaims: true, hasAccount: true });
+  });
+
+  it('admits a token issued against a public key while the key is live, and refuses it as revoked once the key is', async () => {
+    const { runtime, store } = await setUp();
+    const publicKey = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' } as const;
+    await store.addKey(CLIENT_ID, { id: 'K1', publicKey, thumbprint: 'thumbprint-k1', createdAt: START }, { maxLiveCredentials: 5 });
+    const { token } = signAccessToken(runtime.config, { clientId: CLIENT_ID, secretId: 'K1', scopes: undefined, now: START, lifetime: 60 });
+    expect(await check(runtime, token)).toMatchObject({ kind: 'good', clientId: CLIENT_ID, credentialId: 'K1' });
+    await store.revokeKey(CLIENT_ID, 'K1', START);
+    expect(await check(runtime, token)).toMatchObject({ kind: 'refused', reason: 'revoked', hasAccount: true });
+  });
+
+  // No answer is better than a wrong one: the caller answers 503.
+  it('gives no answer (failed, with the claims) when the account cannot be read', async () => {
+    const { runtime, store, token } = await setUp();
+    await runtime.ready();
+    store.down = true;
+    const outcome = await check(runtime, token);
+    expect(outcome).toMatchObject({ kind: 'failed', sync: false });
+    expect((outcome as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
   });
 });

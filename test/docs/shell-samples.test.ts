@@ -141,7 +141,9 @@ describe('shell samples in README.md and docs/*.md', () => {
     const script = cli
       .replace(/^service-accounts/, `node ${JSON.stringify(CLI_BIN)}`)
       .replace(/esa_4fT0\.\.\./g, / federated /.test(cli) ? '"$CLI_FEDERATED_CLIENT_ID"' : '"$CLI_CLIENT_ID"')
-      .replace(/"\$CLIENT_ID" "\$SECRET_ID"/, '"$CLI_CLIENT_ID" "$CLI_SECRET_ID"');
+      .replace(/"\$CLIENT_ID" "\$SECRET_ID"/, '"$CLI_CLIENT_ID" "$CLI_SECRET_ID"')
+      // The guides' `"$CLIENT_ID"` (the account `create` printed): here the one created on the CLI's store.
+      .replace(/"\$CLIENT_ID"/g, '"$CLI_CLIENT_ID"');
     // Each `key add` registers a public key of its own (a second copy of a live key is refused).
     const keyFile = /--public-key (\S+)/.exec(cli)?.[1];
     if (keyFile && keyFile !== '-') writeFileSync(join(dir, keyFile), newPublicKeyPem());

@@ -132,6 +132,35 @@ describe('docs/clients.md recipes against the example API', () => {
     }
   });
 
+  // docs/clients.md "With a key pair": PrivateKeyJwt without discovery, against an app whose issuer
+  // (https://api.test) is not where it answers, as getting-started's.
+  type KeyPairTokens = (issuer: string, tokenEndpoint: string, id: string, key: CryptoKey) => () => Promise<string>;
+  const keyPairRecipes: [string, () => Promise<KeyPairTokens>][] = [
+    ['TypeScript', async () => ((await import(pathToFileURL(recipeFile('openid-client-key-pair', 'openid-client-key-pair.ts')).href)) as { openidClientKeyPairTokens: KeyPairTokens }).openidClientKeyPairTokens],
+    ['CommonJS', async () => (createRequire(__filename)(recipeFile('openid-client-key-pair-js', 'openid-client-key-pair.cjs')) as { openidClientKeyPairTokens: KeyPairTokens }).openidClientKeyPairTokens],
+  ];
+  it.each(keyPairRecipes)('openid-client with a key pair, without discovery (%s): a cached token, the assertion made out to the issuer identifier', async (_name, load) => {
+    const openidClientKeyPairTokens = await load();
+    const bare = createTestApp({ now: () => new Date() });
+    const server = await listen(bare.app);
+    try {
+      const created = await bare.sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:write'] });
+      const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+      const spki = Buffer.from(await crypto.subtle.exportKey('spki', pair.publicKey)).toString('base64');
+      await bare.sa.admin.addKey(created.clientId, `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`);
+      const accessToken = openidClientKeyPairTokens(TEST_ISSUER, `${server.url}/oauth/token`, created.clientId, pair.privateKey);
+      const first = await accessToken();
+      expect(await accessToken()).toBe(first);
+      const whoami = await fetch(`${server.url}/api/whoami`, { headers: { authorization: `Bearer ${first}` } });
+      expect(await whoami.json()).toMatchObject({ name: 'billing-sync', scopes: ['jobs:write'] });
+      // Made out to the server's URL instead of its issuer identifier, the assertion is refused.
+      await expect(openidClientKeyPairTokens(server.url, `${server.url}/oauth/token`, created.clientId, pair.privateKey)()).rejects.toMatchObject({ status: 401 });
+    } finally {
+      await server.close();
+      await bare.sa.close();
+    }
+  });
+
   type SimpleOauth2Tokens = (baseUrl: string, id: string, secret: string) => () => Promise<string>;
   const simpleOauth2Recipes: [string, () => Promise<SimpleOauth2Tokens>][] = [
     ['TypeScript', async () => ((await import(pathToFileURL(recipeFile('simple-oauth2', 'simple-oauth2.ts')).href)) as { simpleOauth2Tokens: SimpleOauth2Tokens }).simpleOauth2Tokens],

@@ -6,6 +6,7 @@
  * of the test: the fetch and Python clients must then get a new token and retry once.
  */
 import { execFile, spawn } from 'node:child_process';
+import { webcrypto } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
@@ -134,7 +135,7 @@ describe('docs/clients.md recipes against the example API', () => {
 
   // docs/clients.md "With a key pair": PrivateKeyJwt without discovery, against an app whose issuer
   // (https://api.test) is not where it answers, as getting-started's.
-  type KeyPairTokens = (issuer: string, tokenEndpoint: string, id: string, key: CryptoKey) => () => Promise<string>;
+  type KeyPairTokens = (issuer: string, tokenEndpoint: string, id: string, key: webcrypto.CryptoKey) => () => Promise<string>;
   const keyPairRecipes: [string, () => Promise<KeyPairTokens>][] = [
     ['TypeScript', async () => ((await import(pathToFileURL(recipeFile('openid-client-key-pair', 'openid-client-key-pair.ts')).href)) as { openidClientKeyPairTokens: KeyPairTokens }).openidClientKeyPairTokens],
     ['CommonJS', async () => (createRequire(__filename)(recipeFile('openid-client-key-pair-js', 'openid-client-key-pair.cjs')) as { openidClientKeyPairTokens: KeyPairTokens }).openidClientKeyPairTokens],
@@ -145,8 +146,8 @@ describe('docs/clients.md recipes against the example API', () => {
     const server = await listen(bare.app);
     try {
       const created = await bare.sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:write'] });
-      const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
-      const spki = Buffer.from(await crypto.subtle.exportKey('spki', pair.publicKey)).toString('base64');
+      const pair = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+      const spki = Buffer.from(await webcrypto.subtle.exportKey('spki', pair.publicKey)).toString('base64');
       await bare.sa.admin.addKey(created.clientId, `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`);
       const accessToken = openidClientKeyPairTokens(TEST_ISSUER, `${server.url}/oauth/token`, created.clientId, pair.privateKey);
       const first = await accessToken();

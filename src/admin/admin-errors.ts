@@ -78,12 +78,15 @@ export class AdminError extends Error {
  * ```
  */
 export function accountNotFound(clientId: unknown): AdminError {
-  if (typeof clientId === 'string' && isClientIdShape(clientId)) return new AdminError('account_not_found', `No service account has client ID ${JSON.stringify(clientId)}`);
+  const message = 'No service account has';
+  if (typeof clientId === 'string' && isClientIdShape(clientId)) return new AdminError('account_not_found', `${message} client ID ${JSON.stringify(clientId)}`);
   const shape = 'client IDs look like esa_ and 24 letters or digits, as create printed them';
-  if (clientId === '') return new AdminError('account_not_found', `The client ID is empty (${shape})`);
-  if (typeof clientId === 'string' && PLACEHOLDER_LIKE.test(clientId)) return new AdminError('account_not_found', `${JSON.stringify(clientId)} is not a client ID (${shape})`);
-  if (typeof clientId !== 'string') return new AdminError('account_not_found', `Not a client ID: ${quotePresented(clientId, false)} (${shape})`);
-  return new AdminError('account_not_found', `Not a client ID: ${quotePresented(clientId, false)}, not shown in case it is a secret (${shape})`);
+  if (clientId === '') return new AdminError('account_not_found', `${message} an empty client ID (${shape})`);
+  if (typeof clientId === 'string' && PLACEHOLDER_LIKE.test(clientId)) {
+    return new AdminError('account_not_found', `${message} client ID ${JSON.stringify(clientId)}: it is not a client ID (${shape})`);
+  }
+  const hidden = typeof clientId === 'string' ? ', not shown in case it is a secret' : '';
+  return new AdminError('account_not_found', `${message} this client ID, which is not one: ${quotePresented(clientId, false)}${hidden} (${shape})`);
 }
 
 /**

@@ -43,9 +43,9 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
   // guides `"$CLIENT_ID"`): the message shows what was typed and what a client ID looks like, instead
   // of "No service account has client ID a malformed value".
   it.each([
-    ['CLIENT_ID', '"CLIENT_ID" is not a client ID'],
-    ['esa_4fT0...', '"esa_4fT0..." is not a client ID'],
-    ['', 'The client ID is empty'],
+    ['CLIENT_ID', 'No service account has client ID "CLIENT_ID": it is not a client ID'],
+    ['esa_4fT0...', 'No service account has client ID "esa_4fT0...": it is not a client ID'],
+    ['', 'No service account has an empty client ID'],
   ])('`secret add %j` names the placeholder and the shape of a client ID', async (placeholder, start) => {
     const run = await runCli(['secret', 'add', placeholder, '--store', store]);
     expect(run.code).toBe(1);
@@ -55,7 +55,7 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
   it('a value that could be part of a secret is still not shown back, only its fingerprint', async () => {
     const run = await runCli(['secret', 'add', 'esas_0123456789abcdef_0123456789', '--store', store]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^service-accounts: Not a client ID: a malformed value \(fingerprint [0-9a-f]{8}\), not shown in case it is a secret \(client IDs look like esa_/);
+    expect(run.stderr).toMatch(/^service-accounts: No service account has this client ID, which is not one: a malformed value \(fingerprint [0-9a-f]{8}\), not shown in case it is a secret \(client IDs look like esa_/);
     expect(run.stderr).not.toContain('0123456789');
   });
 

@@ -78,8 +78,23 @@ export class AdminError extends Error {
  * ```
  */
 export function accountNotFound(clientId: unknown): AdminError {
-  return new AdminError('account_not_found', `No service account has client ID ${quotePresented(clientId, typeof clientId === 'string' && isClientIdShape(clientId))}`);
+  const message = 'No service account has';
+  if (typeof clientId === 'string' && isClientIdShape(clientId)) return new AdminError('account_not_found', `${message} client ID ${JSON.stringify(clientId)}`);
+  const shape = 'client IDs look like esa_ and 24 letters or digits, as create printed them';
+  if (clientId === '') return new AdminError('account_not_found', `${message} an empty client ID (${shape})`);
+  if (typeof clientId === 'string' && PLACEHOLDER_LIKE.test(clientId)) {
+    return new AdminError('account_not_found', `${message} client ID ${JSON.stringify(clientId)}: it is not a client ID (${shape})`);
+  }
+  const hidden = typeof clientId === 'string' ? ', not shown in case it is a secret' : '';
+  return new AdminError('account_not_found', `${message} this client ID, which is not one: ${quotePresented(clientId, false)}${hidden} (${shape})`);
 }
+
+/**
+ * A value that cannot hold a usable piece of a secret, so a message may show it: short, without
+ * `esas_`, without a run of 12 or more letters and digits (a secret's random part is 50 of them).
+ * Placeholders left in a command (`CLIENT_ID`, `esa_4fT0...`, `<client-id>`) are of this kind.
+ */
+const PLACEHOLDER_LIKE = /^(?!.*esas_)(?!.*[0-9a-z]{12})[\x20-\x7e]{1,32}$/i;
 
 /**
  * The `secret_not_found` error for a secret ID of an account.

@@ -39,6 +39,26 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
     );
   });
 
+  // A command copied from the docs with its placeholder left in (docs/cli.md writes `esa_4fT0...`, the
+  // guides `"$CLIENT_ID"`): the message shows what was typed and what a client ID looks like, instead
+  // of "No service account has client ID a malformed value".
+  it.each([
+    ['CLIENT_ID', 'No service account has client ID "CLIENT_ID": it is not a client ID'],
+    ['esa_4fT0...', 'No service account has client ID "esa_4fT0...": it is not a client ID'],
+    ['', 'No service account has an empty client ID'],
+  ])('`secret add %j` names the placeholder and the shape of a client ID', async (placeholder, start) => {
+    const run = await runCli(['secret', 'add', placeholder, '--store', store]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`service-accounts: ${start} (client IDs look like esa_ and 24 letters or digits, as create printed them)\n`);
+  });
+
+  it('a value that could be part of a secret is still not shown back, only its fingerprint', async () => {
+    const run = await runCli(['secret', 'add', 'esas_0123456789abcdef_0123456789', '--store', store]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^service-accounts: No service account has this client ID, which is not one: a malformed value \(fingerprint [0-9a-f]{8}\), not shown in case it is a secret \(client IDs look like esa_/);
+    expect(run.stderr).not.toContain('0123456789');
+  });
+
   it('the suggestions are not listed in --help', async () => {
     const run = await runCli(['--help']);
     expect(run.code).toBe(0);

@@ -105,6 +105,8 @@ describe('shell samples in README.md and docs/*.md', () => {
     const second = await sa.admin.addSecret(account.clientId);
     // A federated credential of the account, for the revocation sample of docs/admin-api.md.
     const federated = await sa.admin.addFederatedCredential(account.clientId, { issuer: 'https://oidc.cluster.example.com', subject: 'system:serviceaccount:docs:sample' });
+    // docs/revocation-and-introspection.md: the resource server's account, which may introspect.
+    const introspector = await sa.admin.createAccount({ name: 'python-worker', scopes: ['token:introspect'] });
     server = await listen(app);
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
@@ -122,6 +124,8 @@ describe('shell samples in README.md and docs/*.md', () => {
       ADMIN_TOKEN: adminToken,
       SECRET_ID: second.id,
       CREDENTIAL_ID: federated.id,
+      INTROSPECTOR_ID: introspector.clientId,
+      INTROSPECTOR_SECRET: introspector.secret.value,
     };
   });
 
@@ -141,7 +145,9 @@ describe('shell samples in README.md and docs/*.md', () => {
     const script = cli
       .replace(/^service-accounts/, `node ${JSON.stringify(CLI_BIN)}`)
       .replace(/esa_4fT0\.\.\./g, / federated /.test(cli) ? '"$CLI_FEDERATED_CLIENT_ID"' : '"$CLI_CLIENT_ID"')
-      .replace(/"\$CLIENT_ID" "\$SECRET_ID"/, '"$CLI_CLIENT_ID" "$CLI_SECRET_ID"');
+      .replace(/"\$CLIENT_ID" "\$SECRET_ID"/, '"$CLI_CLIENT_ID" "$CLI_SECRET_ID"')
+      // The guides' `"$CLIENT_ID"` (the account `create` printed): here the one created on the CLI's store.
+      .replace(/"\$CLIENT_ID"/g, '"$CLI_CLIENT_ID"');
     // Each `key add` registers a public key of its own (a second copy of a live key is refused).
     const keyFile = /--public-key (\S+)/.exec(cli)?.[1];
     if (keyFile && keyFile !== '-') writeFileSync(join(dir, keyFile), newPublicKeyPem());
@@ -155,7 +161,9 @@ describe('shell samples in README.md and docs/*.md', () => {
     expect(run.code).toBe(0);
   });
 
-  it.skipIf(!existsSync(CURL) && process.env.CI !== 'true').each(curlSamples.map((s) => [`${s.file}: ${s.command.slice(0, 70)}`, s.command] as const))(
+  // The token's own revocation (docs/revocation-and-introspection.md) last: the other calls use the token.
+  const orderedCurl = [...curlSamples].sort((a, b) => Number(a.command.includes('/oauth/revoke')) - Number(b.command.includes('/oauth/revoke')));
+  it.skipIf(!existsSync(CURL) && process.env.CI !== 'true').each(orderedCurl.map((s) => [`${s.file}: ${s.command.slice(0, 70)}`, s.command] as const))(
     'runs %s',
     async (_name, command) => {
       const script = command.replace(/https?:\/\/(localhost:3000|api\.example\.com)/g, server.url).replace(/^curl /, 'curl -q --noproxy "*" -o /dev/null -w "%{http_code}" ');

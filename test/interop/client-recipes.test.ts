@@ -6,6 +6,7 @@
  * of the test: the fetch and Python clients must then get a new token and retry once.
  */
 import { execFile, spawn } from 'node:child_process';
+import { webcrypto } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
@@ -126,6 +127,35 @@ describe('docs/clients.md recipes against the example API', () => {
       const [, loadDiscovery] = openidClientRecipes[0]!;
       const openidClientTokens = await loadDiscovery();
       await expect(openidClientTokens(server.url, created.clientId, created.secret.value)).rejects.toMatchObject({ code: 'OAUTH_RESPONSE_IS_NOT_CONFORM' });
+    } finally {
+      await server.close();
+      await bare.sa.close();
+    }
+  });
+
+  // docs/clients.md "With a key pair": PrivateKeyJwt without discovery, against an app whose issuer
+  // (https://api.test) is not where it answers, as getting-started's.
+  type KeyPairTokens = (issuer: string, tokenEndpoint: string, id: string, key: webcrypto.CryptoKey) => () => Promise<string>;
+  const keyPairRecipes: [string, () => Promise<KeyPairTokens>][] = [
+    ['TypeScript', async () => ((await import(pathToFileURL(recipeFile('openid-client-key-pair', 'openid-client-key-pair.ts')).href)) as { openidClientKeyPairTokens: KeyPairTokens }).openidClientKeyPairTokens],
+    ['CommonJS', async () => (createRequire(__filename)(recipeFile('openid-client-key-pair-js', 'openid-client-key-pair.cjs')) as { openidClientKeyPairTokens: KeyPairTokens }).openidClientKeyPairTokens],
+  ];
+  it.each(keyPairRecipes)('openid-client with a key pair, without discovery (%s): a cached token, the assertion made out to the issuer identifier', async (_name, load) => {
+    const openidClientKeyPairTokens = await load();
+    const bare = createTestApp({ now: () => new Date() });
+    const server = await listen(bare.app);
+    try {
+      const created = await bare.sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:write'] });
+      const pair = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+      const spki = Buffer.from(await webcrypto.subtle.exportKey('spki', pair.publicKey)).toString('base64');
+      await bare.sa.admin.addKey(created.clientId, `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`);
+      const accessToken = openidClientKeyPairTokens(TEST_ISSUER, `${server.url}/oauth/token`, created.clientId, pair.privateKey);
+      const first = await accessToken();
+      expect(await accessToken()).toBe(first);
+      const whoami = await fetch(`${server.url}/api/whoami`, { headers: { authorization: `Bearer ${first}` } });
+      expect(await whoami.json()).toMatchObject({ name: 'billing-sync', scopes: ['jobs:write'] });
+      // Made out to the server's URL instead of its issuer identifier, the assertion is refused.
+      await expect(openidClientKeyPairTokens(server.url, `${server.url}/oauth/token`, created.clientId, pair.privateKey)()).rejects.toMatchObject({ status: 401 });
     } finally {
       await server.close();
       await bare.sa.close();

@@ -1,0 +1,117 @@
+/**
+ * docs/admin-api.md followed as written: its mount sample (TypeScript with tsx, CommonJS with node)
+ * started with the page's `export ADMIN_TOKEN=...` and a PORT, then every curl line of the page, in
+ * page order, against it: they authenticate as the sample does, and each `$CLIENT_ID`, `$SECRET_ID`
+ * and `$CREDENTIAL_ID` is taken from the answer the page says it comes from (Create, Add a secret,
+ * Add a federated credential).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(__dirname, '..', '..');
+const PAGE = readFileSync(join(ROOT, 'docs', 'admin-api.md'), 'utf8');
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+
+/** The first ```lang block under "## Mounting it". */
+function mountSample(lang: string): string {
+  const section = PAGE.split('## Mounting it')[1]!;
+  return new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(section)![1]!;
+}
+
+/** The commands of the page's sh blocks, continuation lines joined, comments dropped. */
+function shellCommands(): string[] {
+  const commands: string[] = [];
+  let inBlock = false;
+  let pending = '';
+  for (const line of PAGE.split('\n')) {
+    if (/^```sh\s*$/.test(line)) inBlock = true;
+    else if (line.startsWith('```')) inBlock = false;
+    else if (inBlock) {
+      const text = line.replace(/(^|\s)#(?![{\d]).*$/, '').trimEnd();
+      if (text.endsWith('\\')) pending += `${text.slice(0, -1)} `;
+      else if ((pending + text).trim() !== '') {
+        commands.push((pending + text).trim());
+        pending = '';
+      }
+    }
+  }
+  return commands;
+}
+
+function bash(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile('bash', ['-c', script], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) =>
+      done({ code: error ? ((error.code as number | undefined) ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+    probe.on('error', fail);
+  });
+}
+
+/** Where the page says each variable comes from: the answer of the command that creates it. */
+const SOURCES: [RegExp, string][] = [
+  [/-X POST \S+\/admin\/service-accounts\s/, 'CLIENT_ID'],
+  [/-X POST \S+\/secrets\b/, 'SECRET_ID'],
+  [/-X POST \S+\/federated\b/, 'CREDENTIAL_ID'],
+];
+const FIELD: Record<string, string> = { CLIENT_ID: 'clientId', SECRET_ID: 'id', CREDENTIAL_ID: 'id' };
+
+mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+const dir = mkdtempSync(join(ROOT, '.tmp', 'admin-api-guide-'));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('docs/admin-api.md, as written', { timeout: 60_000 }, () => {
+  it.each([
+    ['TypeScript', 'ts', 'admin.mts', TSX],
+    ['CommonJS', 'js', 'admin.cjs', process.execPath],
+  ])('%s: the curl lines, in order, against the mount sample', async (_name, lang, fileName, bin) => {
+    const tokenLine = shellCommands().find((c) => c.startsWith('export ADMIN_TOKEN='));
+    expect(tokenLine, 'the page says how to make ADMIN_TOKEN').toBeDefined();
+    const adminToken = (await bash(`${tokenLine}\nprintf %s "$ADMIN_TOKEN"`, {})).stdout;
+    expect(adminToken.length).toBeGreaterThanOrEqual(24);
+    const file = join(dir, fileName);
+    // The one change: a callback that says when it listens.
+    const listen = 'app.listen(Number(process.env.PORT) || 3000);';
+    expect(mountSample(lang)).toContain(listen);
+    writeFileSync(file, mountSample(lang).replace(listen, "app.listen(Number(process.env.PORT) || 3000, () => console.log('listening'));"));
+    const port = await freePort();
+    const child = spawn(bin, [file], { cwd: dir, env: { PATH: process.env.PATH ?? '', PORT: String(port), ADMIN_TOKEN: adminToken }, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    expect((await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next()).value).toBe('listening');
+    const base = `http://127.0.0.1:${port}`;
+
+    const env: Record<string, string> = { ADMIN_TOKEN: adminToken };
+    const curls = shellCommands().filter((c) => c.startsWith('curl '));
+    expect(curls.length).toBeGreaterThanOrEqual(10);
+    for (const command of curls) {
+      const script = command.replace(/http:\/\/localhost:3000/g, base).replace(/^curl /, `curl -q --noproxy "*" -w '\\n%{http_code}' `);
+      const run = await bash(script, env);
+      const status = run.stdout.slice(run.stdout.lastIndexOf('\n') + 1);
+      expect(status, `${command}\n${run.stdout}`).toMatch(/^20[01]$/);
+      const source = SOURCES.find(([pattern]) => pattern.test(command));
+      if (source) {
+        const body = JSON.parse(run.stdout.slice(0, run.stdout.lastIndexOf('\n'))) as Record<string, string>;
+        env[source[1]] = body[FIELD[source[1]]!]!;
+      }
+    }
+    // Every variable the page uses was set by the answer it names.
+    expect(Object.keys(env).sort()).toEqual(['ADMIN_TOKEN', 'CLIENT_ID', 'CREDENTIAL_ID', 'SECRET_ID']);
+    child.kill();
+  });
+});

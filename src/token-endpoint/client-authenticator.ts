@@ -38,6 +38,7 @@ import { callStore } from '../runtime/call-store.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import { assertionClientId, assertionNames, type KeyAssertionChecker } from './key-assertion.js';
+import { tokenEndpointAudienceOf, type TokenEndpointAudienceSetting } from '../token-endpoint-audience.js';
 import { federatedTokenNames, type FederatedClientCheck, type FederatedTokenNames } from '../federation/federated-client-check.js';
 import type { AttemptReservation, FailureLimiter } from './failure-limiter.js';
 import { limiterAddress } from './limiter-address.js';
@@ -55,8 +56,16 @@ export interface ClientAuthenticatorParts {
   readonly assertions: KeyAssertionChecker;
   /** The federated method (outside issuers' tokens); `undefined` when the store holds no federated credentials. */
   readonly federated: FederatedClientCheck | undefined;
-  /** The issuer identifier (the audience of client assertions), the clock tolerance, and the longest assertion lifetime accepted, in seconds. */
-  readonly assertionRules: { readonly issuer: string; readonly clockTolerance: number; readonly maxLifetime: number };
+  /**
+   * The issuer identifier (the audience of client assertions), the clock tolerance, the longest assertion
+   * lifetime accepted, in seconds, and whether the token endpoint URL is accepted as an audience too.
+   */
+  readonly assertionRules: {
+    readonly issuer: string;
+    readonly clockTolerance: number;
+    readonly maxLifetime: number;
+    readonly tokenEndpointAudience: TokenEndpointAudienceSetting;
+  };
   readonly secrets: SecretVerifier;
   readonly remembered: RememberedSecrets;
   /** The digests of verified secrets kept in the store, shared by every instance. */
@@ -109,16 +118,17 @@ export class ClientAuthenticator {
    * Authenticates the client of one token request. `address` is the client's address as Express sees it
    * (`req.ip`, which respects `trust proxy`). `done` gets the client, or the error to answer with:
    * {@link InvalidClientError} (401), {@link TooManyRequestsError} (429), or a 503
-   * (`StoreUnavailableError`, `SecretChecksBusyError`).
+   * (`StoreUnavailableError`, `SecretChecksBusyError`). `mountPath` is the path the token router is
+   * mounted on (`req.baseUrl`), from which the token endpoint URL is derived as an assertion audience.
    */
-  authenticate(credentials: PresentedCredentials, address: string | undefined, done: AuthenticationDone): void {
+  authenticate(credentials: PresentedCredentials, address: string | undefined, done: AuthenticationDone, mountPath?: string): void {
     if (credentials.method === 'assertion') {
       // One decoding, unverified, tells the kind: a key-pair assertion names the client as both `iss` and
       // `sub`; an outside issuer's token names the issuer and the workload.
       const names = assertionNames(credentials.assertion);
       const federated = names && federatedTokenNames(names);
       if (federated) return this.#authenticateFederated(credentials, federated, address, done);
-      return this.#authenticateAssertion(credentials, names, address, done);
+      return this.#authenticateAssertion(credentials, names, address, done, mountPath);
     }
     const { limiter } = this.#parts;
     const clientId = 'clientId' in credentials ? credentials.clientId : undefined;
@@ -233,6 +243,7 @@ export class ClientAuthenticator {
     names: { readonly iss?: unknown; readonly sub?: unknown } | undefined,
     address: string | undefined,
     done: AuthenticationDone,
+    mountPath: string | undefined,
   ): void {
     const asserted = names && assertionClientId(names);
     const attempt: Attempt = { credentials, clientId: credentials.clientId ?? asserted, address, done };
@@ -252,7 +263,9 @@ export class ClientAuthenticator {
       this.#parts.accounts.get(asserted).then((account) => {
         if (!account) return this.#fail(attempt, 'unknown_client');
         const now = this.#parts.now();
-        this.#parts.assertions.verify(credentials.assertion, account, { ...assertionRules, now }).then((outcome) => {
+        const { issuer, clockTolerance, maxLifetime, tokenEndpointAudience } = assertionRules;
+        const tokenEndpoint = tokenEndpointAudienceOf(tokenEndpointAudience, issuer, mountPath);
+        this.#parts.assertions.verify(credentials.assertion, account, { issuer, clockTolerance, maxLifetime, tokenEndpoint, now }).then((outcome) => {
           if ('failure' in outcome) return this.#fail(attempt, outcome.failure, account);
           if (!account.enabled) return this.#fail(attempt, 'disabled_account', account);
           // A store without key credentials cannot make an assertion single-use: it accepts none.

@@ -2,20 +2,23 @@
  * @module key-assertion
  * Checks a client assertion signed with a key-pair credential (`private_key_jwt`, RFC 7523 §2.2 and §3,
  * with the audience rule of the update to RFC 7523 on client authentication audiences): a JWT whose
- * `iss` and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else,
+ * `iss` and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else
+ * (or the token endpoint URL, when allowed: token-endpoint-audience.ts),
  * with `exp` (at most `maxLifetime` seconds ahead, plus the clock tolerance), a `jti`, `iat` and
  * `nbf` when present not in the future, signed by one of the account's registered public keys with an
  * algorithm of that key's type (at most `MAX_CANDIDATE_KEYS` of them tried: candidate-keys.ts).
- * `none`, HMAC and every other symmetric algorithm, and any `crit` header, are refused. Framework-free;
- * the client authenticator makes the assertion single-use and decides what a failure is answered.
+ * `none`, HMAC and every other symmetric algorithm, and any `crit` header, are refused. A refusal names
+ * the rule that failed (assertion-refusals.ts), for the audit only. Framework-free; the client
+ * authenticator makes the assertion single-use and decides what a failure is answered.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
-import { withinAssertionTimes } from '../assertion-times.js';
 import { keyAttemptOf, tryCandidateKeys, type KeyAttempt } from '../candidate-keys.js';
+import { claimRefusalOf, timesRefusalOf, unverifiedRefusal, type AssertionRefusal } from '../assertion-refusals.js';
+import { isAcceptedAudience } from '../token-endpoint-audience.js';
 
 /** The assertion type of RFC 7523 §2.2, the only one accepted in `client_assertion_type`. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -77,6 +80,8 @@ export interface KeyAssertionOptions {
   readonly clockTolerance: number;
   /** Most seconds `exp` may lie ahead of now, beyond the clock tolerance. */
   readonly maxLifetime: number;
+  /** The token endpoint URL, also accepted as the sole audience of an untyped assertion (`acceptTokenEndpointAudience`); else absent. */
+  readonly tokenEndpoint?: string;
   readonly now: Date;
 }
 
@@ -91,7 +96,7 @@ export interface VerifiedAssertion {
 }
 
 /** Why an assertion was refused (for the audit event only; the client gets one `invalid_client`). */
-export type AssertionFailure = 'invalid_assertion' | 'revoked_key';
+export type AssertionFailure = AssertionRefusal;
 
 /**
  * See the module description. Imported public keys are kept (bounded) by thumbprint, so a repeat
@@ -127,38 +132,57 @@ export class KeyAssertionChecker {
     let alg: unknown;
     let kid: unknown;
     let crit: unknown;
+    let typ: unknown;
     try {
-      ({ alg, kid, crit } = decodeProtectedHeader(assertion));
+      ({ alg, kid, crit, typ } = decodeProtectedHeader(assertion));
     } catch {
       return { failure: 'invalid_assertion' };
     }
     // RFC 7515 §4.1.11: this server understands no header extension, so any `crit` is refused.
-    if (typeof alg !== 'string' || crit !== undefined) return { failure: 'invalid_assertion' };
+    if (typeof alg !== 'string' || crit !== undefined || !ASSERTION_SIGNING_ALGORITHMS.includes(alg)) return { failure: 'invalid_assertion' };
     const keys = (account.keys ?? []).filter((key) => algorithmsOf(key.publicKey).includes(alg));
+    const named = (key: KeyRecord, id: string): boolean => key.id === id || key.thumbprint === id;
+    // The rule a key that made the signature found broken (the search ends there): for the audit reason.
+    let refusal: AssertionRefusal = 'invalid_assertion';
     const outcome = await tryCandidateKeys(
       keys,
       {
         kid,
-        named: (key, id) => key.id === id || key.thumbprint === id,
+        named,
         // A client may name its key by an ID of its own: then every key of the account is a candidate.
         unnamedFallsBack: true,
         counts: (key) => key.revokedAt === null,
       },
-      (key) => this.#attempt(assertion, key, alg, account.clientId, options),
+      (key) => this.#attempt(assertion, key, { alg, typ }, account.clientId, options, (reason) => (refusal = reason)),
     );
-    if (!('key' in outcome)) return { failure: 'invalid_assertion' };
+    if (!('key' in outcome)) {
+      if (outcome.failure === 'too_many_keys') return { failure: 'invalid_assertion' };
+      if (outcome.failure === 'not_verified' && outcome.signed) return { failure: refusal };
+      return { failure: unverifiedRefusal(typeof kid === 'string' && keys.some((key) => named(key, kid))) };
+    }
     if (outcome.key.revokedAt !== null) return { failure: 'revoked_key' };
     const payload = outcome.verified;
     // Kept as used until the last moment it could still be accepted: `exp` plus the clock tolerance.
     return { key: outcome.key, jti: payload.jti as string, expiresAt: new Date(((payload.exp as number) + options.clockTolerance) * 1000) };
   }
 
-  /** What `key` says of the assertion: its payload when it verifies the signature and every claim holds. */
-  async #attempt(assertion: string, key: KeyRecord, alg: string, clientId: string, options: KeyAssertionOptions): Promise<KeyAttempt<JWTPayload>> {
+  /**
+   * What `key` says of the assertion: its payload when it verifies the signature and every claim holds;
+   * when the signature verifies and a claim does not, `refuse` is told which rule it broke.
+   */
+  async #attempt(
+    assertion: string,
+    key: KeyRecord,
+    header: { readonly alg: string; readonly typ: unknown },
+    clientId: string,
+    options: KeyAssertionOptions,
+    refuse: (reason: AssertionRefusal) => void,
+  ): Promise<KeyAttempt<JWTPayload>> {
+    const refused = (reason: AssertionRefusal): 'refused' => (refuse(reason), 'refused');
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(assertion, this.#keyObject(key), {
-        algorithms: [alg],
+        algorithms: [header.alg],
         issuer: clientId,
         subject: clientId,
         requiredClaims: ['exp', 'jti'],
@@ -166,14 +190,16 @@ export class KeyAssertionChecker {
         clockTolerance: options.clockTolerance,
       }));
     } catch (error) {
-      return keyAttemptOf(error);
+      const attempt = keyAttemptOf(error);
+      return attempt === 'refused' ? refused(claimRefusalOf(error)) : attempt;
     }
     const { aud, exp, iat, jti } = payload;
-    // The issuer identifier as the sole audience: never the token endpoint's URL, nor a list with others.
-    const audience = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
-    if (audience !== options.issuer) return 'refused';
-    if (typeof jti !== 'string' || jti.length === 0) return 'refused';
-    if (!withinAssertionTimes({ exp, iat }, options)) return 'refused';
+    // The issuer identifier as the sole audience, never a list with others; the token endpoint's URL
+    // only when allowed, and never for an explicitly typed assertion (token-endpoint-audience.ts).
+    if (!isAcceptedAudience(aud, header.typ, options)) return refused('wrong_audience');
+    if (typeof jti !== 'string' || jti.length === 0) return refused('invalid_assertion');
+    const times = timesRefusalOf({ exp, iat }, options);
+    if (times) return refused(times);
     return { verified: payload };
   }
 }

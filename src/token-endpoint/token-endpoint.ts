@@ -79,7 +79,12 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
       storeCalls: runtime.storeCalls,
       assertions: new KeyAssertionChecker(),
       federated: createFederatedClientCheck(runtime),
-      assertionRules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
+      assertionRules: {
+        issuer: config.issuer,
+        clockTolerance: config.clockTolerance,
+        maxLifetime: config.maxAssertionLifetime,
+        tokenEndpointAudience: config.acceptTokenEndpointAudience,
+      },
       secrets,
       remembered: new RememberedSecrets(),
       digests: new VerifiedSecretDigests(config.keyring, { store: config.store, storeTimeout: config.storeTimeout, observer: runtime.storeCalls }),

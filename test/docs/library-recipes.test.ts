@@ -85,7 +85,7 @@ async function needs(context: TestContext, runtime: keyof typeof runtimes): Prom
 }
 
 /** The example API with `settings`, and the audit events it emitted. */
-async function startApi(settings: Parameters<typeof startExampleApp>[0]['settings'] = {}) {
+async function startApi(settings: NonNullable<Parameters<typeof startExampleApp>[0]>['settings'] = {}) {
   const events: AuditEvent[] = [];
   const app = await startExampleApp({ settings: { ...settings, onAudit: (event) => void events.push(event) } });
   const reasons = () => events.flatMap((e) => (e.type === 'client.authentication_failed' ? [e.reason] : []));
@@ -139,7 +139,7 @@ describe('docs/clients.md: Authlib', () => {
   });
 
   // docs/private-key-jwt.md: PrivateKeyJWT given the issuer, its assertions living an hour (Authlib's default).
-  it.each(['ES256', 'RS256'] as const)('authlib-private-key-jwt (%s): PrivateKeyJWT(issuer) with its default lifetime gets a token, calls the API, revokes', async (alg, context) => {
+  it.for(['ES256', 'RS256'] as const)('authlib-private-key-jwt (%s): PrivateKeyJWT(issuer) with its default lifetime gets a token, calls the API, revokes', async (alg, context) => {
     const python = await needs(context, 'authlib');
     const { account, keyFile } = await keyAccount(api.app, alg);
     const env = pythonEnv(api.app, { CLIENT_ID: account.clientId, PRIVATE_KEY_FILE: keyFile, KEY_ALG: alg });

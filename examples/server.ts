@@ -6,6 +6,9 @@
  *   TOKEN_TTL_SECONDS       access token lifetime                        (default 3600)
  *   TOKEN_ISSUER            iss of its tokens, issuer of its metadata    (default http://localhost:PORT)
  *   TOKEN_FAILURE_LIMIT     failed authentications per client ID and per address per minute before 429; 0 = off (default 10)
+ *   MAX_ASSERTION_LIFETIME_SECONDS  longest lifetime a private_key_jwt assertion may have left, 10 to 3600 (default 3600)
+ *   ACCEPT_TOKEN_ENDPOINT_AUDIENCE  1: also accept the token endpoint URL as an untyped assertion's audience; or that
+ *                           URL itself, when a proxy changes the path (default 0; see docs/private-key-jwt.md)
  *   TOKEN_SIGNING_KEY       ≥ 32 characters (HS256) or a PEM EC P-256 private key (ES256);
  *                           generated once beside a SQLite file when absent; required with PostgreSQL
  *   METRICS                 1: Prometheus metrics at GET /metrics through the OpenTelemetry SDK (default 0)
@@ -88,6 +91,8 @@ async function main(): Promise<void> {
       issuer,
       signingKeys: [signingKey.key],
       tokenLifetime: settings.tokenLifetime,
+      maxAssertionLifetime: settings.maxAssertionLifetime,
+      acceptTokenEndpointAudience: settings.acceptTokenEndpointAudience,
       failureLimit: settings.failureLimit,
       federation: {
         allowHttpLoopback: settings.federationAllowHttpLoopback,

@@ -13,6 +13,7 @@ import { resolveAdminSettings, type ResolvedAdminConfig } from './admin-options.
 import { resolveFederation, type FederationOptions, type ResolvedFederationConfig } from './federation/federation-options.js';
 
 import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-lifetime-limits.js';
+import { resolveTokenEndpointAudience, type TokenEndpointAudienceSetting } from './token-endpoint-audience.js';
 
 export { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME };
 
@@ -98,10 +99,23 @@ export interface ServiceAccountsOptions {
   clockTolerance?: number;
   /**
    * The longest lifetime, in seconds, a client assertion (`private_key_jwt`) may have left: one whose
-   * `exp` lies further ahead, beyond `clockTolerance`, is refused, so a stolen assertion is of use for
-   * minutes at most. From 10 to 3600. @default 300
+   * `exp` lies further ahead, beyond `clockTolerance`, is refused. The default accepts what widely used
+   * clients send (Authlib signs for 3600 s); each assertion is accepted once whatever its lifetime, and
+   * a lower value shortens the time a stolen, unused one could serve (docs/private-key-jwt.md). From 10 to 3600.
+   * @default 3600
    */
   maxAssertionLifetime?: number;
+  /**
+   * Also accept the token endpoint URL as the sole `aud` of a key-pair client assertion that is not
+   * explicitly typed (`typ: client-authentication+jwt`), as clients that follow OpenID Connect Core §9
+   * make it (Authlib's default). `true` derives the URL per request: the issuer's origin, the path the
+   * token router is mounted on, and `/token` (`https://api.example.com/oauth/token`); a string gives the
+   * URL clients post to, when a proxy changes the path. Off by default: an assertion made out to a token
+   * endpoint URL can be replayed here by another server the client trusts with the same key (audience
+   * injection; see docs/private-key-jwt.md). Outside issuers' tokens are not affected.
+   * @default false
+   */
+  acceptTokenEndpointAudience?: boolean | string;
   /**
    * Federated credentials: tokens of outside issuers (Kubernetes, GitHub Actions, SPIFFE, any OpenID
    * Connect provider) accepted as client credentials for the accounts that trust them. See
@@ -198,6 +212,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly tokenLifetime: number;
   readonly clockTolerance: number;
   readonly maxAssertionLifetime: number;
+  readonly acceptTokenEndpointAudience: TokenEndpointAudienceSetting;
   readonly federation: ResolvedFederationConfig;
   readonly realm: string;
   readonly onEvent: ((event: OperationalEvent) => void | Promise<void>) | undefined;
@@ -212,7 +227,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 }
 
 const KNOWN_OPTIONS = new Set<string>([
-  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'federation', 'realm', 'onAudit', 'onEvent', 'telemetry',
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'acceptTokenEndpointAudience', 'federation', 'realm', 'onAudit', 'onEvent', 'telemetry',
   'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
   'maxRevokedTokensPerClient', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
@@ -292,7 +307,8 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     keyring: createKeyring(options.signingKeys, fail),
     tokenLifetime,
     clockTolerance,
-    maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 300, 10, 3600),
+    maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 3600, 10, 3600),
+    acceptTokenEndpointAudience: resolveTokenEndpointAudience(options.acceptTokenEndpointAudience),
     federation,
     realm,
     onEvent,

@@ -157,8 +157,25 @@ export type ClientAuthenticationFailure =
   | 'wrong_secret'
   | 'revoked_secret'
   | 'disabled_account'
-  /** A client assertion (`private_key_jwt`) whose signature, claims or algorithm do not check out, or whose account has no matching key. */
+  /**
+   * A client assertion that is malformed or breaks a rule without a reason of its own below: not a JWT,
+   * an algorithm refused (`none`, HMAC) or a `crit` header, a `client_id` naming another client, no `jti`,
+   * no `exp`, more than 3 live keys of its type and no `kid` naming one; and an outside issuer's token
+   * that does not verify (docs/federated-credentials.md).
+   */
   | 'invalid_assertion'
+  /** A key-pair client assertion whose `aud` is not the issuer identifier alone (nor, when allowed, the token endpoint URL). */
+  | 'wrong_audience'
+  /** A key-pair client assertion whose `exp` lies further ahead than `maxAssertionLifetime` (plus the clock tolerance). */
+  | 'assertion_lifetime_too_long'
+  /** A key-pair client assertion whose `exp` has passed (beyond the clock tolerance). */
+  | 'expired_assertion'
+  /** A key-pair client assertion whose `nbf` or `iat` lies in the future (beyond the clock tolerance). */
+  | 'assertion_not_yet_valid'
+  /** A key-pair client assertion that no registered key of its algorithm's type verified, and whose `kid` names none of them. */
+  | 'unknown_key'
+  /** A key-pair client assertion whose `kid` names a registered key that does not verify its signature. */
+  | 'bad_signature'
   /** A client assertion signed by a key that has been revoked. */
   | 'revoked_key'
   /** A client assertion whose `jti` was already used (a replay). */

@@ -34,6 +34,10 @@ export interface ServerSettings {
   readonly tokenLifetime: number;
   /** TOKEN_ISSUER, or undefined to use http://localhost:PORT once the port is known. */
   readonly issuer: string | undefined;
+  /** MAX_ASSERTION_LIFETIME_SECONDS: the longest lifetime a private_key_jwt client assertion may have left (10 to 3600). */
+  readonly maxAssertionLifetime: number;
+  /** ACCEPT_TOKEN_ENDPOINT_AUDIENCE: `1` (true), the token endpoint URL as clients post to it, or unset/`0` (false). */
+  readonly acceptTokenEndpointAudience: boolean | string;
   /** TOKEN_FAILURE_LIMIT: failures per client ID and per address per minute; false turns the limit off. */
   readonly failureLimit: { max: number; windowSeconds: number } | false;
   /** TOKEN_SIGNING_KEY, as given (parsed by signing-key.ts). */
@@ -120,6 +124,15 @@ function healthDetailsToken(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+/** ACCEPT_TOKEN_ENDPOINT_AUDIENCE: `1` derives the token endpoint URL, an http(s) URL names it; unset or `0` is off. */
+function tokenEndpointAudience(env: NodeJS.ProcessEnv): boolean | string {
+  const raw = env.ACCEPT_TOKEN_ENDPOINT_AUDIENCE?.trim() ?? '';
+  if (raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  if (/^https?:\/\/[^\s?#]+$/.test(raw)) return raw;
+  throw new StartupError('ACCEPT_TOKEN_ENDPOINT_AUDIENCE must be 0, 1 or the token endpoint URL clients post to, such as https://api.example.com/oauth/token');
+}
+
 export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
   const storeUrl = env.SERVICE_ACCOUNTS_STORE?.trim() || DEFAULT_STORE_URL;
   let store: AccountStoreLocation;
@@ -139,6 +152,8 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     storeUrl,
     store,
     tokenLifetime: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86_400),
+    maxAssertionLifetime: integer(env, 'MAX_ASSERTION_LIFETIME_SECONDS', 3600, 10, 3600),
+    acceptTokenEndpointAudience: tokenEndpointAudience(env),
     issuer,
     failureLimit: failures === 0 ? false : { max: failures, windowSeconds: 60 },
     signingKey: env.TOKEN_SIGNING_KEY === '' ? undefined : env.TOKEN_SIGNING_KEY,

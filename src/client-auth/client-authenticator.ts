@@ -45,12 +45,13 @@ export class ClientAuthenticator {
    * Authenticates the client of one token request. `address` is the client's address as Express sees it
    * (`req.ip`, which respects `trust proxy`). `done` gets the client, or the error to answer with:
    * `InvalidClientError` (401), `TooManyRequestsError` (429), or a 503 (`StoreUnavailableError`,
-   * `SecretChecksBusyError`, `FederatedKeysUnavailableError`).
+   * `SecretChecksBusyError`, `FederatedKeysUnavailableError`). `mountPath` is the path the token
+   * router is mounted on (`req.baseUrl`), from which the token endpoint URL is derived.
    */
-  authenticate(credentials: PresentedCredentials, address: string | undefined, done: AuthenticationDone): void {
+  authenticate(credentials: PresentedCredentials, address: string | undefined, done: AuthenticationDone, mountPath?: string): void {
     switch (credentials.kind) {
       case 'key':
-        return this.#methods.key.authenticate(credentials, address, done);
+        return this.#methods.key.authenticate(credentials, address, done, mountPath);
       case 'federated':
         return this.#methods.federated.authenticate(credentials, address, done);
       default:
@@ -103,7 +104,12 @@ export function createClientAuthenticator(runtime: Runtime, inputs: ClientAuthen
       attempts,
       accounts,
       replays,
-      rules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
+      rules: {
+        issuer: config.issuer,
+        clockTolerance: config.clockTolerance,
+        maxLifetime: config.maxAssertionLifetime,
+        tokenEndpointAudience: config.acceptTokenEndpointAudience,
+      },
       now,
     }),
     federated: new FederatedMethod(attempts, createFederatedClientCheck(runtime), now),

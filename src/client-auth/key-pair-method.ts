@@ -2,13 +2,15 @@
  * @module key-pair-method
  * The key-pair method (`private_key_jwt`, RFC 7523 §2.2 and §3, with the audience rule of the update
  * to RFC 7523 on client authentication audiences), decided wholly here: a client assertion whose `iss`
- * and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else, with
+ * and `sub` are the client ID, whose `aud` is this server's issuer identifier and nothing else (or the
+ * token endpoint URL, when `acceptTokenEndpointAudience` allows it for an untyped assertion), with
  * `exp` (at most `maxLifetime` seconds ahead, plus the clock tolerance), a `jti`, `iat` and `nbf` when
  * present not in the future (assertion-rules.ts), signed by one of the account's registered public
  * keys with an algorithm of that key's type (at most `MAX_CANDIDATE_KEYS` of them tried:
  * keys/candidate-keys.ts). `none`, HMAC and every other symmetric algorithm, and any `crit` header,
  * are refused. Then the account must be enabled, and the `jti` is recorded once in the store: a
- * replay, on this instance or any other sharing the store, is refused.
+ * replay, on this instance or any other sharing the store, is refused. A refusal names the rule that
+ * failed (assertion-rules.ts), for the audit only.
  *
  * Checked against the failure limiter, not counted in advance: a signature cannot be guessed, and
  * checking one costs no bcrypt, so a burst gains nothing by passing together. A failure is counted
@@ -21,7 +23,18 @@ import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import { keyAttemptOf, tryCandidateKeys, type KeyAttempt } from '../keys/candidate-keys.js';
-import { firstUse, hasSoleAudience, hasUsableJti, withinAssertionTimes, type AssertionReplayParts } from './assertion-rules.js';
+import {
+  claimRefusalOf,
+  firstUse,
+  hasUsableJti,
+  isAcceptedAudience,
+  timesRefusalOf,
+  tokenEndpointAudienceOf,
+  unverifiedRefusal,
+  type AssertionRefusal,
+  type AssertionReplayParts,
+} from './assertion-rules.js';
+import type { TokenEndpointAudienceSetting } from '../token-endpoint-audience.js';
 import type { Attempt, Attempts } from './attempts.js';
 import type { AuthenticationDone, KeyPairCredentials } from './presented-credentials.js';
 
@@ -65,6 +78,8 @@ export interface KeyAssertionOptions {
   readonly clockTolerance: number;
   /** Most seconds `exp` may lie ahead of now, beyond the clock tolerance. */
   readonly maxLifetime: number;
+  /** The token endpoint URL, also accepted as the sole audience of an untyped assertion (`acceptTokenEndpointAudience`); else absent. */
+  readonly tokenEndpoint?: string | undefined;
   readonly now: Date;
 }
 
@@ -75,7 +90,7 @@ export interface VerifiedAssertion {
 }
 
 /** Why an assertion was refused (for the audit event only; the client gets one `invalid_client`). */
-export type AssertionFailure = 'invalid_assertion' | 'revoked_key';
+export type AssertionFailure = AssertionRefusal;
 
 /**
  * The signature and claims of a key-pair assertion, checked against an account's public keys.
@@ -111,36 +126,55 @@ export class KeyAssertionChecker {
     let alg: unknown;
     let kid: unknown;
     let crit: unknown;
+    let typ: unknown;
     try {
-      ({ alg, kid, crit } = decodeProtectedHeader(assertion));
+      ({ alg, kid, crit, typ } = decodeProtectedHeader(assertion));
     } catch {
       return { failure: 'invalid_assertion' };
     }
     // RFC 7515 §4.1.11: this server understands no header extension, so any `crit` is refused.
-    if (typeof alg !== 'string' || crit !== undefined) return { failure: 'invalid_assertion' };
+    if (typeof alg !== 'string' || crit !== undefined || !ASSERTION_SIGNING_ALGORITHMS.includes(alg)) return { failure: 'invalid_assertion' };
     const keys = (account.keys ?? []).filter((key) => algorithmsOf(key.publicKey).includes(alg));
+    const named = (key: KeyRecord, id: string): boolean => key.id === id || key.thumbprint === id;
+    // The rule a key that made the signature found broken (the search ends there): for the audit reason.
+    let refusal: AssertionRefusal = 'invalid_assertion';
     const outcome = await tryCandidateKeys(
       keys,
       {
         kid,
-        named: (key, id) => key.id === id || key.thumbprint === id,
+        named,
         // A client may name its key by an ID of its own: then every key of the account is a candidate.
         unnamedFallsBack: true,
         counts: (key) => key.revokedAt === null,
       },
-      (key) => this.#attempt(assertion, key, alg, account.clientId, options),
+      (key) => this.#attempt(assertion, key, { alg, typ }, account.clientId, options, (reason) => (refusal = reason)),
     );
-    if (!('key' in outcome)) return { failure: 'invalid_assertion' };
+    if (!('key' in outcome)) {
+      if (outcome.failure === 'too_many_keys') return { failure: 'invalid_assertion' };
+      if (outcome.failure === 'not_verified' && outcome.signed) return { failure: refusal };
+      return { failure: unverifiedRefusal(typeof kid === 'string' && keys.some((key) => named(key, kid))) };
+    }
     if (outcome.key.revokedAt !== null) return { failure: 'revoked_key' };
     return { key: outcome.key, payload: outcome.verified };
   }
 
-  /** What `key` says of the assertion: its payload when it verifies the signature and every claim holds. */
-  async #attempt(assertion: string, key: KeyRecord, alg: string, clientId: string, options: KeyAssertionOptions): Promise<KeyAttempt<JWTPayload>> {
+  /**
+   * What `key` says of the assertion: its payload when it verifies the signature and every claim holds;
+   * when the signature verifies and a claim does not, `refuse` is told which rule it broke.
+   */
+  async #attempt(
+    assertion: string,
+    key: KeyRecord,
+    header: { readonly alg: string; readonly typ: unknown },
+    clientId: string,
+    options: KeyAssertionOptions,
+    refuse: (reason: AssertionRefusal) => void,
+  ): Promise<KeyAttempt<JWTPayload>> {
+    const refused = (reason: AssertionRefusal): 'refused' => (refuse(reason), 'refused');
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(assertion, this.#keyObject(key), {
-        algorithms: [alg],
+        algorithms: [header.alg],
         issuer: clientId,
         subject: clientId,
         requiredClaims: ['exp', 'jti'],
@@ -148,13 +182,16 @@ export class KeyAssertionChecker {
         clockTolerance: options.clockTolerance,
       }));
     } catch (error) {
-      return keyAttemptOf(error);
+      const attempt = keyAttemptOf(error);
+      return attempt === 'refused' ? refused(claimRefusalOf(error)) : attempt;
     }
     const { aud, exp, iat, jti } = payload;
-    // The issuer identifier as the sole audience: never the token endpoint's URL, nor a list with others.
-    if (!hasSoleAudience(aud, options.issuer)) return 'refused';
-    if (!hasUsableJti(jti, true)) return 'refused';
-    if (!withinAssertionTimes({ exp, iat }, options)) return 'refused';
+    // The issuer identifier as the sole audience, never a list with others; the token endpoint's URL
+    // only when allowed, and never for an explicitly typed assertion.
+    if (!isAcceptedAudience(aud, header.typ, options)) return refused('wrong_audience');
+    if (!hasUsableJti(jti, true)) return refused('invalid_assertion');
+    const times = timesRefusalOf({ exp, iat }, options);
+    if (times) return refused(times);
     return { verified: payload };
   }
 }
@@ -165,8 +202,12 @@ export interface KeyPairMethodParts {
   readonly accounts: AccountCache;
   /** Where each `jti` is recorded once; a store without key credentials accepts no assertion. */
   readonly replays: AssertionReplayParts;
-  /** The issuer identifier (the audience of client assertions) and the longest assertion lifetime accepted, in seconds. */
-  readonly rules: { readonly issuer: string; readonly clockTolerance: number; readonly maxLifetime: number };
+  /**
+   * The issuer identifier (the audience of client assertions), the clock tolerance, the longest
+   * assertion lifetime accepted, in seconds, and whether the token endpoint URL is accepted as an
+   * audience too.
+   */
+  readonly rules: { readonly issuer: string; readonly clockTolerance: number; readonly maxLifetime: number; readonly tokenEndpointAudience: TokenEndpointAudienceSetting };
   readonly now: () => Date;
 }
 
@@ -179,8 +220,11 @@ export class KeyPairMethod {
     this.#parts = parts;
   }
 
-  /** Authenticates a request that presented a key-pair assertion. */
-  authenticate(credentials: KeyPairCredentials, address: string | undefined, done: AuthenticationDone): void {
+  /**
+   * Authenticates a request that presented a key-pair assertion. `mountPath` is where the token router
+   * is mounted (`req.baseUrl`): the token endpoint URL is derived from it.
+   */
+  authenticate(credentials: KeyPairCredentials, address: string | undefined, done: AuthenticationDone, mountPath?: string): void {
     const asserted = credentials.claims && assertionClientId(credentials.claims);
     const attempt: Attempt = { credentials, clientId: credentials.clientId ?? asserted, address, done };
     const { attempts } = this.#parts;
@@ -192,7 +236,9 @@ export class KeyPairMethod {
       this.#parts.accounts.get(asserted).then((account) => {
         if (!account) return attempts.fail(attempt, 'unknown_client');
         const now = this.#parts.now();
-        this.#checker.verify(credentials.assertion, account, { ...rules, now }).then((outcome) => {
+        const { issuer, clockTolerance, maxLifetime, tokenEndpointAudience } = rules;
+        const tokenEndpoint = tokenEndpointAudienceOf(tokenEndpointAudience, issuer, mountPath);
+        this.#checker.verify(credentials.assertion, account, { issuer, clockTolerance, maxLifetime, tokenEndpoint, now }).then((outcome) => {
           if ('failure' in outcome) return attempts.fail(attempt, outcome.failure, account);
           if (!account.enabled) return attempts.fail(attempt, 'disabled_account', account);
           // A store without key credentials cannot make an assertion single-use: it accepts none.

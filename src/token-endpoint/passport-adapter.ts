@@ -145,6 +145,8 @@ interface CredentialsView {
   readonly body: unknown;
   readonly credentials: PresentedCredentials;
   readonly address: string | undefined;
+  /** Where the token router is mounted (`req.baseUrl`): the token endpoint URL is derived from it. */
+  readonly mountPath: string | undefined;
 }
 
 /** Well-formed stand-ins for the strategies to parse; see the module description. */
@@ -167,8 +169,8 @@ export function createClientAuthentication(authenticator: ClientAuthenticator): 
   const passport = new Passport().framework(callbackFramework());
   // passport's verify callback has the authenticator's signature: (err) or (null, client).
   const verifyView = (view: unknown, _clientId: string, _secret: string, done: AuthenticationDone): void => {
-    const { credentials, address } = view as CredentialsView;
-    authenticator.authenticate(credentials, address, done);
+    const { credentials, address, mountPath } = view as CredentialsView;
+    authenticator.authenticate(credentials, address, done, mountPath);
   };
   passport.use('basic', new BasicStrategy({ passReqToCallback: true }, verifyView));
   passport.use('oauth2-client-password', new ClientPasswordStrategy({ passReqToCallback: true }, verifyView));
@@ -180,14 +182,15 @@ export function createClientAuthentication(authenticator: ClientAuthenticator): 
   return (context, next) => {
     const { credentials } = context.parameters;
     const address = context.address;
+    const mountPath = (context.req as { baseUrl?: string }).baseUrl;
     const done = (err: unknown, client?: unknown): void => {
       // The stand-ins make every strategy call verify, and the authenticator always decides: no client and no error is a wiring bug.
       if (err || !client) return next(err ?? new Error('client authentication ended without a decision'));
       context.client = client as AuthenticatedClient;
       next();
     };
-    if (credentials.method === 'basic') basic({ headers: BASIC_STAND_IN, body: undefined, credentials, address } satisfies CredentialsView, done);
-    else if (credentials.method === 'assertion') assertion({ headers: NO_HEADERS, body: undefined, credentials, address } satisfies CredentialsView, done);
-    else body({ headers: NO_HEADERS, body: BODY_STAND_IN, credentials, address } satisfies CredentialsView, done);
+    if (credentials.method === 'basic') basic({ headers: BASIC_STAND_IN, body: undefined, credentials, address, mountPath } satisfies CredentialsView, done);
+    else if (credentials.method === 'assertion') assertion({ headers: NO_HEADERS, body: undefined, credentials, address, mountPath } satisfies CredentialsView, done);
+    else body({ headers: NO_HEADERS, body: BODY_STAND_IN, credentials, address, mountPath } satisfies CredentialsView, done);
   };
 }

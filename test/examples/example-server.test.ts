@@ -6,9 +6,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { runCliJson } from '../helpers/run-cli.js';
@@ -300,6 +301,39 @@ describe('example server settings', TIMEOUT, () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(await server.stop()).toBe(0);
+  });
+
+  // docs/private-key-jwt.md: MAX_ASSERTION_LIFETIME_SECONDS lowers the longest assertion lifetime;
+  // ACCEPT_TOKEN_ENDPOINT_AUDIENCE=1 accepts TOKEN_ISSUER's origin + /oauth/token as an untyped assertion's audience.
+  it('MAX_ASSERTION_LIFETIME_SECONDS and ACCEPT_TOKEN_ENDPOINT_AUDIENCE reach the library', async () => {
+    const store = `sqlite:${join(dir, 'assertions.db')}`;
+    const server = await startServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: store,
+      TOKEN_ISSUER: 'https://api.example.test',
+      MAX_ASSERTION_LIFETIME_SECONDS: '300',
+      ACCEPT_TOKEN_ENDPOINT_AUDIENCE: '1',
+    });
+    const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const keyFile = join(dir, 'assertions-public.pem');
+    writeFileSync(keyFile, publicKey.export({ format: 'pem', type: 'spki' }).toString());
+    const clientId = server.demo!.clientId;
+    await runCliJson(['key', 'add', clientId, '--public-key', keyFile, '--store', store]);
+    const now = Math.floor(Date.now() / 1000);
+    const post = async (aud: string, lifetime: number) => {
+      const assertion = await new SignJWT({ iss: clientId, sub: clientId, aud, iat: now, exp: now + lifetime, jti: randomBytes(16).toString('hex') })
+        .setProtectedHeader({ alg: 'ES256' })
+        .sign(privateKey);
+      const body = new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion });
+      return (await fetch(`${server.url}/oauth/token`, { method: 'POST', body })).status;
+    };
+    expect(await post('https://api.example.test/oauth/token', 300)).toBe(200);
+    expect(await post('https://api.example.test', 300)).toBe(200);
+    expect(await post('https://api.example.test', 600)).toBe(401);
+    expect(await server.stop()).toBe(0);
+    const { code, output } = await runFailingServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: store, ACCEPT_TOKEN_ENDPOINT_AUDIENCE: 'yes' });
+    expect(code).toBe(1);
+    expect(output).toMatch(/ACCEPT_TOKEN_ENDPOINT_AUDIENCE must be/);
   });
 
   it('refuses a TOKEN_SIGNING_KEY shorter than 32 characters with exit code 1', async () => {

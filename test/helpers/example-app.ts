@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../examples/server/app.js';
 import { openActivityStore } from '../../examples/server/activity-store.js';
-import { createServiceAccounts, MemoryAccountStore, type ServiceAccounts } from '../../src/index.js';
+import { createServiceAccounts, MemoryAccountStore, type ServiceAccounts, type ServiceAccountsOptions } from '../../src/index.js';
 import { TEST_HS256_KEY } from './create-app.js';
 
 export interface RunningExampleApp {
@@ -18,8 +18,10 @@ export interface RunningExampleApp {
   close(): Promise<void>;
 }
 
-/** Starts the app; `onRequest` sees each request before the app does. */
-export async function startExampleApp(options: { now?: () => Date; onRequest?: (req: IncomingMessage) => void } = {}): Promise<RunningExampleApp> {
+/** Starts the app; `onRequest` sees each request before the app does; `settings` are further library options. */
+export async function startExampleApp(
+  options: { now?: () => Date; onRequest?: (req: IncomingMessage) => void; settings?: Partial<ServiceAccountsOptions> } = {},
+): Promise<RunningExampleApp> {
   const server = createServer();
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -29,6 +31,7 @@ export async function startExampleApp(options: { now?: () => Date; onRequest?: (
     signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }],
     secretHashRounds: 4,
     ...(options.now && { now: options.now }),
+    ...options.settings,
   });
   const app = createApp(sa, { issuer, activity: openActivityStore({ kind: 'sqlite', filename: ':memory:' }) });
   server.on('request', (req, res) => {

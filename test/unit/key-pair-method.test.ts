@@ -24,7 +24,7 @@ async function setUp(options: Parameters<typeof createClientAuthParts>[0] = {}) 
     attempts: parts.attempts,
     accounts: runtime.accounts,
     replays: { store, storeTimeout: config.storeTimeout, storeCalls: runtime.storeCalls, clockTolerance: config.clockTolerance },
-    rules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime },
+    rules: { issuer: config.issuer, clockTolerance: config.clockTolerance, maxLifetime: config.maxAssertionLifetime, tokenEndpointAudience: config.acceptTokenEndpointAudience },
     now: clock.now,
   });
   const account = await parts.admin.createAccount({ name: 'ledger-sync' });
@@ -70,9 +70,9 @@ describe('KeyPairMethod', () => {
     ['another server', 'https://other.test'],
     ['a list with another audience', [TEST_ISSUER, 'https://other.test']],
     ['the token endpoint URL', `${TEST_ISSUER}/oauth/token`],
-  ])('refuses an assertion made out to %s as invalid_assertion', async (_name, aud) => {
+  ])('refuses an assertion made out to %s as wrong_audience', async (_name, aud) => {
     const t = await setUp();
-    expectRefused(await t.authenticate(await t.assertion({ claims: { aud } })), 'invalid_assertion', t.failures());
+    expectRefused(await t.authenticate(await t.assertion({ claims: { aud } })), 'wrong_audience', t.failures());
   });
 
   it('accepts the issuer identifier as a one-element audience list', async () => {
@@ -83,7 +83,7 @@ describe('KeyPairMethod', () => {
   it('refuses an assertion whose exp lies further ahead than maxAssertionLifetime plus the clock tolerance, and accepts one at that bound', async () => {
     const t = await setUp();
     const bound = t.config.maxAssertionLifetime + t.config.clockTolerance;
-    expectRefused(await t.authenticate(await t.assertion({ claims: { exp: t.nowSeconds() + bound + 1 } })), 'invalid_assertion', t.failures());
+    expectRefused(await t.authenticate(await t.assertion({ claims: { exp: t.nowSeconds() + bound + 1 } })), 'assertion_lifetime_too_long', t.failures());
     expect(authenticatedAs(await t.authenticate(await t.assertion({ claims: { exp: t.nowSeconds() + bound } })))?.kind).toBe('key');
   });
 
@@ -91,7 +91,7 @@ describe('KeyPairMethod', () => {
     const t = await setUp();
     const assertion = await t.assertion(); // exp in 60 s
     t.clock.advance(60 + t.config.clockTolerance + 1);
-    expectRefused(await t.authenticate(assertion), 'invalid_assertion', t.failures());
+    expectRefused(await t.authenticate(assertion), 'expired_assertion', t.failures());
     expectRefused(await t.authenticate(await t.assertion({ omit: ['jti'] })), 'invalid_assertion', t.failures());
   });
 
@@ -101,9 +101,9 @@ describe('KeyPairMethod', () => {
     expectRefused(await t.authenticate(await t.assertion()), 'revoked_key', t.failures());
   });
 
-  it('refuses an assertion signed by a key the account does not hold as invalid_assertion', async () => {
+  it('refuses an assertion signed by a key the account does not hold as unknown_key', async () => {
     const t = await setUp();
-    expectRefused(await t.authenticate(await t.assertion({}, await newKeyPair('ES256'))), 'invalid_assertion', t.failures());
+    expectRefused(await t.authenticate(await t.assertion({}, await newKeyPair('ES256'))), 'unknown_key', t.failures());
   });
 
   it('refuses a valid assertion of a disabled account as disabled_account', async () => {
@@ -156,7 +156,7 @@ describe('KeyPairMethod', () => {
     const max = 2;
     const t = await setUp({ failureLimit: { max, windowSeconds: 3600 } });
     for (let i = 0; i < max; i++) {
-      expectRefused(await t.authenticate(await t.assertion({ claims: { aud: 'https://other.test' } })), 'invalid_assertion', t.failures());
+      expectRefused(await t.authenticate(await t.assertion({ claims: { aud: 'https://other.test' } })), 'wrong_audience', t.failures());
     }
     const refused = await t.authenticate(await t.assertion({ claims: { aud: 'https://other.test' } }));
     const valid = await t.authenticate(await t.assertion());
@@ -164,12 +164,12 @@ describe('KeyPairMethod', () => {
       expect(settled.error).toBeInstanceOf(TooManyRequestsError);
       expect((settled.error as TooManyRequestsError).retryAfterSeconds).toBeGreaterThan(0);
     }
-    expect(t.failures()).toEqual([...Array(max).fill('invalid_assertion'), 'rate_limited', 'rate_limited']);
+    expect(t.failures()).toEqual([...Array(max).fill('wrong_audience'), 'rate_limited', 'rate_limited']);
   });
 
   it('a valid assertion leaves no count behind', async () => {
     const t = await setUp({ failureLimit: { max: 1, windowSeconds: 3600 } });
     for (let i = 0; i < 3; i++) expect(authenticatedAs(await t.authenticate(await t.assertion()))?.kind).toBe('key');
-    expectRefused(await t.authenticate(await t.assertion({ claims: { aud: 'https://other.test' } })), 'invalid_assertion', t.failures());
+    expectRefused(await t.authenticate(await t.assertion({ claims: { aud: 'https://other.test' } })), 'wrong_audience', t.failures());
   });
 });

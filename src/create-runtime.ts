@@ -9,6 +9,7 @@
 import type { ResolvedConfig } from './config.js';
 import { VerifiedTokenCache } from './access-tokens/verified-token-cache.js';
 import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.js';
+import { createDebugLog } from './audit/debug-log.js';
 import { AccountCache } from './runtime/account-cache.js';
 import { callStore } from './runtime/call-store.js';
 import { initStore, onceUntilSuccess } from './runtime/init-store.js';
@@ -51,6 +52,20 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * The audit emitter, followed by the debug log when `debug` is on. Off, it is the emitter alone: no
+ * added work on any request path.
+ */
+function auditWithDebugLog(config: ResolvedConfig): (event: AuditEventInput) => void {
+  const audit = createAuditEmitter(config.onAudit, config.now);
+  if (!config.debug) return audit;
+  const debug = createDebugLog(config, config.debug);
+  return (event) => {
+    audit(event);
+    debug(event);
+  };
+}
+
 export function createRuntime(config: ResolvedConfig): Runtime {
   const event = createHookEmitter<OperationalEvent>(config.onEvent, config.now);
   const telemetry = createTelemetry(config.telemetry, LIBRARY_VERSION);
@@ -89,7 +104,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
     accounts,
     revokedTokens,
     verifiedTokens,
-    audit: createAuditEmitter(config.onAudit, config.now),
+    audit: auditWithDebugLog(config),
     telemetry,
     event,
     storeCalls: storeMonitor,

@@ -13,6 +13,7 @@ import { createDebugLog } from './audit/debug-log.js';
 import { AccountCache } from './runtime/account-cache.js';
 import { callStore } from './runtime/call-store.js';
 import { initStore, onceUntilSuccess } from './runtime/init-store.js';
+import { missingDriverOf } from './store/missing-driver-error.js';
 import { RevokedTokenCache } from './runtime/revoked-token-cache.js';
 import { DependencyMonitor, type CallObserver } from './observability/dependency-monitor.js';
 import type { StoreHealthSources } from './observability/health.js';
@@ -91,8 +92,19 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   let started = false;
   let closed = false;
 
+  let missingDriverReported = false;
   const start = onceUntilSuccess(async () => {
-    await initStore(config.store, config.storeTimeout, storeMonitor);
+    try {
+      await initStore(config.store, config.storeTimeout, storeMonitor);
+    } catch (error) {
+      // Said once, even when nobody awaits ready() and requests only get 503: the onEvent hook has it as
+      // `store.unavailable`; without a hook, it goes to stderr.
+      if (!missingDriverReported && missingDriverOf(error)) {
+        missingDriverReported = true;
+        if (!config.onEvent) console.error(`express-service-accounts: ${(error as Error).message}`);
+      }
+      throw error;
+    }
     await accounts.start();
     await revokedTokens.start(); // after subscribing, so no revocation falls between the read and the announcements
     for (const task of startTasks) await task();

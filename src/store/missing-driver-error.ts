@@ -10,6 +10,7 @@
  *
  * @example
  * ```ts
+ * declare const error: unknown // what `import('better-sqlite3')` rejected with
  * throw new MissingDriverError('SQLite account store', 'better-sqlite3', { cause: error })
  * // The SQLite account store needs the optional peer dependency "better-sqlite3", which is not installed: npm install better-sqlite3
  * // (or, when it is installed but its native build does not load: "..., which could not be loaded (Error ERR_DLOPEN_FAILED): npm rebuild better-sqlite3")
@@ -47,7 +48,16 @@ function describeCause(cause: unknown): string {
   return typeof code === 'string' ? `${cause.name} ${code}` : cause.name;
 }
 
-/** The missing driver an error is, or was caused by (a failed store call wraps it), if any. */
+/**
+ * The missing driver an error is, or was caused by (a failed store call wraps it), if any.
+ *
+ * @example
+ * ```ts
+ * declare const error: unknown // what ready() rejected with
+ * const missing = missingDriverOf(error)
+ * if (missing) console.error(`install it: ${missing.fix}`)
+ * ```
+ */
 export function missingDriverOf(error: unknown): MissingDriverError | undefined {
   if (error instanceof MissingDriverError) return error;
   if (error instanceof Error && error.cause instanceof MissingDriverError) return error.cause;

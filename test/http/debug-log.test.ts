@@ -4,6 +4,8 @@
  * `invalid_client` / `invalid_token`. On by default when NODE_ENV is unset or `development`, off
  * under `production` and `test`; an explicit option wins. Never a secret, an assertion or a token.
  */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
@@ -146,5 +148,23 @@ describe('the debug lines', () => {
     const issued = await request(app).post('/oauth/token').auth(account.clientId, account.secret.value).type('form').send({ grant_type: 'client_credentials' }).expect(200);
     await request(app).get('/api/whoami').set('Authorization', `Bearer ${issued.body.access_token}`).expect(200);
     expect(lines).toEqual([]);
+  });
+});
+
+describe('docs/errors.md#debugging-401s', () => {
+  const ROOT = resolve(__dirname, '..', '..');
+  /** The string members of an exported union type of src/errors.ts. */
+  const members = (name: string): string[] => {
+    const source = readFileSync(join(ROOT, 'src', 'errors.ts'), 'utf8');
+    const body = new RegExp(`export type ${name} =([\\s\\S]*?);`).exec(source)?.[1] ?? '';
+    return [...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!);
+  };
+
+  it('lists every reason a debug line can name, with its cause and fix', () => {
+    const section = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8').split('\n## Debugging 401s\n')[1]!.split('\n## ')[0]!;
+    const reasons = [...members('ClientAuthenticationFailure'), 'rate_limited', ...members('InvalidTokenReason'), 'insufficient_scope'];
+    expect(reasons.length).toBeGreaterThan(15);
+    // One table row per reason: | `reason` ... | cause | fix |
+    for (const reason of reasons) expect(section, reason).toMatch(new RegExp(`^\\| \`${reason}\` [^\\n]*\\|[^\\n]+\\|[^\\n]+\\|$`, 'm'));
   });
 });

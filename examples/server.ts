@@ -160,8 +160,10 @@ async function main(): Promise<void> {
   } catch (error) {
     server.close();
     await Promise.allSettled([sa.close(), activity.close()]);
-    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    throw new StartupError(`cannot use the account store: ${error instanceof Error ? error.message : String(error)}${cause}`);
+    const message = error instanceof Error ? error.message : String(error);
+    // A missing driver is already in the message (with its fix); other causes are added to it.
+    const cause = error instanceof Error && error.cause instanceof Error && !message.includes(error.cause.message) ? `: ${error.cause.message}` : '';
+    throw new StartupError(`cannot use the account store: ${message}${cause}`);
   }
 
   if (metrics) console.log(`Metrics: ${url}/metrics (Prometheus text format)`);

@@ -60,6 +60,7 @@ async function main(): Promise<void> {
     signingKeys: { alg: 'HS256', key: 'timing-signing-key-0123456789abcdef-0123' },
     secretHashRounds: ROUNDS,
     failureLimit: false,
+    debug: false, // thousands of failures on purpose: no line for each
   });
   const app = express();
   app.use('/oauth', sa.tokenRouter);

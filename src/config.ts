@@ -137,6 +137,14 @@ export interface ServiceAccountsOptions {
    */
   onEvent?: (event: OperationalEvent) => void | Promise<void>;
   /**
+   * Tells the developer why a token request or a bearer token was refused: one line per refusal, with
+   * the client ID, the reason, the method and what to do (docs/errors.md#debugging-401s). The client
+   * still gets only `invalid_client` or `invalid_token`; a line never holds a secret, an assertion or a
+   * token. `true` writes to `console.warn`, a function receives each line, `false` turns it off.
+   * @default true when `NODE_ENV` is unset or `development`, false otherwise (`production`, `test`, ...)
+   */
+  debug?: boolean | ((line: string) => void);
+  /**
    * OpenTelemetry metrics and traces (no-ops until your app installs an OpenTelemetry SDK).
    * @default the global providers; bearer checks are not traced
    */
@@ -216,6 +224,8 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly federation: ResolvedFederationConfig;
   readonly realm: string;
   readonly onEvent: ((event: OperationalEvent) => void | Promise<void>) | undefined;
+  /** Where the `debug` lines go, or `undefined` when they are off. */
+  readonly debug: ((line: string) => void) | undefined;
   readonly telemetry: Readonly<TelemetryOptions>;
   readonly maxQueuedSecretChecks: number;
   readonly bodyLimit: number;
@@ -227,11 +237,22 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 }
 
 const KNOWN_OPTIONS = new Set<string>([
-  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'acceptTokenEndpointAudience', 'federation', 'realm', 'onAudit', 'onEvent', 'telemetry',
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'acceptTokenEndpointAudience', 'federation', 'realm', 'onAudit', 'onEvent', 'debug', 'telemetry',
   'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
   'maxRevokedTokensPerClient', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);
+
+/**
+ * The `debug` option: explicit `true`/`false`/function wins; unset, it is on when `NODE_ENV` is unset
+ * or `development` (a developer's machine) and off otherwise, so production and test runs stay quiet.
+ */
+function resolveDebug(value: unknown, nodeEnv: string | undefined): ((line: string) => void) | undefined {
+  if (typeof value === 'function') return value as (line: string) => void;
+  if (value !== undefined && typeof value !== 'boolean') fail('debug', 'must be a boolean or a function');
+  const on = value ?? (nodeEnv === undefined || nodeEnv === '' || nodeEnv === 'development');
+  return on ? (line) => console.warn(line) : undefined;
+}
 
 function resolveTelemetry(value: unknown): Readonly<TelemetryOptions> {
   if (value === undefined) return Object.freeze({});
@@ -273,13 +294,14 @@ function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
 /**
  * Validates options once, fills defaults and returns a frozen config. Throws a `TypeError` naming the
  * first bad option (unknown key, too-short HS256 key, unknown algorithm, non-positive lifetime, ...).
+ * `env` is read once, for the default of `debug` (`NODE_ENV`).
  *
  * @example
  * ```ts
  * const config = resolveConfig({ store, issuer: 'https://api.example.com', signingKeys: [{ alg: 'HS256', key }] })
  * ```
  */
-export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
+export function resolveConfig(options: ServiceAccountsOptions, env: { readonly NODE_ENV?: string | undefined } = process.env): ResolvedConfig {
   checkKnownKeys(options, KNOWN_OPTIONS);
   const federation = resolveFederation(options.federation);
   const tokenLifetime = integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME);
@@ -312,6 +334,7 @@ export function resolveConfig(options: ServiceAccountsOptions): ResolvedConfig {
     federation,
     realm,
     onEvent,
+    debug: resolveDebug(options.debug, env.NODE_ENV),
     telemetry: resolveTelemetry(options.telemetry),
     maxQueuedSecretChecks: integer('maxQueuedSecretChecks', options.maxQueuedSecretChecks, 256, 0, 100_000),
     bodyLimit: integer('bodyLimit', options.bodyLimit, 8192, 256, 1_048_576),

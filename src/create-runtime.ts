@@ -9,9 +9,11 @@
 import type { ResolvedConfig } from './config.js';
 import { VerifiedTokenCache } from './access-tokens/verified-token-cache.js';
 import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.js';
+import { createDebugLog } from './audit/debug-log.js';
 import { AccountCache } from './runtime/account-cache.js';
 import { callStore } from './runtime/call-store.js';
 import { initStore, onceUntilSuccess } from './runtime/init-store.js';
+import { missingDriverOf } from './store/missing-driver-error.js';
 import { RevokedTokenCache } from './runtime/revoked-token-cache.js';
 import { DependencyMonitor, type CallObserver } from './observability/dependency-monitor.js';
 import type { StoreHealthSources } from './observability/health.js';
@@ -51,6 +53,20 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * The audit emitter, followed by the debug log when `debug` is on. Off, it is the emitter alone: no
+ * added work on any request path.
+ */
+function auditWithDebugLog(config: ResolvedConfig): (event: AuditEventInput) => void {
+  const audit = createAuditEmitter(config.onAudit, config.now);
+  if (!config.debug) return audit;
+  const debug = createDebugLog(config, config.debug);
+  return (event) => {
+    audit(event);
+    debug(event);
+  };
+}
+
 export function createRuntime(config: ResolvedConfig): Runtime {
   const event = createHookEmitter<OperationalEvent>(config.onEvent, config.now);
   const telemetry = createTelemetry(config.telemetry, LIBRARY_VERSION);
@@ -76,8 +92,19 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   let started = false;
   let closed = false;
 
+  let missingDriverReported = false;
   const start = onceUntilSuccess(async () => {
-    await initStore(config.store, config.storeTimeout, storeMonitor);
+    try {
+      await initStore(config.store, config.storeTimeout, storeMonitor);
+    } catch (error) {
+      // Said once, even when nobody awaits ready() and requests only get 503: the onEvent hook has it as
+      // `store.unavailable`; without a hook, it goes to stderr.
+      if (!missingDriverReported && missingDriverOf(error)) {
+        missingDriverReported = true;
+        if (!config.onEvent) console.error(`express-service-accounts: ${(error as Error).message}`);
+      }
+      throw error;
+    }
     await accounts.start();
     await revokedTokens.start(); // after subscribing, so no revocation falls between the read and the announcements
     for (const task of startTasks) await task();
@@ -89,7 +116,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
     accounts,
     revokedTokens,
     verifiedTokens,
-    audit: createAuditEmitter(config.onAudit, config.now),
+    audit: auditWithDebugLog(config),
     telemetry,
     event,
     storeCalls: storeMonitor,

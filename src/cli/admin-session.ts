@@ -16,23 +16,21 @@ export interface AdminSession {
 
 /**
  * The issuer identifier the CLI shows as the audience of a federated credential registered without
- * one, read from the environment as the example server reads it: `TOKEN_ISSUER` (trimmed), else
- * `http://localhost:PORT` (`PORT` defaulting to 3000). `undefined` when `PORT` does not name one port
- * (0 lets the server pick a free one): the audience is then shown as `null`. Only what is printed
- * depends on it: the store keeps "this server's issuer identifier".
+ * one: `TOKEN_ISSUER` (trimmed), as the example server reads it, and `undefined` without it. The CLI
+ * does not guess: the server's `issuer` option may be anything (`https://api.example.com` in the
+ * getting-started app, `http://localhost:PORT` in the example server), and an audience printed from a
+ * guess would have workloads request tokens the server refuses. Without it the audience is shown as
+ * `null`, which means "the server's `issuer` option". Only what is printed depends on it: the store
+ * keeps "this server's issuer identifier".
  *
  * @example
  * ```ts
  * cliIssuer({ TOKEN_ISSUER: 'https://api.example.com' }) // 'https://api.example.com'
- * cliIssuer({}) // 'http://localhost:3000'
- * cliIssuer({ PORT: '0' }) // undefined
+ * cliIssuer({ PORT: '3000' }) // undefined: shown as null, the server's issuer option
  * ```
  */
 export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
-  const issuer = env.TOKEN_ISSUER?.trim();
-  if (issuer) return issuer;
-  const port = env.PORT?.trim() || '3000';
-  return /^\d+$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535 ? `http://localhost:${Number(port)}` : undefined;
+  return env.TOKEN_ISSUER?.trim() || undefined;
 }
 
 /**

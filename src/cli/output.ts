@@ -187,7 +187,9 @@ export function createdKeyText(clientId: string, key: CreatedKey): string {
   ].join('\n');
 }
 
-const audienceText = (audience: string | null): string => (audience === null ? "(this server's issuer identifier)" : shown(audience));
+/** `null`: the credential takes the server's `issuer` option, which the CLI is told only through TOKEN_ISSUER. */
+const audienceText = (audience: string | null): string =>
+  audience === null ? "your server's `issuer` option (set TOKEN_ISSUER to show it here)" : shown(audience);
 
 /** Human-readable `federated add`. */
 export function createdFederatedText(clientId: string, credential: CreatedFederatedCredential): string {

@@ -241,9 +241,9 @@ export function buildProgram(io: CliIo): Command {
     )
     .addHelpText(
       'after',
-      '\nWithout --audience the tokens must be issued for the server\'s issuer identifier, which is printed as\n' +
-        'TOKEN_ISSUER, or else http://localhost:PORT (PORT defaulting to 3000), as the example server uses; it is\n' +
-        'shown as null when PORT is 0, since the server then picks its port.\n' +
+      '\nWithout --audience the tokens must be issued for your server\'s issuer identifier (its `issuer` option,\n' +
+        'TOKEN_ISSUER in the example server). The CLI cannot read it from the server: it prints TOKEN_ISSUER when\n' +
+        'set, and otherwise null, meaning "the server\'s issuer option".\n' +
         '\nWith --allowed-issuers (or FEDERATION_ALLOWED_ISSUERS, as the example server reads it), an issuer outside\n' +
         'the list and --jwks-uri are refused, as the server refuses them.\n' +
         '\nExample:\n' +

@@ -77,7 +77,7 @@ export type CandidateOutcome<K, R> =
  *
  * @example
  * ```ts
- * import type { KeyRecord } from './store/account-store.js'
+ * import type { KeyRecord } from '../store/account-store.js'
  *
  * declare const kid: unknown // the token's `kid` header parameter
  * declare function verifies(key: KeyRecord): Promise<boolean> // one signature check

@@ -6,6 +6,7 @@
  */
 import { StoreTimeoutError, StoreUnavailableError } from '../errors.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
+import { MissingDriverError } from '../store/missing-driver-error.js';
 
 /**
  * Runs a store call with a deadline.
@@ -42,7 +43,8 @@ export function callStore<T>(call: () => Promise<T>, timeoutMs: number, what: st
         end?.();
         resolve(value);
       },
-      (err: unknown) => fail(new StoreUnavailableError(`Store call ${what} failed`, { cause: err })),
+      // A missing driver is said in the message itself: what to install reaches ready(), events and logs.
+      (err: unknown) => fail(new StoreUnavailableError(`Store call ${what} failed${err instanceof MissingDriverError ? `: ${err.message}` : ''}`, { cause: err })),
     );
   });
 }

@@ -11,6 +11,7 @@ import { onceUntilSuccess } from '../runtime/init-store.js';
 import { guardClients } from './pg-client-guard.js';
 import type { PgNotification, PgPool } from './pg-types.js';
 import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
+import { MissingDriverError } from '../store/missing-driver-error.js';
 
 /**
  * Options of {@link createPostgresAccountStore}.
@@ -107,9 +108,7 @@ async function createPool(connectionString: string): Promise<PgPool> {
   try {
     ({ Pool } = (await import('pg')).default);
   } catch (error) {
-    throw new Error('The PostgreSQL account store needs the optional peer dependency "pg": npm install pg', {
-      cause: error,
-    });
+    throw new MissingDriverError('PostgreSQL account store', 'pg', { cause: error });
   }
   // allowExitOnIdle: a CLI run must not hang on idle connections. connectionTimeoutMillis: a server
   // that drops packets fails a call within seconds (answered 503) instead of waiting for TCP to give up.

@@ -9,6 +9,7 @@ import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { isSqliteBusy } from './schema.js';
 import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
+import { MissingDriverError } from '../store/missing-driver-error.js';
 
 /**
  * Options of {@link createSqliteAccountStore}.
@@ -115,9 +116,6 @@ async function loadBetterSqlite3(): Promise<BetterSqlite3Constructor> {
     const module = await import('better-sqlite3');
     return module.default;
   } catch (error) {
-    throw new Error(
-      'The SQLite account store needs the optional peer dependency "better-sqlite3": npm install better-sqlite3',
-      { cause: error },
-    );
+    throw new MissingDriverError('SQLite account store', 'better-sqlite3', { cause: error });
   }
 }

@@ -232,6 +232,7 @@ export function supportsFederatedCredentials(store: AccountStore): store is Fede
  *
  * @example
  * ```ts
+ * const requested = { issuer: 'https://token.actions.githubusercontent.com', subject: 'repo:acme/billing:ref:refs/heads/main', audience: null }
  * const twin = credentialsOf(account, 'federated').find((existing) => isLiveTwin(existing, requested))
  * ```
  */

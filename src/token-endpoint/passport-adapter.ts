@@ -161,6 +161,8 @@ const BODY_STAND_IN = Object.freeze({ client_id: 'client', client_secret: 'secre
  *
  * @example
  * ```ts
+ * import type { ClientAuthenticator } from '../client-auth/client-authenticator.js'
+ *
  * declare const authenticator: ClientAuthenticator
  * const authenticate = createClientAuthentication(authenticator) // a step of every token router endpoint
  * ```

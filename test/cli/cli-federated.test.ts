@@ -55,15 +55,16 @@ async function listed(storeUrl: string, clientId: string, options: CliRunOptions
 
 describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
   // federated add CLIENT_ID --issuer URL --subject SUB → {"id", "issuer", "subject", "audience", "createdAt"};
-  // without --audience, the audience is the server's issuer identifier: by default the example server's http://localhost:3000.
-  it('federated add prints exactly {id, issuer, subject, audience, createdAt}, the default audience being http://localhost:3000', async () => {
+  // without --audience, the audience is the server's issuer identifier, which the CLI knows only through TOKEN_ISSUER:
+  // without it, null ("the server's issuer option"), never a guess.
+  it('federated add prints exactly {id, issuer, subject, audience, createdAt}, the default audience being null without TOKEN_ISSUER', async () => {
     const clientId = await newAccount(store);
     const run = await runCli(['federated', 'add', clientId, '--issuer', GITHUB, '--subject', MAIN, '--store', store, '--json'], NO_ISSUER_ENV);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const added = JSON.parse(run.stdout) as Record<string, string>;
     expect(Object.keys(added)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt']);
-    expect(added).toEqual({ id: expect.stringMatching(CREDENTIAL_ID), issuer: GITHUB, subject: MAIN, audience: 'http://localhost:3000', createdAt: expect.stringMatching(ISO) });
+    expect(added).toEqual({ id: expect.stringMatching(CREDENTIAL_ID), issuer: GITHUB, subject: MAIN, audience: null, createdAt: expect.stringMatching(ISO) });
   });
 
   // "[--audience AUD] [--jwks-uri URL]": printed as given; "jwksUri" only when given.
@@ -79,13 +80,13 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     expect(added).toMatchObject({ issuer, subject: 'system:serviceaccount:payments:exporter', audience: 'api://payments', jwksUri });
   });
 
-  // The CLI's issuer identifier: TOKEN_ISSUER, else http://localhost:PORT, as the example server's.
-  it('prints TOKEN_ISSUER, or http://localhost:PORT, as the default audience', async () => {
+  // The CLI's issuer identifier: TOKEN_ISSUER, as the example server's; PORT alone is no issuer (an app may have any).
+  it('prints TOKEN_ISSUER as the default audience, and null without it whatever PORT says', async () => {
     const clientId = await newAccount(store);
     const add = (subject: string, env: Record<string, string | undefined>) =>
       runCliJson<{ audience: string }>(['federated', 'add', clientId, '--issuer', GITHUB, '--subject', subject, '--store', store], { env });
     expect((await add(`${MAIN}-a`, { TOKEN_ISSUER: 'https://api.example.com', PORT: '8080' })).audience).toBe('https://api.example.com');
-    expect((await add(`${MAIN}-b`, { TOKEN_ISSUER: undefined, PORT: '8080' })).audience).toBe('http://localhost:8080');
+    expect((await add(`${MAIN}-b`, { TOKEN_ISSUER: undefined, PORT: '8080' })).audience).toBeNull();
     // The store keeps "the issuer identifier", not the value printed: list shows the current one.
     const shown = await listed(store, clientId, { env: { TOKEN_ISSUER: 'https://api.example.org', PORT: undefined } });
     expect(shown?.federated.map((c) => c.audience)).toEqual(['https://api.example.org', 'https://api.example.org']);
@@ -123,10 +124,10 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     expect(() => JSON.parse(added.stdout)).toThrow();
     const credentialId = /credential ID:\s+(esaf_\w+)/.exec(added.stdout)?.[1];
     expect(credentialId).toMatch(CREDENTIAL_ID);
-    expect(added.stdout).toMatch(/audience:\s+http:\/\/localhost:3000\n/);
+    expect(added.stdout).toMatch(/audience:\s+your server's `issuer` option \(set TOKEN_ISSUER to show it here\)\n/);
     const list = await runCli(['list', '--store', store], NO_ISSUER_ENV);
     expect(list.stdout).toContain(`federated ${credentialId}  live  `);
-    expect(list.stdout).toMatch(new RegExp(`federated ${credentialId} .*last used never  issuer ${GITHUB}  subject ${MAIN}  audience http://localhost:3000`));
+    expect(list.stdout).toMatch(new RegExp(`federated ${credentialId} .*last used never  issuer ${GITHUB}  subject ${MAIN}  audience your server's \`issuer\` option`));
     const revoked = await runCli(['federated', 'revoke', clientId, credentialId!, '--store', store]);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toMatch(new RegExp(`^Revoked federated credential ${credentialId} of ${clientId} at `));
@@ -202,7 +203,7 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     }
     const help = await runCli(['federated', 'add', '--help']);
     expect(help.stdout).toMatch(/--jwks-uri <url>/);
-    expect(help.stdout).toMatch(/TOKEN_ISSUER, or else http:\/\/localhost:PORT/);
+    expect(help.stdout).toMatch(/prints TOKEN_ISSUER when\s+set, and otherwise null/);
   });
 });
 

@@ -57,7 +57,8 @@ let k8sKid: string;
 let bRetryAt: number;
 
 /** The CLI on the deployment's store with the server's PORT (and no TOKEN_ISSUER), as an operator would run it beside the server. */
-const cli = <T>(args: readonly string[]): Promise<T> => runCliJson<T>([...args, '--store', store], { env: { PORT: String(port), TOKEN_ISSUER: undefined } });
+// The CLI is told the server's issuer as the walkthrough tells it (docs/federated-credentials.md#try-it-on-one-machine).
+const cli = <T>(args: readonly string[]): Promise<T> => runCliJson<T>([...args, '--store', store], { env: { PORT: String(port), TOKEN_ISSUER: issuer } });
 
 const k8sToken = (audience = issuer): Promise<string> => kubernetes.kubernetesToken({ audience, subject: K8S_SUBJECT, kid: k8sKid });
 const githubToken = (): Promise<string> => github.githubActionsToken({ audience: issuer });
@@ -122,7 +123,7 @@ afterAll(async () => {
 describe('federated credentials through the example server and the CLI', { timeout: 60_000 }, () => {
   // CONTRACT §8: "CLI `federated add CLIENT_ID --issuer URL --subject SUB [--audience AUD] [--jwks-uri URL]`
   // prints with --json {"id", "issuer", "subject", "audience", "createdAt"}"; the audience defaults to
-  // the server's issuer identifier (§5: TOKEN_ISSUER, default http://localhost:PORT).
+  // the server's issuer identifier, which the CLI shows when given it as TOKEN_ISSUER.
   it('registers a Kubernetes and a GitHub Actions credential with the CLI; the audience shown is the server’s issuer', async () => {
     exporter = await cli<{ clientId: string }>(['create', '--name', 'payments-exporter']);
     deployer = await cli<{ clientId: string }>(['create', '--name', 'billing-deploy']);
@@ -332,15 +333,15 @@ describe('federated credentials through the example server and the CLI', { timeo
     expect(listed?.federated[0]?.revokedAt).toBe(revoked.revokedAt);
   });
 
-  // CONTRACT §5: TOKEN_ISSUER is "the iss of its tokens"; the server trims it, and with PORT=0 its
-  // default issuer names the port it picked, which the CLI cannot know.
-  it('shows as the audience what the server uses for the same environment, and null when it cannot know it', async () => {
+  // CONTRACT §5: TOKEN_ISSUER is "the iss of its tokens"; the server trims it. Without it the CLI
+  // cannot know the server's issuer (any app may set any `issuer`): it shows null, never a guess.
+  it('shows TOKEN_ISSUER as the audience, as the server uses it, and null without it', async () => {
     const { clientId } = await cli<{ clientId: string }>(['create', '--name', 'audience-probe']);
     const add = async (env: Record<string, string | undefined>, subject: string) =>
       (await runCliJson<FederatedJson>(['federated', 'add', clientId, '--issuer', 'https://issuer.example.test', '--subject', subject, '--store', store], { env })).audience;
     expect(await add({ PORT: undefined, TOKEN_ISSUER: '  https://api.example.test  ' }, 'padded-issuer')).toBe('https://api.example.test');
-    expect(await add({ PORT: ' 8080 ', TOKEN_ISSUER: undefined }, 'padded-port')).toBe('http://localhost:8080');
-    expect(await add({ PORT: undefined, TOKEN_ISSUER: undefined }, 'default-port')).toBe('http://localhost:3000');
+    expect(await add({ PORT: ' 8080 ', TOKEN_ISSUER: undefined }, 'padded-port')).toBeNull();
+    expect(await add({ PORT: undefined, TOKEN_ISSUER: undefined }, 'default-port')).toBeNull();
     expect(await add({ PORT: '0', TOKEN_ISSUER: undefined }, 'picked-port')).toBeNull();
   });
 });

@@ -132,6 +132,34 @@ export class InvalidRequestError extends OAuthError {
 export const INVALID_CLIENT_DESCRIPTION = 'Client authentication failed';
 
 /**
+ * Why a key-pair client assertion (`private_key_jwt`) was refused: the rule it broke. For the audit
+ * event and the `debug` line only: the client is answered one `invalid_client` whatever the rule
+ * (RFC 7523 §3.2). `invalid_assertion` also covers an outside issuer's token that does not verify.
+ */
+export type AssertionRefusal =
+  /**
+   * A client assertion that is malformed or breaks a rule without a reason of its own below: not a JWT,
+   * an algorithm refused (`none`, HMAC) or a `crit` header, a `client_id` naming another client, no `jti`,
+   * no `exp`, more than 3 live keys of its type and no `kid` naming one; and an outside issuer's token
+   * that does not verify (docs/federated-credentials.md).
+   */
+  | 'invalid_assertion'
+  /** A key-pair client assertion whose `aud` is not the issuer identifier alone (nor, when allowed, the token endpoint URL). */
+  | 'wrong_audience'
+  /** A key-pair client assertion whose `exp` lies further ahead than `maxAssertionLifetime` (plus the clock tolerance). */
+  | 'assertion_lifetime_too_long'
+  /** A key-pair client assertion whose `exp` has passed (beyond the clock tolerance). */
+  | 'expired_assertion'
+  /** A key-pair client assertion whose `nbf` or `iat` lies in the future (beyond the clock tolerance). */
+  | 'assertion_not_yet_valid'
+  /** A key-pair client assertion that no registered key of its algorithm's type verified, and whose `kid` names none of them. */
+  | 'unknown_key'
+  /** A key-pair client assertion whose `kid` names a registered key that does not verify its signature. */
+  | 'bad_signature'
+  /** A client assertion signed by a key that has been revoked. */
+  | 'revoked_key';
+
+/**
  * Why client authentication failed. Never sent to the client; only the audit hook sees it.
  *
  * @example
@@ -157,27 +185,8 @@ export type ClientAuthenticationFailure =
   | 'wrong_secret'
   | 'revoked_secret'
   | 'disabled_account'
-  /**
-   * A client assertion that is malformed or breaks a rule without a reason of its own below: not a JWT,
-   * an algorithm refused (`none`, HMAC) or a `crit` header, a `client_id` naming another client, no `jti`,
-   * no `exp`, more than 3 live keys of its type and no `kid` naming one; and an outside issuer's token
-   * that does not verify (docs/federated-credentials.md).
-   */
-  | 'invalid_assertion'
-  /** A key-pair client assertion whose `aud` is not the issuer identifier alone (nor, when allowed, the token endpoint URL). */
-  | 'wrong_audience'
-  /** A key-pair client assertion whose `exp` lies further ahead than `maxAssertionLifetime` (plus the clock tolerance). */
-  | 'assertion_lifetime_too_long'
-  /** A key-pair client assertion whose `exp` has passed (beyond the clock tolerance). */
-  | 'expired_assertion'
-  /** A key-pair client assertion whose `nbf` or `iat` lies in the future (beyond the clock tolerance). */
-  | 'assertion_not_yet_valid'
-  /** A key-pair client assertion that no registered key of its algorithm's type verified, and whose `kid` names none of them. */
-  | 'unknown_key'
-  /** A key-pair client assertion whose `kid` names a registered key that does not verify its signature. */
-  | 'bad_signature'
-  /** A client assertion signed by a key that has been revoked. */
-  | 'revoked_key'
+  /** A key-pair client assertion that broke one of its rules: see {@link AssertionRefusal}. */
+  | AssertionRefusal
   /** A client assertion whose `jti` was already used (a replay). */
   | 'replayed_assertion'
   /** An outside issuer's token for an issuer and subject that no live federated credential trusts (no key was fetched for it). */

@@ -117,6 +117,7 @@ export {
   type OAuthErrorCode,
   type AnyOAuthError,
   type InvalidTokenReason,
+  type AssertionRefusal,
   type ClientAuthenticationFailure,
 } from './errors.js';
 export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX, FEDERATED_CREDENTIAL_ID_PREFIX } from './credentials/generate-credentials.js';

@@ -9,7 +9,7 @@
  * §3.2). Which keys are tried on it is the rule of keys/candidate-keys.ts. Framework-free.
  */
 import { errors, type JWTPayload } from 'jose';
-import type { ClientAuthenticationFailure } from '../errors.js';
+import type { AssertionRefusal } from '../errors.js';
 import type { TokenEndpointAudienceSetting } from '../token-endpoint-audience.js';
 import type { CallObserver } from '../observability/dependency-monitor.js';
 import { callStore } from '../runtime/call-store.js';
@@ -140,18 +140,7 @@ export function firstUse(parts: AssertionReplayParts, namespace: string, payload
   return callStore(() => consume(namespace, payload.jti as string, expiresAt, now), parts.storeTimeout, 'consumeAssertionId', parts.storeCalls);
 }
 
-/** The audit reasons of a refused key-pair assertion (see `ClientAuthenticationFailure`). */
-export type AssertionRefusal = Extract<
-  ClientAuthenticationFailure,
-  | 'invalid_assertion'
-  | 'wrong_audience'
-  | 'assertion_lifetime_too_long'
-  | 'expired_assertion'
-  | 'assertion_not_yet_valid'
-  | 'unknown_key'
-  | 'bad_signature'
-  | 'revoked_key'
->;
+export type { AssertionRefusal } from '../errors.js';
 
 /**
  * What an error of jose's `jwtVerify`, thrown after the signature verified, says was wrong with the

@@ -163,7 +163,7 @@ describe('docs/errors.md#debugging-401s', () => {
 
   it('lists every reason a debug line can name, with its cause and fix', () => {
     const section = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8').split('\n## Debugging 401s\n')[1]!.split('\n## ')[0]!;
-    const reasons = [...members('ClientAuthenticationFailure'), 'rate_limited', ...members('InvalidTokenReason'), 'insufficient_scope'];
+    const reasons = [...members('ClientAuthenticationFailure'), ...members('AssertionRefusal'), 'rate_limited', ...members('InvalidTokenReason'), 'insufficient_scope'];
     expect(reasons.length).toBeGreaterThan(15);
     // One table row per reason: | `reason` ... | cause | fix |
     for (const reason of reasons) expect(section, reason).toMatch(new RegExp(`^\\| \`${reason}\` [^\\n]*\\|[^\\n]+\\|[^\\n]+\\|$`, 'm'));

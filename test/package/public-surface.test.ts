@@ -70,6 +70,7 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'AdminRouterOptions',
     'AllTenantsOperator',
     'AnyOAuthError',
+    'AssertionRefusal',
     'AuditActor',
     'AuditEvent',
     'AuthorizationServerMetadata',

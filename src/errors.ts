@@ -135,6 +135,23 @@ export const INVALID_CLIENT_DESCRIPTION = 'Client authentication failed';
  * Why a key-pair client assertion (`private_key_jwt`) was refused: the rule it broke. For the audit
  * event and the `debug` line only: the client is answered one `invalid_client` whatever the rule
  * (RFC 7523 §3.2). `invalid_assertion` also covers an outside issuer's token that does not verify.
+ *
+ * @example
+ * ```ts
+ * import { createServiceAccounts, MemoryAccountStore, type AssertionRefusal } from 'express-service-accounts'
+ *
+ * const clockReasons: readonly AssertionRefusal[] = ['expired_assertion', 'assertion_not_yet_valid']
+ * const sa = createServiceAccounts({
+ *   store: new MemoryAccountStore(),
+ *   issuer: 'https://api.example.com',
+ *   signingKeys: [{ alg: 'ES256', key: process.env.TOKEN_SIGNING_KEY! }],
+ *   onAudit: (event) => {
+ *     if (event.type === 'client.authentication_failed' && (clockReasons as readonly string[]).includes(event.reason)) {
+ *       console.warn(`client ${event.clientId}: check the client machine's clock`)
+ *     }
+ *   },
+ * })
+ * ```
  */
 export type AssertionRefusal =
   /**

@@ -132,9 +132,9 @@ export class InvalidRequestError extends OAuthError {
 export const INVALID_CLIENT_DESCRIPTION = 'Client authentication failed';
 
 /**
- * Why a key-pair client assertion (`private_key_jwt`) was refused: the rule it broke. For the audit
- * event and the `debug` line only: the client is answered one `invalid_client` whatever the rule
- * (RFC 7523 §3.2). `invalid_assertion` also covers an outside issuer's token that does not verify.
+ * Why a client assertion was refused: the rule it broke, for a key pair's (`private_key_jwt`) and, for
+ * the claim rules, an outside issuer's token. For the audit event and the `debug` line only: the client
+ * is answered one `invalid_client` whatever the rule (RFC 7523 §3.2).
  *
  * @example
  * ```ts
@@ -161,13 +161,16 @@ export type AssertionRefusal =
    * that does not verify (docs/federated-credentials.md).
    */
   | 'invalid_assertion'
-  /** A key-pair client assertion whose `aud` is not the issuer identifier alone (nor, when allowed, the token endpoint URL). */
+  /**
+   * A client assertion whose `aud` is not the one required alone: for a key pair, the issuer identifier
+   * (or, when allowed, the token endpoint URL); for an outside issuer's token, its credential's audience.
+   */
   | 'wrong_audience'
-  /** A key-pair client assertion whose `exp` lies further ahead than `maxAssertionLifetime` (plus the clock tolerance). */
+  /** A client assertion whose `exp` lies further ahead than allowed (`maxAssertionLifetime`; `federation.maxTokenLifetime` for an outside token), plus the clock tolerance. */
   | 'assertion_lifetime_too_long'
-  /** A key-pair client assertion whose `exp` has passed (beyond the clock tolerance). */
+  /** A client assertion (a key pair's, or an outside issuer's token) whose `exp` has passed, beyond the clock tolerance. */
   | 'expired_assertion'
-  /** A key-pair client assertion whose `nbf` or `iat` lies in the future (beyond the clock tolerance). */
+  /** A client assertion (a key pair's, or an outside issuer's token) whose `nbf` or `iat` lies in the future, beyond the clock tolerance. */
   | 'assertion_not_yet_valid'
   /** A key-pair client assertion that no registered key of its algorithm's type verified, and whose `kid` names none of them. */
   | 'unknown_key'

@@ -42,23 +42,26 @@ function clientAuthExplanations(issuer: string): Record<ClientAuthenticationFail
       method: 'private_key_jwt or federated token',
       text:
         'the assertion did not check out: for a key pair, it must be a JWT whose iss and sub are the client ID (the same as any client_id sent beside it), with exp and a jti, ' +
-        'an asymmetric alg and no crit header, and a kid when the account has more than 3 keys; for a federated token, the issuer\'s signature, exp, and the audience the credential names ' +
-        `(by default ${aud}) must hold`,
+        'an asymmetric alg and no crit header, and a kid when the account has more than 3 keys; a federated token must be signed by a key its issuer publishes, with an exp',
     },
     wrong_audience: {
-      method: 'private_key_jwt',
+      method: 'private_key_jwt or federated token',
       text:
-        `the assertion's aud is not this server's issuer identifier; set aud to exactly ${aud} (with Authlib: PrivateKeyJWT(${aud})), ` +
-        'or turn on acceptTokenEndpointAudience for clients that can only name the token endpoint URL',
+        `the token's aud is not the one required alone: a key-pair assertion must name exactly ${aud} (with Authlib: PrivateKeyJWT(${aud}); ` +
+        'or turn on acceptTokenEndpointAudience for clients that can only name the token endpoint URL); a federated token, its credential\'s audience ' +
+        `(by default ${aud})`,
     },
     assertion_lifetime_too_long: {
-      method: 'private_key_jwt',
-      text: 'the assertion\'s exp lies further ahead than maxAssertionLifetime allows; sign assertions that expire sooner, or raise maxAssertionLifetime (at most 3600 s)',
+      method: 'private_key_jwt or federated token',
+      text: 'the token\'s exp lies further ahead than allowed (maxAssertionLifetime for key pairs, federation.maxTokenLifetime for federated tokens); use shorter-lived assertions',
     },
-    expired_assertion: { method: 'private_key_jwt', text: 'the assertion\'s exp has passed; sign a fresh assertion for every request, and check the client machine\'s clock' },
+    expired_assertion: {
+      method: 'private_key_jwt or federated token',
+      text: 'the token\'s exp has passed; sign a fresh assertion (or read the platform\'s token again) for every request, and check the client machine\'s clock',
+    },
     assertion_not_yet_valid: {
-      method: 'private_key_jwt',
-      text: 'the assertion\'s nbf or iat lies in the future; check the client machine\'s clock (the server allows clockTolerance seconds of skew)',
+      method: 'private_key_jwt or federated token',
+      text: 'the token\'s nbf or iat lies in the future; check the client machine\'s clock (the server allows clockTolerance seconds of skew)',
     },
     unknown_key: {
       method: 'private_key_jwt',

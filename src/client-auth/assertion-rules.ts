@@ -144,8 +144,9 @@ export type { AssertionRefusal } from '../errors.js';
 
 /**
  * What an error of jose's `jwtVerify`, thrown after the signature verified, says was wrong with the
- * claims: `exp` passed, `nbf` not reached, anything else (a missing `exp` or `jti`, another `iss` or
- * `sub`, a payload that is no JSON object) `invalid_assertion`.
+ * claims: `exp` passed, `nbf` not reached, `aud` not the one required (for an outside token, whose
+ * audience jose checks), anything else (a missing `exp` or `jti`, another `iss` or `sub`, a payload
+ * that is no JSON object) `invalid_assertion`.
  *
  * @example
  * ```ts
@@ -157,6 +158,7 @@ export type { AssertionRefusal } from '../errors.js';
 export function claimRefusalOf(error: unknown): AssertionRefusal {
   if (error instanceof errors.JWTExpired) return 'expired_assertion';
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'nbf') return 'assertion_not_yet_valid';
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'aud') return 'wrong_audience';
   return 'invalid_assertion';
 }
 

@@ -22,7 +22,7 @@ import { federatedOf, supportsFederatedCredentials } from '../store/credential-k
 import { isClientIdLookup, isLookupValue } from '../store/lookup-values.js';
 import { FEDERATED_LIMITS, isFederatedUrlText, type ResolvedFederationConfig } from '../federation/federation-options.js';
 import { IssuerKeySets } from '../federation/issuer-key-sets.js';
-import { firstUse, hasUsableJti, withinAssertionTimes, type AssertionReplayParts } from './assertion-rules.js';
+import { claimRefusalOf, firstUse, hasUsableJti, timesRefusalOf, type AssertionRefusal, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './attempts.js';
 import { FederatedSubjects } from './federated-subjects.js';
 import type { AuthenticationDone, FederatedCredentials, FederatedTokenNames } from './presented-credentials.js';
@@ -45,7 +45,12 @@ function couldBeTrusted(names: FederatedTokenNames): boolean {
  * and `options` hold, `undefined` when not; rejects when the keys are needed and cannot be fetched.
  */
 export interface FederatedKeyVerifier {
-  verify(token: string, source: { readonly issuer: string; readonly jwksUri?: string | null }, options: JWTVerifyOptions): Promise<JWTVerifyResult | undefined>;
+  verify(
+    token: string,
+    source: { readonly issuer: string; readonly jwksUri?: string | null },
+    options: JWTVerifyOptions,
+    onRefused?: (error: unknown) => void,
+  ): Promise<JWTVerifyResult | undefined>;
 }
 
 /** What the check found: the account and the credential it authenticated with, or why not. */
@@ -92,27 +97,35 @@ export class FederatedClientCheck {
     // Usually one credential; several only with other audiences or key URLs. One whose issuer keys
     // cannot be fetched now does not stop another from verifying the token.
     let unavailable: unknown;
+    let refusal: AssertionRefusal | undefined;
     for (const credential of live) {
-      let payload: JWTPayload | undefined;
+      let payload: JWTPayload | AssertionRefusal;
       try {
         payload = await this.#verify(assertion, credential, now);
       } catch (err) {
         unavailable ??= err;
         continue;
       }
-      if (!payload) continue;
+      if (typeof payload === 'string') {
+        refusal ??= payload;
+        continue;
+      }
       if (!account.enabled) return { failure: 'disabled_account', account };
       if (payload.jti !== undefined && !(await firstUse(this.parts.replays, names.issuer, payload, now))) return { failure: 'replayed_assertion', account };
       return { account, credential };
     }
     if (unavailable !== undefined) throw unavailable;
-    return { failure: 'invalid_assertion', account };
+    return { failure: refusal ?? 'invalid_assertion', account };
   }
 
-  /** The token's claims when the issuer signed it for this credential and every time rule holds. */
-  async #verify(assertion: string, credential: FederatedCredentialRecord, now: Date): Promise<JWTPayload | undefined> {
+  /**
+   * The token's claims when the issuer signed it for this credential and every rule holds; else the
+   * rule it broke (`invalid_assertion` when no key of the issuer verified it).
+   */
+  async #verify(assertion: string, credential: FederatedCredentialRecord, now: Date): Promise<JWTPayload | AssertionRefusal> {
     const { keySets, issuerIdentifier, settings } = this.parts;
     const { clockTolerance } = this.parts.replays;
+    let claimError: unknown;
     const verified = await keySets.verify(
       assertion,
       { issuer: credential.issuer, jwksUri: credential.jwksUri },
@@ -124,14 +137,16 @@ export class FederatedClientCheck {
         currentDate: now,
         clockTolerance,
       },
+      (error) => (claimError = error),
     );
-    if (!verified) return undefined;
+    if (!verified) return claimError === undefined ? 'invalid_assertion' : claimRefusalOf(claimError);
     const { aud, exp, iat, jti } = verified.payload;
     // The credential's audience as the token's sole audience (jose checked it is among them): a token
     // made out to other parties too could be replayed here by any of them.
-    if (Array.isArray(aud) && aud.length !== 1) return undefined;
-    if (!withinAssertionTimes({ exp, iat }, { now, clockTolerance, maxLifetime: settings.maxTokenLifetime })) return undefined;
-    if (!hasUsableJti(jti, false)) return undefined;
+    if (Array.isArray(aud) && aud.length !== 1) return 'wrong_audience';
+    const times = timesRefusalOf({ exp, iat }, { now, clockTolerance, maxLifetime: settings.maxTokenLifetime });
+    if (times) return times;
+    if (!hasUsableJti(jti, false)) return 'invalid_assertion';
     return verified.payload;
   }
 }

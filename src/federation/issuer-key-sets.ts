@@ -147,7 +147,7 @@ export class IssuerKeySets {
    * `federation.allowedIssuers` (nothing is fetched), a bad signature or claim, or no key of the
    * issuer's matches it (after one refetch, when the refresh interval allows it). Rejects with a
    * `FederatedKeysUnavailableError` (503 with `Retry-After`) only when keys are needed and cannot be
-   * fetched.
+   * fetched. `onRefused` gets jose's error when a key made the signature but a claim failed.
    *
    * @example
    * ```ts
@@ -162,7 +162,7 @@ export class IssuerKeySets {
    * }
    * ```
    */
-  async verify(token: string, source: FederatedKeySource, options: JWTVerifyOptions): Promise<JWTVerifyResult | undefined> {
+  async verify(token: string, source: FederatedKeySource, options: JWTVerifyOptions, onRefused?: (error: unknown) => void): Promise<JWTVerifyResult | undefined> {
     // federation.allowedIssuers: no key is ever fetched for another issuer, whatever a credential names.
     if (this.#settings.allowedIssuers !== undefined && !this.#settings.allowedIssuers.has(source.issuer)) return undefined;
     // A token that could never verify causes no fetch.
@@ -171,7 +171,7 @@ export class IssuerKeySets {
     const verifyOptions: JWTVerifyOptions = { ...options, algorithms, issuer: source.issuer, currentDate: options.currentDate ?? this.#now() };
 
     const inline = this.#inline.get(source.issuer);
-    if (inline !== undefined) return (await verifyWithKeySet(token, inline, verifyOptions)).result;
+    if (inline !== undefined) return (await verifyWithKeySet(token, inline, verifyOptions, onRefused)).result;
 
     const fetched = keySetSource(source.issuer, source.jwksUri, this.#settings);
     // A URL our policy refuses (plain http without allowHttpLoopback) is never fetched: no key, no token.
@@ -184,7 +184,7 @@ export class IssuerKeySets {
     }
 
     const keys = await this.#usableKeys(fetched, state);
-    const first = await verifyWithKeySet(token, keys.keySet, verifyOptions);
+    const first = await verifyWithKeySet(token, keys.keySet, verifyOptions, onRefused);
     if (!first.mayBeRotated) return first.result;
 
     // An unknown key ID, or no kid and no cached key made the signature (the issuer rotated its
@@ -195,7 +195,7 @@ export class IssuerKeySets {
     }
     await this.#refresh(fetched, state);
     if (state.lastError !== undefined || state.keys === undefined) throw this.#unavailable(fetched, state);
-    return (await verifyWithKeySet(token, state.keys.keySet, verifyOptions)).result;
+    return (await verifyWithKeySet(token, state.keys.keySet, verifyOptions, onRefused)).result;
   }
 
   /** Whether a fetch may start now: none yet, or the last one began a refresh interval ago. */

@@ -52,7 +52,8 @@ export interface KeySetVerification {
  * `kid`, or without one every key suiting its algorithm, when there are at most `MAX_CANDIDATE_KEYS`
  * of them; the first that verifies wins. `options.algorithms` must hold the token's algorithm (see
  * {@link verifiableAlgorithms}). Never rejects: a bad signature or claim, or a key that cannot be
- * used, is a token that is not valid.
+ * used, is a token that is not valid. `onRefused` gets jose's error when a key made the signature but
+ * a claim failed (which claim, for the audit reason).
  *
  * @example
  * ```ts
@@ -64,7 +65,12 @@ export interface KeySetVerification {
  * console.log(result?.payload.sub)
  * ```
  */
-export async function verifyWithKeySet(token: string, keySet: KeySet, options: JWTVerifyOptions): Promise<KeySetVerification> {
+export async function verifyWithKeySet(
+  token: string,
+  keySet: KeySet,
+  options: JWTVerifyOptions,
+  onRefused?: (error: unknown) => void,
+): Promise<KeySetVerification> {
   let alg: unknown;
   let kid: unknown;
   try {
@@ -79,7 +85,9 @@ export async function verifyWithKeySet(token: string, keySet: KeySet, options: J
     try {
       return { verified: await jwtVerify(token, keyObject, options) };
     } catch (error) {
-      return keyAttemptOf(error);
+      const attempt = keyAttemptOf(error);
+      if (attempt === 'refused') onRefused?.(error);
+      return attempt;
     }
   });
   if ('key' in outcome) return { result: outcome.verified, mayBeRotated: false };

@@ -123,8 +123,8 @@ describe('the debug lines', () => {
     const assertion = await signAssertion(pair, account.clientId, { now: Math.floor(clock.now().getTime() / 1000), claims: { aud: 'http://localhost:3000' } });
     await request(app).post('/oauth/token').type('form').send(assertionFields(assertion)).expect(401);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(`wrong_audience for client ${account.clientId} via private_key_jwt`);
-    expect(lines[0]).toContain(`set aud to exactly "${TEST_ISSUER}"`);
+    expect(lines[0]).toContain(`wrong_audience for client ${account.clientId} via private_key_jwt or federated token`);
+    expect(lines[0]).toContain(`a key-pair assertion must name exactly "${TEST_ISSUER}"`);
   });
 
   it('a refused bearer token is explained, without the token', async () => {

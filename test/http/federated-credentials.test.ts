@@ -127,7 +127,7 @@ describe('federated credentials at the token endpoint', () => {
   // "the audience the outside token must carry (default: our issuer identifier)"
   it("refuses a token for another audience, such as the platform's own default", async () => {
     const t = await setUp();
-    await expectRefused(t, await t.post(await t.kubernetesToken({ audience: 'https://kubernetes.default.svc' })), 'invalid_assertion');
+    await expectRefused(t, await t.post(await t.kubernetesToken({ audience: 'https://kubernetes.default.svc' })), 'wrong_audience');
     // Sent without client_id, the failure is audited under the account the token was found to name.
     expect(t.failures().at(-1)).toMatchObject({ clientId: t.account.clientId, name: 'payments-exporter' });
     await t.post(await t.kubernetesToken({ audience: [TEST_ISSUER] })).expect(200);
@@ -137,7 +137,7 @@ describe('federated credentials at the token endpoint', () => {
   // audience must be the token's only one (as for key-pair assertions).
   it('refuses a token whose audiences include others beside ours', async () => {
     const t = await setUp();
-    await expectRefused(t, await t.post(await t.kubernetesToken({ audience: ['https://vault.example.com', TEST_ISSUER] })), 'invalid_assertion');
+    await expectRefused(t, await t.post(await t.kubernetesToken({ audience: ['https://vault.example.com', TEST_ISSUER] })), 'wrong_audience');
   });
 
   it('checks the audience the credential names when it names one', async () => {
@@ -145,7 +145,7 @@ describe('federated credentials at the token endpoint', () => {
     const account = await t.sa.admin.createAccount({ name: 'ci' });
     await t.sa.admin.addFederatedCredential(account.clientId, { issuer: t.idp.issuer, subject: GITHUB_SUBJECT, audience: 'api://billing' });
     await t.post(await t.idp.githubActionsToken({ audience: 'api://billing', now: t.clock.now() })).expect(200);
-    await expectRefused(t, await t.post(await t.idp.githubActionsToken({ audience: TEST_ISSUER, now: t.clock.now() })), 'invalid_assertion');
+    await expectRefused(t, await t.post(await t.idp.githubActionsToken({ audience: TEST_ISSUER, now: t.clock.now() })), 'wrong_audience');
   });
 
   // "iss, sub, aud, exp, nbf, iat checked"
@@ -153,9 +153,9 @@ describe('federated credentials at the token endpoint', () => {
     const t = await setUp();
     const now = t.nowSeconds();
     const claims = { iss: t.idp.issuer, sub: K8S_SUBJECT, aud: TEST_ISSUER };
-    await expectRefused(t, await t.post(await t.idp.sign({ ...claims, iat: now - 600, exp: now - 10 })), 'invalid_assertion');
-    await expectRefused(t, await t.post(await t.idp.sign({ ...claims, iat: now, nbf: now + 60, exp: now + 600 })), 'invalid_assertion');
-    await expectRefused(t, await t.post(await t.idp.sign({ ...claims, iat: now + 60, exp: now + 600 })), 'invalid_assertion');
+    await expectRefused(t, await t.post(await t.idp.sign({ ...claims, iat: now - 600, exp: now - 10 })), 'expired_assertion');
+    await expectRefused(t, await t.post(await t.idp.sign({ ...claims, iat: now, nbf: now + 60, exp: now + 600 })), 'assertion_not_yet_valid');
+    await expectRefused(t, await t.post(await t.idp.sign({ ...claims, iat: now + 60, exp: now + 600 })), 'assertion_not_yet_valid');
     await expectRefused(t, await t.post(await t.idp.sign({ ...claims, iat: now })), 'invalid_assertion'); // no exp at all
     await t.post(await t.idp.sign({ ...claims, iat: now - 3, nbf: now + 3, exp: now + 600 })).expect(200); // within the tolerance
   });
@@ -164,10 +164,10 @@ describe('federated credentials at the token endpoint', () => {
   it('refuses a token with more than maxTokenLifetime left (3600 s by default), and honours the option', async () => {
     const t = await setUp();
     await t.post(await t.kubernetesToken({ lifetime: 3600 })).expect(200);
-    await expectRefused(t, await t.post(await t.kubernetesToken({ lifetime: 7200 })), 'invalid_assertion');
+    await expectRefused(t, await t.post(await t.kubernetesToken({ lifetime: 7200 })), 'assertion_lifetime_too_long');
     const short = await setUp({ federation: { allowHttpLoopback: true, maxTokenLifetime: 600 } });
     await short.post(await short.kubernetesToken({ lifetime: 600 })).expect(200);
-    await expectRefused(short, await short.post(await short.kubernetesToken({ lifetime: 900 })), 'invalid_assertion');
+    await expectRefused(short, await short.post(await short.kubernetesToken({ lifetime: 900 })), 'assertion_lifetime_too_long');
   });
 
   // "jti single-use when present"

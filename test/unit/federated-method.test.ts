@@ -106,15 +106,15 @@ describe('FederatedMethod', () => {
   it.each([
     ['another audience', 'https://other.test'],
     ['the credential audience among others', [TEST_ISSUER, 'https://other.test']],
-  ])('refuses a token made out to %s as invalid_assertion', async (_name, audience) => {
+  ])('refuses a token made out to %s as wrong_audience', async (_name, audience) => {
     const t = await setUp();
-    expectRefused(await t.authenticate(await t.token({ audience })), 'invalid_assertion', t.failures());
+    expectRefused(await t.authenticate(await t.token({ audience })), 'wrong_audience', t.failures());
   });
 
-  it('refuses a token whose exp lies further ahead than federation.maxTokenLifetime allows as invalid_assertion', async () => {
+  it('refuses a token whose exp lies further ahead than federation.maxTokenLifetime allows as assertion_lifetime_too_long', async () => {
     const t = await setUp();
     const tooLong = t.config.federation.maxTokenLifetime + t.config.clockTolerance + 1;
-    expectRefused(await t.authenticate(await t.token({ lifetime: tooLong })), 'invalid_assertion', t.failures());
+    expectRefused(await t.authenticate(await t.token({ lifetime: tooLong })), 'assertion_lifetime_too_long', t.failures());
   });
 
   it('refuses the token of a disabled account as disabled_account', async () => {

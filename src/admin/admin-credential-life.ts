@@ -7,7 +7,16 @@
  * its errors, and its audit event.
  */
 import type { AccountRecord, AccountStore } from '../store/account-store.js';
-import { CREDENTIAL_KINDS, credentialsOf, findOfKind, type CredentialKindName, type CredentialRecords } from '../store/credential-kinds.js';
+import {
+  CREDENTIAL_KINDS,
+  credentialsOf,
+  findOfKind,
+  supportsKind,
+  type CredentialKindName,
+  type CredentialRecords,
+  type FederatedCredentialStore,
+  type KeyCredentialStore,
+} from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
 import { accountNotFound, credentialLimitReached, type AdminError, type LiveCredentials } from './admin-errors.js';
 
@@ -49,6 +58,33 @@ export function liveTotal(live: LiveCredentials): number {
   return live.secrets + live.keys + live.federated;
 }
 
+/** The store, as it holds each kind. */
+interface KindStores {
+  readonly secret: AccountStore;
+  readonly key: KeyCredentialStore;
+  readonly federated: FederatedCredentialStore;
+}
+
+/**
+ * The store, when it has every method the kind needs; otherwise throws, naming them (a store written
+ * before the kind existed).
+ *
+ * @example
+ * ```ts
+ * const store = requireKindStore(context, 'key')
+ * await store.revokeKey(clientId, keyId, new Date())
+ * ```
+ */
+export function requireKindStore<K extends CredentialKindName>(context: AdminContext, kind: K): KindStores[K] {
+  const store = context.config.store;
+  if (!supportsKind(store, kind)) {
+    const { noun, storeMethods } = CREDENTIAL_KINDS[kind];
+    const lacks = `${storeMethods.slice(0, -1).join(', ')} or ${String(storeMethods.at(-1))}`;
+    throw new Error(`This account store cannot hold ${noun}s: it lacks ${lacks} (see docs/writing-a-store.md)`);
+  }
+  return store as KindStores[K];
+}
+
 /** What adding a credential of one kind needs besides the shared flow. */
 export interface AddCredentialSteps<S extends AccountStore, N, C> {
   /** The store, when it holds the kind (throws otherwise). */
@@ -72,7 +108,7 @@ export interface AddCredentialSteps<S extends AccountStore, N, C> {
  * @example
  * ```ts
  * const { account, record } = await addCredential(context, helpers, clientId, {
- *   store: () => requireKeyStore(context),
+ *   store: () => requireKindStore(context, 'key'),
  *   twin: (account) => keysOf(account).find((key) => key.revokedAt === null && key.thumbprint === thumbprint),
  *   alreadyRegistered: keyAlreadyRegistered,
  *   record: () => ({ id: generateKeyId(), thumbprint, publicKey, createdAt: config.now() }),
@@ -129,7 +165,7 @@ export interface RevokeCredentialSteps<K extends CredentialKindName, S extends A
  *   kind: 'key',
  *   isId: isKeyId,
  *   notFound: keyNotFound,
- *   store: () => requireKeyStore(context),
+ *   store: () => requireKindStore(context, 'key'),
  *   method: 'revokeKey',
  *   revoke: (store, id, at) => store.revokeKey(clientId, id, at),
  * })

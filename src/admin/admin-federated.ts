@@ -8,9 +8,9 @@
 import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/federation-options.js';
 import { generateFederatedCredentialId, isFederatedCredentialId } from '../credentials/generate-credentials.js';
 import type { NewFederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, isLiveTwin, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/credential-kinds.js';
+import { federatedOf, isLiveTwin } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
-import { addCredential, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
+import { addCredential, requireKindStore, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
 import { AdminError, federatedCredentialAlreadyRegistered, federatedCredentialNotFound } from './admin-errors.js';
 import { summarizeFederated, type CreatedFederatedCredential, type RevokedFederatedCredential } from './federated-summaries.js';
 import { unsafeCharacter } from './printable-text.js';
@@ -141,17 +141,6 @@ export function checkFederatedInput(input: FederatedCredentialInput): CheckedFed
   return { issuer, subject, audience, jwksUri };
 }
 
-function requireFederatedStore(context: AdminContext): FederatedCredentialStore {
-  const store = context.config.store;
-  if (!supportsFederatedCredentials(store)) {
-    throw new Error(
-      'This account store cannot hold federated credentials: it lacks addFederatedCredential, revokeFederatedCredential, ' +
-        'recordFederatedCredentialUse, findFederatedClients or consumeAssertionId (see docs/writing-a-store.md)',
-    );
-  }
-  return store;
-}
-
 /**
  * Builds {@link FederatedOperations} over the admin API's context and helpers.
  *
@@ -183,7 +172,7 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         );
       }
       const { account, record, stored } = await addCredential(context, helpers, clientId, {
-        store: () => requireFederatedStore(context),
+        store: () => requireKindStore(context, 'federated'),
         twin: (account) => federatedOf(account).find((existing) => isLiveTwin(existing, checked)),
         alreadyRegistered: federatedCredentialAlreadyRegistered,
         record: (): NewFederatedCredentialRecord => ({ id: generateFederatedCredentialId(), ...checked, createdAt: config.now() }),
@@ -200,7 +189,7 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         kind: 'federated',
         isId: isFederatedCredentialId,
         notFound: federatedCredentialNotFound,
-        store: () => requireFederatedStore(context),
+        store: () => requireKindStore(context, 'federated'),
         method: 'revokeFederatedCredential',
         revoke: (store, id, at) => store.revokeFederatedCredential(clientId, id, at),
       });

@@ -6,9 +6,9 @@
  */
 import { parsePublicKey } from '../keys/parse-public-key.js';
 import { generateKeyId, isKeyId } from '../credentials/generate-credentials.js';
-import { keysOf, supportsKeyCredentials, type KeyCredentialStore } from '../store/credential-kinds.js';
+import { keysOf } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
-import { addCredential, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
+import { addCredential, requireKindStore, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
 import { AdminError, keyAlreadyRegistered, keyNotFound } from './admin-errors.js';
 import type { CreatedKey, RevokedKey } from './admin-summaries.js';
 
@@ -61,16 +61,6 @@ export interface KeyOperations {
 /** The admin API's own helpers the key methods share. */
 export type KeyOperationHelpers = CredentialOperationHelpers;
 
-function requireKeyStore(context: AdminContext): KeyCredentialStore {
-  const store = context.config.store;
-  if (!supportsKeyCredentials(store)) {
-    throw new Error(
-      'This account store cannot hold public keys: it lacks addKey, revokeKey, recordKeyUse or consumeAssertionId (see docs/writing-a-store.md)',
-    );
-  }
-  return store;
-}
-
 /**
  * Builds {@link KeyOperations} over the admin API's context and helpers.
  *
@@ -92,7 +82,7 @@ export function buildKeyOperations(context: AdminContext, helpers: KeyOperationH
       const parsed = await parsePublicKey(publicKey);
       if ('refused' in parsed) throw new AdminError('invalid_input', `publicKey: ${parsed.refused}`);
       const { account, record } = await addCredential(context, helpers, clientId, {
-        store: () => requireKeyStore(context),
+        store: () => requireKindStore(context, 'key'),
         twin: (account) => keysOf(account).find((key) => key.revokedAt === null && key.thumbprint === parsed.thumbprint),
         alreadyRegistered: keyAlreadyRegistered,
         record: () => ({ id: generateKeyId(), thumbprint: parsed.thumbprint, publicKey: parsed.publicKey, createdAt: config.now() }),
@@ -108,7 +98,7 @@ export function buildKeyOperations(context: AdminContext, helpers: KeyOperationH
         kind: 'key',
         isId: isKeyId,
         notFound: keyNotFound,
-        store: () => requireKeyStore(context),
+        store: () => requireKindStore(context, 'key'),
         method: 'revokeKey',
         revoke: (store, id, at) => store.revokeKey(clientId, id, at),
       });

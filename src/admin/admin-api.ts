@@ -14,7 +14,8 @@ import { accountNotFound, credentialLimitReached, secretNotFound } from './admin
 import { checkAccountInput, type CreateAccountInput } from './admin-input.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
-import { buildKeyOperations, liveCredentials, liveTotal, type KeyOperations } from './admin-keys.js';
+import { liveCredentials, liveTotal, revokeCredential } from './admin-credential-life.js';
+import { buildKeyOperations, type KeyOperations } from './admin-keys.js';
 import type { AdminContext } from './admin-context.js';
 import {
   summarizeAccount,
@@ -153,15 +154,16 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     addSecret,
 
     async revokeSecret(clientId, secretId) {
-      const account = await requireAccount(clientId);
-      if (typeof secretId !== 'string' || !isSecretId(secretId) || !account.secrets.some((s) => s.id === secretId)) {
-        throw secretNotFound(clientId, secretId);
-      }
-      const revoked = await call('revokeSecret', () => store.revokeSecret(clientId, secretId, config.now()));
-      changed(clientId);
-      if (!revoked?.revokedAt) throw secretNotFound(clientId, secretId);
+      const { account, revokedAt } = await revokeCredential(context, { call, requireAccount }, clientId, secretId, {
+        kind: 'secret',
+        isId: isSecretId,
+        notFound: secretNotFound,
+        store: () => store,
+        method: 'revokeSecret',
+        revoke: (store, id, at) => store.revokeSecret(clientId, id, at),
+      });
       audit({ type: 'secret.revoked', clientId, name: account.name, secretId });
-      return { clientId, secretId, revokedAt: revoked.revokedAt };
+      return { clientId, secretId, revokedAt };
     },
 
     revokeToken: (tokenId) => revokeTokenById(tokenId, { config, changed, audit, call }),

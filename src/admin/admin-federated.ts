@@ -7,17 +7,11 @@
  */
 import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/federation-options.js';
 import { generateFederatedCredentialId, isFederatedCredentialId } from '../credentials/generate-credentials.js';
-import type { AccountRecord, NewFederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, isLiveTwin, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/credential-kinds.js';
+import type { NewFederatedCredentialRecord } from '../store/account-store.js';
+import { federatedOf, isLiveTwin } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
-import {
-  AdminError,
-  accountNotFound,
-  credentialLimitReached,
-  federatedCredentialAlreadyRegistered,
-  federatedCredentialNotFound,
-} from './admin-errors.js';
-import { liveCredentials, liveTotal } from './admin-keys.js';
+import { addCredential, requireKindStore, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
+import { AdminError, federatedCredentialAlreadyRegistered, federatedCredentialNotFound } from './admin-errors.js';
 import { summarizeFederated, type CreatedFederatedCredential, type RevokedFederatedCredential } from './federated-summaries.js';
 import { unsafeCharacter } from './printable-text.js';
 
@@ -95,10 +89,7 @@ export interface FederatedOperations {
 }
 
 /** The admin API's own helpers the federated credential methods share. */
-export interface FederatedOperationHelpers {
-  call<T>(what: string, fn: () => Promise<T>): Promise<T>;
-  requireAccount(clientId: string): Promise<AccountRecord>;
-}
+export type FederatedOperationHelpers = CredentialOperationHelpers;
 
 /** The checked fields of a {@link FederatedCredentialInput}, as stored. */
 type CheckedFederatedInput = Pick<NewFederatedCredentialRecord, 'issuer' | 'subject' | 'audience' | 'jwksUri'>;
@@ -150,17 +141,6 @@ export function checkFederatedInput(input: FederatedCredentialInput): CheckedFed
   return { issuer, subject, audience, jwksUri };
 }
 
-function requireFederatedStore(context: AdminContext): FederatedCredentialStore {
-  const store = context.config.store;
-  if (!supportsFederatedCredentials(store)) {
-    throw new Error(
-      'This account store cannot hold federated credentials: it lacks addFederatedCredential, revokeFederatedCredential, ' +
-        'recordFederatedCredentialUse, findFederatedClients or consumeAssertionId (see docs/writing-a-store.md)',
-    );
-  }
-  return store;
-}
-
 /**
  * Builds {@link FederatedOperations} over the admin API's context and helpers.
  *
@@ -174,9 +154,8 @@ function requireFederatedStore(context: AdminContext): FederatedCredentialStore 
  * const { id } = await federated.addFederatedCredential(clientId, { issuer: 'https://token.actions.githubusercontent.com', subject: 'repo:acme/billing:ref:refs/heads/main' })
  * ```
  */
-export function buildFederatedOperations(context: AdminContext, { call, requireAccount }: FederatedOperationHelpers): FederatedOperations {
-  const { config, audit, changed } = context;
-  const limit = config.maxSecretsPerAccount;
+export function buildFederatedOperations(context: AdminContext, helpers: FederatedOperationHelpers): FederatedOperations {
+  const { config, audit } = context;
   return {
     async addFederatedCredential(clientId, input) {
       const checked = checkFederatedInput(input);
@@ -192,34 +171,28 @@ export function buildFederatedOperations(context: AdminContext, { call, requireA
           "jwksUri is not accepted on this server (it limits the issuers credentials may name): configure the issuer's JWK Set URL in its federation.issuers option instead",
         );
       }
-      const account = await requireAccount(clientId);
-      const store = requireFederatedStore(context);
-      // Checked here first for the clearer message; the store checks both again atomically.
-      const twin = federatedOf(account).find((existing) => isLiveTwin(existing, checked));
-      if (twin) throw federatedCredentialAlreadyRegistered(clientId, twin.id);
-      const live = liveCredentials(account);
-      if (liveTotal(live) >= limit) throw credentialLimitReached('credential_limit_reached', clientId, limit, live);
-      const record: NewFederatedCredentialRecord = { id: generateFederatedCredentialId(), ...checked, createdAt: config.now() };
-      const stored = await call('addFederatedCredential', () => store.addFederatedCredential(clientId, record, { maxLiveCredentials: limit }));
-      if (stored === undefined) throw accountNotFound(clientId);
-      // Another call (here, the CLI, another instance) took the last free place, or added the same credential, meanwhile.
-      if (stored === 'limit_reached') throw credentialLimitReached('credential_limit_reached', clientId, limit);
-      if (stored === 'duplicate') throw federatedCredentialAlreadyRegistered(clientId);
-      changed(clientId);
+      const { account, record, stored } = await addCredential(context, helpers, clientId, {
+        store: () => requireKindStore(context, 'federated'),
+        twin: (account) => federatedOf(account).find((existing) => isLiveTwin(existing, checked)),
+        alreadyRegistered: federatedCredentialAlreadyRegistered,
+        record: (): NewFederatedCredentialRecord => ({ id: generateFederatedCredentialId(), ...checked, createdAt: config.now() }),
+        method: 'addFederatedCredential',
+        add: (store, record, options) => store.addFederatedCredential(clientId, record, options),
+      });
       audit({ type: 'federated_credential.created', clientId, name: account.name, credentialId: record.id, issuer: record.issuer, subject: record.subject });
       const { lastUsedAt: _lastUsedAt, revokedAt: _revokedAt, ...created } = summarizeFederated(stored, config.issuer);
       return created;
     },
 
     async revokeFederatedCredential(clientId, credentialId) {
-      const account = await requireAccount(clientId);
-      const credential =
-        typeof credentialId === 'string' && isFederatedCredentialId(credentialId) ? federatedOf(account).find((c) => c.id === credentialId) : undefined;
-      if (!credential) throw federatedCredentialNotFound(clientId, credentialId);
-      const store = requireFederatedStore(context);
-      const revoked = await call('revokeFederatedCredential', () => store.revokeFederatedCredential(clientId, credentialId, config.now()));
-      changed(clientId);
-      if (!revoked?.revokedAt) throw federatedCredentialNotFound(clientId, credentialId);
+      const { account, credential, revokedAt } = await revokeCredential(context, helpers, clientId, credentialId, {
+        kind: 'federated',
+        isId: isFederatedCredentialId,
+        notFound: federatedCredentialNotFound,
+        store: () => requireKindStore(context, 'federated'),
+        method: 'revokeFederatedCredential',
+        revoke: (store, id, at) => store.revokeFederatedCredential(clientId, id, at),
+      });
       audit({
         type: 'federated_credential.revoked',
         clientId,
@@ -228,7 +201,7 @@ export function buildFederatedOperations(context: AdminContext, { call, requireA
         issuer: credential.issuer,
         subject: credential.subject,
       });
-      return { clientId, credentialId, revokedAt: revoked.revokedAt };
+      return { clientId, credentialId, revokedAt };
     },
   };
 }

@@ -6,17 +6,10 @@
  */
 import { parsePublicKey } from '../keys/parse-public-key.js';
 import { generateKeyId, isKeyId } from '../credentials/generate-credentials.js';
-import type { AccountRecord } from '../store/account-store.js';
-import { federatedOf, keysOf, supportsKeyCredentials, type KeyCredentialStore } from '../store/credential-kinds.js';
+import { keysOf } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
-import {
-  AdminError,
-  accountNotFound,
-  credentialLimitReached,
-  keyAlreadyRegistered,
-  keyNotFound,
-  type LiveCredentials,
-} from './admin-errors.js';
+import { addCredential, requireKindStore, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
+import { AdminError, keyAlreadyRegistered, keyNotFound } from './admin-errors.js';
 import type { CreatedKey, RevokedKey } from './admin-summaries.js';
 
 /**
@@ -66,52 +59,7 @@ export interface KeyOperations {
 }
 
 /** The admin API's own helpers the key methods share. */
-export interface KeyOperationHelpers {
-  call<T>(what: string, fn: () => Promise<T>): Promise<T>;
-  requireAccount(clientId: string): Promise<AccountRecord>;
-}
-
-/**
- * The live credentials of an account, by kind.
- *
- * @example
- * ```ts
- * import { credentialLimitReached } from './admin-errors.js'
- *
- * const limit = config.maxSecretsPerAccount
- * const live = liveCredentials(account)
- * if (liveTotal(live) >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live)
- * ```
- */
-export function liveCredentials(account: AccountRecord): LiveCredentials {
-  return {
-    secrets: account.secrets.filter((secret) => secret.revokedAt === null).length,
-    keys: keysOf(account).filter((key) => key.revokedAt === null).length,
-    federated: federatedOf(account).filter((credential) => credential.revokedAt === null).length,
-  };
-}
-
-/**
- * All live credentials of {@link liveCredentials}: what the cap counts.
- *
- * @example
- * ```ts
- * const full = liveTotal(liveCredentials(account)) >= config.maxSecretsPerAccount
- * ```
- */
-export function liveTotal(live: LiveCredentials): number {
-  return live.secrets + live.keys + live.federated;
-}
-
-function requireKeyStore(context: AdminContext): KeyCredentialStore {
-  const store = context.config.store;
-  if (!supportsKeyCredentials(store)) {
-    throw new Error(
-      'This account store cannot hold public keys: it lacks addKey, revokeKey, recordKeyUse or consumeAssertionId (see docs/writing-a-store.md)',
-    );
-  }
-  return store;
-}
+export type KeyOperationHelpers = CredentialOperationHelpers;
 
 /**
  * Builds {@link KeyOperations} over the admin API's context and helpers.
@@ -127,41 +75,35 @@ function requireKeyStore(context: AdminContext): KeyCredentialStore {
  * const { id, thumbprint } = await keys.addKey(clientId, pem)
  * ```
  */
-export function buildKeyOperations(context: AdminContext, { call, requireAccount }: KeyOperationHelpers): KeyOperations {
-  const { config, audit, changed } = context;
-  const limit = config.maxSecretsPerAccount;
+export function buildKeyOperations(context: AdminContext, helpers: KeyOperationHelpers): KeyOperations {
+  const { config, audit } = context;
   return {
     async addKey(clientId, publicKey) {
       const parsed = await parsePublicKey(publicKey);
       if ('refused' in parsed) throw new AdminError('invalid_input', `publicKey: ${parsed.refused}`);
-      const account = await requireAccount(clientId);
-      const store = requireKeyStore(context);
-      // Checked here first for the clearer message; the store checks both again atomically.
-      const twin = keysOf(account).find((key) => key.revokedAt === null && key.thumbprint === parsed.thumbprint);
-      if (twin) throw keyAlreadyRegistered(clientId, twin.id);
-      const live = liveCredentials(account);
-      if (liveTotal(live) >= limit) throw credentialLimitReached('credential_limit_reached', clientId, limit, live);
-      const record = { id: generateKeyId(), thumbprint: parsed.thumbprint, publicKey: parsed.publicKey, createdAt: config.now() };
-      const stored = await call('addKey', () => store.addKey(clientId, record, { maxLiveCredentials: limit }));
-      if (stored === undefined) throw accountNotFound(clientId);
-      // Another call (here, the CLI, another instance) took the last free place, or added the same key, meanwhile.
-      if (stored === 'limit_reached') throw credentialLimitReached('credential_limit_reached', clientId, limit);
-      if (stored === 'duplicate') throw keyAlreadyRegistered(clientId);
-      changed(clientId);
+      const { account, record } = await addCredential(context, helpers, clientId, {
+        store: () => requireKindStore(context, 'key'),
+        twin: (account) => keysOf(account).find((key) => key.revokedAt === null && key.thumbprint === parsed.thumbprint),
+        alreadyRegistered: keyAlreadyRegistered,
+        record: () => ({ id: generateKeyId(), thumbprint: parsed.thumbprint, publicKey: parsed.publicKey, createdAt: config.now() }),
+        method: 'addKey',
+        add: (store, record, options) => store.addKey(clientId, record, options),
+      });
       audit({ type: 'key.created', clientId, name: account.name, keyId: record.id, thumbprint: record.thumbprint });
       return { id: record.id, thumbprint: record.thumbprint, createdAt: record.createdAt };
     },
 
     async revokeKey(clientId, keyId) {
-      const account = await requireAccount(clientId);
-      const key = typeof keyId === 'string' && isKeyId(keyId) ? keysOf(account).find((k) => k.id === keyId) : undefined;
-      if (!key) throw keyNotFound(clientId, keyId);
-      const store = requireKeyStore(context);
-      const revoked = await call('revokeKey', () => store.revokeKey(clientId, keyId, config.now()));
-      changed(clientId);
-      if (!revoked?.revokedAt) throw keyNotFound(clientId, keyId);
-      audit({ type: 'key.revoked', clientId, name: account.name, keyId, thumbprint: key.thumbprint });
-      return { clientId, keyId, revokedAt: revoked.revokedAt };
+      const { account, credential, revokedAt } = await revokeCredential(context, helpers, clientId, keyId, {
+        kind: 'key',
+        isId: isKeyId,
+        notFound: keyNotFound,
+        store: () => requireKindStore(context, 'key'),
+        method: 'revokeKey',
+        revoke: (store, id, at) => store.revokeKey(clientId, id, at),
+      });
+      audit({ type: 'key.revoked', clientId, name: account.name, keyId, thumbprint: credential.thumbprint });
+      return { clientId, keyId, revokedAt };
     },
   };
 }

@@ -5,11 +5,15 @@
  * revocation); record its use; and find the accounts that trust an outside token's issuer and subject.
  */
 import type { AddFederatedCredentialResult, AddKeyOptions, FederatedCredentialRecord, NewFederatedCredentialRecord } from '../store/account-store.js';
-import { countLiveCredentials, lockAccount } from './account-rows.js';
-import { toFederatedRecord } from './records.js';
+import { toFederatedRecord, type FederatedRow } from './records.js';
+import { insertCredential, recordCredentialUse, revokeCredential, type CredentialTable } from './sql-credential-table.js';
 import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
-const COLUMNS = ['id', 'issuer', 'subject', 'audience', 'jwks_uri', 'created_at', 'last_used_at', 'revoked_at'] as const;
+const FEDERATED: CredentialTable<FederatedRow, FederatedCredentialRecord> = {
+  name: 'federated_credentials',
+  columns: ['id', 'issuer', 'subject', 'audience', 'jwks_uri', 'created_at', 'last_used_at', 'revoked_at'],
+  toRecord: toFederatedRecord,
+};
 
 /**
  * `addFederatedCredential`, `revokeFederatedCredential`, `recordFederatedCredentialUse` and
@@ -40,9 +44,19 @@ export class SqlFederatedCredentials {
    * live trusts back the duplicate check.
    */
   add(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult> {
-    return this.#context.write(async (trx) => {
-      if (!(await lockAccount(trx, this.#context.dialect, clientId))) return undefined;
-      const { audience } = credential;
+    const { audience } = credential;
+    const values = {
+      id: credential.id,
+      client_id: clientId,
+      issuer: credential.issuer,
+      subject: credential.subject,
+      audience,
+      jwks_uri: credential.jwksUri,
+      created_at: credential.createdAt.getTime(),
+      last_used_at: null,
+      revoked_at: null,
+    };
+    return insertCredential(this.#context, FEDERATED, clientId, values, options, async (trx) => {
       const twin = await trx
         .selectFrom('federated_credentials')
         .select('id')
@@ -53,56 +67,18 @@ export class SqlFederatedCredentials {
         .where('audience', audience === null ? 'is' : '=', audience)
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
-      if (twin !== undefined) return 'duplicate';
-      if ((await countLiveCredentials(trx, clientId)) >= options.maxLiveCredentials) return 'limit_reached';
-      const values = {
-        id: credential.id,
-        client_id: clientId,
-        issuer: credential.issuer,
-        subject: credential.subject,
-        audience,
-        jwks_uri: credential.jwksUri,
-        created_at: credential.createdAt.getTime(),
-        last_used_at: null,
-        revoked_at: null,
-      };
-      await trx.insertInto('federated_credentials').values(values).execute();
-      await this.#context.appendChange(trx, clientId);
-      return toFederatedRecord(values);
+      return twin === undefined ? undefined : 'duplicate';
     });
   }
 
-  /** Revokes a live credential and appends to the change feed in the same transaction, as `revokeKey`. */
+  /** Revokes a live credential of this account and appends to the change feed in the same transaction, as `revokeKey`. */
   revoke(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined> {
-    return this.#context.write(async (trx) => {
-      // Only a live credential of this account is updated: a second revocation keeps the first revokedAt.
-      const result = await trx
-        .updateTable('federated_credentials')
-        .set({ revoked_at: at.getTime() })
-        .where('client_id', '=', clientId)
-        .where('id', '=', credentialId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (result.numUpdatedRows > 0n) await this.#context.appendChange(trx, clientId);
-      const row = await trx
-        .selectFrom('federated_credentials')
-        .select(COLUMNS)
-        .where('client_id', '=', clientId)
-        .where('id', '=', credentialId)
-        .executeTakeFirst();
-      return row && toFederatedRecord(row);
-    });
+    return revokeCredential(this.#context, FEDERATED, clientId, credentialId, at);
   }
 
   /** Bookkeeping, not status: no change feed entry, and never moves lastUsedAt backwards. */
-  async recordUse(clientId: string, credentialId: string, at: Date): Promise<void> {
-    await this.#context.db
-      .updateTable('federated_credentials')
-      .set({ last_used_at: at.getTime() })
-      .where('client_id', '=', clientId)
-      .where('id', '=', credentialId)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
-      .execute();
+  recordUse(clientId: string, credentialId: string, at: Date): Promise<void> {
+    return recordCredentialUse(this.#context, FEDERATED.name, clientId, credentialId, at);
   }
 
   /**

@@ -6,9 +6,15 @@
  */
 import { createHash } from 'node:crypto';
 import type { AddKeyOptions, AddKeyResult, KeyRecord, NewKeyRecord } from '../store/account-store.js';
-import { countLiveCredentials, lockAccount } from './account-rows.js';
-import { toKeyRecord } from './records.js';
+import { toKeyRecord, type KeyRow } from './records.js';
+import { insertCredential, recordCredentialUse, revokeCredential, type CredentialTable } from './sql-credential-table.js';
 import type { SqlCredentialsContext } from './sql-credentials-context.js';
+
+const KEYS: CredentialTable<KeyRow, KeyRecord> = {
+  name: 'client_keys',
+  columns: ['id', 'thumbprint', 'public_jwk', 'created_at', 'last_used_at', 'revoked_at'],
+  toRecord: toKeyRecord,
+};
 
 /** Expired assertion IDs are deleted at most this often per store: a sweep is a write of its own. */
 const ASSERTION_SWEEP_MS = 60_000;
@@ -41,8 +47,16 @@ export class SqlKeyCredentials {
    * thumbprints backs the duplicate check.
    */
   add(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
-    return this.#context.write(async (trx) => {
-      if (!(await lockAccount(trx, this.#context.dialect, clientId))) return undefined;
+    const values = {
+      id: key.id,
+      client_id: clientId,
+      thumbprint: key.thumbprint,
+      public_jwk: JSON.stringify(key.publicKey),
+      created_at: key.createdAt.getTime(),
+      last_used_at: null,
+      revoked_at: null,
+    };
+    return insertCredential(this.#context, KEYS, clientId, values, options, async (trx) => {
       const twin = await trx
         .selectFrom('client_keys')
         .select('id')
@@ -50,53 +64,18 @@ export class SqlKeyCredentials {
         .where('thumbprint', '=', key.thumbprint)
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
-      if (twin !== undefined) return 'duplicate';
-      if ((await countLiveCredentials(trx, clientId)) >= options.maxLiveCredentials) return 'limit_reached';
-      const values = {
-        id: key.id,
-        client_id: clientId,
-        thumbprint: key.thumbprint,
-        public_jwk: JSON.stringify(key.publicKey),
-        created_at: key.createdAt.getTime(),
-        last_used_at: null,
-        revoked_at: null,
-      };
-      await trx.insertInto('client_keys').values(values).execute();
-      await this.#context.appendChange(trx, clientId);
-      return toKeyRecord(values);
+      return twin === undefined ? undefined : 'duplicate';
     });
   }
 
   /** Revokes a live key and appends to the change feed in the same transaction, as `revokeSecret`. */
   revoke(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
-    return this.#context.write(async (trx) => {
-      const result = await trx
-        .updateTable('client_keys')
-        .set({ revoked_at: at.getTime() })
-        .where('client_id', '=', clientId)
-        .where('id', '=', keyId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (result.numUpdatedRows > 0n) await this.#context.appendChange(trx, clientId);
-      const row = await trx
-        .selectFrom('client_keys')
-        .select(['id', 'thumbprint', 'public_jwk', 'created_at', 'last_used_at', 'revoked_at'])
-        .where('client_id', '=', clientId)
-        .where('id', '=', keyId)
-        .executeTakeFirst();
-      return row && toKeyRecord(row);
-    });
+    return revokeCredential(this.#context, KEYS, clientId, keyId, at);
   }
 
   /** Bookkeeping, not status: no change feed entry, and never moves lastUsedAt backwards. */
-  async recordUse(clientId: string, keyId: string, at: Date): Promise<void> {
-    await this.#context.db
-      .updateTable('client_keys')
-      .set({ last_used_at: at.getTime() })
-      .where('client_id', '=', clientId)
-      .where('id', '=', keyId)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
-      .execute();
+  recordUse(clientId: string, keyId: string, at: Date): Promise<void> {
+    return recordCredentialUse(this.#context, KEYS.name, clientId, keyId, at);
   }
 
   /**

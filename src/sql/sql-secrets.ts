@@ -4,9 +4,15 @@
  * (announced on the change feed), and record its use and its verified digest.
  */
 import type { AddSecretOptions, AddSecretResult, NewSecretRecord, SecretRecord } from '../store/account-store.js';
-import { countLiveCredentials, lockAccount } from './account-rows.js';
-import { secretValues, toSecretRecord } from './records.js';
+import { secretValues, toSecretRecord, type SecretRow } from './records.js';
+import { insertCredential, recordCredentialUse, revokeCredential, type CredentialTable } from './sql-credential-table.js';
 import type { SqlCredentialsContext } from './sql-credentials-context.js';
+
+const SECRETS: CredentialTable<SecretRow, SecretRecord> = {
+  name: 'secrets',
+  columns: ['id', 'hash', 'created_at', 'last_used_at', 'revoked_at', 'verified_digest'],
+  toRecord: toSecretRecord,
+};
 
 /**
  * `addSecret`, `revokeSecret`, `recordSecretUse` and `recordSecretDigest` over the `secrets` table. The store applies its
@@ -35,37 +41,13 @@ export class SqlSecrets {
    * `BEGIN IMMEDIATE`).
    */
   add(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
-    return this.#context.write(async (trx) => {
-      if (!(await lockAccount(trx, this.#context.dialect, clientId))) return undefined;
-      if ((await countLiveCredentials(trx, clientId)) >= options.maxLiveCredentials) return 'limit_reached';
-      const values = secretValues(clientId, secret);
-      await trx.insertInto('secrets').values(values).execute();
-      await this.#context.appendChange(trx, clientId);
-      return toSecretRecord(values);
-    });
+    // A secret has no live twin to refuse: only the cap applies.
+    return insertCredential<SecretRow, SecretRecord, never>(this.#context, SECRETS, clientId, secretValues(clientId, secret), options);
   }
 
-  /** Revokes a live secret and appends to the change feed in the same transaction. */
+  /** Revokes a live secret and appends to the change feed in the same transaction; a second revocation keeps the first revokedAt. */
   revoke(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
-    return this.#context.write(async (trx) => {
-      // Only a live secret is updated, so a second revocation keeps the first revokedAt (on PostgreSQL a
-      // concurrent revocation re-checks `revoked_at is null` after the first commits).
-      const result = await trx
-        .updateTable('secrets')
-        .set({ revoked_at: at.getTime() })
-        .where('client_id', '=', clientId)
-        .where('id', '=', secretId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (result.numUpdatedRows > 0n) await this.#context.appendChange(trx, clientId);
-      const row = await trx
-        .selectFrom('secrets')
-        .select(['id', 'hash', 'created_at', 'last_used_at', 'revoked_at', 'verified_digest'])
-        .where('client_id', '=', clientId)
-        .where('id', '=', secretId)
-        .executeTakeFirst();
-      return row && toSecretRecord(row);
-    });
+    return revokeCredential(this.#context, SECRETS, clientId, secretId, at);
   }
 
   /** Bookkeeping, not status: no change feed entry. The last write wins. */
@@ -79,13 +61,7 @@ export class SqlSecrets {
   }
 
   /** Bookkeeping, not status: no change feed entry. Never moves lastUsedAt backwards when processes race. */
-  async recordUse(clientId: string, secretId: string, at: Date): Promise<void> {
-    await this.#context.db
-      .updateTable('secrets')
-      .set({ last_used_at: at.getTime() })
-      .where('client_id', '=', clientId)
-      .where('id', '=', secretId)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
-      .execute();
+  recordUse(clientId: string, secretId: string, at: Date): Promise<void> {
+    return recordCredentialUse(this.#context, SECRETS.name, clientId, secretId, at);
   }
 }

@@ -23,7 +23,17 @@ import type {
   SecretRecord,
 } from './account-store.js';
 import { revokedTokenChangeKey } from './revoked-token-change.js';
-import { countLiveCredentials, keysOf, federatedOf, isLiveTwin } from './credential-kinds.js';
+import {
+  CREDENTIAL_KINDS,
+  countLiveCredentials,
+  credentialsOf,
+  federatedOf,
+  findOfKind,
+  isLiveTwin,
+  keysOf,
+  type CredentialKindName,
+  type CredentialRecords,
+} from './credential-kinds.js';
 
 /** How often, at most, `consumeAssertionId` sweeps out expired assertion IDs. */
 const ASSERTION_SWEEP_MS = 60_000;
@@ -78,32 +88,15 @@ export class MemoryAccountStore implements AccountStore {
   }
 
   async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
-    // Count and insert run with no `await` between them: no other call can add in between.
-    const account = this.#accounts.get(clientId);
-    if (!account) return undefined;
-    if (countLiveCredentials(account) >= options.maxLiveCredentials) return 'limit_reached';
-    const stored = newSecret(secret);
-    this.#update(clientId, (a) => ({ ...a, secrets: [...a.secrets, stored] }));
-    return { ...stored };
+    return this.#add<'secret', never>('secret', clientId, newSecret(secret), options);
   }
 
   async revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
-    const secret = this.#accounts.get(clientId)?.secrets.find((s) => s.id === secretId);
-    if (!secret) return undefined;
-    if (secret.revokedAt) return { ...secret };
-    const revoked = { ...secret, revokedAt: at };
-    this.#update(clientId, (a) => ({ ...a, secrets: a.secrets.map((s) => (s.id === secretId ? revoked : s)) }));
-    return { ...revoked };
+    return this.#revoke('secret', clientId, secretId, at);
   }
 
   async recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
-    const account = this.#accounts.get(clientId);
-    if (!account) return;
-    // Last use is bookkeeping, not status: no change notification.
-    this.#accounts.set(clientId, {
-      ...account,
-      secrets: account.secrets.map((s) => (s.id === secretId ? { ...s, lastUsedAt: at } : s)),
-    });
+    this.#recordUse('secret', clientId, secretId, at);
   }
 
   async recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void> {
@@ -117,43 +110,21 @@ export class MemoryAccountStore implements AccountStore {
   }
 
   async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
-    // Checks and insert run with no `await` between them, as in addSecret.
-    const account = this.#accounts.get(clientId);
-    if (!account) return undefined;
-    const keys = keysOf(account);
-    if (keys.some((k) => k.revokedAt === null && k.thumbprint === key.thumbprint)) return 'duplicate';
-    if (countLiveCredentials(account) >= options.maxLiveCredentials) return 'limit_reached';
     const stored: KeyRecord = { ...key, lastUsedAt: null, revokedAt: null };
-    this.#update(clientId, (a) => ({ ...a, keys: [...keysOf(a), stored] }));
-    return copyKey(stored);
+    return this.#add('key', clientId, stored, options, (account) =>
+      keysOf(account).some((k) => k.revokedAt === null && k.thumbprint === key.thumbprint) ? 'duplicate' : undefined,
+    );
   }
 
   async revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
-    const account = this.#accounts.get(clientId);
-    const key = account && keysOf(account).find((k) => k.id === keyId);
-    if (!key) return undefined;
-    if (key.revokedAt) return copyKey(key);
-    const revoked = { ...key, revokedAt: at };
-    this.#update(clientId, (a) => ({ ...a, keys: keysOf(a).map((k) => (k.id === keyId ? revoked : k)) }));
-    return copyKey(revoked);
+    return this.#revoke('key', clientId, keyId, at);
   }
 
   async recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void> {
-    const account = this.#accounts.get(clientId);
-    if (!account) return;
-    // Bookkeeping, not status: no change notification.
-    this.#accounts.set(clientId, {
-      ...account,
-      keys: keysOf(account).map((k) => (k.id === keyId ? { ...k, lastUsedAt: at } : k)),
-    });
+    this.#recordUse('key', clientId, keyId, at);
   }
 
   async addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult> {
-    // Checks and insert run with no `await` between them, as in addSecret.
-    const account = this.#accounts.get(clientId);
-    if (!account) return undefined;
-    if (federatedOf(account).some((existing) => isLiveTwin(existing, credential))) return 'duplicate';
-    if (countLiveCredentials(account) >= options.maxLiveCredentials) return 'limit_reached';
     const stored: FederatedCredentialRecord = {
       id: credential.id,
       issuer: credential.issuer,
@@ -164,28 +135,17 @@ export class MemoryAccountStore implements AccountStore {
       lastUsedAt: null,
       revokedAt: null,
     };
-    this.#update(clientId, (a) => ({ ...a, federated: [...federatedOf(a), stored] }));
-    return { ...stored };
+    return this.#add('federated', clientId, stored, options, (account) =>
+      federatedOf(account).some((existing) => isLiveTwin(existing, credential)) ? 'duplicate' : undefined,
+    );
   }
 
   async revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined> {
-    const account = this.#accounts.get(clientId);
-    const credential = account && federatedOf(account).find((c) => c.id === credentialId);
-    if (!credential) return undefined;
-    if (credential.revokedAt) return { ...credential };
-    const revoked = { ...credential, revokedAt: at };
-    this.#update(clientId, (a) => ({ ...a, federated: federatedOf(a).map((c) => (c.id === credentialId ? revoked : c)) }));
-    return { ...revoked };
+    return this.#revoke('federated', clientId, credentialId, at);
   }
 
   async recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void> {
-    const account = this.#accounts.get(clientId);
-    if (!account) return;
-    // Bookkeeping, not status: no change notification.
-    this.#accounts.set(clientId, {
-      ...account,
-      federated: federatedOf(account).map((c) => (c.id === credentialId ? { ...c, lastUsedAt: at } : c)),
-    });
+    this.#recordUse('federated', clientId, credentialId, at);
   }
 
   async findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
@@ -239,6 +199,47 @@ export class MemoryAccountStore implements AccountStore {
     };
   }
 
+  /**
+   * Adds a credential of any kind after the account's others, unless `refuse` refuses it (a live twin)
+   * or the account's live credentials of every kind fill the cap. Checks and insert run with no
+   * `await` between them: no other call can add in between.
+   */
+  #add<K extends CredentialKindName, D extends 'duplicate'>(
+    kind: K,
+    clientId: string,
+    stored: CredentialRecords[K],
+    options: { readonly maxLiveCredentials: number },
+    refuse?: (account: AccountRecord) => D | undefined,
+  ): CredentialRecords[K] | undefined | 'limit_reached' | D {
+    const account = this.#accounts.get(clientId);
+    if (!account) return undefined;
+    const refusal = refuse?.(account);
+    if (refusal !== undefined) return refusal;
+    if (countLiveCredentials(account) >= options.maxLiveCredentials) return 'limit_reached';
+    const { field } = CREDENTIAL_KINDS[kind];
+    this.#update(clientId, (a) => ({ ...a, [field]: [...credentialsOf(a, kind), stored] }));
+    return copyCredential(kind, stored);
+  }
+
+  /** Revokes a credential of any kind once: a second revocation returns the first revokedAt. */
+  #revoke<K extends CredentialKindName>(kind: K, clientId: string, id: string, at: Date): CredentialRecords[K] | undefined {
+    const credential = findOfKind(this.#accounts.get(clientId), kind, id);
+    if (!credential) return undefined;
+    if (credential.revokedAt) return copyCredential(kind, credential);
+    const revoked: CredentialRecords[K] = { ...credential, revokedAt: at };
+    const { field } = CREDENTIAL_KINDS[kind];
+    this.#update(clientId, (a) => ({ ...a, [field]: credentialsOf(a, kind).map((c) => (c.id === id ? revoked : c)) }));
+    return copyCredential(kind, revoked);
+  }
+
+  /** Records a use of a credential of any kind. Bookkeeping, not status: no change notification. */
+  #recordUse(kind: CredentialKindName, clientId: string, id: string, at: Date): void {
+    const account = this.#accounts.get(clientId);
+    if (!account) return;
+    const { field } = CREDENTIAL_KINDS[kind];
+    this.#accounts.set(clientId, { ...account, [field]: credentialsOf(account, kind).map((c) => (c.id === id ? { ...c, lastUsedAt: at } : c)) });
+  }
+
   #update(clientId: string, change: (account: AccountRecord) => AccountRecord): AccountRecord | undefined {
     const account = this.#accounts.get(clientId);
     if (!account) return undefined;
@@ -259,6 +260,11 @@ function newSecret(secret: NewSecretRecord): SecretRecord {
 
 function copyKey(key: KeyRecord): KeyRecord {
   return { ...key, publicKey: { ...key.publicKey } };
+}
+
+/** A copy of a credential the caller may mutate: a key's public key is an object of its own. */
+function copyCredential<K extends CredentialKindName>(kind: K, credential: CredentialRecords[K]): CredentialRecords[K] {
+  return (kind === 'key' ? copyKey(credential as KeyRecord) : { ...credential }) as CredentialRecords[K];
 }
 
 function copyAccount(account: AccountRecord): AccountRecord {

@@ -7,9 +7,10 @@
  * otherwise (a store without federated credentials).
  */
 import type { AccountStore, AddFederatedCredentialResult, AddKeyResult, AddSecretResult } from '../store/account-store.js';
-import { supportsFederatedCredentials, type FederatedCredentialStore, supportsKeyCredentials } from '../store/credential-kinds.js';
-import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
-import { cap, waitFor, type IdFactory } from './contract-fixtures.js';
+import { supportsFederatedCredentials, supportsKeyCredentials } from '../store/credential-kinds.js';
+import type { AccountStoreTestApi } from './account-store-test-api.js';
+import { describeCredentialLife, storeHolding } from './describe-credential-life.js';
+import { cap, type IdFactory } from './contract-fixtures.js';
 
 const ROOM = cap(100);
 const RACERS = 10;
@@ -35,42 +36,36 @@ export function describeFederatedCredentials(
   { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
 ): void {
   /** The store when it holds federated credentials; otherwise marks the running test skipped and returns undefined. */
-  const federatedStore = (testArguments: IArguments): FederatedCredentialStore | undefined => {
-    const store = currentStore();
-    if (supportsFederatedCredentials(store)) return store;
-    skipRunningTest(testArguments, NO_FEDERATED);
-    return undefined;
-  };
+  const federatedStore = storeHolding(currentStore, supportsFederatedCredentials, NO_FEDERATED);
   const stored = <T extends object>(credential: T) => ({ ...credential, lastUsedAt: null, revokedAt: null });
 
   describe('federated credentials', () => {
+    describeCredentialLife(
+      {
+        kind: 'federated',
+        thing: 'credential',
+        names: { add: 'addFederatedCredential', revoke: 'revokeFederatedCredential' },
+        twins: 'adds of the same trust (default audience)',
+        store: federatedStore,
+        make: () => ids.federated(),
+        makeOther: () => ids.federated({ audience: 'api://payments', jwksUri: 'https://oidc.example.com/keys.json' }),
+        newId: () => ids.federatedId(),
+        add: (store, clientId, credential, options) => store.addFederatedCredential(clientId, credential, options),
+        revoke: (store, clientId, id, at) => store.revokeFederatedCredential(clientId, id, at),
+        recordUse: (store, clientId, id, at) => store.recordFederatedCredentialUse(clientId, id, at),
+        // An add for an unknown account leaves no trust behind, and a revocation leaves the account's other trusts.
+        checkUnknownAdd: async (store, credential) => {
+          expect(await store.findFederatedClients(credential.issuer, credential.subject, 10)).toEqual([]);
+        },
+        checkAfterRevoke: async (store, clientId, bystander) => {
+          expect(await store.findFederatedClients(bystander.issuer, bystander.subject, 10)).toEqual([clientId]);
+        },
+      },
+      ids,
+      { it, expect },
+    );
+
     // The test functions read vitest's test context from `arguments` (see skipRunningTest).
-    it('addFederatedCredential stores the credential after the existing ones and returns it as findAccount and listAccounts do', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
-      const account = await store.createAccount(ids.account());
-      const first = ids.federated();
-      const second = ids.federated({ audience: 'api://payments', jwksUri: 'https://oidc.example.com/keys.json' });
-      expect(await store.addFederatedCredential(account.clientId, first, ROOM)).toEqual(stored(first));
-      expect(await store.addFederatedCredential(account.clientId, second, ROOM)).toEqual(stored(second));
-      const found = await store.findAccount(account.clientId);
-      expect(found?.federated).toEqual([stored(first), stored(second)]);
-      expect(found?.federated?.[0]?.createdAt).toBeInstanceOf(Date);
-      expect(found?.federated?.[0]?.createdAt.getTime()).toBe(first.createdAt.getTime());
-      expect(found?.secrets).toEqual(account.secrets);
-      expect((await store.listAccounts()).find((a) => a.clientId === account.clientId)).toEqual(found);
-    });
-
-    it('addFederatedCredential resolves undefined for an unknown client ID and creates nothing', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
-      const clientId = ids.clientId();
-      const credential = ids.federated();
-      expect(await store.addFederatedCredential(clientId, credential, ROOM)).toBeUndefined();
-      expect(await store.findAccount(clientId)).toBeUndefined();
-      expect(await store.findFederatedClients(credential.issuer, credential.subject, 10)).toEqual([]);
-    });
-
     it('addFederatedCredential shares the cap with secrets and keys: live ones count together, revoked ones do not', async function () {
       const store = federatedStore(arguments);
       if (!store) return;
@@ -131,19 +126,6 @@ export function describeFederatedCredentials(
       expect(await store.addFederatedCredential(account.clientId, again, ROOM)).toEqual(stored(again));
     });
 
-    it(`stores one of ${RACERS} concurrent adds of the same trust (default audience) and refuses the others as duplicate`, async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
-      const account = await store.createAccount(ids.account());
-      const trust = ids.federated();
-      const results = await Promise.all(
-        Array.from({ length: RACERS }, () => store.addFederatedCredential(account.clientId, { ...trust, id: ids.federatedId() }, ROOM)),
-      );
-      expect(results.filter((r) => typeof r === 'object').length).toBe(1);
-      expect(results.filter((r) => r === 'duplicate').length).toBe(RACERS - 1);
-      expect((await store.findAccount(account.clientId))?.federated?.length).toBe(1);
-    });
-
     it('two accounts may trust the same issuer and subject', async function () {
       const store = federatedStore(arguments);
       if (!store) return;
@@ -154,52 +136,6 @@ export function describeFederatedCredentials(
       expect(await store.addFederatedCredential(a.clientId, trust, ROOM)).toEqual(stored(trust));
       expect(await store.addFederatedCredential(b.clientId, twin, ROOM)).toEqual(stored(twin));
       expect(await store.findFederatedClients(trust.issuer, trust.subject, 10)).toEqual([a.clientId, b.clientId]);
-    });
-
-    it('revokeFederatedCredential sets revokedAt on that credential only, once; unknown IDs and credentials of another account resolve undefined', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
-      const account = await store.createAccount(ids.account());
-      const other = await store.createAccount(ids.account());
-      const target = ids.federated();
-      const bystander = ids.federated();
-      await store.addFederatedCredential(account.clientId, target, ROOM);
-      await store.addFederatedCredential(account.clientId, bystander, ROOM);
-      const at = ids.time();
-      expect(await store.revokeFederatedCredential(account.clientId, target.id, at)).toEqual({ ...stored(target), revokedAt: at });
-      const again = await store.revokeFederatedCredential(account.clientId, target.id, ids.time());
-      expect(again?.revokedAt?.getTime()).toBe(at.getTime());
-      expect(await store.revokeFederatedCredential(ids.clientId(), bystander.id, ids.time())).toBeUndefined();
-      expect(await store.revokeFederatedCredential(account.clientId, ids.federatedId(), ids.time())).toBeUndefined();
-      // Never through the wrong client ID: the other account cannot revoke this account's trust.
-      expect(await store.revokeFederatedCredential(other.clientId, bystander.id, ids.time())).toBeUndefined();
-      const found = await store.findAccount(account.clientId);
-      expect(found?.federated?.[0]?.revokedAt?.getTime()).toBe(at.getTime());
-      expect(found?.federated?.[1]?.revokedAt).toBeNull();
-      expect(found?.secrets[0]?.revokedAt).toBeNull();
-      expect(await store.findFederatedClients(bystander.issuer, bystander.subject, 10)).toEqual([account.clientId]);
-    });
-
-    it('recordFederatedCredentialUse sets lastUsedAt of that credential only', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
-      const account = await store.createAccount(ids.account());
-      const used = ids.federated();
-      const idle = ids.federated();
-      await store.addFederatedCredential(account.clientId, used, ROOM);
-      await store.addFederatedCredential(account.clientId, idle, ROOM);
-      const first = ids.time();
-      await store.recordFederatedCredentialUse(account.clientId, used.id, first);
-      let found = await store.findAccount(account.clientId);
-      expect(found?.federated?.[0]?.lastUsedAt).toBeInstanceOf(Date);
-      expect(found?.federated?.[0]?.lastUsedAt?.getTime()).toBe(first.getTime());
-      expect(found?.federated?.[0]?.revokedAt).toBeNull();
-      expect(found?.federated?.[1]?.lastUsedAt).toBeNull();
-      expect(found?.secrets[0]?.lastUsedAt).toBeNull();
-      const later = ids.time();
-      await store.recordFederatedCredentialUse(account.clientId, used.id, later);
-      found = await store.findAccount(account.clientId);
-      expect(found?.federated?.[0]?.lastUsedAt?.getTime()).toBe(later.getTime());
     });
 
     it('findFederatedClients matches issuer and subject exactly: no prefix, case or wildcard matching', async function () {
@@ -265,24 +201,5 @@ export function describeFederatedCredentials(
       expect((await store.findAccount(account.clientId))?.federated).toEqual([stored(trust)]);
     });
 
-    it('watch: the listener is called after addFederatedCredential and after revokeFederatedCredential', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
-      if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
-      const account = await store.createAccount(ids.account());
-      const calls: string[] = [];
-      const stop = await store.watch((clientId) => calls.push(clientId));
-      try {
-        const count = (): number => calls.filter((id) => id === account.clientId || id === '*').length;
-        const trust = ids.federated();
-        await store.addFederatedCredential(account.clientId, trust, ROOM);
-        await waitFor(() => count() >= 1, 'addFederatedCredential');
-        const before = count();
-        await store.revokeFederatedCredential(account.clientId, trust.id, ids.time());
-        await waitFor(() => count() > before, 'revokeFederatedCredential');
-      } finally {
-        await stop();
-      }
-    });
   });
 }

@@ -5,10 +5,11 @@
  * store has all four key methods, and are reported skipped otherwise (a store without keys).
  */
 import type { AccountStore, AddKeyResult, AddSecretResult } from '../store/account-store.js';
-import { supportsKeyCredentials, type KeyCredentialStore } from '../store/credential-kinds.js';
-import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
+import { supportsKeyCredentials } from '../store/credential-kinds.js';
+import type { AccountStoreTestApi } from './account-store-test-api.js';
 import { describeAssertionIds } from './describe-assertion-ids.js';
-import { cap, waitFor, type IdFactory } from './contract-fixtures.js';
+import { describeCredentialLife, storeHolding } from './describe-credential-life.js';
+import { cap, type IdFactory } from './contract-fixtures.js';
 
 const ROOM = cap(100);
 const RACERS = 10;
@@ -32,42 +33,28 @@ export function describeKeyCredentials(
   { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
 ): void {
   /** The store when it holds keys; otherwise marks the running test skipped and returns undefined. */
-  const keyStore = (testArguments: IArguments): KeyCredentialStore | undefined => {
-    const store = currentStore();
-    if (supportsKeyCredentials(store)) return store;
-    skipRunningTest(testArguments, NO_KEYS);
-    return undefined;
-  };
+  const keyStore = storeHolding(currentStore, supportsKeyCredentials, NO_KEYS);
 
   describe('key credentials', () => {
+    describeCredentialLife(
+      {
+        kind: 'key',
+        thing: 'key',
+        names: { add: 'addKey', revoke: 'revokeKey' },
+        twins: 'addKey calls with the same key',
+        store: keyStore,
+        make: () => ids.key(),
+        makeOther: () => ids.key(),
+        newId: () => ids.keyId(),
+        add: (store, clientId, key, options) => store.addKey(clientId, key, options),
+        revoke: (store, clientId, id, at) => store.revokeKey(clientId, id, at),
+        recordUse: (store, clientId, id, at) => store.recordKeyUse(clientId, id, at),
+      },
+      ids,
+      { it, expect },
+    );
+
     // The test functions read vitest's test context from `arguments` (see skipRunningTest).
-    it('addKey stores the key after the existing ones and returns it as findAccount and listAccounts do', async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
-      const account = await store.createAccount(ids.account());
-      const first = ids.key();
-      const second = ids.key();
-      const added = await store.addKey(account.clientId, first, ROOM);
-      const expected = { ...first, lastUsedAt: null, revokedAt: null };
-      expect(added).toEqual(expected);
-      await store.addKey(account.clientId, second, ROOM);
-      const found = await store.findAccount(account.clientId);
-      expect(found?.keys).toEqual([expected, { ...second, lastUsedAt: null, revokedAt: null }]);
-      expect(found?.keys?.[0]?.createdAt).toBeInstanceOf(Date);
-      expect(found?.keys?.[0]?.createdAt.getTime()).toBe(first.createdAt.getTime());
-      expect(found?.secrets).toEqual(account.secrets);
-      const listed = (await store.listAccounts()).find((a) => a.clientId === account.clientId);
-      expect(listed).toEqual(found);
-    });
-
-    it('addKey resolves undefined for an unknown client ID and creates nothing', async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
-      const clientId = ids.clientId();
-      expect(await store.addKey(clientId, ids.key(), ROOM)).toBeUndefined();
-      expect(await store.findAccount(clientId)).toBeUndefined();
-    });
-
     it('addKey resolves duplicate and stores nothing for a live key of the account; a revoked one or another account may have it', async function () {
       const store = keyStore(arguments);
       if (!store) return;
@@ -119,63 +106,6 @@ export function describeKeyCredentials(
       expect((found?.secrets.length ?? 0) + (found?.keys?.length ?? 0)).toBe(4);
     });
 
-    it(`stores one of ${RACERS} concurrent addKey calls with the same key and refuses the others as duplicate`, async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
-      const account = await store.createAccount(ids.account());
-      const key = ids.key();
-      const results = await Promise.all(
-        Array.from({ length: RACERS }, () => store.addKey(account.clientId, { ...key, id: ids.keyId() }, ROOM)),
-      );
-      expect(results.filter((r) => typeof r === 'object').length).toBe(1);
-      expect(results.filter((r) => r === 'duplicate').length).toBe(RACERS - 1);
-      expect((await store.findAccount(account.clientId))?.keys?.length).toBe(1);
-    });
-
-    it('revokeKey sets revokedAt on that key only, once; unknown keys and keys of another account resolve undefined', async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
-      const account = await store.createAccount(ids.account());
-      const other = await store.createAccount(ids.account());
-      const target = ids.key();
-      const bystander = ids.key();
-      await store.addKey(account.clientId, target, ROOM);
-      await store.addKey(account.clientId, bystander, ROOM);
-      const at = ids.time();
-      expect(await store.revokeKey(account.clientId, target.id, at)).toEqual({ ...target, lastUsedAt: null, revokedAt: at });
-      const again = await store.revokeKey(account.clientId, target.id, ids.time());
-      expect(again?.revokedAt?.getTime()).toBe(at.getTime());
-      expect(await store.revokeKey(ids.clientId(), bystander.id, ids.time())).toBeUndefined();
-      expect(await store.revokeKey(account.clientId, ids.keyId(), ids.time())).toBeUndefined();
-      expect(await store.revokeKey(other.clientId, bystander.id, ids.time())).toBeUndefined();
-      const found = await store.findAccount(account.clientId);
-      expect(found?.keys?.[0]?.revokedAt?.getTime()).toBe(at.getTime());
-      expect(found?.keys?.[1]?.revokedAt).toBeNull();
-      expect(found?.secrets[0]?.revokedAt).toBeNull();
-    });
-
-    it('recordKeyUse sets lastUsedAt of that key only', async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
-      const account = await store.createAccount(ids.account());
-      const used = ids.key();
-      const idle = ids.key();
-      await store.addKey(account.clientId, used, ROOM);
-      await store.addKey(account.clientId, idle, ROOM);
-      const first = ids.time();
-      await store.recordKeyUse(account.clientId, used.id, first);
-      let found = await store.findAccount(account.clientId);
-      expect(found?.keys?.[0]?.lastUsedAt).toBeInstanceOf(Date);
-      expect(found?.keys?.[0]?.lastUsedAt?.getTime()).toBe(first.getTime());
-      expect(found?.keys?.[0]?.revokedAt).toBeNull();
-      expect(found?.keys?.[1]?.lastUsedAt).toBeNull();
-      expect(found?.secrets[0]?.lastUsedAt).toBeNull();
-      const later = ids.time();
-      await store.recordKeyUse(account.clientId, used.id, later);
-      found = await store.findAccount(account.clientId);
-      expect(found?.keys?.[0]?.lastUsedAt?.getTime()).toBe(later.getTime());
-    });
-
     it('returns copies of keys: mutating a returned key does not change the store', async function () {
       const store = keyStore(arguments);
       if (!store) return;
@@ -189,26 +119,6 @@ export function describeKeyCredentials(
       (found?.keys?.[0]?.publicKey as { x: string } | undefined)!.x = 'changed';
       (found?.keys as unknown[] | undefined)?.pop();
       expect((await store.findAccount(account.clientId))?.keys).toEqual(expected);
-    });
-
-    it('watch: the listener is called after addKey and after revokeKey', async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
-      if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
-      const account = await store.createAccount(ids.account());
-      const calls: string[] = [];
-      const stop = await store.watch((clientId) => calls.push(clientId));
-      try {
-        const count = (): number => calls.filter((id) => id === account.clientId || id === '*').length;
-        const key = ids.key();
-        await store.addKey(account.clientId, key, ROOM);
-        await waitFor(() => count() >= 1, 'addKey');
-        const before = count();
-        await store.revokeKey(account.clientId, key.id, ids.time());
-        await waitFor(() => count() > before, 'revokeKey');
-      } finally {
-        await stop();
-      }
     });
 
     describeAssertionIds(keyStore, ids, { it, expect });

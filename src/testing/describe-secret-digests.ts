@@ -5,7 +5,8 @@
  * the store has the method, and are reported skipped otherwise.
  */
 import type { AccountStore } from '../store/account-store.js';
-import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
+import type { AccountStoreTestApi } from './account-store-test-api.js';
+import { storeHolding } from './describe-credential-life.js';
 import { cap, type IdFactory } from './contract-fixtures.js';
 
 const ROOM = cap(100);
@@ -34,12 +35,7 @@ export function describeSecretDigests(
   { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
 ): void {
   /** The store when it keeps digests; otherwise marks the running test skipped and returns undefined. */
-  const digestStore = (testArguments: IArguments): DigestStore | undefined => {
-    const store = currentStore();
-    if (typeof store.recordSecretDigest === 'function') return store as DigestStore;
-    skipRunningTest(testArguments, NO_DIGESTS);
-    return undefined;
-  };
+  const digestStore = storeHolding(currentStore, (store): store is DigestStore => typeof store.recordSecretDigest === 'function', NO_DIGESTS);
 
   describe('verified secret digests', () => {
     it('recordSecretDigest sets verifiedDigest of that secret only; findAccount and listAccounts return it', async function () {

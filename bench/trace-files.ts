@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     issuer: ISSUER,
     signingKeys: [{ alg: 'HS256', key: 'trace-signing-key-0123456789abcdef-0123456789' }],
     secretHashRounds: 4,
+    debug: false,
     federation: { allowHttpLoopback: true },
     onAudit: (event) => { if (event.type === 'client.authentication_failed') console.error(JSON.stringify(event)); },
   });

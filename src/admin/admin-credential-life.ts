@@ -71,6 +71,10 @@ interface KindStores {
  *
  * @example
  * ```ts
+ * import type { AdminContext } from './admin-context.js'
+ *
+ * declare const context: AdminContext
+ * declare const clientId: string, keyId: string
  * const store = requireKindStore(context, 'key')
  * await store.revokeKey(clientId, keyId, new Date())
  * ```
@@ -107,6 +111,17 @@ export interface AddCredentialSteps<S extends AccountStore, N, C> {
  *
  * @example
  * ```ts
+ * import type { AdminContext } from './admin-context.js'
+ * import type { PublicKeyJwk } from '../store/account-store.js'
+ * import { keysOf } from '../store/credential-kinds.js'
+ * import { keyAlreadyRegistered } from './admin-errors.js'
+ * import { generateKeyId } from '../credentials/generate-credentials.js'
+ *
+ * declare const context: AdminContext
+ * declare const helpers: CredentialOperationHelpers
+ * declare const clientId: string, thumbprint: string
+ * declare const publicKey: PublicKeyJwk
+ * const config = context.config
  * const { account, record } = await addCredential(context, helpers, clientId, {
  *   store: () => requireKindStore(context, 'key'),
  *   twin: (account) => keysOf(account).find((key) => key.revokedAt === null && key.thumbprint === thumbprint),
@@ -161,6 +176,13 @@ export interface RevokeCredentialSteps<K extends CredentialKindName, S extends A
  *
  * @example
  * ```ts
+ * import type { AdminContext } from './admin-context.js'
+ * import { keyNotFound } from './admin-errors.js'
+ * import { isKeyId } from '../credentials/generate-credentials.js'
+ *
+ * declare const context: AdminContext
+ * declare const helpers: CredentialOperationHelpers
+ * declare const clientId: string, keyId: string
  * const { account, credential, revokedAt } = await revokeCredential(context, helpers, clientId, keyId, {
  *   kind: 'key',
  *   isId: isKeyId,

@@ -48,6 +48,16 @@ export interface CredentialTable<Row, R> {
  *
  * @example
  * ```ts
+ * import type { Kysely } from 'kysely'
+ * import type { Database } from './schema.js'
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
+ * import type { KeyRecord } from '../store/account-store.js'
+ *
+ * declare const context: SqlCredentialsContext
+ * declare const keys: CredentialTable<object, KeyRecord>
+ * declare const clientId: string
+ * declare const values: { readonly client_id: string } // the row to insert
+ * declare function findLiveTwin(trx: Kysely<Database>): Promise<string | undefined>
  * const stored = await insertCredential(context, keys, clientId, values, { maxLiveCredentials: 5 }, async (trx) =>
  *   (await findLiveTwin(trx)) === undefined ? undefined : 'duplicate',
  * ) // the key, undefined, 'limit_reached' or 'duplicate'
@@ -81,6 +91,12 @@ export function insertCredential<Row, R, D extends 'duplicate' = never>(
  *
  * @example
  * ```ts
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
+ * import type { KeyRecord } from '../store/account-store.js'
+ *
+ * declare const context: SqlCredentialsContext
+ * declare const keys: CredentialTable<object, KeyRecord>
+ * declare const clientId: string, keyId: string
  * const revoked = await revokeCredential(context, keys, clientId, keyId, new Date())
  * ```
  */
@@ -117,6 +133,10 @@ export function revokeCredential<Row, R>(
  *
  * @example
  * ```ts
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
+ *
+ * declare const context: SqlCredentialsContext
+ * declare const clientId: string, keyId: string
  * await recordCredentialUse(context, 'client_keys', clientId, keyId, new Date())
  * ```
  */

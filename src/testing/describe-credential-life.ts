@@ -21,6 +21,11 @@ const RACERS = 10;
  *
  * @example
  * ```ts
+ * import { it } from 'vitest'
+ * import type { AccountStore } from '../store/account-store.js'
+ * import { supportsKeyCredentials } from '../store/credential-kinds.js'
+ *
+ * declare const store: AccountStore
  * const keyStore = storeHolding(() => store, supportsKeyCredentials, 'the store has no key credentials')
  * it('addKey ...', async function () {
  *   const store = keyStore(arguments)
@@ -73,9 +78,13 @@ export interface CredentialLife<S extends AccountStore, N extends { readonly id:
  * ```ts
  * import { expect, it } from 'vitest'
  * import { IdFactory } from './contract-fixtures.js'
+ * import type { AccountStore, NewKeyRecord } from '../store/account-store.js'
+ * import { supportsKeyCredentials, type KeyCredentialStore } from '../store/credential-kinds.js'
+ *
+ * declare const store: AccountStore
  *
  * const ids = new IdFactory()
- * describeCredentialLife({
+ * describeCredentialLife<KeyCredentialStore, NewKeyRecord>({
  *   kind: 'key', thing: 'key', names: { add: 'addKey', revoke: 'revokeKey' }, twins: 'addKey calls with the same key',
  *   store: storeHolding(() => store, supportsKeyCredentials, 'the store has no key credentials'),
  *   make: () => ids.key(), makeOther: () => ids.key(), newId: () => ids.keyId(),

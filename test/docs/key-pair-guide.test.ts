@@ -100,14 +100,19 @@ describe('docs/private-key-jwt.md: the clients of step 3, as written', { timeout
     expect(result.stderr).toContain('token request failed: 401 {"error":"invalid_client"');
   });
 
-  const python = new Promise<boolean>((done) => execFile('python3', ['-c', 'import jwt, requests'], (error) => done(!error)));
+  // Debian's python3-jwt installs into /usr/bin/python3's path, which a pyenv or venv python3 first on PATH does not see.
+  const withPyJwt = (bin: string): Promise<string | undefined> =>
+    new Promise((done) => execFile(bin, ['-c', 'import jwt, requests'], (error) => done(error ? undefined : bin)));
+  const python = (async () => (await withPyJwt('python3')) ?? (await withPyJwt('/usr/bin/python3')))();
   it('PyJWT: the same (skipped with a note without python3, PyJWT and requests)', async (context) => {
-    if (!(await python)) {
+    const bin = await python;
+    if (!bin) {
       console.warn('docs/private-key-jwt.md Python client not run: python3 with PyJWT and requests is not installed');
       context.skip();
+      return;
     }
     writeFileSync(join(dir, 'client.py'), block('python'));
-    const result = await run('python3', ['client.py'], env);
+    const result = await run(bin, ['client.py'], env);
     expect(result.stdout).toBe('True\n');
     expect(result.code).toBe(0);
   });

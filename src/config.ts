@@ -110,7 +110,7 @@ export interface ServiceAccountsOptions {
    * explicitly typed (`typ: client-authentication+jwt`), as clients that follow OpenID Connect Core §9
    * make it (Authlib's default). `true` derives the URL per request: the issuer's origin, the path the
    * token router is mounted on, and `/token` (`https://api.example.com/oauth/token`); a string gives the
-   * URL clients post to, when a proxy changes the path. Off by default: an assertion made out to a token
+   * URL clients post to, when a proxy changes the path (and must, for an issuer with a path). Off by default: an assertion made out to a token
    * endpoint URL can be replayed here by another server the client trusts with the same key (audience
    * injection; see docs/private-key-jwt.md). Outside issuers' tokens are not affected.
    * @default false
@@ -330,7 +330,7 @@ export function resolveConfig(options: ServiceAccountsOptions, env: { readonly N
     tokenLifetime,
     clockTolerance,
     maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 3600, 10, 3600),
-    acceptTokenEndpointAudience: resolveTokenEndpointAudience(options.acceptTokenEndpointAudience),
+    acceptTokenEndpointAudience: resolveTokenEndpointAudience(options.acceptTokenEndpointAudience, options.issuer),
     federation,
     realm,
     onEvent,

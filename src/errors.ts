@@ -205,7 +205,7 @@ export type ClientAuthenticationFailure =
   | 'wrong_secret'
   | 'revoked_secret'
   | 'disabled_account'
-  /** A key-pair client assertion that broke one of its rules: see {@link AssertionRefusal}. */
+  /** A client assertion that broke one of its rules: see {@link AssertionRefusal}. */
   | AssertionRefusal
   /** A client assertion whose `jti` was already used (a replay). */
   | 'replayed_assertion'

@@ -18,12 +18,17 @@ export type TokenEndpointAudienceSetting = boolean | string;
  *
  * @example
  * ```ts
- * resolveTokenEndpointAudience(undefined) // false
- * resolveTokenEndpointAudience('https://api.example.com/oauth/token') // the same string
+ * resolveTokenEndpointAudience(undefined, 'https://api.example.com') // false
+ * resolveTokenEndpointAudience('https://api.example.com/oauth/token', 'https://api.example.com') // the same string
  * ```
  */
-export function resolveTokenEndpointAudience(value: unknown): TokenEndpointAudienceSetting {
+export function resolveTokenEndpointAudience(value: unknown, issuer: string): TokenEndpointAudienceSetting {
   if (value === undefined) return false;
+  if (value === true && parseUrl(issuer)?.pathname !== '/') {
+    // Derived from the issuer's origin, the URL would be the same for every deployment under that
+    // origin: one of them could then replay the others' assertions. Such a server names its URL.
+    return fail('acceptTokenEndpointAudience', 'must be the token endpoint URL itself (not true) when the issuer has a path, as it cannot be derived from the origin alone');
+  }
   if (typeof value === 'boolean') return value;
   const url = typeof value === 'string' ? parseUrl(value) : undefined;
   if (url && (url.protocol === 'https:' || url.protocol === 'http:') && !/[?#]/.test(value as string)) return value as string;

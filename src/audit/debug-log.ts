@@ -12,10 +12,20 @@ import type { AuditEventInput } from './audit-events.js';
 /** Where every line points: one section per reason. */
 const DOCS = 'docs/errors.md#debugging-401s';
 
-/** What the debug log needs of the configuration (the audiences it tells an assertion to name). */
+/** What the debug log needs of the configuration: the audience it tells an assertion to name, and the clock. */
 export interface DebugLogSettings {
   readonly issuer: string;
+  /** @default () => new Date() */
+  readonly now?: () => Date;
 }
+
+/**
+ * At most this many lines per {@link DEBUG_WINDOW_MS}: a flood of refused requests (an attacker's, or
+ * a misconfigured fleet's) cannot flood the console. The lines left out are counted, and said in one
+ * line when the next window opens.
+ */
+export const DEBUG_LINES_PER_WINDOW = 20;
+const DEBUG_WINDOW_MS = 10_000;
 
 interface Explanation {
   /** The method the reason belongs to, when only one can give it. */
@@ -42,13 +52,13 @@ function clientAuthExplanations(issuer: string): Record<ClientAuthenticationFail
       method: 'private_key_jwt or federated token',
       text:
         'the assertion did not check out: for a key pair, it must be a JWT whose iss and sub are the client ID (the same as any client_id sent beside it), with exp and a jti, ' +
-        'an asymmetric alg and no crit header, and a kid when the account has more than 3 keys; a federated token must be signed by a key its issuer publishes, with an exp',
+        'an asymmetric alg and no crit header, and a kid when the account has more than 3 live keys of its type; a federated token must be signed by a key its issuer publishes, with an exp',
     },
     wrong_audience: {
       method: 'private_key_jwt or federated token',
       text:
         `the token's aud is not the one required alone: a key-pair assertion must name exactly ${aud} (with Authlib: PrivateKeyJWT(${aud}); ` +
-        'or turn on acceptTokenEndpointAudience for clients that can only name the token endpoint URL); a federated token, its credential\'s audience ' +
+        'or, for untyped assertions of clients that can only name the token endpoint URL, turn on acceptTokenEndpointAudience); a federated token, its credential\'s audience ' +
         `(by default ${aud})`,
     },
     assertion_lifetime_too_long: {
@@ -102,7 +112,8 @@ const TOKEN_EXPLANATIONS: Record<InvalidTokenReason | 'insufficient_scope', stri
 
 /**
  * Returns what writes the debug line of an audit event: a line for refused token requests
- * (`client.authentication_failed`) and refused bearer tokens (`token.refused`), nothing for others.
+ * (`client.authentication_failed`) and refused bearer tokens (`token.refused`), nothing for others;
+ * at most {@link DEBUG_LINES_PER_WINDOW} lines per 10 s, the rest counted in one line.
  *
  * @example
  * ```ts
@@ -113,6 +124,17 @@ const TOKEN_EXPLANATIONS: Record<InvalidTokenReason | 'insufficient_scope', stri
  */
 export function createDebugLog(settings: DebugLogSettings, write: (line: string) => void): (event: AuditEventInput) => void {
   const explanations = clientAuthExplanations(settings.issuer);
+  const now = settings.now ?? (() => new Date());
+  let windowStart = -Infinity;
+  let written = 0;
+  let left = 0;
+  const emit = (line: string): void => {
+    try {
+      write(line);
+    } catch {
+      // A failing sink must never break the request it reports on.
+    }
+  };
   return (event) => {
     let line: string;
     if (event.type === 'client.authentication_failed') {
@@ -131,10 +153,18 @@ export function createDebugLog(settings: DebugLogSettings, write: (line: string)
     } else {
       return;
     }
-    try {
-      write(line);
-    } catch {
-      // A failing sink must never break the request it reports on.
+    const at = now().getTime();
+    if (at - windowStart >= DEBUG_WINDOW_MS) {
+      if (left > 0) emit(`service-accounts: ${left} more refused request${left === 1 ? ' was' : 's were'} not shown (at most ${DEBUG_LINES_PER_WINDOW} debug lines per ${DEBUG_WINDOW_MS / 1000} s)`);
+      windowStart = at;
+      written = 0;
+      left = 0;
     }
+    if (written >= DEBUG_LINES_PER_WINDOW) {
+      left++;
+      return;
+    }
+    written++;
+    emit(line);
   };
 }

@@ -2,9 +2,10 @@
  * @module assertion-rules
  * The rules every client assertion shares, key-pair assertion and outside issuer's token alike,
  * beyond what `jose` checks (the signature, `exp` passed, `nbf` reached): it is made out to one
- * audience only, it may not live longer than allowed (a stolen one is of use for minutes at most),
+ * audience only, it may not live longer than allowed,
  * it may not claim to be issued in the future, and its `jti` is used once, on every instance sharing
- * the store, kept until the assertion could no longer be accepted. A refusal names the rule that
+ * the store, kept until the assertion could no longer be accepted (a stolen one is of use once at
+ * most, and for no longer than its lifetime). A refusal names the rule that
  * failed, for the audit only (the client is answered one `invalid_client` whatever the rule, RFC 7523
  * §3.2). Which keys are tried on it is the rule of keys/candidate-keys.ts. Framework-free.
  */
@@ -58,7 +59,9 @@ export function hasSoleAudience(aud: unknown, expected: string): boolean {
 
 /**
  * The token endpoint URL accepted as an audience on a request to the router mounted at `mountPath`
- * (Express's `req.baseUrl`, such as `/oauth`), or `undefined` when the setting is off.
+ * (Express's `req.baseUrl`, such as `/oauth`), or `undefined` when the setting is off. `issuerOrigin`
+ * is the issuer identifier's origin (`new URL(issuer).origin`), worked out once: `true` is refused
+ * for an issuer with a path, so the origin is all of it.
  *
  * @example
  * ```ts
@@ -66,10 +69,10 @@ export function hasSoleAudience(aud: unknown, expected: string): boolean {
  * tokenEndpointAudienceOf('https://example.com/auth/oauth/token', 'https://api.example.com', '/oauth') // 'https://example.com/auth/oauth/token'
  * ```
  */
-export function tokenEndpointAudienceOf(setting: TokenEndpointAudienceSetting, issuer: string, mountPath: string | undefined): string | undefined {
+export function tokenEndpointAudienceOf(setting: TokenEndpointAudienceSetting, issuerOrigin: string, mountPath: string | undefined): string | undefined {
   if (setting === false) return undefined;
   if (typeof setting === 'string') return setting;
-  return `${new URL(issuer).origin}${mountPath ?? ''}/token`;
+  return `${issuerOrigin}${mountPath ?? ''}/token`;
 }
 
 /**
@@ -140,7 +143,6 @@ export function firstUse(parts: AssertionReplayParts, namespace: string, payload
   return callStore(() => consume(namespace, payload.jti as string, expiresAt, now), parts.storeTimeout, 'consumeAssertionId', parts.storeCalls);
 }
 
-export type { AssertionRefusal } from '../errors.js';
 
 /**
  * What an error of jose's `jwtVerify`, thrown after the signature verified, says was wrong with the

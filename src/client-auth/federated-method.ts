@@ -13,7 +13,7 @@
  * decided, as for key-pair assertions.
  */
 import type { JWTPayload, JWTVerifyOptions, JWTVerifyResult } from 'jose';
-import type { ClientAuthenticationFailure } from '../errors.js';
+import type { AssertionRefusal, ClientAuthenticationFailure } from '../errors.js';
 import { describeError } from '../observability/operational-events.js';
 import type { Runtime } from '../create-runtime.js';
 import type { AccountCache } from '../runtime/account-cache.js';
@@ -22,7 +22,7 @@ import { federatedOf, supportsFederatedCredentials } from '../store/credential-k
 import { isClientIdLookup, isLookupValue } from '../store/lookup-values.js';
 import { FEDERATED_LIMITS, isFederatedUrlText, type ResolvedFederationConfig } from '../federation/federation-options.js';
 import { IssuerKeySets } from '../federation/issuer-key-sets.js';
-import { claimRefusalOf, firstUse, hasUsableJti, timesRefusalOf, type AssertionRefusal, type AssertionReplayParts } from './assertion-rules.js';
+import { claimRefusalOf, firstUse, hasUsableJti, timesRefusalOf, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './attempts.js';
 import { FederatedSubjects } from './federated-subjects.js';
 import type { AuthenticationDone, FederatedCredentials, FederatedTokenNames } from './presented-credentials.js';

@@ -31,9 +31,9 @@ import {
   timesRefusalOf,
   tokenEndpointAudienceOf,
   unverifiedRefusal,
-  type AssertionRefusal,
   type AssertionReplayParts,
 } from './assertion-rules.js';
+import type { AssertionRefusal } from '../errors.js';
 import type { TokenEndpointAudienceSetting } from '../token-endpoint-audience.js';
 import type { Attempt, Attempts } from './attempts.js';
 import type { AuthenticationDone, KeyPairCredentials } from './presented-credentials.js';
@@ -72,7 +72,7 @@ export function assertionClientId(payload: { readonly iss?: unknown; readonly su
 
 /** What the check needs besides the assertion and the account. */
 export interface KeyAssertionOptions {
-  /** This server's issuer identifier: the one audience accepted. */
+  /** This server's issuer identifier: the audience required (see `tokenEndpoint` for the one other). */
   readonly issuer: string;
   /** Seconds of clock skew allowed on `exp`, `nbf` and `iat`. */
   readonly clockTolerance: number;
@@ -88,9 +88,6 @@ export interface VerifiedAssertion {
   readonly key: KeyRecord;
   readonly payload: JWTPayload;
 }
-
-/** Why an assertion was refused (for the audit event only; the client gets one `invalid_client`). */
-export type AssertionFailure = AssertionRefusal;
 
 /**
  * The signature and claims of a key-pair assertion, checked against an account's public keys.
@@ -122,7 +119,7 @@ export class KeyAssertionChecker {
    * every such key, refused untried when more than `MAX_CANDIDATE_KEYS` live keys would be tried.
    * Live keys first; a revoked key only to tell the audit why (`revoked_key`), within the same budget.
    */
-  async verify(assertion: string, account: AccountRecord, options: KeyAssertionOptions): Promise<VerifiedAssertion | { failure: AssertionFailure }> {
+  async verify(assertion: string, account: AccountRecord, options: KeyAssertionOptions): Promise<VerifiedAssertion | { failure: AssertionRefusal }> {
     let alg: unknown;
     let kid: unknown;
     let crit: unknown;
@@ -170,7 +167,8 @@ export class KeyAssertionChecker {
     options: KeyAssertionOptions,
     refuse: (reason: AssertionRefusal) => void,
   ): Promise<KeyAttempt<JWTPayload>> {
-    const refused = (reason: AssertionRefusal): 'refused' => (refuse(reason), 'refused');
+    // A revoked key that made the signature says so first: fixing a claim would only meet that refusal.
+    const refused = (reason: AssertionRefusal): 'refused' => (refuse(key.revokedAt !== null ? 'revoked_key' : reason), 'refused');
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(assertion, this.#keyObject(key), {
@@ -215,9 +213,12 @@ export interface KeyPairMethodParts {
 export class KeyPairMethod {
   readonly #parts: KeyPairMethodParts;
   readonly #checker = new KeyAssertionChecker();
+  /** The issuer identifier's origin, from which the token endpoint URL is derived. */
+  readonly #issuerOrigin: string;
 
   constructor(parts: KeyPairMethodParts) {
     this.#parts = parts;
+    this.#issuerOrigin = new URL(parts.rules.issuer).origin;
   }
 
   /**
@@ -237,7 +238,7 @@ export class KeyPairMethod {
         if (!account) return attempts.fail(attempt, 'unknown_client');
         const now = this.#parts.now();
         const { issuer, clockTolerance, maxLifetime, tokenEndpointAudience } = rules;
-        const tokenEndpoint = tokenEndpointAudienceOf(tokenEndpointAudience, issuer, mountPath);
+        const tokenEndpoint = tokenEndpointAudienceOf(tokenEndpointAudience, this.#issuerOrigin, mountPath);
         this.#checker.verify(credentials.assertion, account, { issuer, clockTolerance, maxLifetime, tokenEndpoint, now }).then((outcome) => {
           if ('failure' in outcome) return attempts.fail(attempt, outcome.failure, account);
           if (!account.enabled) return attempts.fail(attempt, 'disabled_account', account);

@@ -122,7 +122,7 @@ export class SecretMethod {
       const client = this.#remembered(presented);
       if (client) return this.#attempts.succeed(client, attempt.done, attempt);
       this.#attempts.counted(attempt, () => this.#verifySecret(attempt, presented)); // no longer live: decided as any other attempt
-    }, attempt.done);
+    }, (err: unknown) => this.#attempts.undecided(attempt, err));
   }
 
   /**

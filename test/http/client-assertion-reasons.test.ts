@@ -133,7 +133,7 @@ describe('acceptTokenEndpointAudience', () => {
     const clock = new TestClock();
     const sa = createServiceAccounts({
       store: new MemoryAccountStore(),
-      issuer: 'https://api.test/tenant-a',
+      issuer: 'https://api.test',
       signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }],
       secretHashRounds: 4,
       now: clock.now,
@@ -146,11 +146,17 @@ describe('acceptTokenEndpointAudience', () => {
     const now = Math.floor(clock.now().getTime() / 1000);
     const post = async (aud: string) =>
       request(app).post('/auth/v2/token').type('form').send(assertionFields(await signAssertion(pair, account.clientId, { now, claims: { aud } })));
-    // The issuer's origin, not its path: clients compute the URL they post to.
+    // The issuer's origin and the path the router is mounted on: the URL clients post to.
     await post('https://api.test/auth/v2/token').then((res) => expect(res.status).toBe(200));
-    await post('https://api.test/tenant-a/auth/v2/token').then((res) => expect(res.status).toBe(401));
-    await post('https://api.test/tenant-a').then((res) => expect(res.status).toBe(200));
+    await post('https://api.test/oauth/token').then((res) => expect(res.status).toBe(401));
+    await post('https://api.test').then((res) => expect(res.status).toBe(200));
     await sa.close();
+  });
+
+  it('true is refused at start for an issuer with a path: its token endpoint URL must be given', () => {
+    const options = { store: new MemoryAccountStore(), signingKeys: [{ alg: 'HS256' as const, key: TEST_HS256_KEY }], acceptTokenEndpointAudience: true };
+    expect(() => createServiceAccounts({ ...options, issuer: 'https://api.test/tenant-a' })).toThrow(/acceptTokenEndpointAudience.*must be the token endpoint URL itself/);
+    expect(() => createServiceAccounts({ ...options, issuer: 'https://api.test/tenant-a', acceptTokenEndpointAudience: 'https://api.test/tenant-a/oauth/token' })).not.toThrow();
   });
 
   it('a URL: accepts exactly that URL (behind a proxy that changes the path), not the derived one', async () => {

@@ -80,6 +80,20 @@ describe('the debug lines', () => {
     return { ...test, lines };
   }
 
+  it('writes at most 20 lines per 10 s, and says how many it left out when the next window opens', async () => {
+    const lines: string[] = [];
+    const { app, clock } = createTestApp({ debug: (line) => lines.push(line), failureLimit: false });
+    const refused = () => request(app).post('/oauth/token').type('form').send({ grant_type: 'client_credentials' }).expect(401);
+    for (let i = 0; i < 25; i++) await refused();
+    expect(lines).toHaveLength(20);
+    clock.advance(10);
+    await refused();
+    expect(lines.slice(20)).toEqual([
+      'service-accounts: 5 more refused requests were not shown (at most 20 debug lines per 10 s)',
+      expect.stringMatching(/^service-accounts: token request refused \(invalid_client\): missing_credentials for no client ID/),
+    ]);
+  });
+
   it('one line per failure, with the client ID, the reason and the fix, and never the secret presented', async () => {
     const { app, sa, lines } = debugApp();
     const account = await sa.admin.createAccount({ name: 'reports' });

@@ -1,5 +1,5 @@
 /**
- * The rule for trying keys on a signed token (src/candidate-keys.ts), counted by the calls of the
+ * The rule for trying keys on a signed token (src/keys/candidate-keys.ts), counted by the calls of the
  * attempt it is given: each call is one signature check. The rule: "try at most a small number of
  * candidate keys per token, and refuse a kid-less token when more than that match its algorithm".
  */

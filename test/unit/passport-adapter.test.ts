@@ -1,5 +1,5 @@
 /**
- * `callbackFramework` (src/token-endpoint/passport-framework.ts): the passport framework adapter of the token
+ * `callbackFramework` (src/token-endpoint/passport-adapter.ts): the passport framework adapter of the token
  * endpoint reports each strategy action to the callback the way passport's Connect adapter does for a
  * custom callback, and leaves the request it is given undecorated.
  */

@@ -171,6 +171,7 @@ export class KyselyAccountStore implements SqlAccountStore {
           name: input.name,
           client_account_id: input.clientAccountId,
           scopes: serializeScopes(input.scopes),
+          resources: serializeScopes(input.resources ?? []),
           enabled: 1,
           created_at: input.createdAt.getTime(),
         })
@@ -199,6 +200,21 @@ export class KyselyAccountStore implements SqlAccountStore {
       const result = await trx
         .updateTable('accounts')
         .set({ enabled: enabled ? 1 : 0 })
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return undefined;
+      await this.#appendChange(trx, clientId);
+      return this.#find(trx, clientId);
+    });
+  }
+
+  /** Column `accounts.resources` (a JSON array), announced on the change feed like `setAccountEnabled`. */
+  async setAccountResources(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined> {
+    await this.init();
+    return this.#write(async (trx) => {
+      const result = await trx
+        .updateTable('accounts')
+        .set({ resources: serializeScopes(resources) })
         .where('client_id', '=', clientId)
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return undefined;

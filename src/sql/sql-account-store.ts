@@ -78,6 +78,8 @@ export interface SqlAccountStore extends AccountStore {
   consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean>;
   /** The SQL store keeps verified digests (column `secrets.verified_digest`), so no instance pays bcrypt twice for one value. */
   recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void>;
+  /** The SQL store keeps account resources (column `accounts.resources`, schema version 7). */
+  setAccountResources(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined>;
   /** The SQL store holds federated credentials too (table `federated_credentials`). */
   addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult>;
   revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined>;

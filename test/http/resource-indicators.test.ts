@@ -8,7 +8,8 @@
 import express from 'express';
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { CreatedAccount } from '../../src/index.js';
+import { MemoryAccountStore, type CreatedAccount } from '../../src/index.js';
+import { ForwardingStore } from '../helpers/forwarding-store.js';
 import { createTestApp, TEST_ISSUER } from '../helpers/create-app.js';
 import { expectNoStore, expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { basicHeader, decodeToken } from '../helpers/tokens.js';
@@ -161,6 +162,23 @@ describe('resource indicators (RFC 8707)', () => {
   it('the token.issued audit event names the audience', async () => {
     await tokenFor(billing);
     expect(t.events).toContainEqual(expect.objectContaining({ type: 'token.issued', clientId: billing.clientId, audience: BILLING }));
+  });
+
+  // A store written before resources existed cannot keep them: giving an account resources there would
+  // silently leave its tokens good for the server's audience, so the admin API refuses.
+  it('a store without setAccountResources: accounts without resources work, resources are refused', async () => {
+    const old = createTestApp({ store: new ForwardingStore(new MemoryAccountStore()) });
+    const account = await old.sa.admin.createAccount({ name: 'old-store' });
+    expect(account.resources).toEqual([]);
+    await expect(old.sa.admin.createAccount({ name: 'x', resources: [BILLING] })).rejects.toThrow(/cannot hold account resources/);
+    await expect(old.sa.admin.setResources(account.clientId, [BILLING])).rejects.toThrow(/cannot hold account resources/);
+  });
+
+  it('the admin API refuses malformed resources with invalid_input', async () => {
+    for (const resources of [['https://a.example/#x'], ['two words'], [''], ['x'.repeat(513)], Array.from({ length: 21 }, (_, i) => `api-${i}`)]) {
+      await expect(t.sa.admin.createAccount({ name: 'bad', resources })).rejects.toMatchObject({ code: 'invalid_input' });
+    }
+    await expect(t.sa.admin.setResources(billing.clientId, ['https://a.example/#x'])).rejects.toMatchObject({ code: 'invalid_input' });
   });
 
   it('refuses a bad audience option of requireBearer at start-up', () => {

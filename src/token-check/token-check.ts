@@ -3,8 +3,9 @@
  * Whether an access token is still good, the one rule shared by `requireBearer()` and the
  * introspection endpoint, so an endpoint never calls active a token the bearer check refuses: its
  * signature and claims verify (through the instance's one verified-token cache) and it has not
- * expired; its account exists and is enabled; its audience (`aud`) is the server's audience or one of
- * the account's resources (RFC 8707), so a resource taken off an account takes its tokens with it; the credential it was issued against (its `secret_id`
+ * expired; its account exists and is enabled; its audience (`aud`) is one the account may get now (the
+ * server's audience for an account without resources, else one of its resources, RFC 8707), so a
+ * change of an account's resources takes its tokens for other audiences with it; the credential it was issued against (its `secret_id`
  * claim names a secret, a public key or a federated credential) is known and live; and the token
  * itself is not on the deny-list.
  *
@@ -41,8 +42,8 @@ export interface TokenCheckReceiver<A, B, C> {
 
 /**
  * Whether a verified, unexpired token still stands: the credential it was issued against, or why not.
- * A deleted account, an unknown credential or an audience that is neither `audience` (the server's)
- * nor one of the account's resources comes first (`invalid`), then a revoked token or credential
+ * A deleted account, an unknown credential or an audience the account may not get (not `audience`,
+ * the server's, for an account without resources; not one of its resources otherwise) comes first (`invalid`), then a revoked token or credential
  * (`revoked`), then a disabled account (`disabled`).
  *
  * @example
@@ -61,8 +62,10 @@ export function tokenStanding(
   // A deleted account or an unknown credential: the token no longer maps to anything.
   const credential = findCredential(account, claims.secret_id);
   if (account === undefined || credential === undefined) return 'invalid';
-  // One comparison for tokens of the server's audience; a resource must still be the account's.
-  if (claims.aud !== audience && !(account.resources?.includes(claims.aud) ?? false)) return 'invalid';
+  // The audience must be one the account may get now: the server's when it has no resources (one
+  // comparison on the common path), else one of its resources; a change of resources takes old tokens with it.
+  const resources = account.resources;
+  if (resources === undefined || resources.length === 0 ? claims.aud !== audience : !resources.includes(claims.aud)) return 'invalid';
   if (tokenRevoked || credential.revokedAt !== null) return 'revoked';
   if (!account.enabled) return 'disabled';
   return credential;

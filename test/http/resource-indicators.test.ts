@@ -146,6 +146,14 @@ describe('resource indicators (RFC 8707)', () => {
     expect(decodeToken(await tokenFor(both)).payload.aud).toBe(BILLING);
   });
 
+  it('giving an account resources refuses its earlier tokens for the server audience', async () => {
+    const token = await tokenFor(plain);
+    await call('/api/whoami', token).expect(200);
+    await t.sa.admin.setResources(plain.clientId, [BILLING]);
+    expectOAuthError(await call('/api/whoami', token), 401, 'invalid_token');
+    await call('/billing/invoices', await tokenFor(plain)).expect(200);
+  });
+
   // RFC 7662 §2.2: "aud OPTIONAL ... the intended audience for this token".
   it('introspection reports the aud of a token made for a resource', async () => {
     const gateway = await t.sa.admin.createAccount({ name: 'api-gateway', scopes: ['token:introspect'] });

@@ -309,6 +309,7 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
         name: 'pg-portal',
         clientAccountId: null,
         scopes: ['jobs:write'],
+        resources: [],
         secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
       });
       const run = await runCli(['list', '--json'], { env: { SERVICE_ACCOUNTS_STORE: pgStore() } });
@@ -320,6 +321,7 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
           clientAccountId: null,
           enabled: true,
           scopes: ['jobs:write'],
+          resources: [],
           secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
           keys: [],
           federated: [],

@@ -86,7 +86,11 @@ export interface ServiceAccountsOptions {
   store: AccountStore;
   /** The `iss` of issued tokens; checked on every bearer token. Usually the API's base URL. */
   issuer: string;
-  /** The `aud` of issued tokens; checked on every bearer token. @default issuer */
+  /**
+   * The `aud` of tokens issued without a resource (accounts without resources, docs/resources.md),
+   * and the default audience of every route: `requireBearer()` without an `audience` option accepts
+   * only tokens for it. @default issuer
+   */
   audience?: string;
   /**
    * The keyring. The first key that can sign signs new tokens; every key verifies, so a key can be

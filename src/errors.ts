@@ -31,6 +31,7 @@ export type OAuthErrorCode =
   | 'invalid_client'
   | 'invalid_grant'
   | 'invalid_scope'
+  | 'invalid_target'
   | 'unauthorized_client'
   | 'unsupported_token_type'
   | 'invalid_token'
@@ -287,6 +288,24 @@ export class InvalidScopeError extends OAuthError {
 }
 
 /**
+ * 400 `invalid_target` (RFC 8707 §2): the requested resource (`resource`, or `audience`) is not one the
+ * account's tokens may be for, or the account has several and the request named none
+ * (docs/resources.md).
+ *
+ * @example
+ * ```ts
+ * import { InvalidTargetError } from 'express-service-accounts'
+ *
+ * new InvalidTargetError('This client may not get tokens for the requested resource').toJSON()
+ * // { error: 'invalid_target', error_description: 'This client may not get tokens for the requested resource' }
+ * ```
+ */
+export class InvalidTargetError extends OAuthError {
+  readonly code = 'invalid_target';
+  readonly status = 400;
+}
+
+/**
  * 403 `unauthorized_client`: the client authenticated but may not use this endpoint, e.g. token
  * introspection by an account without the scope `token:introspect` (RFC 7662 §2.3; docs/errors.md).
  *
@@ -333,16 +352,19 @@ export class UnsupportedTokenTypeError extends OAuthError {
  *   invalid: 'get a new token',
  *   revoked: 'get new credentials',
  *   disabled: 'contact the API owner',
+ *   wrong_audience: 'get a token for this API (resource=...)',
  * }
  * ```
  */
-export type InvalidTokenReason = 'expired' | 'revoked' | 'disabled' | 'invalid';
+export type InvalidTokenReason = 'expired' | 'revoked' | 'disabled' | 'invalid' | 'wrong_audience';
 
 const INVALID_TOKEN_DESCRIPTIONS: Record<InvalidTokenReason, string> = {
   expired: 'The access token expired',
   revoked: 'The access token was revoked',
   disabled: 'The service account is disabled',
   invalid: 'The access token is invalid',
+  // RFC 8707 §2 / RFC 9068 §4: the token's `aud` names another resource server.
+  wrong_audience: 'The access token was issued for another API: request a token for this one',
 };
 
 /**
@@ -568,6 +590,7 @@ export type AnyOAuthError =
   | InvalidClientError
   | InvalidGrantError
   | InvalidScopeError
+  | InvalidTargetError
   | UnauthorizedClientError
   | UnsupportedTokenTypeError
   | InvalidTokenError

@@ -26,6 +26,10 @@ export interface AccessTokenClaims {
   /** The client ID (RFC 9068 §2.2: for client credentials, `sub` is the client). */
   readonly sub: string;
   readonly client_id: string;
+  /**
+   * The API the token is for: the resource the client asked for (RFC 8707), one of its account's
+   * resources, or the server's configured `audience` (docs/resources.md).
+   */
   readonly aud: string;
   readonly iat: number;
   readonly exp: number;
@@ -36,7 +40,12 @@ export interface AccessTokenClaims {
   readonly secret_id: string;
 }
 
-/** What a token is verified against. */
+/**
+ * What a token is verified against. `audience` is the server's own audience, that of tokens issued
+ * without a resource; the signature check does not pin `aud` to it, since a token may be for one of
+ * its account's resources: the token check compares `aud` with the account (token-check.ts), and
+ * `requireBearer` with the route's audience.
+ */
 export interface TokenVerification {
   readonly keyring: Keyring;
   readonly issuer: string;
@@ -61,18 +70,20 @@ const MAX_NUMERIC_DATE = 253_402_300_799;
  * @example
  * ```ts
  * const { token, claims } = signAccessToken(config, { clientId, secretId, scopes: ['jobs:write'], now: new Date(), lifetime: 3600 })
+ * // For one of the account's resources (RFC 8707): `aud` is that resource instead of config.audience.
+ * signAccessToken(config, { clientId, secretId, scopes: undefined, now: new Date(), lifetime: 3600, audience: 'https://billing.example.com' })
  * ```
  */
 export function signAccessToken(
   settings: Pick<TokenVerification, 'keyring' | 'issuer' | 'audience'>,
-  input: { clientId: string; secretId: string; scopes: readonly string[] | undefined; now: Date; lifetime: number },
+  input: { clientId: string; secretId: string; scopes: readonly string[] | undefined; now: Date; lifetime: number; audience?: string | undefined },
 ): { token: string; claims: AccessTokenClaims } {
   const iat = Math.floor(input.now.getTime() / 1000);
   const claims: AccessTokenClaims = {
     iss: settings.issuer,
     sub: input.clientId,
     client_id: input.clientId,
-    aud: settings.audience,
+    aud: input.audience ?? settings.audience,
     iat,
     exp: iat + input.lifetime,
     jti: randomUUID(),
@@ -111,7 +122,8 @@ function hasNoExtensions(header: jwt.JwtHeader): boolean {
 /**
  * Verifies a bearer token and returns its claims.
  *
- * Beyond the signature, issuer and audience: the header carries no `crit` and no `b64: false`;
+ * Beyond the signature and issuer: `aud` is one string (which API it names is checked against the
+ * account by the token check, and against the route by `requireBearer`); the header carries no `crit` and no `b64: false`;
  * `exp`, `iat` and `nbf` (when present) are whole seconds between 1970 and 9999; `iat` is not after
  * `exp` nor after now plus the clock tolerance; `nbf` is not after now plus the tolerance.
  * @throws {InvalidTokenError} `expired` when `exp` has passed (beyond the tolerance), `invalid` for anything else.
@@ -132,7 +144,6 @@ export function verifyAccessToken(settings: TokenVerification, token: string, no
     payload = jwt.verify(token, key.verifyKey, {
       algorithms: [key.alg],
       issuer: settings.issuer,
-      audience: settings.audience,
       clockTolerance: settings.clockTolerance,
       clockTimestamp: nowSeconds,
     });
@@ -168,6 +179,7 @@ function isAccessTokenClaims(value: unknown): value is AccessTokenClaims {
   return (
     typeof c.sub === 'string' &&
     c.client_id === c.sub &&
+    typeof c.aud === 'string' &&
     typeof c.secret_id === 'string' &&
     typeof c.jti === 'string' &&
     isNumericDate(c.exp) &&

@@ -9,6 +9,9 @@ import { pageAccounts } from './account-pages.js';
 import type { AdminProblemName } from './admin-problem.js';
 import {
   AccountPageSchema,
+  AccountResourcesSchema,
+  SetResourcesBodySchema,
+  type SetResourcesBody,
   AccountStatusSchema,
   AccountSummarySchema,
   AddFederatedCredentialBodySchema,
@@ -198,6 +201,23 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     success: { status: 200, description: 'The account’s new state.', schema: AccountStatusSchema },
     problems: changeProblems,
     handle: async ({ admin, params }) => ({ status: 200, body: await admin.enableAccount(params.clientId!) }),
+  },
+  {
+    method: 'POST',
+    path: `${ACCOUNT}/resources`,
+    operationId: 'setServiceAccountResources',
+    summary: 'Set the resources of a service account',
+    description:
+      'Replaces the resources (APIs, RFC 8707) the account’s tokens may be for; an empty list makes its tokens for the ' +
+      'server’s own audience again. New tokens follow the new list, and tokens for a resource taken off it are refused, ' +
+      'on every server sharing the store within a second. Operators of every client account only (403 `forbidden`).',
+    body: SetResourcesBodySchema,
+    success: { status: 200, description: 'The account’s resources.', schema: AccountResourcesSchema },
+    problems: changeProblems,
+    handle: async ({ admin, params, body }) => ({
+      status: 200,
+      body: await admin.setResources(params.clientId!, (body as SetResourcesBody).resources),
+    }),
   },
 ];
 

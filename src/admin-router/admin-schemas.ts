@@ -8,7 +8,9 @@
  */
 import { FEDERATED_LIMITS } from '../federation/federation-options.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
 import type {
+  AccountResources,
   AccountStatus,
   AccountSummary,
   CreatedAccount,
@@ -27,6 +29,15 @@ const ClientAccountId = Type.Union([Type.String(), Type.Null()], {
   description: 'The client account (customer, tenant) the service account acts for; null for none.',
 });
 const Scopes = Type.Array(Type.String(), { description: 'Allowed scopes; empty means unrestricted.' });
+const Resources = Type.Array(Type.String(), {
+  description: 'The resources (APIs, RFC 8707) its tokens may be for, each a token’s `aud`; empty: the server’s own audience.',
+});
+const ResourcesInput = Type.Array(Type.String({ minLength: 1, maxLength: MAX_RESOURCE_LENGTH }), {
+  maxItems: MAX_RESOURCES,
+  description:
+    'The resources (APIs, RFC 8707) its tokens may be for: absolute URIs without fragment, or plain names ' +
+    '(letters, digits, `.`, `_`, `~`, `-`). Empty: the server’s own audience. Operators of every client account only.',
+});
 
 /** A secret as listed: its ID and dates, never its value or hash. */
 export const SecretSummarySchema = Type.Object(
@@ -78,6 +89,7 @@ export const AccountSummarySchema = Type.Object(
     clientAccountId: ClientAccountId,
     enabled: Type.Boolean(),
     scopes: Scopes,
+    resources: Resources,
     createdAt: DateTime,
     secrets: Type.Array(SecretSummarySchema, { description: 'Every secret, live and revoked, with its last use.' }),
     keys: Type.Array(KeySummarySchema, { description: 'Every public key, live and revoked, with its last use.' }),
@@ -99,7 +111,7 @@ export const CreatedSecretSchema = Type.Object(
 
 /** A new account and its first secret. */
 export const CreatedAccountSchema = Type.Object(
-  { clientId: ClientId, name: Type.String(), clientAccountId: ClientAccountId, scopes: Scopes, secret: CreatedSecretSchema },
+  { clientId: ClientId, name: Type.String(), clientAccountId: ClientAccountId, scopes: Scopes, resources: Resources, secret: CreatedSecretSchema },
   { ...closed, title: 'CreatedAccount' },
 );
 
@@ -120,6 +132,12 @@ export const RevokedFederatedCredentialSchema = Type.Object(
   { clientId: ClientId, credentialId: Type.String(), revokedAt: DateTime },
   { ...closed, title: 'RevokedFederatedCredential' },
 );
+
+/** An account's resources after they were set. */
+export const AccountResourcesSchema = Type.Object({ clientId: ClientId, resources: Resources }, { ...closed, title: 'AccountResources' });
+
+/** `POST /service-accounts/{clientId}/resources`. */
+export const SetResourcesBodySchema = Type.Object({ resources: ResourcesInput }, { ...closed, title: 'SetResourcesRequest' });
 
 /** An account's state after `disable` or `enable`. */
 export const AccountStatusSchema = Type.Object({ clientId: ClientId, enabled: Type.Boolean() }, { ...closed, title: 'AccountStatus' });
@@ -157,6 +175,7 @@ export const CreateAccountBodySchema = Type.Object(
         description: 'Allowed scopes, as an array or one space-separated string (RFC 6749 §3.3); none means unrestricted.',
       }),
     ),
+    resources: Type.Optional(ResourcesInput),
   },
   { ...closed, title: 'CreateAccountRequest' },
 );
@@ -209,6 +228,8 @@ export const ListQuerySchema = Type.Object(
 export type ListQuery = Static<typeof ListQuerySchema>;
 /** The create body once checked. */
 export type CreateAccountBody = Static<typeof CreateAccountBodySchema>;
+/** The set-resources body once checked. */
+export type SetResourcesBody = Static<typeof SetResourcesBodySchema>;
 /** The add-federated-credential body once checked. */
 export type AddFederatedCredentialBody = Static<typeof AddFederatedCredentialBodySchema>;
 
@@ -226,6 +247,8 @@ export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, stri
   [CreatedSecretSchema, 'CreatedSecret'],
   [RevokedSecretSchema, 'RevokedSecret'],
   [AccountStatusSchema, 'AccountStatus'],
+  [AccountResourcesSchema, 'AccountResources'],
+  [SetResourcesBodySchema, 'SetResourcesRequest'],
   [ProblemSchema, 'Problem'],
   [CreateAccountBodySchema, 'CreateAccountRequest'],
   [EmptyBodySchema, 'EmptyRequest'],
@@ -249,6 +272,7 @@ const schemasMatchResults: [
   Same<AsJson<CreatedFederatedCredential>, Static<typeof CreatedFederatedCredentialSchema>>,
   Same<AsJson<RevokedFederatedCredential>, Static<typeof RevokedFederatedCredentialSchema>>,
   Same<AsJson<AccountStatus>, Static<typeof AccountStatusSchema>>,
+  Same<AsJson<AccountResources>, Static<typeof AccountResourcesSchema>>,
   Same<AsJson<ProblemDetails>, Static<typeof ProblemSchema>>,
-] = [true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true];
 void schemasMatchResults;

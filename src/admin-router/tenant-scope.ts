@@ -4,10 +4,12 @@
  * An administrator of client account X sees exactly X's service accounts; any other client ID, in
  * another client account or in none, is "not found" with one and the same answer, so nothing tells
  * them apart. They may not grant a scope the host reserved for operators (`operatorOnlyScopes`).
- * Every change goes through `admin.withActor(actor)`, so its audit event names the person.
+ * Resources (RFC 8707: which APIs an account's tokens are for) are the operators' to give: they pick
+ * among the host's APIs, across client accounts. Every change goes through `admin.withActor(actor)`, so its audit event names the person.
  */
 import type { AdminApi } from '../admin/admin-api.js';
 import type {
+  AccountResources,
   AccountStatus,
   AccountSummary,
   CreatedAccount,
@@ -43,7 +45,10 @@ export interface ScopedAdminApi {
   revokeFederatedCredential(clientId: string, credentialId: string): Promise<RevokedFederatedCredential>;
   disableAccount(clientId: string): Promise<AccountStatus>;
   enableAccount(clientId: string): Promise<AccountStatus>;
+  setResources(clientId: string, resources: readonly string[]): Promise<AccountResources>;
 }
+
+const OPERATORS_GIVE_RESOURCES = 'Only an operator of every client account may choose the resources (APIs) an account’s tokens are for';
 
 /** The first of `scopes` (as the create body gives them) that `reserved` (scopes, or prefixes ending in `*`) holds. */
 function reservedScopeIn(scopes: CreateAccountBody['scopes'], reserved: readonly string[]): string | undefined {
@@ -90,6 +95,7 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
       // A scope whose meaning crosses client accounts is the operators' to grant.
       const reserved = tenant === undefined ? undefined : reservedScopeIn(input.scopes, operatorOnlyScopes);
       if (reserved !== undefined) throw new AdminProblem('forbidden', `Only an operator of every client account may grant the scope ${reserved}`);
+      if (tenant !== undefined && input.resources !== undefined && input.resources.length > 0) throw new AdminProblem('forbidden', OPERATORS_GIVE_RESOURCES);
       return acting.createAccount({ ...input, clientAccountId: tenant ?? input.clientAccountId ?? null });
     },
     addSecret: change((clientId) => acting.addSecret(clientId)),
@@ -98,5 +104,10 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
     revokeFederatedCredential: async (clientId, credentialId) => change((id) => acting.revokeFederatedCredential(id, credentialId))(clientId),
     disableAccount: change((clientId) => acting.disableAccount(clientId)),
     enableAccount: change((clientId) => acting.enableAccount(clientId)),
+    setResources: async (clientId, resources) => {
+      await getAccount(clientId);
+      if (tenant !== undefined) throw new AdminProblem('forbidden', OPERATORS_GIVE_RESOURCES);
+      return acting.setResources(clientId, resources);
+    },
   };
 }

@@ -11,7 +11,7 @@ import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
-import { checkAccountInput, type CreateAccountInput } from './admin-input.js';
+import { checkAccountInput, checkResources, type CreateAccountInput } from './admin-input.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
 import { liveCredentials, liveTotal, revokeCredential } from './admin-credential-life.js';
@@ -19,6 +19,7 @@ import { buildKeyOperations, type KeyOperations } from './admin-keys.js';
 import type { AdminContext } from './admin-context.js';
 import {
   summarizeAccount,
+  type AccountResources,
   type AccountStatus,
   type AccountSummary,
   type CreatedAccount,
@@ -64,6 +65,14 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
   revokeToken(tokenId: string): Promise<RevokedToken>;
   disableAccount(clientId: string): Promise<AccountStatus>;
   enableAccount(clientId: string): Promise<AccountStatus>;
+  /**
+   * Replaces the resources (RFC 8707) the account's tokens may be for; `[]` for none, so its tokens
+   * are for the server's `audience` again. Takes effect on every instance within 1 s: new tokens are
+   * for the new list, and tokens issued for a resource taken off the list are refused. Throws
+   * `invalid_input` for a resource that is not an absolute URI without fragment or a plain name;
+   * rejects when the store cannot hold resources (it lacks `setAccountResources`).
+   */
+  setResources(clientId: string, resources: readonly string[]): Promise<AccountResources>;
   /**
    * The same API, acting for a person: every audit event of a change made through it names them as
    * `actor`. The admin router calls each operation through the `actor` its `authorize` returned.
@@ -128,18 +137,45 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     return { clientId, enabled: account.enabled };
   };
 
+  const requireResourceStore = (): void => {
+    if (typeof store.setAccountResources !== 'function') {
+      throw new Error('This account store cannot hold account resources: it lacks setAccountResources (see docs/writing-a-store.md)');
+    }
+  };
+
   return {
     async createAccount(input) {
-      const { name, clientAccountId, scopes } = checkAccountInput(input);
+      const { name, clientAccountId, scopes, resources } = checkAccountInput(input);
+      // A store that cannot keep them would silently make the account's tokens good for the server's audience.
+      if (resources.length > 0) requireResourceStore();
       const { created, record } = await newSecret();
       const clientId = generateClientId();
       await call('createAccount', () =>
-        store.createAccount({ clientId, name, clientAccountId, scopes, createdAt: record.createdAt, secret: record }),
+        store.createAccount({
+          clientId,
+          name,
+          clientAccountId,
+          scopes,
+          ...(resources.length > 0 && { resources }),
+          createdAt: record.createdAt,
+          secret: record,
+        }),
       );
       changed(clientId);
       audit({ type: 'account.created', clientId, name });
       audit({ type: 'secret.created', clientId, name, secretId: created.id });
-      return { clientId, name, clientAccountId, scopes, secret: created };
+      return { clientId, name, clientAccountId, scopes, resources, secret: created };
+    },
+
+    async setResources(clientId, resources) {
+      const checked = checkResources(resources);
+      requireResourceStore();
+      await requireAccount(clientId);
+      const account = await call('setAccountResources', () => store.setAccountResources!(clientId, checked));
+      changed(clientId);
+      if (!account) throw accountNotFound(clientId);
+      audit({ type: 'account.resources_changed', clientId, name: account.name, resources: checked });
+      return { clientId, resources: [...(account.resources ?? checked)] };
     },
 
     async listAccounts() {

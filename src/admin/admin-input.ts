@@ -6,6 +6,7 @@
 import { AdminError } from './admin-errors.js';
 import { rejectCredentialLookalike } from './reject-credential-lookalike.js';
 import { isScopeToken } from '../scopes.js';
+import { isResourceIndicator, MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
 import { unsafeCharacter } from './printable-text.js';
 
 /**
@@ -19,6 +20,7 @@ import { unsafeCharacter } from './printable-text.js';
  *   name: 'procurement-portal',
  *   clientAccountId: 'acme-corp',
  *   scopes: 'jobs:read jobs:write', // or ['jobs:read', 'jobs:write']
+ *   resources: ['https://jobs.example.com'], // its tokens are for this API only (RFC 8707)
  * }
  * const account = await sa.admin.createAccount(input)
  * ```
@@ -36,6 +38,12 @@ export interface CreateAccountInput {
   clientAccountId?: string | null;
   /** Allowed scopes (an array, or one space-separated string); none means unrestricted. */
   scopes?: readonly string[] | string;
+  /**
+   * The resources (APIs) its tokens may be for (RFC 8707, docs/resources.md): absolute URIs without
+   * fragment, or plain names; at most 20. None (the default): its tokens are for the server's
+   * `audience`, as before resources existed.
+   */
+  resources?: readonly string[];
 }
 
 /** {@link CreateAccountInput}, checked and normalised. */
@@ -43,6 +51,7 @@ export interface CheckedAccountInput {
   readonly name: string;
   readonly clientAccountId: string | null;
   readonly scopes: string[];
+  readonly resources: string[];
 }
 
 /**
@@ -130,5 +139,32 @@ export function checkAccountInput(input: CreateAccountInput): CheckedAccountInpu
     input.clientAccountId === undefined || input.clientAccountId === null
       ? null
       : rejectCredentialLookalike('clientAccountId', checkText('clientAccountId', input.clientAccountId));
-  return { name, clientAccountId, scopes: checkScopes(input.scopes) };
+  return { name, clientAccountId, scopes: checkScopes(input.scopes), resources: checkResources(input.resources ?? []) };
+}
+
+/**
+ * Checks a list of resources (RFC 8707): an array of at most {@link MAX_RESOURCES} absolute URIs
+ * without fragment or plain names, each at most {@link MAX_RESOURCE_LENGTH} characters; duplicates
+ * are dropped, the order kept. An empty array means none. Throws `invalid_input` naming the item.
+ *
+ * @example
+ * ```ts
+ * checkResources(['https://billing.example.com', 'reports']) // the same list
+ * checkResources(['https://a.example/#x'])                   // throws invalid_input: a fragment
+ * ```
+ */
+export function checkResources(value: unknown): string[] {
+  if (!Array.isArray(value)) throw new AdminError('invalid_input', 'resources must be an array of strings');
+  const unique = [...new Set(value as unknown[])];
+  if (unique.length > MAX_RESOURCES) throw new AdminError('invalid_input', `resources must be at most ${MAX_RESOURCES} resources`);
+  unique.forEach((resource, i) => {
+    if (!isResourceIndicator(resource)) {
+      throw new AdminError(
+        'invalid_input',
+        `resources[${i}] must be an absolute URI without fragment (RFC 8707) or a plain name (letters, digits, '.', '_', '~', '-'), at most ${MAX_RESOURCE_LENGTH} characters`,
+      );
+    }
+    rejectCredentialLookalike('resources', resource);
+  });
+  return unique as string[];
 }

@@ -43,6 +43,8 @@ export interface CreatedAccount {
   readonly name: string;
   readonly clientAccountId: string | null;
   readonly scopes: readonly string[];
+  /** The resources its tokens may be for (RFC 8707); empty: the server's audience. */
+  readonly resources: readonly string[];
   readonly secret: CreatedSecret;
 }
 
@@ -147,6 +149,8 @@ export interface AccountSummary {
   readonly clientAccountId: string | null;
   readonly enabled: boolean;
   readonly scopes: readonly string[];
+  /** The resources its tokens may be for (RFC 8707, docs/resources.md); empty: the server's audience. */
+  readonly resources: readonly string[];
   readonly createdAt: Date;
   readonly secrets: readonly SecretSummary[];
   /** Its public keys (key-pair credentials), live and revoked, oldest first. */
@@ -191,6 +195,22 @@ export interface RevokedToken {
 }
 
 /**
+ * Result of {@link AdminApi.setResources}.
+ *
+ * @example
+ * ```ts
+ * import type { AccountResources } from 'express-service-accounts'
+ *
+ * const changed: AccountResources = await sa.admin.setResources(clientId, ['https://billing.example.com'])
+ * console.log(`${changed.clientId}: tokens for ${changed.resources.join(', ')}`)
+ * ```
+ */
+export interface AccountResources {
+  readonly clientId: string;
+  readonly resources: readonly string[];
+}
+
+/**
  * Result of {@link AdminApi.disableAccount} and {@link AdminApi.enableAccount}.
  *
  * @example
@@ -232,6 +252,7 @@ export function summarizeAccount(account: AccountRecord, issuer?: string): Accou
     clientAccountId: account.clientAccountId,
     enabled: account.enabled,
     scopes: [...account.scopes],
+    resources: [...(account.resources ?? [])],
     createdAt: account.createdAt,
     secrets: account.secrets.map(summarizeSecret),
     keys: keysOf(account).map(summarizeKey),

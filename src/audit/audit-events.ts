@@ -34,6 +34,8 @@ export interface TokenIssuedEvent extends AuditBase {
   readonly secretId: string;
   readonly tokenId: string;
   readonly scopes: readonly string[];
+  /** The token's `aud`: the resource it was issued for (RFC 8707), or the server's audience. */
+  readonly audience: string;
   readonly expiresAt: Date;
 }
 
@@ -187,6 +189,24 @@ export interface AccountEvent extends ChangeBase {
 }
 
 /**
+ * The resources an account's tokens may be for (RFC 8707) were replaced: `resources` is the new list,
+ * empty for none.
+ *
+ * @example
+ * ```ts
+ * import type { AccountResourcesEvent } from 'express-service-accounts'
+ *
+ * const line = (event: AccountResourcesEvent): string => `${event.name}: tokens now for ${event.resources.join(', ') || 'the server audience'}`
+ * ```
+ */
+export interface AccountResourcesEvent extends ChangeBase {
+  readonly type: 'account.resources_changed';
+  readonly clientId: string;
+  readonly name: string;
+  readonly resources: readonly string[];
+}
+
+/**
  * A secret was created or revoked.
  *
  * @example
@@ -264,6 +284,7 @@ export interface FederatedCredentialEvent extends ChangeBase {
  */
 export type AuditEvent =
   | TokenIssuedEvent
+  | AccountResourcesEvent
   | TokenRefusedEvent
   | TokenRevokedEvent
   | TokenIntrospectedEvent

@@ -107,6 +107,7 @@ const TOKEN_EXPLANATIONS: Record<InvalidTokenReason | 'insufficient_scope', stri
   revoked: 'the token, or the credential it was issued against, was revoked; get new credentials and a new token',
   disabled: 'the account the token was issued to is disabled; enable it if it should work',
   invalid: 'the token is not one this server issued for this audience (wrong signature, issuer or audience, or a deleted account); get a token from this server\'s token endpoint',
+  wrong_audience: 'the token was issued for another API (its aud is not the audience this route requires); request a token with resource=<this API> from an account allowed that resource',
   insufficient_scope: 'the token lacks a scope this route needs; ask for it (scope=...) and make sure the account was granted it',
 };
 

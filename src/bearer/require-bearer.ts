@@ -1,7 +1,8 @@
 /**
  * @module require-bearer
- * `requireBearer({ scope })`: Express middleware that admits a request only with a valid, unrevoked
- * access token of an enabled account that has the route's scope, and puts the principal on
+ * `requireBearer({ scope, audience })`: Express middleware that admits a request only with a valid,
+ * unrevoked access token of an enabled account, made for the route's API (audience) and with the
+ * route's scope, and puts the principal on
  * `req.serviceAccount`. Written directly (no passport) to keep the per-request cost in microseconds.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,6 +12,7 @@ import type { AccountRecord } from '../store/account-store.js';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
 import { parseScopeList } from '../scopes.js';
+import { isResourceIndicator } from '../resources.js';
 import { extractBearerToken, hasRepeatedAuthorization } from './extract-bearer-token.js';
 import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
 import type { ServiceAccountPrincipal } from './service-account-principal.js';
@@ -26,6 +28,8 @@ import type { ServiceAccountPrincipal } from './service-account-principal.js';
  * app.post('/api/jobs', sa.requireBearer(canPostJobs), (req, res) => res.status(201).json({ by: req.serviceAccount?.name }))
  * // Several scopes: the token needs all of them.
  * app.delete('/api/jobs/:id', sa.requireBearer({ scope: ['jobs:write', 'jobs:delete'] }), (req, res) => res.status(204).end())
+ * // Tokens made for the billing API only (RFC 8707 resource indicators, docs/resources.md).
+ * app.get('/billing/invoices', sa.requireBearer({ audience: 'https://billing.example.com' }), (req, res) => res.json([]))
  * ```
  */
 export interface RequireBearerOptions {
@@ -34,6 +38,21 @@ export interface RequireBearerOptions {
    * scopes are unrestricted and pass every scope check.
    */
   scope?: string | readonly string[];
+  /**
+   * The API this route belongs to: a token whose `aud` is anything else is refused (401
+   * `invalid_token`, "issued for another API"). A resource accounts may be allowed (docs/resources.md):
+   * an absolute URI without fragment, or a plain name.
+   * @default the `audience` option of `createServiceAccounts` (the `aud` of tokens issued without a
+   * resource), so routes that name none keep accepting exactly the tokens they accepted before.
+   */
+  audience?: string;
+}
+
+function parseAudienceOption(audience: RequireBearerOptions['audience'], serverAudience: string): string {
+  if (audience === undefined) return serverAudience;
+  // The server's own audience is accepted as written (it is validated by createServiceAccounts).
+  if (audience === serverAudience || isResourceIndicator(audience)) return audience;
+  throw new TypeError(`requireBearer: option "audience" must be an absolute URI without fragment or a plain name: ${JSON.stringify(audience)}`);
 }
 
 function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string[] {
@@ -57,6 +76,7 @@ export function createRequireBearer(
   return function requireBearer(options: RequireBearerOptions = {}) {
     const needed = parseScopeOption(options.scope);
     const neededText = needed.join(' ');
+    const audience = parseAudienceOption(options.audience, config.audience);
 
     const refuse = (res: ServerResponse, error: unknown, claims?: AccessTokenClaims, account?: AccountRecord): void => {
       const err = toOAuthError(error);
@@ -75,6 +95,8 @@ export function createRequireBearer(
     // One receiver per route: the token check answers it with the request, response and next passed through.
     const outcome: TokenCheckReceiver<IncomingMessage, ServerResponse, NodeNext> = {
       good(claims, account, credential, req, res, next) {
+        // RFC 9068 §4: the resource server checks that `aud` names it. One string comparison.
+        if (claims.aud !== audience) return refuse(res, new InvalidTokenError('wrong_audience'), claims, account);
         const unrestricted = claims.scope === undefined && account.scopes.length === 0;
         const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
         if (!unrestricted && !includesAll(granted, needed)) {

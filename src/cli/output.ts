@@ -7,6 +7,7 @@
  */
 import { escapeUnprintable as shown } from '../admin/printable-text.js';
 import type {
+  AccountResources,
   AccountStatus,
   AccountSummary,
   CreatedAccount,
@@ -32,6 +33,7 @@ export function createdAccountJson(account: CreatedAccount): Json {
     name: account.name,
     clientAccountId: account.clientAccountId,
     scopes: [...account.scopes],
+    resources: [...account.resources],
     secret: createdSecretJson(account.secret),
   };
 }
@@ -49,6 +51,7 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
     clientAccountId: account.clientAccountId,
     enabled: account.enabled,
     scopes: [...account.scopes],
+    resources: [...account.resources],
     secrets: account.secrets.map((secret) => ({
       id: secret.id,
       createdAt: iso(secret.createdAt),
@@ -121,6 +124,18 @@ const SHOWN_ONCE =
   'This secret is shown once and cannot be shown again: put it in your secrets store now, never in source control.';
 
 const scopesText = (scopes: readonly string[]): string => (scopes.length === 0 ? '(unrestricted)' : shown(scopes.join(' ')));
+const resourcesText = (resources: readonly string[]): string =>
+  resources.length === 0 ? "(none: tokens for the server's audience)" : shown(resources.join(' '));
+
+/** `resources set`: `{clientId, resources}`. */
+export function accountResourcesJson(changed: AccountResources): Json {
+  return { clientId: changed.clientId, resources: [...changed.resources] };
+}
+
+/** Human-readable `resources set`. */
+export function accountResourcesText(changed: AccountResources): string {
+  return `Set the resources of ${shown(changed.clientId)}: ${resourcesText(changed.resources)}. Tokens for any other resource are refused within 1 second.`;
+}
 
 /** Human-readable `create`. */
 export function createdAccountText(account: CreatedAccount): string {
@@ -129,6 +144,7 @@ export function createdAccountText(account: CreatedAccount): string {
     `  client ID:       ${account.clientId}`,
     `  client account:  ${account.clientAccountId === null ? '(none)' : shown(account.clientAccountId)}`,
     `  scopes:          ${scopesText(account.scopes)}`,
+    `  resources:       ${resourcesText(account.resources)}`,
     `  secret ID:       ${account.secret.id}`,
     `  client secret:   ${account.secret.value}`,
     SHOWN_ONCE,
@@ -154,6 +170,7 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
     lines.push(`${shown(account.clientId)}  "${shown(account.name)}"  ${account.enabled ? 'enabled' : 'DISABLED'}`);
     lines.push(`  client account:  ${account.clientAccountId === null ? '(none)' : shown(account.clientAccountId)}`);
     lines.push(`  scopes:          ${scopesText(account.scopes)}`);
+    lines.push(`  resources:       ${resourcesText(account.resources)}`);
     if (account.secrets.length === 0) lines.push('  secrets:         (none)');
     for (const secret of account.secrets) {
       const state = secret.revokedAt ? `revoked ${secret.revokedAt.toISOString()}` : 'live';

@@ -12,6 +12,8 @@ import { redactSecrets } from '../credentials/redact-secrets.js';
 import { parseAccountStoreUrl } from '../sql/index.js';
 import { cliAllowedIssuers, openAdminSession, type AdminSessionOptions } from './admin-session.js';
 import {
+  accountResourcesJson,
+  accountResourcesText,
   accountListJson,
   accountListText,
   accountStatusJson,
@@ -68,6 +70,10 @@ function packageVersion(): string {
 
 function collectScopes(value: string, previous: string | undefined): string {
   return previous === undefined ? value : `${previous} ${value}`;
+}
+
+function collectResources(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /**
@@ -144,13 +150,23 @@ export function buildProgram(io: CliIo): Command {
     .requiredOption('--name <name>', 'the name audit logs and activity history show for its actions')
     .option('--client-account <id>', 'the client account it acts for')
     .option('--scope <scopes>', 'allowed scopes, space-separated (repeatable); none means unrestricted', collectScopes)
-    .addHelpText('after', '\nExample:\n  service-accounts create --name procurement-portal --scope "jobs:read jobs:write" --json')
-    .action(async (options: { name: string; clientAccount?: string; scope?: string }, command: Command) => {
+    .option(
+      '--resource <uri>',
+      "a resource (API) its tokens may be for: an absolute URI or a plain name (repeatable); none: the server's audience",
+      collectResources,
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  service-accounts create --name procurement-portal --scope "jobs:read jobs:write" --json\n' +
+        '  service-accounts create --name billing-exporter --resource https://billing.example.com --json',
+    )
+    .action(async (options: { name: string; clientAccount?: string; scope?: string; resource?: string[] }, command: Command) => {
       await run(command, async (admin) => {
         const account = await admin.createAccount({
           name: options.name,
           clientAccountId: options.clientAccount ?? null,
           ...(options.scope !== undefined && { scopes: options.scope }),
+          ...(options.resource !== undefined && { resources: options.resource }),
         });
         return { json: createdAccountJson(account), text: createdAccountText(account) };
       });
@@ -275,6 +291,25 @@ export function buildProgram(io: CliIo): Command {
       await run(command, async (admin) => {
         const revoked = await admin.revokeFederatedCredential(clientId, credentialId);
         return { json: revokedFederatedJson(revoked), text: revokedFederatedText(revoked) };
+      });
+    });
+
+  program
+    .command('resources')
+    .description('choose the resources (APIs) an account\'s tokens may be for (RFC 8707 resource indicators)')
+    .command('set')
+    .description('replace the resources of an account; tokens for a resource taken off are refused within 1 second')
+    .argument('<clientId>', 'client ID of the account')
+    .option('--resource <uri>', 'a resource (API) its tokens may be for: an absolute URI or a plain name (repeatable)', collectResources)
+    .option('--none', "no resources: its tokens are for the server's audience again")
+    .addHelpText('after', '\nExample:\n  service-accounts resources set esa_... --resource https://billing.example.com --resource reports --json')
+    .action(async (clientId: string, options: { resource?: string[]; none?: boolean }, command: Command) => {
+      if ((options.resource === undefined) === (options.none !== true)) {
+        throw new UsageError('resources set: give --resource (one or more times) or --none, not both');
+      }
+      await run(command, async (admin) => {
+        const changed = await admin.setResources(clientId, options.resource ?? []);
+        return { json: accountResourcesJson(changed), text: accountResourcesText(changed) };
       });
     });
 

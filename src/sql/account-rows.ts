@@ -6,7 +6,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { AccountRecord, FederatedCredentialRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
-import { parseScopes, toFederatedRecord, toKeyRecord, toNumber, toSecretRecord, type DbInteger } from './records.js';
+import { parseResources, parseScopes, toFederatedRecord, toKeyRecord, toNumber, toSecretRecord, type DbInteger } from './records.js';
 import type { Database, SqlDialectName } from './schema.js';
 
 /**
@@ -26,6 +26,7 @@ export interface AccountCredentialRow {
   name: string;
   client_account_id: string | null;
   scopes: string;
+  resources: string | null;
   enabled: DbInteger;
   created_at: DbInteger;
   credential_kind: string | null;
@@ -84,6 +85,7 @@ export function toAccountRecords(rows: readonly AccountCredentialRow[]): Account
     name: row.name,
     clientAccountId: row.client_account_id,
     scopes: parseScopes(row.scopes),
+    resources: parseResources(row.resources),
     enabled: toNumber(row.enabled) !== 0,
     createdAt: new Date(toNumber(row.created_at)),
     secrets,
@@ -126,7 +128,7 @@ export function selectAccountRows(db: Kysely<Database>) {
   return db
     .selectFrom('accounts as a')
     .leftJoin(credentials.as('c'), 'c.client_id', 'a.client_id')
-    .select(['a.client_id', 'a.name', 'a.client_account_id', 'a.scopes', 'a.enabled', 'a.created_at'])
+    .select(['a.client_id', 'a.name', 'a.client_account_id', 'a.scopes', 'a.resources', 'a.enabled', 'a.created_at'])
     .select(['c.kind as credential_kind', 'c.id as credential_id', 'c.material as credential_material'])
     .select(['c.thumbprint as credential_thumbprint', 'c.created_at as credential_created_at'])
     .select(['c.issuer as credential_issuer', 'c.subject as credential_subject'])

@@ -92,6 +92,25 @@ export function serializeScopes(scopes: readonly string[]): string {
 }
 
 /**
+ * Reads the `resources` column back: a JSON array like the scopes column's; `NULL` (an account
+ * created before schema version 7) is none.
+ *
+ * @example
+ * ```ts
+ * parseResources('["https://api.example.com"]') // ['https://api.example.com']
+ * parseResources(null)                          // []
+ * ```
+ */
+export function parseResources(text: string | null): string[] {
+  if (text === null) return [];
+  const value: unknown = JSON.parse(text);
+  if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
+    throw new TypeError('Corrupt accounts.resources column: expected a JSON array of strings');
+  }
+  return value;
+}
+
+/**
  * Reads the `scopes` column back: the JSON array {@link serializeScopes} wrote.
  *
  * @example

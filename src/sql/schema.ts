@@ -9,6 +9,7 @@ import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsT
 import { REVOKED_TOKENS_CLIENT_INDEX_MIGRATION, REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
 import { FEDERATED_CREDENTIALS_MIGRATION, type FederatedCredentialsTable } from './federated-credentials-schema.js';
 import { VERIFIED_DIGEST_MIGRATION } from './verified-digest-schema.js';
+import { ACCOUNT_RESOURCES_MIGRATION } from './account-resources-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -38,6 +39,11 @@ export interface AccountsTable {
   client_account_id: string | null;
   /** JSON array of scope strings, in the order they were given. */
   scopes: string;
+  /**
+   * JSON array of the resources its tokens may be for (schema version 7), in the order they were
+   * given; `NULL` (an account from before version 7) is none.
+   */
+  resources: ColumnType<string | null, string | null | undefined, string | null>;
   /** 1 = enabled, 0 = disabled (an integer on both dialects, so both behave the same). */
   enabled: number;
   created_at: EpochMillis;
@@ -183,6 +189,7 @@ const MIGRATIONS: readonly Migration[] = [
   FEDERATED_CREDENTIALS_MIGRATION,
   VERIFIED_DIGEST_MIGRATION,
   REVOKED_TOKENS_CLIENT_INDEX_MIGRATION,
+  ACCOUNT_RESOURCES_MIGRATION,
 ];
 
 /**

@@ -78,6 +78,8 @@ export interface SqlAccountStore extends AccountStore {
   consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean>;
   /** The SQL store keeps verified digests (column `secrets.verified_digest`), so no instance pays bcrypt twice for one value. */
   recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void>;
+  /** The SQL store keeps account resources (column `accounts.resources`, schema version 7). */
+  setAccountResources(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined>;
   /** The SQL store holds federated credentials too (table `federated_credentials`). */
   addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult>;
   revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined>;
@@ -171,6 +173,7 @@ export class KyselyAccountStore implements SqlAccountStore {
           name: input.name,
           client_account_id: input.clientAccountId,
           scopes: serializeScopes(input.scopes),
+          resources: serializeScopes(input.resources ?? []),
           enabled: 1,
           created_at: input.createdAt.getTime(),
         })
@@ -199,6 +202,21 @@ export class KyselyAccountStore implements SqlAccountStore {
       const result = await trx
         .updateTable('accounts')
         .set({ enabled: enabled ? 1 : 0 })
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return undefined;
+      await this.#appendChange(trx, clientId);
+      return this.#find(trx, clientId);
+    });
+  }
+
+  /** Column `accounts.resources` (a JSON array), announced on the change feed like `setAccountEnabled`. */
+  async setAccountResources(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined> {
+    await this.init();
+    return this.#write(async (trx) => {
+      const result = await trx
+        .updateTable('accounts')
+        .set({ resources: serializeScopes(resources) })
         .where('client_id', '=', clientId)
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return undefined;

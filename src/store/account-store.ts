@@ -64,6 +64,13 @@ export interface AccountRecord {
   readonly clientAccountId: string | null;
   /** Scopes the account may be granted; empty means unrestricted. */
   readonly scopes: readonly string[];
+  /**
+   * The resources (RFC 8707: absolute URIs, or audience names the host chooses) its tokens may be
+   * for; each token carries one of them as its `aud`. Empty means none: its tokens are for the
+   * server's configured audience. A store without `setAccountResources`, such as one written for an
+   * earlier version, may leave it out: the library reads a missing `resources` as none.
+   */
+  readonly resources?: readonly string[];
   readonly enabled: boolean;
   readonly createdAt: Date;
   /** Every secret, live and revoked, oldest first. */
@@ -177,6 +184,11 @@ export interface NewAccountRecord {
   readonly name: string;
   readonly clientAccountId: string | null;
   readonly scopes: readonly string[];
+  /**
+   * The resources its tokens may be for (see {@link AccountRecord.resources}). Absent or empty: none.
+   * The core only passes resources to a store that has `setAccountResources`.
+   */
+  readonly resources?: readonly string[];
   readonly createdAt: Date;
   readonly secret: NewSecretRecord;
 }
@@ -357,6 +369,15 @@ export interface AccountStore {
    * @returns the updated account, or `undefined` when the client ID is unknown.
    */
   setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined>;
+
+  /**
+   * Optional: replaces the resources an account's tokens may be for (RFC 8707), `[]` for none, and
+   * announces the change to watchers like `setAccountEnabled`, so every instance issues tokens for the
+   * new list from then on. A store that has it stores `resources` given to `createAccount` and returns
+   * them in every record; without it, the admin API refuses to give an account resources.
+   * @returns the updated account, or `undefined` when the client ID is unknown.
+   */
+  setAccountResources?(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined>;
 
   /**
    * Adds a secret (hash only) to an account, unless the account already has

@@ -63,6 +63,7 @@ export class MemoryAccountStore implements AccountStore {
       name: input.name,
       clientAccountId: input.clientAccountId,
       scopes: [...input.scopes],
+      resources: [...(input.resources ?? [])],
       enabled: true,
       createdAt: input.createdAt,
       secrets: [newSecret(input.secret)],
@@ -85,6 +86,10 @@ export class MemoryAccountStore implements AccountStore {
 
   async setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {
     return this.#update(clientId, (account) => ({ ...account, enabled }));
+  }
+
+  async setAccountResources(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined> {
+    return this.#update(clientId, (account) => ({ ...account, resources: [...resources] }));
   }
 
   async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
@@ -271,6 +276,7 @@ function copyAccount(account: AccountRecord): AccountRecord {
   return {
     ...account,
     scopes: [...account.scopes],
+    resources: [...(account.resources ?? [])],
     secrets: account.secrets.map((s) => ({ ...s })),
     keys: keysOf(account).map(copyKey),
     federated: federatedOf(account).map((c) => ({ ...c })),

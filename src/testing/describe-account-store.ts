@@ -7,6 +7,7 @@
 import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { cap, IdFactory, waitFor } from './contract-fixtures.js';
+import { describeAccountResources } from './describe-account-resources.js';
 import { describeFederatedCredentials } from './describe-federated-credentials.js';
 import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
@@ -96,6 +97,8 @@ export function describeAccountStore(
         ...((supportsKeyCredentials(store) || created.keys !== undefined) && { keys: [] }),
         // Likewise `federated` for a store with federated credentials.
         ...((supportsFederatedCredentials(store) || created.federated !== undefined) && { federated: [] }),
+        // Likewise `resources` for a store with account resources.
+        ...((typeof store.setAccountResources === 'function' || created.resources !== undefined) && { resources: [] }),
       };
       expect(created).toEqual(expected);
       const found = await store.findAccount(input.clientId);
@@ -247,6 +250,8 @@ export function describeAccountStore(
     describeSecretCap(() => store, ids, { it, expect });
 
     describeSecretDigests(() => store, ids, { describe, it, expect });
+
+    describeAccountResources(() => store, ids, { describe, it, expect });
 
     describeKeyCredentials(() => store, ids, { describe, it, expect });
 

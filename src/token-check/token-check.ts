@@ -3,7 +3,9 @@
  * Whether an access token is still good, the one rule shared by `requireBearer()` and the
  * introspection endpoint, so an endpoint never calls active a token the bearer check refuses: its
  * signature and claims verify (through the instance's one verified-token cache) and it has not
- * expired; its account exists and is enabled; the credential it was issued against (its `secret_id`
+ * expired; its account exists and is enabled; its audience (`aud`) is one the account may get now (the
+ * server's audience for an account without resources, else one of its resources, RFC 8707), so a
+ * change of an account's resources takes its tokens for other audiences with it; the credential it was issued against (its `secret_id`
  * claim names a secret, a public key or a federated credential) is known and live; and the token
  * itself is not on the deny-list.
  *
@@ -40,20 +42,30 @@ export interface TokenCheckReceiver<A, B, C> {
 
 /**
  * Whether a verified, unexpired token still stands: the credential it was issued against, or why not.
- * A deleted account or an unknown credential comes first (`invalid`), then a revoked token or
- * credential (`revoked`), then a disabled account (`disabled`).
+ * A deleted account, an unknown credential or an audience the account may not get (not `audience`,
+ * the server's, for an account without resources; not one of its resources otherwise) comes first (`invalid`), then a revoked token or credential
+ * (`revoked`), then a disabled account (`disabled`).
  *
  * @example
  * ```ts
  * declare const claims: AccessTokenClaims // of a token whose signature verified and that has not expired
- * const standing = tokenStanding(claims, account, runtime.revokedTokens.check(claims.jti) === true)
+ * const standing = tokenStanding(claims, account, runtime.revokedTokens.check(claims.jti) === true, runtime.config.audience)
  * if (typeof standing === 'string') throw new InvalidTokenError(standing)
  * ```
  */
-export function tokenStanding(claims: AccessTokenClaims, account: AccountRecord | undefined, tokenRevoked: boolean): TokenCredential | InvalidTokenReason {
+export function tokenStanding(
+  claims: AccessTokenClaims,
+  account: AccountRecord | undefined,
+  tokenRevoked: boolean,
+  audience: string,
+): TokenCredential | InvalidTokenReason {
   // A deleted account or an unknown credential: the token no longer maps to anything.
   const credential = findCredential(account, claims.secret_id);
   if (account === undefined || credential === undefined) return 'invalid';
+  // The audience must be one the account may get now: the server's when it has no resources (one
+  // comparison on the common path), else one of its resources; a change of resources takes old tokens with it.
+  const resources = account.resources;
+  if (resources === undefined || resources.length === 0 ? claims.aud !== audience : !resources.includes(claims.aud)) return 'invalid';
   if (tokenRevoked || credential.revokedAt !== null) return 'revoked';
   if (!account.enabled) return 'disabled';
   return credential;
@@ -61,6 +73,7 @@ export function tokenStanding(claims: AccessTokenClaims, account: AccountRecord 
 
 function answer<A, B, C>(
   receiver: TokenCheckReceiver<A, B, C>,
+  audience: string,
   claims: AccessTokenClaims,
   account: AccountRecord | undefined,
   tokenRevoked: boolean,
@@ -68,7 +81,7 @@ function answer<A, B, C>(
   b: B,
   c: C,
 ): void {
-  const standing = tokenStanding(claims, account, tokenRevoked);
+  const standing = tokenStanding(claims, account, tokenRevoked, audience);
   if (typeof standing === 'string') return receiver.refused(new InvalidTokenError(standing), claims, account, a, b, c);
   receiver.good(claims, account!, standing, a, b, c); // it stands, so its account exists
 }
@@ -103,12 +116,12 @@ export function checkToken<A, B, C>(runtime: Runtime, token: string, receiver: T
   // and RevokedTokenCache for the 1 s bound).
   const cached = runtime.accounts.peek(claims.sub);
   const tokenRevoked = runtime.revokedTokens.check(claims.jti);
-  if (cached !== undefined && tokenRevoked !== undefined) return answer(receiver, claims, cached.account, tokenRevoked, a, b, c);
+  if (cached !== undefined && tokenRevoked !== undefined) return answer(receiver, runtime.config.audience, claims, cached.account, tokenRevoked, a, b, c);
   runtime
     .ready()
     .then(() => Promise.all([runtime.accounts.get(claims.sub), runtime.revokedTokens.isRevoked(claims.jti)]))
     .then(
-      ([account, revoked]) => answer(receiver, claims, account, revoked, a, b, c),
+      ([account, revoked]) => answer(receiver, runtime.config.audience, claims, account, revoked, a, b, c),
       (err: unknown) => receiver.failed(err, claims, a, b, c),
     );
 }

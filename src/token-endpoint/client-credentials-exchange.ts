@@ -1,6 +1,6 @@
 /**
  * @module client-credentials-exchange
- * The RFC 6749 §4.4 exchange: checks `grant_type` and the requested scope, then issues an RFC 9068
+ * The RFC 6749 §4.4 exchange: checks `grant_type`, the requested scope and resource (RFC 8707), then issues an RFC 9068
  * access token. oauth2orize is a thin adapter here: it dispatches the exchange and writes the token
  * response; it sees only a view of the request's context (the validated parameters and the
  * authenticated client). Its own statuses (501 for an unknown grant type, 403 for `invalid_grant`)
@@ -10,6 +10,7 @@ import oauth2orize from 'oauth2orize';
 import { InvalidGrantError } from '../errors.js';
 import { signAccessToken } from '../access-tokens/access-token.js';
 import { grantScopes } from '../scopes.js';
+import { chooseAudience } from '../resources.js';
 import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from '../client-auth/presented-credentials.js';
@@ -35,7 +36,7 @@ const CLIENT_PROPERTY = 'client';
  * the host's request.
  */
 interface ExchangeView {
-  readonly body: { readonly grant_type: string | undefined; readonly scope: string | undefined };
+  readonly body: { readonly grant_type: string | undefined; readonly scope: string | undefined; readonly resource: string | undefined };
   readonly [CLIENT_PROPERTY]: AuthenticatedClient;
 }
 
@@ -52,6 +53,8 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
     try {
       const { account, credential } = client;
       const scopes = grantScopes(account.scopes, body.scope);
+      // RFC 8707 §2: the token is for the requested resource, when the account is allowed it.
+      const audience = chooseAudience(account.resources, body.resource, config.audience);
       const now = config.now();
       const { token, claims } = signAccessToken(config, {
         clientId: account.clientId,
@@ -59,6 +62,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
         scopes,
         now,
         lifetime: config.tokenLifetime,
+        audience,
       });
       runtime.telemetry.tokenIssued();
       runtime.audit({
@@ -68,6 +72,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
         secretId: credential.id,
         tokenId: claims.jti,
         scopes: scopes ?? [],
+        audience: claims.aud,
         expiresAt: new Date(claims.exp * 1000),
       });
       done(null, token, undefined, { expires_in: config.tokenLifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
@@ -82,7 +87,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
   const token = server.token() as unknown as (view: ExchangeView, res: ServerResponse, next: (err?: unknown) => void) => void;
 
   return (context, next) => {
-    const { grantType, scope } = context.parameters;
-    token({ body: { grant_type: grantType, scope }, [CLIENT_PROPERTY]: context.client }, context.res, next);
+    const { grantType, scope, resource } = context.parameters;
+    token({ body: { grant_type: grantType, scope, resource }, [CLIENT_PROPERTY]: context.client }, context.res, next);
   };
 }

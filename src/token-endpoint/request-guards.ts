@@ -5,7 +5,7 @@
  * Parameters are validated here once.
  */
 import type { ServerResponse } from 'node:http';
-import { InvalidRequestError, MethodNotAllowedError } from '../errors.js';
+import { InvalidRequestError, InvalidTargetError, MethodNotAllowedError } from '../errors.js';
 import { presentedCredentials } from '../client-auth/presented-credentials.js';
 import type { Step, TokenParameters } from './token-request-context.js';
 
@@ -36,7 +36,8 @@ export function createBrowserGuard(allowBrowserRequests: boolean): Step {
 
 /** The parameters that carry client credentials, read by every endpoint of the router. */
 const CREDENTIAL_FIELDS = ['client_id', 'client_secret', 'client_assertion_type', 'client_assertion'] as const;
-const TOKEN_FIELDS = ['grant_type', 'scope', ...CREDENTIAL_FIELDS] as const;
+/** RFC 8707 §2 `resource`, and `audience` as Auth0's clients send it for the same purpose. */
+const TOKEN_FIELDS = ['grant_type', 'scope', 'resource', 'audience', ...CREDENTIAL_FIELDS] as const;
 /** RFC 7009 §2.1 and RFC 7662 §2.1: the token and an optional hint, besides the client's credentials. */
 const TOKEN_MANAGEMENT_FIELDS = ['token', 'token_type_hint', ...CREDENTIAL_FIELDS] as const;
 type Field = (typeof TOKEN_FIELDS)[number] | (typeof TOKEN_MANAGEMENT_FIELDS)[number];
@@ -48,6 +49,9 @@ function readFields<F extends Field>(body: unknown, fields: readonly F[]): Recor
   const values = {} as Record<F, string | undefined>;
   for (const field of fields) {
     const value: unknown = Object.prototype.hasOwnProperty.call(body, field) ? (body as Record<string, unknown>)[field] : undefined;
+    // RFC 8707 §2 lets a client repeat `resource` for several resources; a token here is for one API
+    // (its `aud` is one value), and invalid_target is RFC 8707's answer for a target it cannot serve.
+    if (Array.isArray(value) && field === 'resource') throw new InvalidTargetError('A token is for one resource: send the resource parameter once');
     if (Array.isArray(value)) throw new InvalidRequestError(`The parameter ${field} is repeated`);
     if (value !== undefined && typeof value !== 'string') throw new InvalidRequestError(`The parameter ${field} must be a string`);
     // RFC 6749 §3.2: parameters sent without a value are treated as omitted.
@@ -59,12 +63,23 @@ function readFields<F extends Field>(body: unknown, fields: readonly F[]): Recor
 /**
  * Validates the parameters of a token request (its parsed `body`) and how it presents credentials
  * (HTTP Basic, from the `authorization` header, decoded here, once). RFC 6749 §2.3: a client must not
- * use more than one authentication method in a request.
+ * use more than one authentication method in a request. `resource` (RFC 8707) and `audience` (as
+ * Auth0's clients send it) both name the token's API: both present and different is malformed.
  * @throws {InvalidRequestError} a malformed request (→ 400 `invalid_request`)
+ * @throws {InvalidTargetError} `resource` repeated (→ 400 `invalid_target`)
  */
 export function validateTokenRequest(body: unknown, authorization: string | undefined): TokenParameters {
   const fields = readFields(body, TOKEN_FIELDS);
-  return { grantType: fields.grant_type, scope: fields.scope, credentials: presentedCredentials(fields, authorization) };
+  const { resource, audience } = fields;
+  if (resource !== undefined && audience !== undefined && resource !== audience) {
+    throw new InvalidRequestError('The parameters resource and audience name different APIs: send one of them');
+  }
+  return {
+    grantType: fields.grant_type,
+    scope: fields.scope,
+    resource: resource ?? audience,
+    credentials: presentedCredentials(fields, authorization),
+  };
 }
 
 /**

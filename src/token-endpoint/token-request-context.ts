@@ -12,6 +12,8 @@ import type { AuthenticatedClient, PresentedCredentials } from '../client-auth/p
 export interface TokenParameters {
   readonly grantType: string | undefined;
   readonly scope: string | undefined;
+  /** The resource the token is asked for (RFC 8707 `resource`, or `audience` as Auth0's clients send it); token requests only. */
+  readonly resource?: string | undefined;
   /** The token to revoke or introspect (RFC 7009 §2.1, RFC 7662 §2.1); read by those endpoints only. */
   readonly token?: string | undefined;
   readonly tokenTypeHint?: string | undefined;

@@ -40,6 +40,7 @@ describe.each(stores)('admin router on %s', (_name, open) => {
           clientAccountId: 'acme',
           enabled: true,
           scopes: ['jobs:read', 'jobs:write'],
+          resources: [],
           createdAt: '2026-11-22T10:00:00.000Z',
           secrets: [{ id: secret.id, createdAt: '2026-11-22T10:00:00.000Z', lastUsedAt: null, revokedAt: null }],
           keys: [],

@@ -47,6 +47,7 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
       name: 'billing-sync',
       clientAccountId: 'acme',
       scopes: ['jobs:read'],
+      resources: [],
       secret: { id: expect.any(String), value: expect.stringMatching(/^esas_/) },
     });
     expect(res.headers.location).toBe(`/admin/service-accounts/${res.body.clientId}`);

@@ -73,9 +73,10 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       name: 'procurement-portal',
       clientAccountId: 'acct-42',
       scopes: ['jobs:read', 'jobs:write'],
+      resources: [],
       secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
     });
-    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'secret']);
+    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'resources', 'secret']);
   });
 
   it('create without --client-account and --scope gives null and [] (an unrestricted account)', async () => {
@@ -96,6 +97,7 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       clientAccountId: 'acct-42',
       enabled: true,
       scopes: ['jobs:read', 'jobs:write'],
+      resources: [],
       secrets: [{ id: first.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
       keys: [],
       federated: [],
@@ -307,6 +309,7 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
         name: 'pg-portal',
         clientAccountId: null,
         scopes: ['jobs:write'],
+        resources: [],
         secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
       });
       const run = await runCli(['list', '--json'], { env: { SERVICE_ACCOUNTS_STORE: pgStore() } });
@@ -318,6 +321,7 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
           clientAccountId: null,
           enabled: true,
           scopes: ['jobs:write'],
+          resources: [],
           secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
           keys: [],
           federated: [],

@@ -107,6 +107,9 @@ describe('shell samples in README.md and docs/*.md', () => {
     const federated = await sa.admin.addFederatedCredential(account.clientId, { issuer: 'https://oidc.cluster.example.com', subject: 'system:serviceaccount:docs:sample' });
     // docs/revocation-and-introspection.md: the resource server's account, which may introspect.
     const introspector = await sa.admin.createAccount({ name: 'python-worker', scopes: ['token:introspect'] });
+    // docs/resources.md and the "Set the resources" sample of docs/admin-api.md: an account of their own,
+    // allowed the billing API, so the account the other samples share keeps its tokens for the server's audience.
+    const billing = await sa.admin.createAccount({ name: 'billing-exporter', resources: ['https://billing.example.com'] });
     server = await listen(app);
     const token = await fetch(`${server.url}/oauth/token`, {
       method: 'POST',
@@ -126,6 +129,8 @@ describe('shell samples in README.md and docs/*.md', () => {
       CREDENTIAL_ID: federated.id,
       INTROSPECTOR_ID: introspector.clientId,
       INTROSPECTOR_SECRET: introspector.secret.value,
+      RESOURCES_CLIENT_ID: billing.clientId,
+      RESOURCES_CLIENT_SECRET: billing.secret.value,
     };
   });
 
@@ -166,7 +171,11 @@ describe('shell samples in README.md and docs/*.md', () => {
   it.skipIf(!existsSync(CURL) && process.env.CI !== 'true').each(orderedCurl.map((s) => [`${s.file}: ${s.command.slice(0, 70)}`, s.command] as const))(
     'runs %s',
     async (_name, command) => {
-      const script = command.replace(/https?:\/\/(localhost:3000|api\.example\.com)/g, server.url).replace(/^curl /, 'curl -q --noproxy "*" -o /dev/null -w "%{http_code}" ');
+      // A sample about resources runs on the account allowed one (see beforeAll).
+      const ownAccount = /\/resources\s|resource=/.test(command)
+        ? command.replace(/\$CLIENT_ID\b/g, '$RESOURCES_CLIENT_ID').replace(/\$CLIENT_SECRET\b/g, '$RESOURCES_CLIENT_SECRET')
+        : command;
+      const script = ownAccount.replace(/https?:\/\/(localhost:3000|api\.example\.com)/g, server.url).replace(/^curl /, 'curl -q --noproxy "*" -o /dev/null -w "%{http_code}" ');
       const run = await bash(script, env, dir);
       // docs/admin-api.md: creating an account, a secret or a federated credential answers 201 Created.
       const creates = /-X POST \S+\/admin\/service-accounts(\/\S+\/(secrets|federated))?\s/.test(command);

@@ -25,6 +25,7 @@ describe('admin API', () => {
       name: 'procurement-portal',
       clientAccountId: 'acme',
       scopes: ['jobs:write', 'jobs:read'],
+      resources: [],
       secret: { id: expect.stringMatching(/^[0-9A-Za-z]{16}$/), value: expect.stringMatching(SECRET_PATTERN) },
     });
     const listed = await sa.admin.getAccount(created.clientId);
@@ -34,6 +35,7 @@ describe('admin API', () => {
       clientAccountId: 'acme',
       enabled: true,
       scopes: ['jobs:write', 'jobs:read'],
+      resources: [],
       createdAt: clock.now(),
       secrets: [{ id: created.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null }],
       keys: [],

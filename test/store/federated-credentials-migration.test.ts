@@ -57,6 +57,7 @@ async function fillV3(db: Kysely<Database>, table: (name: string) => ReturnType<
       name: 'procurement-portal',
       clientAccountId: 'acme',
       scopes: ['jobs:write'],
+      resources: [],
       enabled: true,
       createdAt: new Date(CREATED),
       secrets: [

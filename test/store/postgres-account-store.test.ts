@@ -67,6 +67,7 @@ function describePostgres(connectionString: string): void {
       const account = await old.createAccount(newAccount());
       const q = quoteIdentifier(schema);
       await schemas.query(`alter table ${q}.secrets drop column verified_digest`);
+      await schemas.query(`alter table ${q}.accounts drop column resources`);
       await schemas.query(`drop table ${q}.federated_credentials`);
       await schemas.query(`drop table ${q}.revoked_tokens`);
       await schemas.query(`delete from ${q}.account_store_migrations where version >= 3`);

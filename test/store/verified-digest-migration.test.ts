@@ -56,6 +56,7 @@ async function fillV4(db: Kysely<Database>, table: (name: string) => ReturnType<
       name: 'billing-exporter',
       clientAccountId: null,
       scopes: [],
+      resources: [],
       enabled: true,
       createdAt: new Date(CREATED),
       secrets: [

@@ -80,7 +80,9 @@ describe('access tokens', () => {
       plainJwtTyp: sign(claims, { alg: 'HS256', typ: 'JWT', kid: 'key-1' }),
       algNone: `${part({ alg: 'none', typ: 'at+jwt', kid: 'key-1' })}.${part(claims)}.`,
       wrongIssuer: sign({ ...claims, iss: 'https://evil.test' }),
-      wrongAudience: sign({ ...claims, aud: 'https://api.test' }),
+      // One string, as issued: which API it names is decided by the token check and requireBearer.
+      audienceList: sign({ ...claims, aud: ['https://api.test/resources'] }),
+      noAudience: sign({ ...claims, aud: undefined }),
       clientIdMismatch: sign({ ...claims, client_id: 'esa_other' }),
       noSecretId: sign({ ...claims, secret_id: undefined }),
       garbage: 'garbage',
@@ -89,6 +91,13 @@ describe('access tokens', () => {
     for (const [name, token] of Object.entries(bad)) {
       expect(reasonOf(() => verifyAccessToken(config, token, now)), name).toBe('invalid');
     }
+  });
+
+  // RFC 8707: a token may be for one of its account's resources, so the signature check takes any
+  // one-string audience; test/unit/token-check.test.ts and the bearer tests check which.
+  it('verifies a token issued for a resource, and returns its aud', () => {
+    const { token } = signAccessToken(config, { ...input, scopes: undefined, audience: 'https://billing.test' });
+    expect(verifyAccessToken(config, token, now).aud).toBe('https://billing.test');
   });
 
   it('accepts the full media type application/at+jwt as typ (RFC 7515 §4.1.9)', () => {

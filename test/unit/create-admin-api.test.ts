@@ -57,6 +57,7 @@ describe('createAdminApi', () => {
         clientAccountId: null,
         enabled: false,
         scopes: ['jobs:read'],
+        resources: [],
         createdAt: clock.now(),
         secrets: [
           { id: a.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: clock.now() },

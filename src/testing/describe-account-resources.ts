@@ -1,0 +1,95 @@
+/**
+ * @module describe-account-resources
+ * The contract tests of account resources (RFC 8707 resource indicators): `resources` given to
+ * `createAccount` and changed by the optional `setAccountResources`. They run when the store has the
+ * method, and are reported skipped otherwise.
+ */
+import type { AccountStore } from '../store/account-store.js';
+import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
+import { waitFor, type IdFactory } from './contract-fixtures.js';
+
+const NO_RESOURCES = 'the store has no setAccountResources';
+
+type ResourceStore = AccountStore & Required<Pick<AccountStore, 'setAccountResources'>>;
+
+/**
+ * Registers the resource tests in a `describe('account resources')` of the enclosing suite, on the
+ * store `currentStore()` returns.
+ *
+ * @example
+ * ```ts
+ * import { describe, expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeAccountResources(() => store, new IdFactory(), { describe, it, expect })
+ * ```
+ */
+export function describeAccountResources(
+  currentStore: () => AccountStore,
+  ids: IdFactory,
+  { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
+): void {
+  /** The store when it keeps resources; otherwise marks the running test skipped and returns undefined. */
+  const resourceStore = (testArguments: IArguments): ResourceStore | undefined => {
+    const store = currentStore();
+    if (typeof store.setAccountResources === 'function') return store as ResourceStore;
+    skipRunningTest(testArguments, NO_RESOURCES);
+    return undefined;
+  };
+
+  describe('account resources', () => {
+    it('createAccount keeps the resources in their order; findAccount and listAccounts return them', async function () {
+      const store = resourceStore(arguments);
+      if (!store) return;
+      const input = ids.account({ resources: ['https://billing.example.com/', 'reports'] });
+      const created = await store.createAccount(input);
+      expect(created.resources).toEqual(['https://billing.example.com/', 'reports']);
+      expect((await store.findAccount(input.clientId))?.resources).toEqual(['https://billing.example.com/', 'reports']);
+      const listed = (await store.listAccounts()).find((a) => a.clientId === input.clientId);
+      expect(listed?.resources).toEqual(['https://billing.example.com/', 'reports']);
+    });
+
+    it('createAccount without resources gives an account with none', async function () {
+      const store = resourceStore(arguments);
+      if (!store) return;
+      const input = ids.account();
+      await store.createAccount(input);
+      expect((await store.findAccount(input.clientId))?.resources).toEqual([]);
+    });
+
+    it('setAccountResources replaces the list (empty clears it), returns the account, and leaves other accounts alone', async function () {
+      const store = resourceStore(arguments);
+      if (!store) return;
+      const account = await store.createAccount(ids.account({ resources: ['a'] }));
+      const bystander = await store.createAccount(ids.account({ resources: ['b'] }));
+      const updated = await store.setAccountResources(account.clientId, ['https://x.example/', 'y']);
+      expect(updated).toEqual({ ...account, resources: ['https://x.example/', 'y'] });
+      expect(await store.findAccount(account.clientId)).toEqual(updated);
+      expect((await store.setAccountResources(account.clientId, []))?.resources).toEqual([]);
+      expect((await store.findAccount(account.clientId))?.resources).toEqual([]);
+      expect(await store.findAccount(bystander.clientId)).toEqual(bystander);
+    });
+
+    it('setAccountResources resolves undefined for an unknown client ID', async function () {
+      const store = resourceStore(arguments);
+      if (!store) return;
+      expect(await store.setAccountResources(ids.clientId(), ['a'])).toBeUndefined();
+    });
+
+    it('setAccountResources is announced to watch listeners', async function () {
+      const store = resourceStore(arguments);
+      if (!store) return;
+      if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
+      const account = await store.createAccount(ids.account());
+      const calls: string[] = [];
+      const stop = await store.watch((clientId) => calls.push(clientId));
+      try {
+        calls.length = 0;
+        await store.setAccountResources(account.clientId, ['a']);
+        await waitFor(() => calls.includes(account.clientId), 'setAccountResources');
+      } finally {
+        await stop();
+      }
+    });
+  });
+}

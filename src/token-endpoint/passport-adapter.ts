@@ -145,7 +145,7 @@ interface CredentialsView {
   readonly body: unknown;
   readonly credentials: PresentedCredentials;
   readonly address: string | undefined;
-  /** Where the token router is mounted (`req.baseUrl`): the token endpoint URL is derived from it. */
+  /** Where the token router is mounted (`req.baseUrl`), read for client assertions only: the token endpoint URL is derived from it. */
   readonly mountPath: string | undefined;
 }
 
@@ -184,15 +184,16 @@ export function createClientAuthentication(authenticator: ClientAuthenticator): 
   return (context, next) => {
     const { credentials } = context.parameters;
     const address = context.address;
-    const mountPath = (context.req as { baseUrl?: string }).baseUrl;
     const done = (err: unknown, client?: unknown): void => {
       // The stand-ins make every strategy call verify, and the authenticator always decides: no client and no error is a wiring bug.
       if (err || !client) return next(err ?? new Error('client authentication ended without a decision'));
       context.client = client as AuthenticatedClient;
       next();
     };
-    if (credentials.method === 'basic') basic({ headers: BASIC_STAND_IN, body: undefined, credentials, address, mountPath } satisfies CredentialsView, done);
-    else if (credentials.method === 'assertion') assertion({ headers: NO_HEADERS, body: undefined, credentials, address, mountPath } satisfies CredentialsView, done);
-    else body({ headers: NO_HEADERS, body: BODY_STAND_IN, credentials, address, mountPath } satisfies CredentialsView, done);
+    if (credentials.method === 'basic') basic({ headers: BASIC_STAND_IN, body: undefined, credentials, address, mountPath: undefined } satisfies CredentialsView, done);
+    else if (credentials.method === 'assertion') {
+      const mountPath = (context.req as { baseUrl?: string }).baseUrl;
+      assertion({ headers: NO_HEADERS, body: undefined, credentials, address, mountPath } satisfies CredentialsView, done);
+    } else body({ headers: NO_HEADERS, body: BODY_STAND_IN, credentials, address, mountPath: undefined } satisfies CredentialsView, done);
   };
 }

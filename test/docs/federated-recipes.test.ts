@@ -14,18 +14,12 @@ import type { ServiceAccounts } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
 import { listen, type LiveServer } from '../hardening/helpers.js';
+import { clientRecipe } from '../helpers/client-recipes.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 const run = promisify(execFile);
-const CLIENTS = readFileSync(join(ROOT, 'docs', 'clients.md'), 'utf8');
 const GUIDE = readFileSync(join(ROOT, 'docs', 'federated-credentials.md'), 'utf8');
 const SUBJECT = 'system:serviceaccount:payments:exporter';
-
-function recipe(name: string): string {
-  const found = new RegExp(`^<!-- client-recipe: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(CLIENTS);
-  if (!found) throw new Error(`docs/clients.md: no block after <!-- client-recipe: ${name} -->`);
-  return found[1]!;
-}
 
 type TokenGetter = () => Promise<string>;
 type KubernetesTokens = (baseUrl: string, options?: { clientId?: string; tokenFile?: string }) => TokenGetter;
@@ -71,7 +65,7 @@ describe('docs/clients.md: a Kubernetes pod', () => {
     ['CommonJS', 'federated-kubernetes-js', 'recipe.cjs'],
   ])('%s: "sends one token request at a time" and keeps the access token; the platform token is then spent', async (_lang, name, fileName) => {
     const path = join(dir, `${name}-${fileName}`);
-    writeFileSync(path, recipe(name));
+    writeFileSync(path, clientRecipe(name));
     const { kubernetesTokens } = (await import(path)) as { kubernetesTokens: KubernetesTokens };
     const tokenFile = join(dir, `${name}-token`);
     const platformToken = await mountToken(tokenFile);

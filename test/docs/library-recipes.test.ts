@@ -12,20 +12,14 @@
  */
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { AuditEvent, CreatedAccount } from '../../src/index.js';
 import { startExampleApp, type RunningExampleApp } from '../helpers/example-app.js';
+import { clientRecipe } from '../helpers/client-recipes.js';
 
 const ROOT = resolve(__dirname, '..', '..');
-const PAGE = readFileSync(join(ROOT, 'docs', 'clients.md'), 'utf8');
-
-function recipe(name: string): string {
-  const found = new RegExp(`^<!-- client-recipe: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(PAGE);
-  if (!found) throw new Error(`docs/clients.md: no block after <!-- client-recipe: ${name} -->`);
-  return found[1]!;
-}
 
 // Inside the repository (.tmp/ is ignored by git).
 mkdirSync(join(ROOT, '.tmp'), { recursive: true });
@@ -132,7 +126,7 @@ describe('docs/clients.md: Authlib', () => {
   it('authlib-secret: a token, the API called with it, then the token revoked', async (context) => {
     const python = await needs(context, 'authlib');
     const account = await api.app.sa.admin.createAccount({ name: 'billing-sync' });
-    const result = await run(python, [writeFile('authlib_secret.py', recipe('authlib-secret'))], pythonEnv(api.app, { CLIENT_ID: account.clientId, CLIENT_SECRET: account.secret.value }));
+    const result = await run(python, [writeFile('authlib_secret.py', clientRecipe('authlib-secret'))], pythonEnv(api.app, { CLIENT_ID: account.clientId, CLIENT_SECRET: account.secret.value }));
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('billing-sync\n');
     expect(api.events.filter((e) => e.type === 'token.revoked' && e.clientId === account.clientId && e.by === 'client')).toHaveLength(1);
@@ -143,7 +137,7 @@ describe('docs/clients.md: Authlib', () => {
     const python = await needs(context, 'authlib');
     const { account, keyFile } = await keyAccount(api.app, alg);
     const env = pythonEnv(api.app, { CLIENT_ID: account.clientId, PRIVATE_KEY_FILE: keyFile, KEY_ALG: alg });
-    const result = await run(python, [writeFile('authlib_key.py', recipe('authlib-private-key-jwt'))], env);
+    const result = await run(python, [writeFile('authlib_key.py', clientRecipe('authlib-private-key-jwt'))], env);
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(`key-client-${alg}\n`);
     expect(api.events.filter((e) => e.type === 'token.issued' && e.clientId === account.clientId)).toHaveLength(1);
@@ -160,7 +154,7 @@ describe('docs/clients.md: Authlib', () => {
       body: new URLSearchParams({ grant_type: 'client_credentials' }),
     });
     const { access_token: token } = (await issued.json()) as { access_token: string };
-    const file = writeFile('authlib_introspection.py', recipe('authlib-introspection'));
+    const file = writeFile('authlib_introspection.py', clientRecipe('authlib-introspection'));
     const env = pythonEnv(api.app, { CLIENT_ID: resourceServer.clientId, CLIENT_SECRET: resourceServer.secret.value, ACCESS_TOKEN: token });
     expect((await run(python, [file], env)).stdout).toBe(`True ${client.clientId} jobs:read\n`);
     await api.app.sa.admin.revokeSecret(client.clientId, client.secret.id);
@@ -199,7 +193,7 @@ describe('docs/clients.md: Authlib', () => {
     // The recipe as written, against a server that accepts 300 s at most: Authlib signs for 3600 s.
     const short = await keyAccount(shortApi.app);
     const env = pythonEnv(shortApi.app, { CLIENT_ID: short.account.clientId, PRIVATE_KEY_FILE: short.keyFile });
-    const result = await run(python, [writeFile('authlib_key.py', recipe('authlib-private-key-jwt'))], env);
+    const result = await run(python, [writeFile('authlib_key.py', clientRecipe('authlib-private-key-jwt'))], env);
     expect(result.stderr).toContain('invalid_client');
     expect(shortApi.reasons()).toEqual(['assertion_lifetime_too_long']);
   });
@@ -210,7 +204,7 @@ describe('docs/clients.md: requests-oauthlib, Go, Ruby', () => {
     const python = await needs(context, 'requestsOauthlib');
     const account = await api.app.sa.admin.createAccount({ name: 'billing-sync' });
     const env = { API_URL: api.app.issuer, OAUTHLIB_INSECURE_TRANSPORT: '1', CLIENT_ID: account.clientId, CLIENT_SECRET: account.secret.value };
-    const result = await run(python, [writeFile('requests_oauthlib_client.py', recipe('requests-oauthlib'))], env);
+    const result = await run(python, [writeFile('requests_oauthlib_client.py', clientRecipe('requests-oauthlib'))], env);
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('billing-sync\n');
   });
@@ -220,7 +214,7 @@ describe('docs/clients.md: requests-oauthlib, Go, Ruby', () => {
     const account = await api.app.sa.admin.createAccount({ name: 'billing-sync' });
     const main = join(dir, 'go-recipe');
     mkdirSync(main);
-    writeFileSync(join(main, 'main.go'), recipe('go-clientcredentials'));
+    writeFileSync(join(main, 'main.go'), clientRecipe('go-clientcredentials'));
     // GOPATH mode: the packages come from Debian's golang-*-dev sources; nothing is downloaded.
     const goEnv = { GOPATH, GO111MODULE: 'off', GOFLAGS: '', GOPROXY: 'off', GOCACHE: join(dir, 'go-cache') };
     const result = await run(go, ['run', 'main.go'], { ...goEnv, API_URL: api.app.issuer, CLIENT_ID: account.clientId, CLIENT_SECRET: account.secret.value }, main);
@@ -231,7 +225,7 @@ describe('docs/clients.md: requests-oauthlib, Go, Ruby', () => {
   it('the Ruby oauth2 gem: a token, then the API called with it', async (context) => {
     const ruby = await needs(context, 'ruby');
     const account = await api.app.sa.admin.createAccount({ name: 'billing-sync' });
-    const result = await run(ruby, [writeFile('oauth2_client.rb', recipe('ruby-oauth2'))], { API_URL: api.app.issuer, CLIENT_ID: account.clientId, CLIENT_SECRET: account.secret.value });
+    const result = await run(ruby, [writeFile('oauth2_client.rb', clientRecipe('ruby-oauth2'))], { API_URL: api.app.issuer, CLIENT_ID: account.clientId, CLIENT_SECRET: account.secret.value });
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('billing-sync\n');
   });

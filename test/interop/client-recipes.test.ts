@@ -7,7 +7,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,22 +17,16 @@ import type { CreatedAccount, ServiceAccounts } from '../../src/index.js';
 import { startExampleApp, type RunningExampleApp } from '../helpers/example-app.js';
 import { createTestApp, TEST_ISSUER } from '../helpers/create-app.js';
 import { listen } from '../hardening/helpers.js';
+import { clientRecipe } from '../helpers/client-recipes.js';
 
 const ROOT = resolve(__dirname, '..', '..');
-const PAGE = readFileSync(join(ROOT, 'docs', 'clients.md'), 'utf8');
-
-function recipe(name: string): string {
-  const found = new RegExp(`^<!-- client-recipe: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(PAGE);
-  if (!found) throw new Error(`docs/clients.md: no block after <!-- client-recipe: ${name} -->`);
-  return found[1]!;
-}
 
 // Inside the repository (.tmp/ is ignored by git), so the recipes' imports resolve from its node_modules.
 mkdirSync(join(ROOT, '.tmp'), { recursive: true });
 const dir = mkdtempSync(join(ROOT, '.tmp', 'client-recipes-'));
 function recipeFile(name: string, file: string): string {
   const path = join(dir, file);
-  writeFileSync(path, recipe(name));
+  writeFileSync(path, clientRecipe(name));
   return path;
 }
 

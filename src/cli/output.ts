@@ -126,6 +126,8 @@ const SHOWN_ONCE =
 const scopesText = (scopes: readonly string[]): string => (scopes.length === 0 ? '(unrestricted)' : shown(scopes.join(' ')));
 const resourcesText = (resources: readonly string[]): string =>
   resources.length === 0 ? "(none: tokens for the server's audience)" : shown(resources.join(' '));
+/** The `resources:` line of an account's text, for an account that has some (most have none). */
+const resourcesLines = (resources: readonly string[]): string[] => (resources.length === 0 ? [] : [`  resources:       ${resourcesText(resources)}`]);
 
 /** `resources set`: `{clientId, resources}`. */
 export function accountResourcesJson(changed: AccountResources): Json {
@@ -144,7 +146,7 @@ export function createdAccountText(account: CreatedAccount): string {
     `  client ID:       ${account.clientId}`,
     `  client account:  ${account.clientAccountId === null ? '(none)' : shown(account.clientAccountId)}`,
     `  scopes:          ${scopesText(account.scopes)}`,
-    `  resources:       ${resourcesText(account.resources)}`,
+    ...resourcesLines(account.resources),
     `  secret ID:       ${account.secret.id}`,
     `  client secret:   ${account.secret.value}`,
     SHOWN_ONCE,
@@ -170,7 +172,7 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
     lines.push(`${shown(account.clientId)}  "${shown(account.name)}"  ${account.enabled ? 'enabled' : 'DISABLED'}`);
     lines.push(`  client account:  ${account.clientAccountId === null ? '(none)' : shown(account.clientAccountId)}`);
     lines.push(`  scopes:          ${scopesText(account.scopes)}`);
-    lines.push(`  resources:       ${resourcesText(account.resources)}`);
+    lines.push(...resourcesLines(account.resources));
     if (account.secrets.length === 0) lines.push('  secrets:         (none)');
     for (const secret of account.secrets) {
       const state = secret.revokedAt ? `revoked ${secret.revokedAt.toISOString()}` : 'live';

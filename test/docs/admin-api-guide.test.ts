@@ -5,12 +5,13 @@
  * and `$CREDENTIAL_ID` is taken from the answer the page says it comes from (Create, Add a secret,
  * Add a federated credential).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../examples/example-server.js';
+import { scratchFolder, shellCommands } from '../helpers/doc-scratch.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 const PAGE = readFileSync(join(ROOT, 'docs', 'admin-api.md'), 'utf8');
@@ -22,41 +23,11 @@ function mountSample(lang: string): string {
   return new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(section)![1]!;
 }
 
-/** The commands of the page's sh blocks, continuation lines joined, comments dropped. */
-function shellCommands(): string[] {
-  const commands: string[] = [];
-  let inBlock = false;
-  let pending = '';
-  for (const line of PAGE.split('\n')) {
-    if (/^```sh\s*$/.test(line)) inBlock = true;
-    else if (line.startsWith('```')) inBlock = false;
-    else if (inBlock) {
-      const text = line.replace(/(^|\s)#(?![{\d]).*$/, '').trimEnd();
-      if (text.endsWith('\\')) pending += `${text.slice(0, -1)} `;
-      else if ((pending + text).trim() !== '') {
-        commands.push((pending + text).trim());
-        pending = '';
-      }
-    }
-  }
-  return commands;
-}
-
 function bash(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     execFile('bash', ['-c', script], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) =>
       done({ code: error ? ((error.code as number | undefined) ?? 1) : 0, stdout, stderr }),
     );
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-    probe.on('error', fail);
   });
 }
 
@@ -68,20 +39,14 @@ const SOURCES: [RegExp, string][] = [
 ];
 const FIELD: Record<string, string> = { CLIENT_ID: 'clientId', SECRET_ID: 'id', CREDENTIAL_ID: 'id' };
 
-mkdirSync(join(ROOT, '.tmp'), { recursive: true });
-const dir = mkdtempSync(join(ROOT, '.tmp', 'admin-api-guide-'));
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children) child.kill();
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, children } = scratchFolder('admin-api-guide-');
 
 describe('docs/admin-api.md, as written', { timeout: 60_000 }, () => {
   it.each([
     ['TypeScript', 'ts', 'admin.mts', TSX],
     ['CommonJS', 'js', 'admin.cjs', process.execPath],
   ])('%s: the curl lines, in order, against the mount sample', async (_name, lang, fileName, bin) => {
-    const tokenLine = shellCommands().find((c) => c.startsWith('export ADMIN_TOKEN='));
+    const tokenLine = shellCommands(PAGE).find((c) => c.startsWith('export ADMIN_TOKEN='));
     expect(tokenLine, 'the page says how to make ADMIN_TOKEN').toBeDefined();
     const adminToken = (await bash(`${tokenLine}\nprintf %s "$ADMIN_TOKEN"`, {})).stdout;
     expect(adminToken.length).toBeGreaterThanOrEqual(24);
@@ -97,7 +62,7 @@ describe('docs/admin-api.md, as written', { timeout: 60_000 }, () => {
     const base = `http://127.0.0.1:${port}`;
 
     const env: Record<string, string> = { ADMIN_TOKEN: adminToken };
-    const curls = shellCommands().filter((c) => c.startsWith('curl '));
+    const curls = shellCommands(PAGE).filter((c) => c.startsWith('curl '));
     expect(curls.length).toBeGreaterThanOrEqual(10);
     for (const command of curls) {
       const script = command.replace(/http:\/\/localhost:3000/g, base).replace(/^curl /, `curl -q --noproxy "*" -w '\\n%{http_code}' `);

@@ -4,12 +4,13 @@
  * account it makes and "listening", then a token of that account passes `requireActor()` and the
  * app's own `requireRole('hirer')`, and a request with neither a token nor a session gets 401.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../examples/example-server.js';
+import { scratchFolder } from '../helpers/doc-scratch.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 const GUIDE = readFileSync(join(ROOT, 'docs', 'hirers-and-service-accounts.md'), 'utf8');
@@ -23,24 +24,7 @@ function example(lang: string): string {
   return found[1]!;
 }
 
-/** A port nobody listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-    probe.on('error', fail);
-  });
-}
-
-mkdirSync(join(ROOT, '.tmp'), { recursive: true });
-const dir = mkdtempSync(join(ROOT, '.tmp', 'hirers-guide-'));
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children) child.kill();
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, children } = scratchFolder('hirers-guide-');
 
 describe('docs/hirers-and-service-accounts.md: the example app', { timeout: 60_000 }, () => {
   it.each([

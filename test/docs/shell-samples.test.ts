@@ -17,6 +17,7 @@ import { createAdminApi, createAdminRouter } from '../../src/index.js';
 import { createTestApp, watchAdmin } from '../helpers/create-app.js';
 import { CLI_BIN, runCliJson } from '../helpers/run-cli.js';
 import { listen, type LiveServer } from '../hardening/helpers.js';
+import { shellCommands } from '../helpers/doc-scratch.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 
@@ -24,28 +25,8 @@ const ROOT = resolve(__dirname, '..', '..');
 const newPublicKeyPem = (): string => generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
 const CURL = '/usr/bin/curl';
 
-/** Commands of the fenced sh/bash blocks, continuation lines joined, comments dropped. */
-function shellCommands(file: string): string[] {
-  const commands: string[] = [];
-  let inBlock = false;
-  let pending = '';
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (/^```(sh|bash|shell)\s*$/.test(line)) inBlock = true;
-    else if (line.startsWith('```')) inBlock = false;
-    else if (inBlock) {
-      const text = line.replace(/(^|\s)#(?![{\d]).*$/, '').trimEnd();
-      if (text.endsWith('\\')) pending += `${text.slice(0, -1)} `;
-      else if ((pending + text).trim() !== '') {
-        commands.push((pending + text).trim());
-        pending = '';
-      }
-    }
-  }
-  return commands;
-}
-
 const files = [join(ROOT, 'README.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))];
-const samples = files.flatMap((file) => shellCommands(file).map((command) => ({ file: file.slice(ROOT.length + 1), command })));
+const samples = files.flatMap((file) => shellCommands(readFileSync(file, 'utf8')).map((command) => ({ file: file.slice(ROOT.length + 1), command })));
 
 /** The `service-accounts ...` part of a command (up to a pipe, `)` or `;`). */
 function cliPart(command: string): string | undefined {

@@ -5,13 +5,14 @@
  *   and ES modules (`.mjs` + `.d.mts`); `exports` lists the `types` of each condition. `./testing`
  *   imports no test framework (the user passes vitest's or Jest's functions), so it has both formats.
  * - the `service-accounts` bin: one CommonJS program (`.cjs`) with a `#!/usr/bin/env node` line.
+ * - the self-service page's own files (`src/console/page/`), copied to `dist/console/`.
  *
  * These are tsup's extensions for a CommonJS package, kept on purpose: its declaration build ignores
  * `outExtension`, so only they pair each `.js`/`.mjs` with its own `.d.ts`/`.d.mts` (publint, attw).
  * The three are built together and code-split, so within one format they share one copy of the core
  * (errors, store types): `instanceof OAuthError` holds across the entry points.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
@@ -47,6 +48,14 @@ export default defineConfig([
     format: ['cjs', 'esm'],
     splitting: true,
     dts: true,
+    // The console router finds its page's files beside the bundle (src/console/console-assets.ts):
+    // __dirname in the ES module build too.
+    shims: true,
+    // The self-service page's script and stylesheet, hand-written and served as they are: copied to
+    // dist/console/, where the console router reads them (src/console/console-assets.ts).
+    async onSuccess() {
+      cpSync('src/console/page', 'dist/console', { recursive: true });
+    },
   },
   {
     // A program, not an import target: no declarations.

@@ -50,6 +50,9 @@ export type {
 } from './admin-router/admin-router-options.js';
 export { buildAdminOpenApiDocument } from './admin-router/admin-openapi.js';
 export type { AdminProblemName, ProblemDetails, InvalidParam } from './admin-router/admin-problem.js';
+export { createConsoleRouter } from './console/create-console-router.js';
+export type { ConsoleRouterOptions, CreateConsoleRouterOptions } from './console/console-router-options.js';
+export { CONSOLE_STRINGS, type ConsoleStrings } from './console/console-strings.js';
 export type {
   AccountStore,
   AccountRecord,

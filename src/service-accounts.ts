@@ -13,6 +13,8 @@ import { createRequireActor, type RequireActorOptions } from './actor/require-ac
 import { buildAdminApi, type AdminApi } from './admin/admin-api.js';
 import type { AdminRouterOptions } from './admin-router/admin-router-options.js';
 import { createAdminRouter } from './admin-router/create-admin-router.js';
+import type { ConsoleRouterOptions } from './console/console-router-options.js';
+import { createConsoleRouter } from './console/create-console-router.js';
 import { createHealthCheck, type HealthReport } from './observability/health.js';
 import { supportsKeyCredentials } from './store/credential-kinds.js';
 import {
@@ -88,6 +90,27 @@ export interface ServiceAccounts {
    * ```
    */
   adminRouter(options: AdminRouterOptions): RequestHandler;
+  /**
+   * The self-service page over {@link ServiceAccounts.admin}: a signed-in administrator of a client
+   * account lists, creates, rotates, revokes and disables its service accounts in the browser. It
+   * talks to the admin router (served under its own `/api`) with the same `authorize`. Mount it behind
+   * your login and open it with a trailing slash (docs/console.md).
+   *
+   * @example
+   * ```ts
+   * // Your own login, which ran before: the signed-in user of a request, if any.
+   * declare function currentUser(req: import('express').Request): { id: string; name: string; tenant: string } | undefined
+   *
+   * app.use('/console', sa.consoleRouter({
+   *   authorize: (req) => {
+   *     const user = currentUser(req)
+   *     return user && { actor: { id: user.id, name: user.name }, clientAccountId: user.tenant }
+   *   },
+   *   signInUrl: '/login',
+   * }))
+   * ```
+   */
+  consoleRouter(options: ConsoleRouterOptions): RequestHandler;
   /** RFC 8414 metadata for this token endpoint. */
   authorizationServerMetadata(options: MetadataOptions): AuthorizationServerMetadata;
   /** The public keys of the keyring as a JWK Set (empty with HS256 only). Never holds a private or shared key. */
@@ -153,6 +176,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     requireActor: (opts: RequireActorOptions): RequestHandler => requireActor(opts),
     admin,
     adminRouter: (opts: AdminRouterOptions): RequestHandler => createAdminRouter({ ...opts, admin }),
+    consoleRouter: (opts: ConsoleRouterOptions): RequestHandler => createConsoleRouter({ ...opts, admin }),
     authorizationServerMetadata: (opts: MetadataOptions) =>
       buildAuthorizationServerMetadata(config.issuer, config.keyring, opts, {
         keys: supportsKeyCredentials(config.store),

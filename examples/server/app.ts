@@ -11,7 +11,7 @@ import type { HttpLogger } from 'pino-http';
 import type { Metrics } from './observability.js';
 import { loggablePath } from './loggable-path.js';
 import { readiness } from './readiness.js';
-import { hirerOrServiceAccount, mountHumanLogin, requireRole } from './human-login.js';
+import { consoleAdministrator, hirerOrServiceAccount, mountHumanLogin, requireRole } from './human-login.js';
 
 /** What the app is given besides the service accounts instance. */
 export interface AppParts {
@@ -93,6 +93,9 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   // People sign in beside the tokens (a stand-in login); the routes below accept either.
   const signedIn = mountHumanLogin(app, (hirer) => activity.record(activityEntry('user.signed_in', { type: 'user', id: hirer.id, name: hirer.name })));
   const hirerOrAccount = hirerOrServiceAccount(sa, signedIn);
+  // The self-service page (docs/console.md): a signed-in hirer manages their client account's
+  // service accounts in the browser; someone not signed in is pointed to the sign-in form.
+  app.use('/console', signedIn, sa.consoleRouter({ authorize: consoleAdministrator, signInUrl: '/login' }));
 
   const api = express.Router();
   api.get('/whoami', sa.requireBearer(), (req, res) => {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import session from 'express-session';
 import { Passport } from 'passport';
-import { isCrossOriginRequest, type RequireActorOptions, type ServiceAccounts } from 'express-service-accounts';
+import { isCrossOriginRequest, type AdminPrincipal, type RequireActorOptions, type ServiceAccounts } from 'express-service-accounts';
 
 /** The app's own user shape: what its permission checks read from `req.user`. */
 export interface Hirer {
@@ -22,15 +22,45 @@ export interface Hirer {
 /** Told of each sign-in, for the activity history. */
 export type OnSignIn = (hirer: Hirer) => Promise<void>;
 
-/** A hirer for a name typed at the stand-in login: every name is a hirer with the `hirer` role. */
-function standInHirer(name: string): Hirer {
+/**
+ * A hirer for a name typed at the stand-in login: every name is a hirer with the `hirer` role, of the
+ * client account typed beside it, if any (a client account's hirers manage its service accounts at
+ * /console/).
+ */
+function standInHirer(name: string, clientAccountId: string | null): Hirer {
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'hirer';
-  return { id: `user_${slug}`, name, clientAccountId: null, roles: ['hirer'] };
+  return { id: `user_${slug}`, name, clientAccountId, roles: ['hirer'] };
 }
 
+/** The sign-in form a browser gets at GET /login: plain HTML, no script, styled by the console's stylesheet. */
+const SIGN_IN_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in (stand-in login)</title>
+<link rel="stylesheet" href="/console/console.css">
+</head>
+<body class="esa-console">
+<main class="esa-notice">
+<h1>Sign in (stand-in login)</h1>
+<p>This example lets anyone sign in with any name. Replace it with your own login.</p>
+<form class="esa-form" method="post" action="/login">
+<div class="esa-field"><label for="name">Your name</label><input id="name" name="name" required maxlength="100" autocomplete="name"></div>
+<div class="esa-field"><label for="client-account">Client account</label><p id="client-account-hint" class="esa-hint">The company whose service accounts you manage, such as acme.</p><input id="client-account" name="clientAccount" required maxlength="100" pattern="[A-Za-z0-9._\\-]+" aria-describedby="client-account-hint" value="acme"></div>
+<div class="esa-buttons"><button class="esa-button esa-primary" type="submit">Sign in</button></div>
+</form>
+</main>
+</body>
+</html>
+`;
+
+const CLIENT_ACCOUNT = /^[A-Za-z0-9._-]{1,100}$/;
+
 /**
- * Mounts the stand-in sign-in on `app`: `POST /login` with a `name` (form or JSON) starts a session
- * (cookie `sid`), `POST /logout` ends it. Sessions live in this process's memory, under a key made at
+ * Mounts the stand-in sign-in on `app`: `POST /login` with a `name` and optionally a `clientAccount`
+ * (form or JSON) starts a session (cookie `sid`), `POST /logout` ends it; `GET /login` is a form for
+ * browsers, which then go on to /console/. Sessions live in this process's memory, under a key made at
  * start-up: a restart signs everyone out, and each instance has its own.
  */
 export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandler {
@@ -56,16 +86,32 @@ export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandle
       res.status(403).json({ error: 'forbidden', error_description: description });
     };
   const form = [express.urlencoded({ extended: false, limit: '2kb' }), express.json({ limit: '2kb' })];
+  app.get('/login', (_req, res) => {
+    res.set({
+      'Content-Security-Policy': "default-src 'self'; script-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'Cache-Control': 'no-store',
+    });
+    res.type('html').send(SIGN_IN_PAGE);
+  });
   app.post('/login', sameOriginOnly('Sign in from this site only'), sessions, passport.initialize(), ...form, (req, res, next) => {
     const name: unknown = (req.body as { name?: unknown } | undefined)?.name;
     if (typeof name !== 'string' || name.trim() === '' || name.length > 100) {
       res.status(400).json({ error: 'invalid_request', error_description: 'name must be a string of 1 to 100 characters' });
       return;
     }
-    const hirer = standInHirer(name.trim());
+    const clientAccount: unknown = (req.body as { clientAccount?: unknown }).clientAccount;
+    if (clientAccount !== undefined && clientAccount !== '' && (typeof clientAccount !== 'string' || !CLIENT_ACCOUNT.test(clientAccount))) {
+      res.status(400).json({ error: 'invalid_request', error_description: 'clientAccount must be 1 to 100 letters, digits, dots, dashes or underscores' });
+      return;
+    }
+    const hirer = standInHirer(name.trim(), typeof clientAccount === 'string' && clientAccount !== '' ? clientAccount : null);
     req.login(hirer, (error) => {
       if (error) return next(error);
-      onSignIn(hirer).then(() => res.json(hirer), next);
+      // A browser's own form (a navigation) goes on to the console; scripts and curl get the hirer as JSON.
+      const navigation = req.headers['sec-fetch-mode'] === 'navigate';
+      onSignIn(hirer).then(() => (navigation ? res.redirect(303, '/console/') : res.json(hirer)), next);
     });
   });
   app.post('/logout', sameOriginOnly('Sign out from this site only'), sessions, passport.initialize(), passport.session(), (req, res, next) => {
@@ -101,4 +147,16 @@ export function requireRole(role: string): RequestHandler {
     if ((req.user as Hirer | undefined)?.roles.includes(role)) return next();
     res.status(403).json({ error: 'forbidden', error_description: `This needs the role ${role}` });
   };
+}
+
+/**
+ * Who manages service accounts at /console/: a signed-in hirer, as an administrator of their client
+ * account. Nobody signed in: `undefined` (the page says to sign in); a hirer of no client account:
+ * `false` (the page says they may not).
+ */
+export function consoleAdministrator(req: express.Request): AdminPrincipal | false | undefined {
+  const hirer = req.user as Hirer | undefined;
+  if (!hirer) return undefined;
+  if (hirer.clientAccountId === null || !hirer.roles.includes('hirer')) return false;
+  return { actor: { id: hirer.id, name: hirer.name }, clientAccountId: hirer.clientAccountId };
 }

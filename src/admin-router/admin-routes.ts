@@ -15,7 +15,11 @@ import {
   AccountStatusSchema,
   AccountSummarySchema,
   AddFederatedCredentialBodySchema,
+  AddKeyBodySchema,
   CreateAccountBodySchema,
+  CreatedKeySchema,
+  RevokedKeySchema,
+  type AddKeyBody,
   CreatedAccountSchema,
   CreatedFederatedCredentialSchema,
   CreatedSecretSchema,
@@ -148,6 +152,30 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     success: { status: 200, description: 'The revoked secret.', schema: RevokedSecretSchema },
     problems: changeProblems,
     handle: async ({ admin, params }) => ({ status: 200, body: await admin.revokeSecret(params.clientId!, params.secretId!) }),
+  },
+  {
+    method: 'POST',
+    path: `${ACCOUNT}/keys`,
+    operationId: 'addServiceAccountKey',
+    summary: 'Add a public key',
+    description:
+      'Registers the client’s public key as a credential of the account, for `private_key_jwt` (RFC 7523): the client signs ' +
+      'its token requests with the private key, which never leaves it. A private key is refused and never stored. ' +
+      'Counts against the same limit as secrets.',
+    body: AddKeyBodySchema,
+    success: { status: 201, description: 'The new key.', schema: CreatedKeySchema },
+    problems: [...changeProblems, 'secret-limit-reached'],
+    handle: async ({ admin, params, body }) => ({ status: 201, body: await admin.addKey(params.clientId!, (body as AddKeyBody).publicKey) }),
+  },
+  {
+    method: 'DELETE',
+    path: `${ACCOUNT}/keys/{keyId}`,
+    operationId: 'revokeServiceAccountKey',
+    summary: 'Revoke a public key',
+    description: 'Assertions the key signs are refused, and so is every token issued against it, on every server sharing the store within a second.',
+    success: { status: 200, description: 'The revoked key.', schema: RevokedKeySchema },
+    problems: changeProblems,
+    handle: async ({ admin, params }) => ({ status: 200, body: await admin.revokeKey(params.clientId!, params.keyId!) }),
   },
   {
     method: 'POST',

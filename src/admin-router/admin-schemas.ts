@@ -15,8 +15,10 @@ import type {
   AccountSummary,
   CreatedAccount,
   CreatedFederatedCredential,
+  CreatedKey,
   CreatedSecret,
   RevokedFederatedCredential,
+  RevokedKey,
   RevokedSecret,
 } from '../admin/admin-summaries.js';
 import type { ProblemDetails } from './admin-problem.js';
@@ -121,6 +123,15 @@ export const RevokedSecretSchema = Type.Object(
   { ...closed, title: 'RevokedSecret' },
 );
 
+/** A new public key (key-pair credential). */
+export const CreatedKeySchema = Type.Object(
+  { id: Type.String(), thumbprint: Type.String({ description: 'RFC 7638 SHA-256 JWK thumbprint of the public key, base64url.' }), createdAt: DateTime },
+  { ...closed, title: 'CreatedKey' },
+);
+
+/** A revoked public key. */
+export const RevokedKeySchema = Type.Object({ clientId: ClientId, keyId: Type.String(), revokedAt: DateTime }, { ...closed, title: 'RevokedKey' });
+
 /** A new federated credential. */
 export const CreatedFederatedCredentialSchema = Type.Object(
   { id: Type.String(), issuer: FederatedIssuer, subject: FederatedSubject, audience: FederatedAudience, jwksUri: Type.Optional(JwksUri), createdAt: DateTime },
@@ -180,6 +191,24 @@ export const CreateAccountBodySchema = Type.Object(
   { ...closed, title: 'CreateAccountRequest' },
 );
 
+/** `POST /service-accounts/{clientId}/keys`. */
+export const AddKeyBodySchema = Type.Object(
+  {
+    publicKey: Type.Union(
+      [
+        Type.String({ minLength: 1, maxLength: 12000 }),
+        Type.Object({}, { additionalProperties: true }),
+      ],
+      {
+        description:
+          'The client’s public key: PEM text (`PUBLIC KEY`, `RSA PUBLIC KEY` or a `CERTIFICATE`), the JSON text of a JWK or of a ' +
+          'JWK Set holding one key, or such a JWK or JWK Set object. EC P-256, RSA of 2048 bits or more, or Ed25519; a private key is refused and never stored.',
+      },
+    ),
+  },
+  { ...closed, title: 'AddKeyRequest' },
+);
+
 const FederatedUrl = { minLength: 1, maxLength: FEDERATED_LIMITS.jwksUri } as const;
 
 /** `POST /service-accounts/{clientId}/federated`. */
@@ -230,6 +259,8 @@ export type ListQuery = Static<typeof ListQuerySchema>;
 export type CreateAccountBody = Static<typeof CreateAccountBodySchema>;
 /** The set-resources body once checked. */
 export type SetResourcesBody = Static<typeof SetResourcesBodySchema>;
+/** The add-key body once checked. */
+export type AddKeyBody = Static<typeof AddKeyBodySchema>;
 /** The add-federated-credential body once checked. */
 export type AddFederatedCredentialBody = Static<typeof AddFederatedCredentialBodySchema>;
 
@@ -239,6 +270,9 @@ export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, stri
   [AccountPageSchema, 'AccountPage'],
   [SecretSummarySchema, 'SecretSummary'],
   [KeySummarySchema, 'KeySummary'],
+  [CreatedKeySchema, 'CreatedKey'],
+  [RevokedKeySchema, 'RevokedKey'],
+  [AddKeyBodySchema, 'AddKeyRequest'],
   [FederatedCredentialSummarySchema, 'FederatedCredentialSummary'],
   [CreatedFederatedCredentialSchema, 'CreatedFederatedCredential'],
   [RevokedFederatedCredentialSchema, 'RevokedFederatedCredential'],
@@ -269,10 +303,12 @@ const schemasMatchResults: [
   Same<AsJson<CreatedAccount>, Static<typeof CreatedAccountSchema>>,
   Same<AsJson<CreatedSecret>, Static<typeof CreatedSecretSchema>>,
   Same<AsJson<RevokedSecret>, Static<typeof RevokedSecretSchema>>,
+  Same<AsJson<CreatedKey>, Static<typeof CreatedKeySchema>>,
+  Same<AsJson<RevokedKey>, Static<typeof RevokedKeySchema>>,
   Same<AsJson<CreatedFederatedCredential>, Static<typeof CreatedFederatedCredentialSchema>>,
   Same<AsJson<RevokedFederatedCredential>, Static<typeof RevokedFederatedCredentialSchema>>,
   Same<AsJson<AccountStatus>, Static<typeof AccountStatusSchema>>,
   Same<AsJson<AccountResources>, Static<typeof AccountResourcesSchema>>,
   Same<AsJson<ProblemDetails>, Static<typeof ProblemSchema>>,
-] = [true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true];
 void schemasMatchResults;

@@ -14,14 +14,16 @@ import type {
   AccountSummary,
   CreatedAccount,
   CreatedFederatedCredential,
+  CreatedKey,
   CreatedSecret,
   RevokedFederatedCredential,
+  RevokedKey,
   RevokedSecret,
 } from '../admin/admin-summaries.js';
 import { withinClientAccount } from '../client-account-boundary.js';
 import { AdminProblem, accountNotVisible } from './admin-problem.js';
 import type { AdminPrincipal } from './admin-router-options.js';
-import type { AddFederatedCredentialBody, CreateAccountBody } from './admin-schemas.js';
+import type { AddFederatedCredentialBody, AddKeyBody, CreateAccountBody } from './admin-schemas.js';
 
 /**
  * The admin API as one principal may use it.
@@ -41,6 +43,8 @@ export interface ScopedAdminApi {
   createAccount(input: CreateAccountBody): Promise<CreatedAccount>;
   addSecret(clientId: string): Promise<CreatedSecret>;
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
+  addKey(clientId: string, publicKey: AddKeyBody['publicKey']): Promise<CreatedKey>;
+  revokeKey(clientId: string, keyId: string): Promise<RevokedKey>;
   addFederatedCredential(clientId: string, input: AddFederatedCredentialBody): Promise<CreatedFederatedCredential>;
   revokeFederatedCredential(clientId: string, credentialId: string): Promise<RevokedFederatedCredential>;
   disableAccount(clientId: string): Promise<AccountStatus>;
@@ -100,6 +104,8 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
     },
     addSecret: change((clientId) => acting.addSecret(clientId)),
     revokeSecret: async (clientId, secretId) => change((id) => acting.revokeSecret(id, secretId))(clientId),
+    addKey: async (clientId, publicKey) => change((id) => acting.addKey(id, publicKey))(clientId),
+    revokeKey: async (clientId, keyId) => change((id) => acting.revokeKey(id, keyId))(clientId),
     addFederatedCredential: async (clientId, input) => change((id) => acting.addFederatedCredential(id, input))(clientId),
     revokeFederatedCredential: async (clientId, credentialId) => change((id) => acting.revokeFederatedCredential(id, credentialId))(clientId),
     disableAccount: change((clientId) => acting.disableAccount(clientId)),

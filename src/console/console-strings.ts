@@ -1,0 +1,221 @@
+/**
+ * @module console-strings
+ * Every text the self-service page shows, in one object, so a host can translate it or reword it
+ * (`strings` of {@link ConsoleRouterOptions}). `{name}`-style placeholders are filled in by the page.
+ */
+
+/**
+ * The self-service page's texts. A host passes the ones it changes as `strings`; the rest keep
+ * these English defaults ({@link CONSOLE_STRINGS}). Placeholders in braces (`{name}`, `{id}`) are
+ * replaced by the page; keep them in a translation.
+ *
+ * @example
+ * ```ts
+ * import type { ConsoleStrings } from 'express-service-accounts'
+ *
+ * const german: Partial<ConsoleStrings> = { title: 'Dienstkonten', create: 'Dienstkonto anlegen' }
+ * ```
+ */
+export interface ConsoleStrings {
+  readonly title: string;
+  readonly intro: string;
+  readonly signedInAs: string;
+  readonly clientAccount: string;
+  readonly allClientAccounts: string;
+  readonly signInTitle: string;
+  readonly signInHint: string;
+  readonly signInLink: string;
+  readonly forbiddenTitle: string;
+  readonly forbiddenHint: string;
+  readonly errorTitle: string;
+  readonly errorHint: string;
+  readonly noScript: string;
+  readonly loading: string;
+  readonly empty: string;
+  readonly createHeading: string;
+  readonly nameLabel: string;
+  readonly nameHint: string;
+  readonly scopesLabel: string;
+  readonly scopesHint: string;
+  readonly create: string;
+  readonly accountsHeading: string;
+  readonly clientId: string;
+  readonly status: string;
+  readonly enabled: string;
+  readonly disabled: string;
+  readonly scopes: string;
+  readonly unrestricted: string;
+  readonly created: string;
+  readonly credentials: string;
+  readonly noCredentials: string;
+  readonly kind: string;
+  readonly id: string;
+  readonly lastUsed: string;
+  readonly never: string;
+  readonly expires: string;
+  readonly noExpiry: string;
+  readonly state: string;
+  readonly live: string;
+  readonly revokedAt: string;
+  readonly expired: string;
+  readonly actions: string;
+  readonly kindSecret: string;
+  readonly kindKey: string;
+  readonly kindFederated: string;
+  readonly addSecret: string;
+  readonly addKey: string;
+  readonly addFederated: string;
+  readonly disable: string;
+  readonly enable: string;
+  readonly revoke: string;
+  readonly revokeLabel: string;
+  readonly cancel: string;
+  readonly close: string;
+  readonly copy: string;
+  readonly copied: string;
+  readonly copyFailed: string;
+  readonly secretTitle: string;
+  readonly secretWarning: string;
+  readonly secretLabel: string;
+  readonly secretDone: string;
+  readonly keyTitle: string;
+  readonly keyLabel: string;
+  readonly keyHint: string;
+  readonly keyFile: string;
+  readonly keyAdd: string;
+  readonly federatedTitle: string;
+  readonly issuerLabel: string;
+  readonly issuerHint: string;
+  readonly subjectLabel: string;
+  readonly subjectHint: string;
+  readonly audienceLabel: string;
+  readonly audienceHint: string;
+  readonly federatedAdd: string;
+  readonly confirmTitle: string;
+  readonly confirmRevokeSecret: string;
+  readonly confirmRevokeKey: string;
+  readonly confirmRevokeFederated: string;
+  readonly confirmDisable: string;
+  readonly confirmEnable: string;
+  readonly created_account: string;
+  readonly added_secret: string;
+  readonly added_key: string;
+  readonly added_federated: string;
+  readonly revoked_secret: string;
+  readonly revoked_key: string;
+  readonly revoked_federated: string;
+  readonly disabled_account: string;
+  readonly enabled_account: string;
+  readonly errorPrefix: string;
+  readonly networkError: string;
+  readonly sessionExpired: string;
+  readonly clientIdLabel: string;
+  readonly fileTooLarge: string;
+}
+
+/**
+ * The page's English texts: the defaults a host's `strings` override.
+ *
+ * @example
+ * ```ts
+ * import { CONSOLE_STRINGS } from 'express-service-accounts'
+ *
+ * console.log(CONSOLE_STRINGS.secretWarning) // the warning shown beside a new secret
+ * ```
+ */
+export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
+  title: 'Service accounts',
+  intro: 'Service accounts let your own systems call this API with their own credentials. Create one per system, copy its secret into your secret store, and rotate or revoke it here.',
+  signedInAs: 'Signed in as {name}',
+  clientAccount: 'Client account {id}',
+  allClientAccounts: 'Every client account',
+  signInTitle: 'Sign in to manage service accounts',
+  signInHint: 'This page shows the service accounts of your client account once you are signed in.',
+  signInLink: 'Sign in',
+  forbiddenTitle: 'You may not manage service accounts',
+  forbiddenHint: 'Your sign-in does not allow managing service accounts here. Ask an administrator of your client account.',
+  errorTitle: 'Something went wrong',
+  errorHint: 'The page could not be shown. Try again in a moment.',
+  noScript: 'This page needs JavaScript.',
+  loading: 'Loading service accounts…',
+  empty: 'No service accounts yet. Create the first one above.',
+  createHeading: 'Create a service account',
+  nameLabel: 'Name',
+  nameHint: 'Shown in audit logs and activity history, such as billing-sync.',
+  scopesLabel: 'Scopes (optional)',
+  scopesHint: 'Separated by spaces. Leave empty for an account that is not restricted.',
+  create: 'Create',
+  accountsHeading: 'Your service accounts',
+  clientId: 'Client ID',
+  status: 'Status',
+  enabled: 'Enabled',
+  disabled: 'Disabled',
+  scopes: 'Scopes',
+  unrestricted: 'none (unrestricted)',
+  created: 'Created',
+  credentials: 'Credentials of {name}',
+  noCredentials: 'No credentials.',
+  kind: 'Kind',
+  id: 'ID',
+  lastUsed: 'Last used',
+  never: 'never',
+  expires: 'Expires',
+  noExpiry: 'no expiry',
+  state: 'State',
+  live: 'live',
+  revokedAt: 'revoked {date}',
+  expired: 'expired',
+  actions: 'Actions',
+  kindSecret: 'Secret',
+  kindKey: 'Public key',
+  kindFederated: 'Federated',
+  addSecret: 'Add a secret',
+  addKey: 'Add a public key',
+  addFederated: 'Add a federated credential',
+  disable: 'Disable',
+  enable: 'Enable',
+  revoke: 'Revoke',
+  revokeLabel: 'Revoke {kind} {id}',
+  cancel: 'Cancel',
+  close: 'Close',
+  copy: 'Copy',
+  copied: 'Copied to the clipboard.',
+  copyFailed: 'Could not copy: select the secret and copy it yourself.',
+  secretTitle: 'Copy the new secret of {name} now',
+  secretWarning: 'This is the only time the secret is shown. It is stored as a hash and cannot be shown again: put it in your secret store before you close this window.',
+  secretLabel: 'Client secret',
+  secretDone: 'I have copied it, close',
+  keyTitle: 'Add a public key to {name}',
+  keyLabel: 'Public key (PEM or JWK)',
+  keyHint: 'Paste the public key, or choose its file. Never a private key: it is refused.',
+  keyFile: 'Public key file',
+  keyAdd: 'Add the key',
+  federatedTitle: 'Add a federated credential to {name}',
+  issuerLabel: 'Issuer',
+  issuerHint: 'The outside issuer, exactly as its tokens carry it in iss, such as https://token.actions.githubusercontent.com.',
+  subjectLabel: 'Subject',
+  subjectHint: 'The one subject (sub) accepted, compared exactly.',
+  audienceLabel: 'Audience (optional)',
+  audienceHint: 'Leave empty for this server’s own issuer identifier.',
+  federatedAdd: 'Add the credential',
+  confirmTitle: 'Are you sure?',
+  confirmRevokeSecret: 'Revoke secret {id} of {name}? Revoking this secret revokes every token issued with it, at once. It cannot be undone.',
+  confirmRevokeKey: 'Revoke public key {id} of {name}? Assertions it signs are refused, and so is every token issued with it, at once. It cannot be undone.',
+  confirmRevokeFederated: 'Revoke federated credential {id} of {name}? Its issuer’s tokens no longer sign in as this account, and every token issued with it is refused, at once. It cannot be undone.',
+  confirmDisable: 'Disable {name}? Every token of the account is refused and no new one is issued until you enable it again.',
+  confirmEnable: 'Enable {name}? Its live credentials and unexpired tokens work again.',
+  created_account: 'Created {name}.',
+  added_secret: 'Added a secret to {name}.',
+  added_key: 'Added public key {id} to {name}.',
+  added_federated: 'Added federated credential {id} to {name}.',
+  revoked_secret: 'Revoked secret {id} of {name}.',
+  revoked_key: 'Revoked public key {id} of {name}.',
+  revoked_federated: 'Revoked federated credential {id} of {name}.',
+  disabled_account: 'Disabled {name}.',
+  enabled_account: 'Enabled {name}.',
+  errorPrefix: 'Not done:',
+  networkError: 'The server could not be reached. Check your connection and try again.',
+  sessionExpired: 'Your session has ended. Sign in again, then reload this page.',
+  clientIdLabel: 'Client ID',
+  fileTooLarge: 'This file is too large to be a public key.',
+});

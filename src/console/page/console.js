@@ -1,0 +1,443 @@
+// @ts-check
+/**
+ * The self-service page of express-service-accounts: lists the signed-in person's service accounts
+ * and changes them through the admin router mounted beside it (`api/`). Plain DOM, no framework, no
+ * HTML strings (the page runs under Trusted Types), no storage: a new secret lives only in its
+ * dialog, which is removed from the page when it closes.
+ */
+(() => {
+  'use strict';
+  const root = /** @type {HTMLElement} */ (document.getElementById('esa-console'));
+  /** @type {Record<string, string>} */
+  const S = JSON.parse(root.dataset.strings || '{}');
+  const lang = root.dataset.lang || 'en';
+  const API = 'api/service-accounts';
+  const dates = new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' });
+  let uid = 0;
+
+  /** A text, placeholders filled. @param {string} key @param {Record<string, string>} [values] */
+  const t = (key, values = {}) => (S[key] ?? key).replace(/\{(\w+)\}/g, (whole, name) => (name in values ? values[name] : whole));
+  /** @param {string | null | undefined} iso */
+  const when = (iso) => (iso ? dates.format(new Date(iso)) : '');
+
+  /**
+   * An element: attributes (`on…` are listeners, `text` its text), then children (text or nodes).
+   * @param {string} tag @param {Record<string, any>} [attrs] @param {...(Node | string | null | undefined | false)} children
+   */
+  function h(tag, attrs = {}, ...children) {
+    const el = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
+      else if (name === 'text') el.textContent = value;
+      else if (name === 'value') /** @type {HTMLInputElement} */ (el).value = value;
+      else el.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children) if (child) el.append(child);
+    return el;
+  }
+  const nextId = (/** @type {string} */ prefix) => `esa-${prefix}-${++uid}`;
+
+  // Messages: successes are announced politely, refusals at once.
+  const status = h('p', { class: 'esa-status', role: 'status' });
+  const alert = h('p', { class: 'esa-alert', role: 'alert' });
+  const say = (/** @type {string} */ text) => {
+    alert.textContent = '';
+    status.textContent = text;
+  };
+  const complain = (/** @type {unknown} */ error) => {
+    status.textContent = '';
+    alert.textContent = `${S.errorPrefix} ${error instanceof Error ? error.message : String(error)}`;
+  };
+
+  /** A readable message from a problem+json answer. @param {number} statusCode @param {any} problem */
+  function problemMessage(statusCode, problem) {
+    if (statusCode === 401) return S.sessionExpired;
+    if (problem && typeof problem.detail === 'string') {
+      const fields = Array.isArray(problem.errors) ? problem.errors.map((/** @type {any} */ e) => `${e.pointer.replace(/^\//, '') || '/'}: ${e.detail}`) : [];
+      return [problem.detail, ...fields].join('. ');
+    }
+    return `HTTP ${statusCode}`;
+  }
+
+  /**
+   * One call to the admin router. Changes are JSON with a header no form can send.
+   * @param {string} method @param {string} path @param {unknown} [body]
+   */
+  async function call(method, path, body) {
+    /** @type {RequestInit} */
+    const init = { method, credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json, application/problem+json' } };
+    if (method !== 'GET') {
+      init.headers = { ...init.headers, 'Content-Type': 'application/json', 'X-Requested-With': 'express-service-accounts-console' };
+      init.body = JSON.stringify(body ?? {});
+    }
+    let res;
+    try {
+      res = await fetch(path, init);
+    } catch {
+      throw new Error(S.networkError);
+    }
+    const data = await res.json().catch(() => undefined);
+    if (!res.ok) throw new Error(problemMessage(res.status, data));
+    return { data, link: res.headers.get('Link') };
+  }
+
+  /** Every account, following the `Link: <…>; rel="next"` pages. */
+  async function listAccounts() {
+    const accounts = [];
+    let next = `${API}?limit=500`;
+    for (let page = 0; next && page < 50; page++) {
+      const { data, link } = await call('GET', next);
+      accounts.push(...data);
+      next = /<([^>]+)>;\s*rel="next"/.exec(link || '')?.[1] ?? '';
+    }
+    return accounts;
+  }
+
+  /**
+   * A modal dialog, removed from the page when it closes; focus goes back where it was.
+   * @param {string} title @param {(dialog: HTMLDialogElement, alert: HTMLElement) => Node[]} build
+   */
+  function openDialog(title, build) {
+    const opener = document.activeElement;
+    const headingId = nextId('dialog-title');
+    const dialogAlert = h('p', { class: 'esa-alert', role: 'alert' });
+    const dialog = /** @type {HTMLDialogElement} */ (h('dialog', { class: 'esa-dialog', 'aria-labelledby': headingId }));
+    dialog.append(h('h2', { id: headingId, text: title }), ...build(dialog, dialogAlert), dialogAlert);
+    dialog.addEventListener('close', () => {
+      for (const input of dialog.querySelectorAll('input, textarea')) /** @type {HTMLInputElement} */ (input).value = '';
+      dialog.remove();
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    return dialog;
+  }
+
+  /** Asks before a change that cannot be undone; resolves whether to go on. @param {string} message @param {string} action */
+  function confirmAction(message, action) {
+    return new Promise((resolve) => {
+      let confirmed = false;
+      const dialog = openDialog(S.confirmTitle, (d) => [
+        h('p', { text: message }),
+        h(
+          'div',
+          { class: 'esa-buttons' },
+          h('button', { type: 'button', class: 'esa-button', autofocus: true, text: S.cancel, onclick: () => d.close() }),
+          h('button', { type: 'button', class: 'esa-button esa-danger', text: action, onclick: () => ((confirmed = true), d.close()) }),
+        ),
+      ]);
+      dialog.addEventListener('close', () => resolve(confirmed));
+    });
+  }
+
+  /** Shows a new secret this once. @param {string} name @param {string} clientId @param {string} value */
+  function showSecret(name, clientId, value) {
+    return new Promise((resolve) => {
+      const idField = nextId('client-id');
+      const secretField = nextId('secret');
+      const copyStatus = h('p', { class: 'esa-status', role: 'status' });
+      const dialog = openDialog(t('secretTitle', { name }), (d) => {
+        const secret = /** @type {HTMLInputElement} */ (h('input', { id: secretField, class: 'esa-secret', readonly: true, autocomplete: 'off', spellcheck: 'false', value }));
+        const copy = async () => {
+          try {
+            await navigator.clipboard.writeText(secret.value);
+            copyStatus.textContent = S.copied;
+          } catch {
+            secret.select();
+            copyStatus.textContent = S.copyFailed;
+          }
+        };
+        return [
+          h('p', { class: 'esa-warning', text: S.secretWarning }),
+          h('label', { for: idField, text: S.clientIdLabel }),
+          h('input', { id: idField, readonly: true, value: clientId, spellcheck: 'false' }),
+          h('label', { for: secretField, text: S.secretLabel }),
+          h('div', { class: 'esa-copy' }, secret, h('button', { type: 'button', class: 'esa-button', text: S.copy, onclick: copy })),
+          copyStatus,
+          h('div', { class: 'esa-buttons' }, h('button', { type: 'button', class: 'esa-button esa-primary', text: S.secretDone, onclick: () => d.close() })),
+        ];
+      });
+      dialog.addEventListener('close', () => resolve(undefined));
+    });
+  }
+
+  /**
+   * A form field: label, input and hint tied together.
+   * @param {string} label @param {Record<string, any>} attrs @param {string} [hint] @param {string} [tag]
+   */
+  function field(label, attrs, hint, tag = 'input') {
+    const id = nextId('field');
+    const hintId = hint ? nextId('hint') : undefined;
+    return h(
+      'div',
+      { class: 'esa-field' },
+      h('label', { for: id, text: label }),
+      hint ? h('p', { id: hintId, class: 'esa-hint', text: hint }) : null,
+      h(tag, { id, 'aria-describedby': hintId, ...attrs }),
+    );
+  }
+
+  /**
+   * A dialog with a form whose submission is one call; on success the dialog closes.
+   * @param {string} title @param {Node[]} fields @param {string} submit @param {(form: HTMLFormElement) => Promise<void>} run
+   */
+  function formDialog(title, fields, submit, run) {
+    openDialog(title, (d, dialogAlert) => {
+      const form = /** @type {HTMLFormElement} */ (h('form', { class: 'esa-form', novalidate: false }));
+      form.append(
+        ...fields,
+        h(
+          'div',
+          { class: 'esa-buttons' },
+          h('button', { type: 'button', class: 'esa-button', text: S.cancel, onclick: () => d.close() }),
+          h('button', { type: 'submit', class: 'esa-button esa-primary', text: submit }),
+        ),
+      );
+      form.addEventListener('submit', async (event) => {
+        event.preventDefault();
+        dialogAlert.textContent = '';
+        const button = /** @type {HTMLButtonElement} */ (form.querySelector('[type=submit]'));
+        button.disabled = true;
+        try {
+          await run(form);
+          d.close();
+        } catch (error) {
+          dialogAlert.textContent = `${S.errorPrefix} ${error instanceof Error ? error.message : String(error)}`;
+        } finally {
+          button.disabled = false;
+        }
+      });
+      return [form];
+    });
+  }
+
+  const valueOf = (/** @type {HTMLFormElement} */ form, /** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name)).value.trim();
+  const accountPath = (/** @type {string} */ clientId) => `${API}/${encodeURIComponent(clientId)}`;
+
+  /** @param {any} account */
+  function addKey(account) {
+    const keyField = field(S.keyLabel, { name: 'publicKey', required: true, rows: 8, spellcheck: 'false', class: 'esa-mono' }, S.keyHint, 'textarea');
+    const textarea = /** @type {HTMLTextAreaElement} */ (keyField.querySelector('textarea'));
+    const fileField = field(S.keyFile, {
+      type: 'file',
+      accept: '.pem,.crt,.cer,.jwk,.json,.pub,application/json,application/x-pem-file',
+      onchange: async (/** @type {Event} */ event) => {
+        const file = /** @type {HTMLInputElement} */ (event.target).files?.[0];
+        if (!file) return;
+        if (file.size > 65536) return complainIn(textarea, S.fileTooLarge);
+        textarea.value = await file.text();
+      },
+    });
+    formDialog(t('keyTitle', { name: account.name }), [keyField, fileField], S.keyAdd, async (form) => {
+      const { data } = await call('POST', `${accountPath(account.clientId)}/keys`, { publicKey: valueOf(form, 'publicKey') });
+      await refresh(account.clientId, t('added_key', { id: data.id, name: account.name }));
+    });
+  }
+  /** @param {HTMLElement} near @param {string} message */
+  function complainIn(near, message) {
+    const dialogAlert = near.closest('dialog')?.querySelector('.esa-alert');
+    if (dialogAlert) dialogAlert.textContent = message;
+  }
+
+  /** @param {any} account */
+  function addFederated(account) {
+    formDialog(
+      t('federatedTitle', { name: account.name }),
+      [
+        field(S.issuerLabel, { name: 'issuer', type: 'url', required: true, spellcheck: 'false' }, S.issuerHint),
+        field(S.subjectLabel, { name: 'subject', required: true, spellcheck: 'false' }, S.subjectHint),
+        field(S.audienceLabel, { name: 'audience', spellcheck: 'false' }, S.audienceHint),
+      ],
+      S.federatedAdd,
+      async (form) => {
+        const audience = valueOf(form, 'audience');
+        const body = { issuer: valueOf(form, 'issuer'), subject: valueOf(form, 'subject'), ...(audience && { audience }) };
+        const { data } = await call('POST', `${accountPath(account.clientId)}/federated`, body);
+        await refresh(account.clientId, t('added_federated', { id: data.id, name: account.name }));
+      },
+    );
+  }
+
+  /** @param {any} account */
+  async function addSecret(account) {
+    try {
+      const { data } = await call('POST', `${accountPath(account.clientId)}/secrets`);
+      await refresh(account.clientId, t('added_secret', { name: account.name }));
+      await showSecret(account.name, account.clientId, data.value);
+    } catch (error) {
+      complain(error);
+    }
+  }
+
+  /** @param {any} account @param {'secret' | 'key' | 'federated'} kind @param {string} id */
+  async function revoke(account, kind, id) {
+    const prompts = { secret: 'confirmRevokeSecret', key: 'confirmRevokeKey', federated: 'confirmRevokeFederated' };
+    const paths = { secret: 'secrets', key: 'keys', federated: 'federated' };
+    if (!(await confirmAction(t(prompts[kind], { id, name: account.name }), S.revoke))) return;
+    try {
+      await call('DELETE', `${accountPath(account.clientId)}/${paths[kind]}/${encodeURIComponent(id)}`);
+      await refresh(account.clientId, t(`revoked_${kind}`, { id, name: account.name }));
+    } catch (error) {
+      complain(error);
+    }
+  }
+
+  /** @param {any} account */
+  async function setEnabled(account) {
+    const enabling = !account.enabled;
+    if (!enabling && !(await confirmAction(t('confirmDisable', { name: account.name }), S.disable))) return;
+    try {
+      await call('POST', `${accountPath(account.clientId)}/${enabling ? 'enable' : 'disable'}`);
+      await refresh(account.clientId, t(enabling ? 'enabled_account' : 'disabled_account', { name: account.name }));
+    } catch (error) {
+      complain(error);
+    }
+  }
+
+  /** One row per credential, secrets first. @param {any} account */
+  function credentialRows(account) {
+    const now = Date.now();
+    /** @type {[string, 'secret' | 'key' | 'federated', any][]} */
+    const all = [
+      ...account.secrets.map((/** @type {any} */ c) => [S.kindSecret, 'secret', c]),
+      ...account.keys.map((/** @type {any} */ c) => [S.kindKey, 'key', c]),
+      ...account.federated.map((/** @type {any} */ c) => [S.kindFederated, 'federated', c]),
+    ];
+    return all.map(([label, kind, credential]) => {
+      const expired = credential.expiresAt && new Date(credential.expiresAt).getTime() <= now;
+      const state = credential.revokedAt ? t('revokedAt', { date: when(credential.revokedAt) }) : expired ? S.expired : S.live;
+      const detail =
+        kind === 'federated' ? h('span', { class: 'esa-hint', text: `${credential.issuer} · ${credential.subject}` }) : kind === 'key' ? h('span', { class: 'esa-hint', text: credential.thumbprint }) : null;
+      const cell = (/** @type {string} */ heading, /** @type {...(Node | string | null)} */ ...content) => h('td', { 'data-label': heading }, ...content);
+      return h(
+        'tr',
+        { class: credential.revokedAt ? 'esa-revoked' : undefined },
+        cell(S.kind, label),
+        cell(S.id, h('code', { text: credential.id }), detail),
+        cell(S.created, when(credential.createdAt)),
+        cell(S.lastUsed, credential.lastUsedAt ? when(credential.lastUsedAt) : S.never),
+        cell(S.expires, credential.expiresAt ? when(credential.expiresAt) : S.noExpiry),
+        cell(S.state, state),
+        cell(
+          S.actions,
+          credential.revokedAt
+            ? null
+            : h('button', {
+                type: 'button',
+                class: 'esa-button esa-danger esa-small',
+                text: S.revoke,
+                'aria-label': t('revokeLabel', { kind: label.toLowerCase(), id: credential.id }),
+                onclick: () => revoke(account, kind, credential.id),
+              }),
+        ),
+      );
+    });
+  }
+
+  /** @param {any} account */
+  function accountView(account) {
+    const headingId = nextId('account');
+    const rows = credentialRows(account);
+    const columns = [S.kind, S.id, S.created, S.lastUsed, S.expires, S.state, S.actions];
+    return h(
+      'article',
+      { class: 'esa-account', 'aria-labelledby': headingId, 'data-client-id': account.clientId },
+      h(
+        'div',
+        { class: 'esa-account-head' },
+        h('h3', { id: headingId, tabindex: '-1', text: account.name }),
+        h('span', { class: `esa-badge ${account.enabled ? 'esa-on' : 'esa-off'}`, text: account.enabled ? S.enabled : S.disabled }),
+      ),
+      h(
+        'dl',
+        { class: 'esa-facts' },
+        h('dt', { text: S.clientId }),
+        h('dd', {}, h('code', { text: account.clientId })),
+        h('dt', { text: S.scopes }),
+        h('dd', { text: account.scopes.length ? account.scopes.join(' ') : S.unrestricted }),
+        h('dt', { text: S.created }),
+        h('dd', { text: when(account.createdAt) }),
+      ),
+      rows.length
+        ? h(
+            'table',
+            { class: 'esa-credentials' },
+            h('caption', { text: t('credentials', { name: account.name }) }),
+            h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', text: c })))),
+            h('tbody', {}, ...rows),
+          )
+        : h('p', { class: 'esa-hint', text: S.noCredentials }),
+      h(
+        'div',
+        { class: 'esa-buttons' },
+        h('button', { type: 'button', class: 'esa-button', text: S.addSecret, onclick: () => addSecret(account) }),
+        h('button', { type: 'button', class: 'esa-button', text: S.addKey, onclick: () => addKey(account) }),
+        h('button', { type: 'button', class: 'esa-button', text: S.addFederated, onclick: () => addFederated(account) }),
+        h('button', { type: 'button', class: `esa-button${account.enabled ? ' esa-danger' : ''}`, text: account.enabled ? S.disable : S.enable, onclick: () => setEnabled(account) }),
+      ),
+    );
+  }
+
+  const list = h('div', { class: 'esa-list', 'aria-busy': 'true' }, h('p', { text: S.loading }));
+
+  /**
+   * Reloads the list; with a client ID, focus goes to that account's heading (the buttons that had it
+   * are replaced), and `message` is announced.
+   * @param {string} [focusClientId] @param {string} [message]
+   */
+  async function refresh(focusClientId, message) {
+    list.setAttribute('aria-busy', 'true');
+    try {
+      const accounts = await listAccounts();
+      list.replaceChildren(...(accounts.length ? accounts.map(accountView) : [h('p', { text: S.empty })]));
+      if (message) say(message);
+      if (focusClientId) {
+        const article = [...list.querySelectorAll('article')].find((a) => a.dataset.clientId === focusClientId);
+        /** @type {HTMLElement | null | undefined} */ (article?.querySelector('h3'))?.focus();
+      }
+    } finally {
+      list.setAttribute('aria-busy', 'false');
+    }
+  }
+
+  const createForm = /** @type {HTMLFormElement} */ (
+    h(
+      'form',
+      { class: 'esa-form esa-create' },
+      field(S.nameLabel, { name: 'name', required: true, maxlength: '200', autocomplete: 'off' }, S.nameHint),
+      field(S.scopesLabel, { name: 'scopes', maxlength: '4000', autocomplete: 'off', spellcheck: 'false' }, S.scopesHint),
+      h('div', { class: 'esa-buttons' }, h('button', { type: 'submit', class: 'esa-button esa-primary', text: S.create })),
+    )
+  );
+  createForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const button = /** @type {HTMLButtonElement} */ (createForm.querySelector('[type=submit]'));
+    button.disabled = true;
+    try {
+      const scopes = valueOf(createForm, 'scopes').split(/\s+/).filter(Boolean);
+      const { data } = await call('POST', API, { name: valueOf(createForm, 'name'), ...(scopes.length && { scopes }) });
+      createForm.reset();
+      await refresh(undefined, t('created_account', { name: data.name }));
+      await showSecret(data.name, data.clientId, data.secret.value);
+      /** @type {HTMLElement | null | undefined} */ ([...list.querySelectorAll('article')].find((a) => a.dataset.clientId === data.clientId)?.querySelector('h3'))?.focus();
+    } catch (error) {
+      complain(error);
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  const createHeading = nextId('create');
+  const listHeading = nextId('list');
+  root.append(
+    status,
+    alert,
+    h('section', { class: 'esa-panel', 'aria-labelledby': createHeading }, h('h2', { id: createHeading, text: S.createHeading }), createForm),
+    h('section', { class: 'esa-panel', 'aria-labelledby': listHeading }, h('h2', { id: listHeading, text: S.accountsHeading }), list),
+  );
+  refresh().catch((error) => {
+    list.replaceChildren();
+    complain(error);
+  });
+})();

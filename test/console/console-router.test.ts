@@ -1,0 +1,103 @@
+/**
+ * createConsoleRouter() in-process, in Express 5 and 4: its options are checked once, texts and
+ * language reach the page, `authorize`'s answer picks the page or the notice, the page's API is the
+ * admin router (public keys included) with the same `authorize`, and the audit names the person.
+ */
+import express5 from 'express';
+import express4 from 'express4';
+import request from 'supertest';
+import { exportSPKI, generateKeyPair } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { watchAdmin } from '../helpers/create-app.js';
+import { createAdminApi, createConsoleRouter, CONSOLE_STRINGS, MemoryAccountStore, type AdminPrincipal, type AuditEvent, type CreateConsoleRouterOptions } from '../../src/index.js';
+
+const ADA: AdminPrincipal = { actor: { id: 'u-ada', name: 'Ada <Lovelace>' }, clientAccountId: 'acme' };
+
+function consoleApp(version: 4 | 5, options: Partial<CreateConsoleRouterOptions> = {}) {
+  const events: AuditEvent[] = [];
+  const admin = createAdminApi({ store: new MemoryAccountStore(), secretHashRounds: 4, onAudit: (event) => void events.push(event) });
+  // The page's API shows a new secret once, in the response that creates it.
+  watchAdmin(admin, 'in-its-response');
+  const express = (version === 4 ? express4 : express5) as unknown as typeof express5;
+  const app = express();
+  const errors: unknown[] = [];
+  app.use(
+    '/console',
+    createConsoleRouter({
+      admin,
+      authorize: (req) => (req.headers['x-user'] === 'ada' ? ADA : req.headers['x-user'] === 'viewer' ? false : undefined),
+      onError: (error) => void errors.push(error),
+      ...options,
+    }),
+  );
+  app.use((_req, res) => void res.status(404).json({ error: 'not_found' }));
+  return { app, admin, events, errors };
+}
+
+describe.each([5, 4] as const)('createConsoleRouter in Express %i', (version) => {
+  it('serves the page with the signed-in person, escaped, and the host’s texts and language', async () => {
+    const { app } = consoleApp(version, { strings: { title: 'Dienstkonten', signedInAs: 'Angemeldet als {name}' }, lang: 'de', stylesheet: '/theme.css' });
+    const res = await request(app).get('/console/').set('x-user', 'ada').expect(200);
+    expect(res.text).toContain('<html lang="de">');
+    expect(res.text).toContain('<title>Dienstkonten</title>');
+    expect(res.text).toContain('Angemeldet als Ada &lt;Lovelace&gt;');
+    expect(res.text).toContain('<link rel="stylesheet" href="/theme.css">');
+    const strings = JSON.parse(/data-strings="([^"]*)"/.exec(res.text)![1]!.replace(/&quot;/g, '"').replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#39;/g, "'"));
+    expect(strings).toEqual({ ...CONSOLE_STRINGS, title: 'Dienstkonten', signedInAs: 'Angemeldet als {name}' });
+  });
+
+  it('answers 401, 403 and 500 pages by what authorize says, and tells onError of the 500', async () => {
+    const { app, errors } = consoleApp(version);
+    await request(app).get('/console/').expect(401).expect('content-type', 'text/html; charset=utf-8');
+    await request(app).get('/console/').set('x-user', 'viewer').expect(403);
+    const failing = consoleApp(version, { authorize: () => { throw new Error('session store down'); } });
+    const res = await request(failing.app).get('/console/').expect(500);
+    expect(res.text).toContain('Something went wrong');
+    expect(res.text).not.toContain('session store down');
+    expect(failing.errors).toEqual([new Error('session store down')]);
+    expect(errors).toEqual([]);
+  });
+
+  it('passes other paths and methods on, and serves only its two files', async () => {
+    const { app } = consoleApp(version);
+    await request(app).get('/console/other').expect(404, { error: 'not_found' });
+    await request(app).get('/console/../package.json').expect(404);
+    await request(app).post('/console/').set('x-user', 'ada').expect(405).expect('allow', 'GET, HEAD');
+    await request(app).get('/console/console.css').expect(200).expect('content-type', 'text/css; charset=utf-8');
+  });
+
+  it('runs the admin router under /api with the same authorize: public keys too, audited with the person', async () => {
+    const { app, events } = consoleApp(version);
+    await request(app).get('/console/api/service-accounts').expect(401);
+    const created = await request(app).post('/console/api/service-accounts').set('x-user', 'ada').send({ name: 'billing-sync' }).expect(201);
+    const clientId = (created.body as { clientId: string }).clientId;
+    expect(created.headers.location).toBe(`/console/api/service-accounts/${clientId}`);
+    const pem = await exportSPKI((await generateKeyPair('ES256', { extractable: true })).publicKey);
+    const key = await request(app).post(`/console/api/service-accounts/${clientId}/keys`).set('x-user', 'ada').send({ publicKey: pem }).expect(201);
+    const keyId = (key.body as { id: string }).id;
+    await request(app).delete(`/console/api/service-accounts/${clientId}/keys/${keyId}`).set('x-user', 'ada').send({}).expect(200);
+    expect(events.filter((e) => e.type.startsWith('key.')).map((e) => [e.type, (e as { actor?: unknown }).actor])).toEqual([
+      ['key.created', ADA.actor],
+      ['key.revoked', ADA.actor],
+    ]);
+    const doc = await request(app).get('/console/api/openapi.json').expect(200);
+    expect(Object.keys((doc.body as { paths: object }).paths)).toContain('/console/api/service-accounts/{clientId}/keys');
+  });
+});
+
+describe('createConsoleRouter options', () => {
+  const admin = createAdminApi({ store: new MemoryAccountStore() });
+  const authorize = () => undefined;
+  it.each([
+    [{ colour: 'red' }, /option "colour" is not a known option/],
+    [{ strings: { titel: 'x' } }, /option "strings.titel" is not a text of the page/],
+    [{ strings: { title: 3 } }, /option "strings.title" must be a string/],
+    [{ lang: 'en"><script>' }, /option "lang" must be a language tag/],
+    [{ signInUrl: '//evil.example/login' }, /option "signInUrl" must be a path on your site/],
+    [{ signInUrl: 'javascript:alert(1)' }, /option "signInUrl"/],
+    [{ stylesheet: 'https://cdn.example/theme.css' }, /option "stylesheet" must be a path on your site/],
+    [{ authorize: 'yes' }, /authorize/],
+  ])('refuses %j at creation', (extra, message) => {
+    expect(() => createConsoleRouter({ admin, authorize, ...(extra as object) } as CreateConsoleRouterOptions)).toThrow(message);
+  });
+});

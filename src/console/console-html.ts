@@ -10,12 +10,26 @@ import type { ResolvedConsoleRouterOptions } from './console-router-options.js';
 
 const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** Text made safe for HTML content and quoted attribute values. */
+/**
+ * Text made safe for HTML content and quoted attribute values.
+ *
+ * @example
+ * ```ts
+ * escapeHtml('Ada <Lovelace>') // 'Ada &lt;Lovelace&gt;'
+ * ```
+ */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
-/** Fills `{name}`-style placeholders. */
+/**
+ * Fills `{name}`-style placeholders; an unknown one stays as it is.
+ *
+ * @example
+ * ```ts
+ * fill('Signed in as {name}', { name: 'Ada' }) // 'Signed in as Ada'
+ * ```
+ */
 export function fill(template: string, values: Readonly<Record<string, string>>): string {
   return template.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole);
 }
@@ -41,7 +55,10 @@ ${body}
  *
  * @example
  * ```ts
- * res.end(renderConsolePage(options, { actor: { id: 'u_1', name: 'Ada' }, clientAccountId: 'acme' }))
+ * import { resolveConsoleRouterOptions } from './console-router-options.js'
+ *
+ * const resolved = resolveConsoleRouterOptions({ admin: sa.admin, authorize: () => undefined })
+ * res.end(renderConsolePage(resolved, { actor: { id: 'u_1', name: 'Ada' }, clientAccountId: 'acme' }))
  * ```
  */
 export function renderConsolePage(options: ResolvedConsoleRouterOptions, principal: AdminPrincipal): string {
@@ -69,8 +86,11 @@ export type ConsoleNotice = 'sign-in' | 'forbidden' | 'error';
  *
  * @example
  * ```ts
+ * import { resolveConsoleRouterOptions } from './console-router-options.js'
+ *
+ * const resolved = resolveConsoleRouterOptions({ admin: sa.admin, authorize: () => undefined, signInUrl: '/login' })
  * res.statusCode = 401
- * res.end(renderConsoleNotice(options, 'sign-in'))
+ * res.end(renderConsoleNotice(resolved, 'sign-in'))
  * ```
  */
 export function renderConsoleNotice(options: ResolvedConsoleRouterOptions, notice: ConsoleNotice): string {

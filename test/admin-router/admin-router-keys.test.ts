@@ -42,7 +42,7 @@ describe('admin router: public keys', () => {
       [ids[1], false],
       [ids[2], false],
     ]);
-    expect(events.filter((e) => e.type.startsWith('key.')).map((e) => [e.type, e.actor])).toEqual([
+    expect(events.filter((e) => e.type.startsWith('key.')).map((e) => [e.type, (e as { actor?: unknown }).actor])).toEqual([
       ['key.created', ACME_ADMIN.actor],
       ['key.created', ACME_ADMIN.actor],
       ['key.created', ACME_ADMIN.actor],

@@ -31,15 +31,18 @@ afterAll(async () => {
 async function tabTo(page: Page, text: RegExp, limit = 40): Promise<void> {
   for (let i = 0; i < limit; i++) {
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
-      return el ? `${el.getAttribute('aria-label') ?? ''} ${el.textContent ?? ''} ${el.id ? (document.querySelector(`label[for="${el.id}"]`)?.textContent ?? '') : ''}` : '';
-    });
+    // The focused element's name as a person hears it: aria-label, text, or its label. (Evaluated in the page.)
+    const focused = await page.evaluate<string>(`(() => {
+      const el = document.activeElement;
+      if (!el) return '';
+      const label = el.id ? document.querySelector('label[for="' + el.id + '"]') : null;
+      return [el.getAttribute('aria-label'), el.textContent, label && label.textContent].filter(Boolean).join(' ');
+    })()`);
     if (text.test(focused)) return;
   }
   throw new Error(`nothing matching ${text} was reached with Tab`);
 }
-const focusedText = (page: Page) => page.evaluate(() => (document.activeElement as HTMLElement | null)?.textContent ?? '');
+const focusedText = (page: Page) => page.evaluate<string>(`document.activeElement ? document.activeElement.textContent : ''`);
 
 describe.skipIf(!browserTestsRun)('the console, with a keyboard alone and for assistive technology', TIMEOUT, () => {
   it('signs in, creates an account, copies and closes its secret, revokes a secret and disables the account with the keyboard only', async () => {
@@ -62,7 +65,7 @@ describe.skipIf(!browserTestsRun)('the console, with a keyboard alone and for as
     const dialog = page.getByRole('dialog', { name: 'Copy the new secret of orbit-sync now' });
     await dialog.waitFor();
     // Focus is inside the dialog, and Tab stays there (a modal dialog).
-    expect(await page.evaluate(() => document.activeElement?.closest('dialog') !== null)).toBe(true);
+    expect(await page.evaluate<boolean>(`document.activeElement.closest('dialog') !== null`)).toBe(true);
     await tabTo(page, /I have copied it, close/, 6);
     await page.keyboard.press('Enter');
     await dialog.waitFor({ state: 'detached' });
@@ -139,7 +142,7 @@ describe.skipIf(!browserTestsRun)('the console, with a keyboard alone and for as
     // A phone: nothing wider than the screen, still no violation.
     await page.setViewportSize({ width: 360, height: 740 });
     await card.waitFor();
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     expect(await axeViolations(page)).toEqual([]);
     await context.close();
   });

@@ -75,14 +75,14 @@ describe.skipIf(!browserTestsRun)('the console, as a hirer uses it', TIMEOUT, ()
     // The copy button puts the secret on the clipboard.
     await dialog.getByRole('button', { name: 'Copy' }).click();
     await dialog.getByText('Copied to the clipboard.').waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(first);
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(first);
     await dialog.getByRole('button', { name: 'I have copied it, close' }).click();
     await dialog.waitFor({ state: 'detached' });
     // Gone from the page and never stored: not in the DOM, the URL or the browser's storage.
     expect(await page.content()).not.toContain(first);
     expect(page.url()).not.toContain(first);
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length])).toEqual([0, 0]);
-    await page.evaluate(() => navigator.clipboard.writeText(''));
+    expect(await page.evaluate<number[]>('[localStorage.length, sessionStorage.length]')).toEqual([0, 0]);
+    await page.evaluate(`navigator.clipboard.writeText('')`);
 
     const card = accountCard(page, 'billing-sync');
     await expect.poll(() => card.getByText('jobs:read jobs:write').isVisible()).toBe(true);

@@ -80,6 +80,11 @@ describe('the console from outside', TIMEOUT, () => {
     expect(withoutSlash.status).toBe(301);
     expect(withoutSlash.headers.get('location')).toBe('./console/');
 
+    // The stand-in login takes a client account beside the name, checked.
+    const badAccount = await fetch(`${server.url}/login`, { method: 'POST', body: new URLSearchParams({ name: 'Eve', clientAccount: '../acme' }) });
+    expect(badAccount.status).toBe(400);
+    expect(badAccount.headers.get('set-cookie')).toBeNull();
+
     const cookie = await sessionOf('Walter');
     const refused = await fetch(`${server.url}/console/`, { headers: { cookie } });
     expect(refused.status).toBe(403);

@@ -270,6 +270,8 @@ export interface FederatedCredentialEvent extends ChangeBase {
   readonly credentialId: string;
   readonly issuer: string;
   readonly subject: string;
+  /** The credential's claim conditions (claim names and the exact values required), when it has any. */
+  readonly claims?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -212,6 +212,7 @@ export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((migration) => m
  *
  * @example
  * ```ts
+ * declare const applied: ReadonlySet<number> // the versions account_store_migrations lists
  * const missing = SCHEMA_VERSIONS.filter((version) => !applied.has(version))
  * ```
  */

@@ -215,7 +215,13 @@ export type ClientAuthenticationFailure =
   /** An outside issuer's token whose issuer and subject several accounts trust, sent without a `client_id` to choose one. */
   | 'ambiguous_token'
   /** An outside issuer's token that only a revoked federated credential trusts. */
-  | 'revoked_federated_credential';
+  | 'revoked_federated_credential'
+  /**
+   * An outside issuer's token, signed for a federated credential and within its rules, that does not
+   * meet one of the credential's claim conditions (a claim missing, or with another value); the audit
+   * event's `claim` names the condition.
+   */
+  | 'claim_condition_failed';
 
 /**
  * 401 `invalid_client`: the four causes (unknown client, wrong secret, revoked secret, disabled account) share one message.

@@ -7,6 +7,7 @@
  * this file fail to compile when those results and these schemas drift apart.
  */
 import { FEDERATED_LIMITS } from '../federation/federation-options.js';
+import { CLAIM_CONDITION_LIMITS } from '../client-auth/claim-conditions.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
 import type {
@@ -67,6 +68,11 @@ const FederatedAudience = Type.Union([Type.String(), Type.Null()], {
     '(null only when the admin API does not know it).',
 });
 const JwksUri = Type.String({ description: 'The issuer’s JWK Set URL; present only when one was given at registration.' });
+const ClaimConditions = Type.Record(Type.String(), Type.String(), {
+  description:
+    'Claim conditions: other claims the outside token must carry with exactly these values, all of them. A name is a top-level claim, ' +
+    'or a JSON Pointer (RFC 6901) such as `/kubernetes.io/namespace` for a nested one. Present only when the credential has some.',
+});
 
 /** A federated credential as listed: the issuer and exact subject it trusts, and its dates. */
 export const FederatedCredentialSummarySchema = Type.Object(
@@ -76,6 +82,7 @@ export const FederatedCredentialSummarySchema = Type.Object(
     subject: FederatedSubject,
     audience: FederatedAudience,
     jwksUri: Type.Optional(JwksUri),
+    claims: Type.Optional(ClaimConditions),
     createdAt: DateTime,
     lastUsedAt: NullableDateTime,
     revokedAt: NullableDateTime,
@@ -134,7 +141,15 @@ export const RevokedKeySchema = Type.Object({ clientId: ClientId, keyId: Type.St
 
 /** A new federated credential. */
 export const CreatedFederatedCredentialSchema = Type.Object(
-  { id: Type.String(), issuer: FederatedIssuer, subject: FederatedSubject, audience: FederatedAudience, jwksUri: Type.Optional(JwksUri), createdAt: DateTime },
+  {
+    id: Type.String(),
+    issuer: FederatedIssuer,
+    subject: FederatedSubject,
+    audience: FederatedAudience,
+    jwksUri: Type.Optional(JwksUri),
+    claims: Type.Optional(ClaimConditions),
+    createdAt: DateTime,
+  },
   { ...closed, title: 'CreatedFederatedCredential' },
 );
 
@@ -233,6 +248,25 @@ export const AddFederatedCredentialBodySchema = Type.Object(
       Type.Union([Type.String(FederatedUrl), Type.Null()], {
         description: 'The issuer’s JWK Set URL, for an issuer without OpenID Connect discovery; same rules as `issuer`.',
       }),
+    ),
+    claims: Type.Optional(
+      Type.Union(
+        [
+          Type.Record(
+            Type.String({ minLength: 1, maxLength: CLAIM_CONDITION_LIMITS.nameBytes }),
+            Type.String({ minLength: 1, maxLength: CLAIM_CONDITION_LIMITS.valueBytes }),
+            { maxProperties: CLAIM_CONDITION_LIMITS.conditions },
+          ),
+          Type.Null(),
+        ],
+        {
+          description:
+            'Claim conditions: other claims the outside token must carry, with exactly these values, all of them (GitHub Actions: ' +
+            '`{"repository_owner": "acme", "environment": "production"}`). A name is a top-level claim, or a JSON Pointer (RFC 6901) for a nested ' +
+            'one (`/kubernetes.io/namespace`); not `iss`, `sub`, `aud`, `exp`, `nbf`, `iat` or `jti`. A string claim must equal the value, a boolean ' +
+            `claim matches \`true\` or \`false\`, any other claim never matches. At most ${CLAIM_CONDITION_LIMITS.conditions} conditions; patterns (\`*\`) are refused.`,
+        },
+      ),
     ),
   },
   { ...closed, title: 'AddFederatedCredentialRequest' },

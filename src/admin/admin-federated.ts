@@ -14,6 +14,7 @@ import { addCredential, requireKindStore, revokeCredential, type CredentialOpera
 import { AdminError, federatedCredentialAlreadyRegistered, federatedCredentialNotFound } from './admin-errors.js';
 import { summarizeFederated, type CreatedFederatedCredential, type RevokedFederatedCredential } from './federated-summaries.js';
 import { unsafeCharacter } from './printable-text.js';
+import { checkClaimConditions, sameClaimConditions } from './claim-condition-input.js';
 
 /**
  * What {@link AdminApi.addFederatedCredential} takes: the outside issuer, the one subject it vouches
@@ -54,6 +55,16 @@ export interface FederatedCredentialInput {
    * `federation.issuers` option.
    */
   jwksUri?: string | null;
+  /**
+   * Claim conditions: other claims the outside token must carry, with exactly these values, all of
+   * them (for GitHub Actions `{ repository_owner: 'acme', environment: 'production' }`). A name is a
+   * top-level claim, or a JSON Pointer (RFC 6901) for a nested one (`/kubernetes.io/namespace`); not
+   * `iss`, `sub`, `aud`, `exp`, `nbf`, `iat` or `jti`. A string claim must equal the value; a boolean
+   * claim matches `true` or `false`; any other claim never matches. At most 16 conditions, names up to
+   * 200 and values up to 1000 bytes (UTF-8) of printable characters; patterns (`*`) are refused. Left
+   * out, `null` or `{}`: none. See docs/federated-credentials.md#claim-conditions.
+   */
+  claims?: Record<string, string> | null;
 }
 
 /**
@@ -73,11 +84,12 @@ export interface FederatedOperations {
   /**
    * Trusts tokens of `issuer` for exactly `subject` (and `audience`) as a credential of the account.
    * Fails with `invalid_input` naming the field for a bad issuer, subject (a pattern among them),
-   * audience or JWK Set URL; with `federated_credential_already_registered` when a live federated
+   * audience, JWK Set URL or claim condition; with `federated_credential_already_registered` when a live federated
    * credential of the account has the same issuer, subject and audience; and with
    * `credential_limit_reached` when the account already has `maxSecretsPerAccount` live credentials
    * (secrets, keys and federated credentials together). Rejects when the store cannot hold federated
-   * credentials.
+   * credentials, or claim conditions (one that gives the credential back without them: it is revoked
+   * at once, so it never trusts more than asked).
    */
   addFederatedCredential(clientId: string, input: FederatedCredentialInput): Promise<CreatedFederatedCredential>;
   /**
@@ -92,7 +104,7 @@ export interface FederatedOperations {
 export type FederatedOperationHelpers = CredentialOperationHelpers;
 
 /** The checked fields of a {@link FederatedCredentialInput}, as stored. */
-type CheckedFederatedInput = Pick<NewFederatedCredentialRecord, 'issuer' | 'subject' | 'audience' | 'jwksUri'>;
+type CheckedFederatedInput = Pick<NewFederatedCredentialRecord, 'issuer' | 'subject' | 'audience' | 'jwksUri' | 'claims'>;
 
 function checkUrl(field: string, value: unknown, maxLength: number): string {
   const problem = federatedUrlProblem(value, maxLength);
@@ -121,8 +133,8 @@ function checkExactText(field: string, value: unknown, maxBytes: number): string
  *
  * @example
  * ```ts
- * const { issuer, subject, audience, jwksUri } = checkFederatedInput({ issuer: 'https://token.actions.githubusercontent.com', subject: 'repo:acme/billing:ref:refs/heads/main' })
- * // audience and jwksUri are null
+ * const { issuer, subject, audience, jwksUri, claims } = checkFederatedInput({ issuer: 'https://token.actions.githubusercontent.com', subject: 'repo:acme/billing:ref:refs/heads/main' })
+ * // audience and jwksUri are null, claims undefined
  * ```
  */
 export function checkFederatedInput(input: FederatedCredentialInput): CheckedFederatedInput {
@@ -138,7 +150,8 @@ export function checkFederatedInput(input: FederatedCredentialInput): CheckedFed
   }
   const audience = input.audience === undefined || input.audience === null ? null : checkExactText('audience', input.audience, FEDERATED_LIMITS.audienceBytes);
   const jwksUri = input.jwksUri === undefined || input.jwksUri === null ? null : checkUrl('jwksUri', input.jwksUri, FEDERATED_LIMITS.jwksUri);
-  return { issuer, subject, audience, jwksUri };
+  const claims = checkClaimConditions(input.claims);
+  return { issuer, subject, audience, jwksUri, ...(claims !== undefined && { claims }) };
 }
 
 /**
@@ -179,7 +192,21 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         method: 'addFederatedCredential',
         add: (store, record, options) => store.addFederatedCredential(clientId, record, options),
       });
-      audit({ type: 'federated_credential.created', clientId, name: account.name, credentialId: record.id, issuer: record.issuer, subject: record.subject });
+      if (!sameClaimConditions(checked.claims, stored.claims)) {
+        // A store from before claim conditions dropped them: the credential would trust every workload of the subject.
+        await helpers.call('revokeFederatedCredential', () => requireKindStore(context, 'federated').revokeFederatedCredential(clientId, record.id, config.now()));
+        context.changed(clientId);
+        throw new Error('This account store cannot hold claim conditions of federated credentials: it returned the credential without them (see docs/writing-a-store.md)');
+      }
+      audit({
+        type: 'federated_credential.created',
+        clientId,
+        name: account.name,
+        credentialId: record.id,
+        issuer: record.issuer,
+        subject: record.subject,
+        ...(record.claims !== undefined && { claims: record.claims }),
+      });
       const { lastUsedAt: _lastUsedAt, revokedAt: _revokedAt, ...created } = summarizeFederated(stored, config.issuer);
       return created;
     },
@@ -200,6 +227,7 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         credentialId,
         issuer: credential.issuer,
         subject: credential.subject,
+        ...(credential.claims !== undefined && Object.keys(credential.claims).length > 0 && { claims: credential.claims }),
       });
       return { clientId, credentialId, revokedAt };
     },

@@ -34,6 +34,11 @@ export interface FederatedCredentialSummary {
   readonly audience: string | null;
   /** The issuer's JWK Set URL, present only when one was given at registration (else keys come from discovery). */
   readonly jwksUri?: string;
+  /**
+   * The claim conditions: other claims the outside token must carry with exactly these values;
+   * present only when the credential has some.
+   */
+  readonly claims?: Readonly<Record<string, string>>;
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
@@ -62,6 +67,8 @@ export interface CreatedFederatedCredential {
   readonly audience: string | null;
   /** Present only when given. */
   readonly jwksUri?: string;
+  /** As in {@link FederatedCredentialSummary.claims}: present only when given. */
+  readonly claims?: Readonly<Record<string, string>>;
   readonly createdAt: Date;
 }
 
@@ -102,6 +109,7 @@ export function summarizeFederated(credential: FederatedCredentialRecord, issuer
     subject: credential.subject,
     audience: credential.audience ?? issuer ?? null,
     ...(credential.jwksUri !== null && { jwksUri: credential.jwksUri }),
+    ...(credential.claims !== undefined && Object.keys(credential.claims).length > 0 && { claims: { ...credential.claims } }),
     createdAt: credential.createdAt,
     lastUsedAt: credential.lastUsedAt,
     revokedAt: credential.revokedAt,

@@ -146,6 +146,11 @@ export interface ClientAuthenticationFailedEvent extends AuditBase {
   readonly name?: string;
   /** The client address as Express sees it (respecting `trust proxy`). */
   readonly address?: string;
+  /**
+   * For `claim_condition_failed`: the name of the federated credential's claim condition the outside
+   * token did not meet (the first one, when several). The token's value is not given.
+   */
+  readonly claim?: string;
 }
 
 /**
@@ -265,6 +270,8 @@ export interface FederatedCredentialEvent extends ChangeBase {
   readonly credentialId: string;
   readonly issuer: string;
   readonly subject: string;
+  /** The credential's claim conditions (claim names and the exact values required), when it has any. */
+  readonly claims?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -98,6 +98,12 @@ function clientAuthExplanations(issuer: string): Record<ClientAuthenticationFail
       method: 'federated token',
       text: 'only a revoked federated credential trusts this token\'s issuer and subject; add a new federated credential',
     },
+    claim_condition_failed: {
+      method: 'federated token',
+      text:
+        'the token lacks a claim the federated credential requires, or carries another value (the claim is named above); check which workload sent it, ' +
+        'or register a credential whose conditions match the workload that should get in',
+    },
     rate_limited: { text: 'too many failed attempts from this client ID or address; wait for Retry-After, and fix the failures logged before this one' },
   };
 }
@@ -146,7 +152,8 @@ export function createDebugLog(settings: DebugLogSettings, write: (line: string)
         : event.malformedClientId !== undefined
           ? `a value that is no client ID (#${event.malformedClientId})`
           : 'no client ID';
-      line = `service-accounts: token request refused (${code}): ${event.reason} for ${who}${method ? ` via ${method}` : ''} — ${text} (${DOCS})`;
+      const claim = event.claim !== undefined ? ` (claim ${JSON.stringify(event.claim)})` : '';
+      line = `service-accounts: token request refused (${code}): ${event.reason}${claim} for ${who}${method ? ` via ${method}` : ''} — ${text} (${DOCS})`;
     } else if (event.type === 'token.refused') {
       const code = event.reason === 'insufficient_scope' ? 'insufficient_scope' : 'invalid_token';
       const who = event.clientId !== undefined ? `client ${event.clientId}` : 'an unverified token';

@@ -69,7 +69,7 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
   }));
 }
 
-/** One federated credential of `list`: `{id, issuer, subject, audience, [jwksUri,] createdAt, lastUsedAt, revokedAt}`. */
+/** One federated credential of `list`: `{id, issuer, subject, audience, [jwksUri,] [claims,] createdAt, lastUsedAt, revokedAt}`. */
 function listedFederatedJson(credential: FederatedCredentialSummary): Json {
   return {
     ...(createdFederatedJson(credential) as { [key: string]: Json }),
@@ -78,7 +78,10 @@ function listedFederatedJson(credential: FederatedCredentialSummary): Json {
   };
 }
 
-/** `federated add`: `{id, issuer, subject, audience, createdAt}`, with `jwksUri` before `createdAt` only when one was given. */
+/**
+ * `federated add`: `{id, issuer, subject, audience, createdAt}`, with `jwksUri` and `claims` (the claim
+ * conditions, an object) before `createdAt` only when given.
+ */
 export function createdFederatedJson(credential: CreatedFederatedCredential): Json {
   return {
     id: credential.id,
@@ -86,6 +89,7 @@ export function createdFederatedJson(credential: CreatedFederatedCredential): Js
     subject: credential.subject,
     audience: credential.audience,
     ...(credential.jwksUri !== undefined && { jwksUri: credential.jwksUri }),
+    ...(credential.claims !== undefined && { claims: { ...credential.claims } }),
     createdAt: iso(credential.createdAt),
   };
 }
@@ -189,7 +193,8 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
       const used = credential.lastUsedAt ? credential.lastUsedAt.toISOString() : 'never';
       lines.push(
         `  federated ${shown(credential.id)}  ${state}  created ${credential.createdAt.toISOString()}  last used ${used}  ` +
-          `issuer ${shown(credential.issuer)}  subject ${shown(credential.subject)}  audience ${audienceText(credential.audience)}`,
+          `issuer ${shown(credential.issuer)}  subject ${shown(credential.subject)}  audience ${audienceText(credential.audience)}` +
+          (credential.claims !== undefined ? `  claims ${claimsText(credential.claims)}` : ''),
       );
     }
   }
@@ -210,6 +215,12 @@ export function createdKeyText(clientId: string, key: CreatedKey): string {
 const audienceText = (audience: string | null): string =>
   audience === null ? "your server's `issuer` option (set TOKEN_ISSUER to show it here)" : shown(audience);
 
+/** Claim conditions for people: `name=value` pairs, comma-separated, each escaped. */
+const claimsText = (claims: Readonly<Record<string, string>>): string =>
+  Object.entries(claims)
+    .map(([name, value]) => `${shown(name)}=${shown(value)}`)
+    .join(', ');
+
 /** Human-readable `federated add`. */
 export function createdFederatedText(clientId: string, credential: CreatedFederatedCredential): string {
   return [
@@ -219,6 +230,7 @@ export function createdFederatedText(clientId: string, credential: CreatedFedera
     `  subject:         ${shown(credential.subject)}`,
     `  audience:        ${audienceText(credential.audience)}`,
     ...(credential.jwksUri !== undefined ? [`  JWK Set URL:     ${shown(credential.jwksUri)}`] : []),
+    ...(credential.claims !== undefined ? [`  claims:          ${claimsText(credential.claims)}`] : []),
     'The workload sends a token from this issuer, for exactly this subject and audience, as its client assertion: no secret is stored.',
   ].join('\n');
 }

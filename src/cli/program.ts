@@ -37,6 +37,7 @@ import {
   type Json,
 } from './output.js';
 import { readPublicKeyArgument } from './read-public-key.js';
+import { claimConditionsOf, collectClaim } from './claim-options.js';
 import { UsageError } from './usage-error.js';
 
 /** The store used when neither `--store` nor `SERVICE_ACCOUNTS_STORE` names one (docs/cli.md). */
@@ -70,6 +71,16 @@ function packageVersion(): string {
 
 function collectScopes(value: string, previous: string | undefined): string {
   return previous === undefined ? value : `${previous} ${value}`;
+}
+
+/** The options of `federated add`, as Commander parses them. */
+interface FederatedAddOptions {
+  issuer: string;
+  subject: string;
+  audience?: string;
+  jwksUri?: string;
+  claim?: string[];
+  allowedIssuers?: string;
 }
 
 function collectResources(value: string, previous: string[] | undefined): string[] {
@@ -251,6 +262,12 @@ export function buildProgram(io: CliIo): Command {
     .requiredOption('--subject <sub>', 'the one subject (sub) accepted, compared exactly: patterns are not supported')
     .option('--audience <aud>', "the audience (aud) the tokens must carry (default: this server's issuer identifier)")
     .option('--jwks-uri <url>', "the issuer's JWK Set URL, when it has no OpenID Connect discovery")
+    .option(
+      '--claim <name=value>',
+      'a claim condition: another claim the token must carry with exactly this value (repeatable, all must hold); ' +
+        'a nested claim as a JSON Pointer, e.g. /kubernetes.io/namespace=payments',
+      collectClaim,
+    )
     .addOption(
       new Option('--allowed-issuers <urls>', "refuse any issuer but these (comma-separated; none; any), as the server's federation.allowedIssuers does")
         .env('FEDERATION_ALLOWED_ISSUERS'),
@@ -264,9 +281,10 @@ export function buildProgram(io: CliIo): Command {
         'the list and --jwks-uri are refused, as the server refuses them.\n' +
         '\nExample:\n' +
         '  service-accounts federated add esa_... --issuer https://token.actions.githubusercontent.com \\\n' +
-        '    --subject repo:acme/billing:ref:refs/heads/main --json',
+        '    --subject repo:acme/billing:environment:production --claim repository_owner=acme --json',
     )
-    .action(async (clientId: string, options: { issuer: string; subject: string; audience?: string; jwksUri?: string; allowedIssuers?: string }, command: Command) => {
+    .action(async (clientId: string, options: FederatedAddOptions, command: Command) => {
+      const claims = options.claim !== undefined ? claimConditionsOf(options.claim) : undefined;
       await run(
         command,
         async (admin) => {
@@ -275,6 +293,7 @@ export function buildProgram(io: CliIo): Command {
             subject: options.subject,
             ...(options.audience !== undefined && { audience: options.audience }),
             ...(options.jwksUri !== undefined && { jwksUri: options.jwksUri }),
+            ...(claims !== undefined && { claims }),
           });
           return { json: createdFederatedJson(created), text: createdFederatedText(clientId, created) };
         },

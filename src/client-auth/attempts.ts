@@ -92,12 +92,19 @@ export class Attempts {
   }
 
   /**
-   * Refused (401 `invalid_client`, the reason in the audit event only). A counted attempt keeps its
+   * Refused (401 `invalid_client`, the reason, and for `claim_condition_failed` the claim's name, in
+   * the audit event only). A counted attempt keeps its
    * count; one that was not counted in advance is counted now, and answered 429 once past the limit.
    */
-  fail(attempt: Attempt, reason: ClientAuthenticationFailure, account?: AccountRecord): void {
+  fail(attempt: Attempt, reason: ClientAuthenticationFailure, account?: AccountRecord, claim?: string): void {
     const { limiter } = this;
-    this.#parts.audit({ type: 'client.authentication_failed', reason, ...auditFields(attempt, account), ...(account ? { name: account.name } : {}) });
+    this.#parts.audit({
+      type: 'client.authentication_failed',
+      reason,
+      ...auditFields(attempt, account),
+      ...(account ? { name: account.name } : {}),
+      ...(claim !== undefined && { claim }),
+    });
     const error = new InvalidClientError(reason, { authorizationHeader: attempt.credentials.authorizationHeader });
     if (attempt.reservation || !limiter) return attempt.done(error);
     limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then((counted) => {

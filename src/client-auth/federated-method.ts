@@ -7,7 +7,8 @@
  * hold one). Only then are the issuer's keys looked up (federation/issuer-key-sets.ts), so a token
  * naming an issuer nobody trusts never causes a request. The token must carry the credential's
  * audience as its sole audience, be signed by the issuer, be within its lifetime and no longer-lived
- * than allowed, and, when it has a `jti`, be used once (assertion-rules.ts).
+ * than allowed, meet every claim condition of the credential (claim-conditions.ts), and, when it has
+ * a `jti`, be used once (assertion-rules.ts).
  *
  * Checked against the failure limiter, not counted in advance, and every failure counted when
  * decided, as for key-pair assertions.
@@ -24,6 +25,7 @@ import { FEDERATED_LIMITS, isFederatedUrlText, type ResolvedFederationConfig } f
 import { IssuerKeySets } from '../federation/issuer-key-sets.js';
 import { claimRefusalOf, firstUse, hasUsableJti, timesRefusalOf, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './attempts.js';
+import { unmetClaimCondition } from './claim-conditions.js';
 import { FederatedSubjects } from './federated-subjects.js';
 import type { AuthenticationDone, FederatedCredentials, FederatedTokenNames } from './presented-credentials.js';
 
@@ -56,7 +58,12 @@ export interface FederatedKeyVerifier {
 /** What the check found: the account and the credential it authenticated with, or why not. */
 export type FederatedOutcome =
   | { readonly account: AccountRecord; readonly credential: FederatedCredentialRecord }
-  | { readonly failure: ClientAuthenticationFailure; readonly account?: AccountRecord };
+  | {
+      readonly failure: ClientAuthenticationFailure;
+      readonly account?: AccountRecord;
+      /** For `claim_condition_failed`: the name of the condition the token did not meet. */
+      readonly claim?: string;
+    };
 
 /** What the check works with, built once per token endpoint. */
 export interface FederatedClientCheckParts {
@@ -98,6 +105,7 @@ export class FederatedClientCheck {
     // cannot be fetched now does not stop another from verifying the token.
     let unavailable: unknown;
     let refusal: AssertionRefusal | undefined;
+    let unmetClaim: string | undefined;
     for (const credential of live) {
       let payload: JWTPayload | AssertionRefusal;
       try {
@@ -110,11 +118,19 @@ export class FederatedClientCheck {
         refusal ??= payload;
         continue;
       }
+      // Checked on the verified claims only, so a forged token learns nothing of the conditions.
+      const unmet = unmetClaimCondition(credential.claims, payload);
+      if (unmet !== undefined) {
+        unmetClaim ??= unmet;
+        continue;
+      }
       if (!account.enabled) return { failure: 'disabled_account', account };
       if (payload.jti !== undefined && !(await firstUse(this.parts.replays, names.issuer, payload, now))) return { failure: 'replayed_assertion', account };
       return { account, credential };
     }
     if (unavailable !== undefined) throw unavailable;
+    // A token the issuer signed for this credential but for a workload it does not trust says most.
+    if (unmetClaim !== undefined) return { failure: 'claim_condition_failed', account, claim: unmetClaim };
     return { failure: refusal ?? 'invalid_assertion', account };
   }
 
@@ -173,7 +189,7 @@ export class FederatedMethod {
       if (!check) return attempts.fail(attempt, 'untrusted_token');
       check.check(credentials.assertion, credentials.names, credentials.clientId, this.#now()).then(
         (outcome) => {
-          if ('failure' in outcome) return attempts.fail(attempt, outcome.failure, outcome.account);
+          if ('failure' in outcome) return attempts.fail(attempt, outcome.failure, outcome.account, outcome.claim);
           attempts.succeed({ account: outcome.account, credential: { kind: 'federated', id: outcome.credential.id } }, done, attempt);
         },
         (err: unknown) => attempts.undecided(attempt, err),

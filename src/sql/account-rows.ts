@@ -37,6 +37,8 @@ export interface AccountCredentialRow {
   credential_subject: string | null;
   credential_audience: string | null;
   credential_jwks_uri: string | null;
+  /** A federated credential's claim conditions (JSON), null for none and for other credentials. */
+  credential_claims: string | null;
   credential_created_at: DbInteger | null;
   credential_last_used_at: DbInteger | null;
   credential_revoked_at: DbInteger | null;
@@ -77,7 +79,7 @@ export function toAccountRecords(rows: readonly AccountCredentialRow[]): Account
       entry.keys.push(toKeyRecord({ id, thumbprint: row.credential_thumbprint, public_jwk: material, ...dates }));
     } else if (row.credential_kind === 'federated' && row.credential_issuer !== null && row.credential_subject !== null) {
       const trust = { issuer: row.credential_issuer, subject: row.credential_subject, audience: row.credential_audience };
-      entry.federated.push(toFederatedRecord({ id, ...trust, jwks_uri: row.credential_jwks_uri, ...dates }));
+      entry.federated.push(toFederatedRecord({ id, ...trust, jwks_uri: row.credential_jwks_uri, claims: row.credential_claims, ...dates }));
     }
   }
   return [...accounts.values()].map(({ row, secrets, keys, federated }) => ({
@@ -109,20 +111,20 @@ export function selectAccountRows(db: Kysely<Database>) {
   const credentials = db
     .selectFrom('secrets')
     .select([sql<string>`'secret'`.as('kind'), 'client_id', 'id', sql<string | null>`${sql.ref('hash')}`.as('material'), none.as('thumbprint')])
-    .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri')])
+    .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri'), none.as('claims')])
     .select(['created_at', 'last_used_at', 'revoked_at', 'verified_digest'])
     .unionAll(
       db
         .selectFrom('client_keys')
         .select([sql<string>`'key'`.as('kind'), 'client_id', 'id', 'public_jwk as material', 'thumbprint'])
-        .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri')])
+        .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri'), none.as('claims')])
         .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest')]),
     )
     .unionAll(
       db
         .selectFrom('federated_credentials')
         .select([sql<string>`'federated'`.as('kind'), 'client_id', 'id', none.as('material'), none.as('thumbprint')])
-        .select(['issuer', 'subject', 'audience', 'jwks_uri'])
+        .select(['issuer', 'subject', 'audience', 'jwks_uri', 'claims'])
         .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest')]),
     );
   return db
@@ -132,7 +134,7 @@ export function selectAccountRows(db: Kysely<Database>) {
     .select(['c.kind as credential_kind', 'c.id as credential_id', 'c.material as credential_material'])
     .select(['c.thumbprint as credential_thumbprint', 'c.created_at as credential_created_at'])
     .select(['c.issuer as credential_issuer', 'c.subject as credential_subject'])
-    .select(['c.audience as credential_audience', 'c.jwks_uri as credential_jwks_uri'])
+    .select(['c.audience as credential_audience', 'c.jwks_uri as credential_jwks_uri', 'c.claims as credential_claims'])
     .select(['c.last_used_at as credential_last_used_at', 'c.revoked_at as credential_revoked_at'])
     .select('c.verified_digest as credential_verified_digest')
     .orderBy('a.created_at')

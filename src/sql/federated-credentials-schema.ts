@@ -3,7 +3,7 @@
  * The table of federated credentials in the SQL store (`federated_credentials`) and the self-contained
  * migration that adds it to a database that already holds accounts.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type ColumnType, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
 
 /**
@@ -33,6 +33,11 @@ export interface FederatedCredentialsTable {
   created_at: EpochMillis;
   last_used_at: NullableEpochMillis;
   revoked_at: NullableEpochMillis;
+  /**
+   * The claim conditions as a JSON object of claim names and exact values (schema version 11); `NULL`
+   * (a credential from before version 11, or one without conditions) is none.
+   */
+  claims: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /**

@@ -160,6 +160,7 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
  *   created_at: 1736933400123,
  *   last_used_at: null,
  *   revoked_at: null,
+ *   claims: '{"repository_owner":"acme"}',
  * }
  * ```
  */
@@ -172,6 +173,8 @@ export interface FederatedRow {
   created_at: DbInteger;
   last_used_at: DbInteger | null;
   revoked_at: DbInteger | null;
+  /** The claim conditions as JSON (schema version 11); `NULL` for none. */
+  claims: string | null;
 }
 
 /**
@@ -188,10 +191,12 @@ export interface FederatedRow {
  *   created_at: 1736933400123,
  *   last_used_at: null,
  *   revoked_at: null,
+ *   claims: '{"/kubernetes.io/namespace":"payments"}',
  * })
  * ```
  */
 export function toFederatedRecord(row: FederatedRow): FederatedCredentialRecord {
+  const claims = parseClaims(row.claims);
   return {
     id: row.id,
     issuer: row.issuer,
@@ -201,7 +206,40 @@ export function toFederatedRecord(row: FederatedRow): FederatedCredentialRecord 
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
+    ...(claims !== undefined && { claims }),
   };
+}
+
+/**
+ * Writes claim conditions to the `claims` column: a JSON object, in the order given; `NULL` for none.
+ *
+ * @example
+ * ```ts
+ * serializeClaims({ repository_owner: 'acme' }) // '{"repository_owner":"acme"}'
+ * serializeClaims(undefined)                   // null
+ * ```
+ */
+export function serializeClaims(claims: Readonly<Record<string, string>> | undefined): string | null {
+  return claims === undefined || Object.keys(claims).length === 0 ? null : JSON.stringify(claims);
+}
+
+/**
+ * Reads the `claims` column back (see {@link serializeClaims}): `undefined` for `NULL` or an empty
+ * object. Throws on anything but an object of strings, so a damaged row fails closed.
+ *
+ * @example
+ * ```ts
+ * parseClaims('{"environment":"production"}') // { environment: 'production' }
+ * parseClaims(null)                          // undefined
+ * ```
+ */
+export function parseClaims(text: string | null | undefined): Readonly<Record<string, string>> | undefined {
+  if (text === null || text === undefined) return undefined;
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.values(value).every((item) => typeof item === 'string')) {
+    throw new TypeError('Corrupt federated_credentials.claims column: expected a JSON object of strings');
+  }
+  return Object.keys(value).length === 0 ? undefined : Object.freeze(value as Record<string, string>);
 }
 
 /**

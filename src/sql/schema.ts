@@ -10,6 +10,7 @@ import { REVOKED_TOKENS_CLIENT_INDEX_MIGRATION, REVOKED_TOKENS_MIGRATION, type R
 import { FEDERATED_CREDENTIALS_MIGRATION, type FederatedCredentialsTable } from './federated-credentials-schema.js';
 import { VERIFIED_DIGEST_MIGRATION } from './verified-digest-schema.js';
 import { ACCOUNT_RESOURCES_MIGRATION } from './account-resources-schema.js';
+import { FEDERATED_CLAIMS_MIGRATION } from './federated-claims-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -190,6 +191,7 @@ const MIGRATIONS: readonly Migration[] = [
   VERIFIED_DIGEST_MIGRATION,
   REVOKED_TOKENS_CLIENT_INDEX_MIGRATION,
   ACCOUNT_RESOURCES_MIGRATION,
+  FEDERATED_CLAIMS_MIGRATION,
 ];
 
 /**
@@ -202,7 +204,19 @@ const MIGRATIONS: readonly Migration[] = [
  * if (version !== LATEST_SCHEMA_VERSION) await migrateToLatest(db, location)
  * ```
  */
-export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;
+export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));
+
+/**
+ * The versions of every migration, in the order they apply (what `account_store_migrations` lists
+ * once a database is at {@link LATEST_SCHEMA_VERSION}).
+ *
+ * @example
+ * ```ts
+ * declare const applied: ReadonlySet<number> // the versions account_store_migrations lists
+ * const missing = SCHEMA_VERSIONS.filter((version) => !applied.has(version))
+ * ```
+ */
+export const SCHEMA_VERSIONS: readonly number[] = MIGRATIONS.map((migration) => migration.version);
 
 /**
  * Applies the migrations a database lacks, in one transaction, under a lock: a PostgreSQL transaction

@@ -5,13 +5,13 @@
  * revocation); record its use; and find the accounts that trust an outside token's issuer and subject.
  */
 import type { AddFederatedCredentialResult, AddKeyOptions, FederatedCredentialRecord, NewFederatedCredentialRecord } from '../store/account-store.js';
-import { toFederatedRecord, type FederatedRow } from './records.js';
+import { serializeClaims, toFederatedRecord, type FederatedRow } from './records.js';
 import { insertCredential, recordCredentialUse, revokeCredential, type CredentialTable } from './sql-credential-table.js';
 import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
 const FEDERATED: CredentialTable<FederatedRow, FederatedCredentialRecord> = {
   name: 'federated_credentials',
-  columns: ['id', 'issuer', 'subject', 'audience', 'jwks_uri', 'created_at', 'last_used_at', 'revoked_at'],
+  columns: ['id', 'issuer', 'subject', 'audience', 'jwks_uri', 'created_at', 'last_used_at', 'revoked_at', 'claims'],
   toRecord: toFederatedRecord,
 };
 
@@ -55,6 +55,7 @@ export class SqlFederatedCredentials {
       created_at: credential.createdAt.getTime(),
       last_used_at: null,
       revoked_at: null,
+      claims: serializeClaims(credential.claims),
     };
     return insertCredential(this.#context, FEDERATED, clientId, values, options, async (trx) => {
       const twin = await trx

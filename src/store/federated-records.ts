@@ -15,7 +15,7 @@
  * import type { FederatedCredentialRecord } from 'express-service-accounts'
  *
  * // In your own store: a row of your persistence layer as a record.
- * interface FederatedRow { id: string; issuer: string; subject: string; audience: string | null; jwks_uri: string | null; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }
+ * interface FederatedRow { id: string; issuer: string; subject: string; audience: string | null; jwks_uri: string | null; created_at: Date; last_used_at: Date | null; revoked_at: Date | null; claims: Record<string, string> | null }
  * const toFederatedRecord = (row: FederatedRow): FederatedCredentialRecord => ({
  *   id: row.id,
  *   issuer: row.issuer,
@@ -25,6 +25,7 @@
  *   createdAt: row.created_at,
  *   lastUsedAt: row.last_used_at,
  *   revokedAt: row.revoked_at,
+ *   ...(row.claims !== null && { claims: row.claims }),
  * })
  * ```
  */
@@ -47,6 +48,13 @@ export interface FederatedCredentialRecord {
   readonly lastUsedAt: Date | null;
   /** When the credential was revoked; `null` while it is live. Revocation is final. */
   readonly revokedAt: Date | null;
+  /**
+   * Claim conditions: other claims the outside token must carry with exactly these values, all of
+   * them (a top-level claim name, or a JSON Pointer such as `/kubernetes.io/namespace`; see
+   * docs/federated-credentials.md#claim-conditions). Absent (a store from before claim conditions
+   * may leave it out) or empty: none.
+   */
+  readonly claims?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -63,6 +71,7 @@ export interface FederatedCredentialRecord {
  *   audience: null, // this server's issuer identifier
  *   jwksUri: null,
  *   createdAt: new Date(),
+ *   claims: { repository_owner: 'acme', environment: 'production' }, // optional
  * }
  * ```
  */
@@ -73,6 +82,12 @@ export interface NewFederatedCredentialRecord {
   readonly audience: string | null;
   readonly jwksUri: string | null;
   readonly createdAt: Date;
+  /**
+   * The claim conditions (see {@link FederatedCredentialRecord.claims}), present only when there are
+   * some. A store must keep them and give them back: the admin API refuses to register conditions
+   * with a store that returns the credential without them.
+   */
+  readonly claims?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -139,6 +139,8 @@ export class MemoryAccountStore implements AccountStore {
       createdAt: credential.createdAt,
       lastUsedAt: null,
       revokedAt: null,
+      // Frozen: the copies handed out share it.
+      ...(credential.claims !== undefined && Object.keys(credential.claims).length > 0 && { claims: Object.freeze({ ...credential.claims }) }),
     };
     return this.#add('federated', clientId, stored, options, (account) =>
       federatedOf(account).some((existing) => isLiveTwin(existing, credential)) ? 'duplicate' : undefined,

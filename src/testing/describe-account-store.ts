@@ -9,6 +9,7 @@ import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './acc
 import { cap, IdFactory, waitFor } from './contract-fixtures.js';
 import { describeAccountResources } from './describe-account-resources.js';
 import { describeFederatedCredentials } from './describe-federated-credentials.js';
+import { describeFederatedClaims } from './describe-federated-claims.js';
 import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
 import { describeSecretDigests } from './describe-secret-digests.js';
@@ -256,6 +257,8 @@ export function describeAccountStore(
     describeKeyCredentials(() => store, ids, { describe, it, expect });
 
     describeFederatedCredentials(() => store, ids, { describe, it, expect });
+
+    describeFederatedClaims(() => store, ids, { describe, it, expect });
 
     describeTokenDenyList(() => store, ids, { it, expect });
 

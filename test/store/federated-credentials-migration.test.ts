@@ -17,7 +17,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { Pool } from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresAccountStore, createSqliteAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
-import { LATEST_SCHEMA_VERSION, migrateTo, type Database, type SchemaLocation } from '../../src/sql/schema.js';
+import { SCHEMA_VERSIONS, migrateTo, type Database, type SchemaLocation } from '../../src/sql/schema.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
 import { quoteIdentifier, usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
@@ -58,6 +58,8 @@ async function fillV3(db: Kysely<Database>, table: (name: string) => ReturnType<
       clientAccountId: 'acme',
       scopes: ['jobs:write'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       enabled: true,
       createdAt: new Date(CREATED),
       secrets: [
@@ -89,7 +91,7 @@ function describeUpgrade(name: string, dialect: Dialect): void {
       };
       return { ...v3, ...filled, open };
     }
-    const allVersions = Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1);
+    const allVersions = [...SCHEMA_VERSIONS];
 
     it('migrates on first use, keeps every account, secret and key, and then holds federated credentials', async () => {
       const { db, location, clientId, expected, open } = await setUp();

@@ -15,7 +15,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { Pool } from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresAccountStore, createSqliteAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
-import { LATEST_SCHEMA_VERSION, migrateTo, type Database, type SchemaLocation } from '../../src/sql/schema.js';
+import { SCHEMA_VERSIONS, migrateTo, type Database, type SchemaLocation } from '../../src/sql/schema.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
 import { quoteIdentifier, usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
@@ -50,6 +50,8 @@ async function fillV1(db: Kysely<Database>, table: (name: string) => ReturnType<
       clientAccountId: 'acme',
       scopes: ['jobs:write'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       enabled: true,
       createdAt: new Date(CREATED),
       secrets: [
@@ -86,7 +88,7 @@ function describeUpgrade(name: string, dialect: Dialect): void {
       const { db, location, clientId, expected, open } = await setUp();
       const store = open();
       expect(await store.findAccount(clientId)).toEqual(expected);
-      expect(await dialect.versions(location, db)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+      expect(await dialect.versions(location, db)).toEqual([...SCHEMA_VERSIONS]);
       const key = ids.key();
       expect(await store.addKey(clientId, key, { maxLiveCredentials: 5 })).toEqual({ ...key, lastUsedAt: null, revokedAt: null });
       // The cap counts what version 1 stored: one live secret, and now one key.
@@ -101,7 +103,7 @@ function describeUpgrade(name: string, dialect: Dialect): void {
       const { db, location, clientId, expected, open } = await setUp();
       const stores = [open(), open(), open()];
       await Promise.all(stores.map((store) => store.init()));
-      expect(await dialect.versions(location, db)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+      expect(await dialect.versions(location, db)).toEqual([...SCHEMA_VERSIONS]);
       for (const store of stores) expect(await store.findAccount(clientId)).toEqual(expected);
     });
 

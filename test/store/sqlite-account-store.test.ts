@@ -10,7 +10,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
 import { ALL_ACCOUNTS } from '../../src/sql/change-feed.js';
-import { LATEST_SCHEMA_VERSION } from '../../src/sql/schema.js';
+import { SCHEMA_VERSIONS } from '../../src/sql/schema.js';
 import { describeAccountStore } from '../../src/testing/index.js';
 import { newAccount, runInitWorkers, within } from './helpers.js';
 
@@ -55,7 +55,7 @@ describe('SQLite account store', () => {
     inspect(filename, (db) => {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const versions = db.prepare('select version from account_store_migrations order by version').all();
-      expect(versions).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })));
+      expect(versions).toEqual(SCHEMA_VERSIONS.map((version) => ({ version })));
     });
   });
 
@@ -70,7 +70,7 @@ describe('SQLite account store', () => {
     await second.init();
     expect(await second.findAccount(account.clientId)).toEqual(account);
     inspect(filename, (db) => {
-      expect(db.prepare('select count(*) as n from account_store_migrations').get()).toEqual({ n: LATEST_SCHEMA_VERSION });
+      expect(db.prepare('select count(*) as n from account_store_migrations').get()).toEqual({ n: SCHEMA_VERSIONS.length });
     });
   });
 
@@ -82,14 +82,14 @@ describe('SQLite account store', () => {
     const account = await old.createAccount(newAccount());
     await old.close();
     const db = new BetterSqlite3(filename);
-    db.exec('alter table secrets drop column verified_digest; alter table accounts drop column resources; drop table federated_credentials; drop table revoked_tokens; delete from account_store_migrations where version >= 3');
+    db.exec('alter table secrets drop column verified_digest; alter table accounts drop column resources; alter table accounts drop column access_token_lifetime; alter table accounts drop column dpop_bound_access_tokens; drop table federated_credentials; drop table revoked_tokens; delete from account_store_migrations where version >= 3');
     db.close();
     const store = open(filename);
     const record = { tokenId: randomUUID(), clientId: account.clientId, revokedAt: new Date(), expiresAt: new Date(Date.now() + 60_000) };
     expect(await store.revokeToken(record)).toEqual(record);
     expect(await store.findAccount(account.clientId)).toEqual(account);
     inspect(filename, (db) => {
-      expect(db.prepare('select count(*) as n from account_store_migrations').get()).toEqual({ n: LATEST_SCHEMA_VERSION });
+      expect(db.prepare('select count(*) as n from account_store_migrations').get()).toEqual({ n: SCHEMA_VERSIONS.length });
     });
   });
 
@@ -112,7 +112,7 @@ describe('SQLite account store', () => {
     const listed = await open(filename).listAccounts();
     expect(listed.map((a) => a.clientId).sort()).toEqual([...clientIds].sort());
     inspect(filename, (db) => {
-      expect(db.prepare('select count(*) as n from account_store_migrations').get()).toEqual({ n: LATEST_SCHEMA_VERSION });
+      expect(db.prepare('select count(*) as n from account_store_migrations').get()).toEqual({ n: SCHEMA_VERSIONS.length });
     });
   });
 

@@ -17,7 +17,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { Pool } from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresAccountStore, createSqliteAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
-import { LATEST_SCHEMA_VERSION, migrateTo, type Database, type SchemaLocation } from '../../src/sql/schema.js';
+import { SCHEMA_VERSIONS, migrateTo, type Database, type SchemaLocation } from '../../src/sql/schema.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
 import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
@@ -57,6 +57,8 @@ async function fillV4(db: Kysely<Database>, table: (name: string) => ReturnType<
       clientAccountId: null,
       scopes: [],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       enabled: true,
       createdAt: new Date(CREATED),
       secrets: [
@@ -92,7 +94,7 @@ function describeUpgrade(name: string, dialect: Dialect): void {
       };
       return { ...filled, open, versions };
     }
-    const allVersions = Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1);
+    const allVersions = [...SCHEMA_VERSIONS];
 
     it('migrates on first use, keeps every account and credential, and then keeps a secret’s digest', async () => {
       const { clientId, live, expected, open, versions } = await setUp();

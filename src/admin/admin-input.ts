@@ -138,11 +138,12 @@ function checkScopes(value: CreateAccountInput['scopes']): string[] {
 
 /**
  * Checks a {@link CreateAccountInput}: trimmed text fields free of credentials, scopes as RFC 6749
- * §3.3 scope tokens without duplicates. Throws `invalid_input` naming the field, never echoing a secret.
+ * §3.3 scope tokens without duplicates, a token policy within `maxAccessTokenLifetime` (the server's
+ * maximum). Throws `invalid_input` naming the field, never echoing a secret.
  *
  * @example
  * ```ts
- * const { name, clientAccountId, scopes } = checkAccountInput({ name: 'procurement-portal', scopes: 'jobs:write' })
+ * const { name, clientAccountId, scopes } = checkAccountInput({ name: 'procurement-portal', scopes: 'jobs:write' }, 3600)
  * ```
  */
 export function checkAccountInput(input: CreateAccountInput, maxAccessTokenLifetime: number): CheckedAccountInput {

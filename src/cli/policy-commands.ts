@@ -34,6 +34,10 @@ export function parseDuration(text: string, option: string): number {
  *
  * @example
  * ```ts
+ * import { Command } from 'commander'
+ * declare const run: RunAdminCall // the program's: opens the store, calls the admin API, prints
+ *
+ * const program = new Command('service-accounts')
  * addPolicyCommands(program, run)
  * // service-accounts token-lifetime set esa_... 15m
  * // service-accounts dpop require esa_...

@@ -204,6 +204,7 @@ const MIGRATIONS: readonly Migration[] = [
  *
  * @example
  * ```ts
+ * const applied = new Set([1, 2, 3]) // the versions account_store_migrations lists
  * const complete = SCHEMA_VERSIONS.every((version) => applied.has(version))
  * ```
  */

@@ -78,7 +78,7 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       dpopBoundAccessTokens: false,
       secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
     });
-    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'resources', 'secret']);
+    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'resources', 'accessTokenLifetime', 'dpopBoundAccessTokens', 'secret']);
   });
 
   it('create without --client-account and --scope gives null and [] (an unrestricted account)', async () => {

@@ -42,8 +42,10 @@ export interface ExtraTokenClaimsInput {
 export type ExtraTokenClaims = (input: ExtraTokenClaimsInput) => Record<string, unknown> | undefined;
 
 /**
- * The claims the library sets or that have a registered meaning a resource server relies on (RFC 7519
- * §4.1, RFC 9068 §2.2, RFC 8693 §4 `act`/`may_act`, RFC 7800 `cnf`): the hook may not set them.
+ * The claims the library sets or that have a registered meaning a resource server relies on to know
+ * who the token is for and how they authenticated (RFC 7519 §4.1, RFC 9068 §2.2, RFC 8693 §4
+ * `act`/`may_act`, RFC 7800 `cnf`): the hook may not set them. RFC 9068 §2.2.3.1's `roles`, `groups`
+ * and `entitlements` are the host's to add.
  *
  * @example
  * ```ts
@@ -53,7 +55,7 @@ export type ExtraTokenClaims = (input: ExtraTokenClaimsInput) => Record<string, 
  */
 export const REGISTERED_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
   'iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'scope', 'cnf', 'secret_id',
-  'auth_time', 'acr', 'amr', 'act', 'may_act', 'azp', 'typ', 'roles', 'groups', 'entitlements',
+  'auth_time', 'acr', 'amr', 'act', 'may_act', 'azp',
 ]);
 
 /**

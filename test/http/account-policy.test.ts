@@ -182,11 +182,12 @@ describe('extraTokenClaims', () => {
     const calls: unknown[] = [];
     const { t } = withHook(({ account, scopes, resource }) => {
       calls.push({ clientId: account.clientId, scopes, resource });
-      return { plan: 'enterprise', tenant_region: 'eu' };
+      // RFC 9068 §2.2.3.1 authorization claims are the host's to add.
+      return { plan: 'enterprise', tenant_region: 'eu', roles: ['reader'] };
     });
     const account = await t.sa.admin.createAccount({ name: 'acme', scopes: ['jobs:read'] });
     const { payload, token } = await issue(t, account);
-    expect(payload).toMatchObject({ plan: 'enterprise', tenant_region: 'eu', sub: account.clientId, iss: TEST_ISSUER, scope: 'jobs:read' });
+    expect(payload).toMatchObject({ plan: 'enterprise', tenant_region: 'eu', roles: ['reader'], sub: account.clientId, iss: TEST_ISSUER, scope: 'jobs:read' });
     expect(calls).toEqual([{ clientId: account.clientId, scopes: ['jobs:read'], resource: TEST_ISSUER }]);
     // The token still verifies and works.
     await request(t.app).get('/api/whoami').set('Authorization', `Bearer ${token}`).expect(200);

@@ -54,6 +54,13 @@ export interface AdminApiOptions {
    * @default 86400, the longest lifetime a server accepts
    */
   tokenLifetime?: number;
+  /**
+   * The longest access token lifetime, in seconds, an account may be given (`accessTokenLifetime`):
+   * the server's `maxAccessTokenLifetime`. A longer one is refused with `invalid_input`.
+   * `createServiceAccounts(...).admin` uses the server's own maximum.
+   * @default `tokenLifetime`
+   */
+  maxAccessTokenLifetime?: number;
   /** Milliseconds a store call may take before it fails. @default 2000 */
   storeTimeout?: number;
   /**
@@ -85,13 +92,15 @@ export interface ResolvedAdminConfig {
   readonly secretHashRounds: number;
   /** Seconds a token revoked by ID stays on the deny-list: the longest a token of the server can still be admitted. */
   readonly revokedTokenRetention: number;
+  /** The longest `accessTokenLifetime` an account may be given, in seconds. */
+  readonly maxAccessTokenLifetime: number;
   readonly storeTimeout: number;
   readonly onAudit: ((event: AuditEvent) => void | Promise<void>) | undefined;
   readonly now: () => Date;
 }
 
 const ADMIN_OPTIONS: ReadonlySet<string> = new Set<keyof AdminApiOptions>([
-  'store', 'maxSecretsPerAccount', 'issuer', 'allowedIssuers', 'secretHashRounds', 'tokenLifetime', 'storeTimeout', 'onAudit', 'now',
+  'store', 'maxSecretsPerAccount', 'issuer', 'allowedIssuers', 'secretHashRounds', 'tokenLifetime', 'maxAccessTokenLifetime', 'storeTimeout', 'onAudit', 'now',
 ]);
 
 /**
@@ -101,10 +110,14 @@ const ADMIN_OPTIONS: ReadonlySet<string> = new Set<keyof AdminApiOptions>([
  *
  * @example
  * ```ts
- * const { store, maxSecretsPerAccount } = resolveAdminSettings(options, 3600 + 5)
+ * const { store, maxSecretsPerAccount } = resolveAdminSettings(options, 3600 + 5, 3600)
  * ```
  */
-export function resolveAdminSettings(options: Omit<AdminApiOptions, 'tokenLifetime'>, revokedTokenRetention: number): ResolvedAdminConfig {
+export function resolveAdminSettings(
+  options: Omit<AdminApiOptions, 'tokenLifetime' | 'maxAccessTokenLifetime'>,
+  revokedTokenRetention: number,
+  maxAccessTokenLifetime: number,
+): ResolvedAdminConfig {
   const store = options.store;
   if (typeof store !== 'object' || store === null || typeof store.findAccount !== 'function') {
     fail('store', 'must implement AccountStore');
@@ -116,6 +129,7 @@ export function resolveAdminSettings(options: Omit<AdminApiOptions, 'tokenLifeti
     allowedIssuers: resolveAllowedIssuers('allowedIssuers', options.allowedIssuers),
     secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
     revokedTokenRetention,
+    maxAccessTokenLifetime,
     storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),
     onAudit: optionalFunction('onAudit', options.onAudit),
     now: optionalFunction('now', options.now) ?? (() => new Date()),
@@ -134,6 +148,8 @@ export function resolveAdminSettings(options: Omit<AdminApiOptions, 'tokenLifeti
 export function resolveAdminConfig(options: AdminApiOptions): ResolvedAdminConfig {
   checkKnownKeys(options, ADMIN_OPTIONS);
   const tokenLifetime = integer('tokenLifetime', options.tokenLifetime, MAX_TOKEN_LIFETIME, 1, MAX_TOKEN_LIFETIME);
+  const maxAccessTokenLifetime = integer('maxAccessTokenLifetime', options.maxAccessTokenLifetime, tokenLifetime, 1, MAX_TOKEN_LIFETIME);
   // The server's clock tolerance is not known here: its largest value keeps the entry long enough.
-  return Object.freeze(resolveAdminSettings(options, tokenLifetime + MAX_CLOCK_TOLERANCE));
+  const longest = Math.max(tokenLifetime, maxAccessTokenLifetime);
+  return Object.freeze(resolveAdminSettings(options, longest + MAX_CLOCK_TOLERANCE, maxAccessTokenLifetime));
 }

@@ -13,6 +13,7 @@ import { resolveAdminSettings, type ResolvedAdminConfig } from './admin-options.
 import { resolveFederation, type FederationOptions, type ResolvedFederationConfig } from './federation/federation-options.js';
 
 import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-lifetime-limits.js';
+import type { ExtraTokenClaims } from './extra-token-claims.js';
 import { resolveTokenEndpointAudience, type TokenEndpointAudienceSetting } from './token-endpoint-audience.js';
 
 export { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME };
@@ -97,8 +98,28 @@ export interface ServiceAccountsOptions {
    * rotated by putting the new one first and keeping the old one until its tokens expire.
    */
   signingKeys: SigningKeyOptions | readonly SigningKeyOptions[];
-  /** Access token lifetime in seconds (`expires_in`). @default 3600 */
+  /**
+   * Access token lifetime in seconds (`expires_in`) of accounts without their own
+   * `accessTokenLifetime`. @default 3600
+   */
   tokenLifetime?: number;
+  /**
+   * The longest access token lifetime, in seconds, an account may be given (`accessTokenLifetime`,
+   * docs/account-policy.md): the admin API refuses a longer one, and the token endpoint never issues a
+   * longer token. Revoked tokens stay on the deny-list this long plus `clockTolerance`. At least
+   * `tokenLifetime`, at most 86400.
+   * @default `tokenLifetime`: accounts may shorten their tokens' lifetime, not lengthen it
+   */
+  maxAccessTokenLifetime?: number;
+  /**
+   * Adds claims to every access token: called on the token path, synchronously, with the account, the
+   * granted scopes and the token's resource (`aud`); returns a plain object of JSON values, or
+   * `undefined` for none. It may not set a registered claim (`iss`, `sub`, `aud`, `exp`, `iat`, `nbf`,
+   * `jti`, `client_id`, `scope`, `cnf`, `secret_id`, ...) and its JSON may not exceed 1024 bytes: then,
+   * or when it throws, the token request is answered 500 `server_error` (nothing of the hook's result
+   * or error reaches the client) and `onEvent` receives `extra_claims.refused`. See docs/account-policy.md.
+   */
+  extraTokenClaims?: ExtraTokenClaims;
   /** Leeway in seconds when checking `exp`, `nbf` and `iat`; at most 300. @default 5 */
   clockTolerance?: number;
   /**
@@ -223,6 +244,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly keyring: Keyring;
   readonly tokenLifetime: number;
   readonly clockTolerance: number;
+  readonly extraTokenClaims: ExtraTokenClaims | undefined;
   readonly maxAssertionLifetime: number;
   readonly acceptTokenEndpointAudience: TokenEndpointAudienceSetting;
   readonly federation: ResolvedFederationConfig;
@@ -241,7 +263,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 }
 
 const KNOWN_OPTIONS = new Set<string>([
-  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'clockTolerance', 'maxAssertionLifetime', 'acceptTokenEndpointAudience', 'federation', 'realm', 'onAudit', 'onEvent', 'debug', 'telemetry',
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'maxAccessTokenLifetime', 'extraTokenClaims', 'clockTolerance', 'maxAssertionLifetime', 'acceptTokenEndpointAudience', 'federation', 'realm', 'onAudit', 'onEvent', 'debug', 'telemetry',
   'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
   'maxRevokedTokensPerClient', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
@@ -277,6 +299,13 @@ function resolveTelemetry(value: unknown): Readonly<TelemetryOptions> {
   return Object.freeze({ ...options });
 }
 
+/** The `extraTokenClaims` hook: a plain (synchronous) function; an async one would hand back a promise on every token. */
+function resolveExtraTokenClaims(value: unknown): ExtraTokenClaims | undefined {
+  const hook = optionalFunction('extraTokenClaims', value as ExtraTokenClaims | undefined);
+  if (hook?.constructor.name === 'AsyncFunction') fail('extraTokenClaims', 'must be synchronous: keep what it needs in memory (it runs on every token request)');
+  return hook;
+}
+
 function resolveFailureLimit(value: unknown): ResolvedConfig['failureLimit'] {
   if (value === false) return false;
   if (value !== undefined && (typeof value !== 'object' || value === null)) {
@@ -310,9 +339,14 @@ export function resolveConfig(options: ServiceAccountsOptions, env: { readonly N
   const federation = resolveFederation(options.federation);
   const tokenLifetime = integer('tokenLifetime', options.tokenLifetime, 3600, 1, MAX_TOKEN_LIFETIME);
   const clockTolerance = integer('clockTolerance', options.clockTolerance, 5, 0, MAX_CLOCK_TOLERANCE);
+  // Below tokenLifetime, the accounts without a lifetime of their own would get longer tokens than the maximum.
+  const maxAccessTokenLifetime = integer('maxAccessTokenLifetime', options.maxAccessTokenLifetime, tokenLifetime, tokenLifetime, MAX_TOKEN_LIFETIME);
   // The admin API of the instance refuses the issuers its token endpoint would never fetch keys for, and
   // keeps a token revoked by ID on the deny-list only as long as a token of this instance can be admitted.
-  const admin = { ...resolveAdminSettings(options, tokenLifetime + clockTolerance), allowedIssuers: federation.allowedIssuers };
+  const admin = {
+    ...resolveAdminSettings(options, maxAccessTokenLifetime + clockTolerance, maxAccessTokenLifetime),
+    allowedIssuers: federation.allowedIssuers,
+  };
   const issuer = nonEmptyString('issuer', options.issuer);
   const audience = options.audience === undefined ? issuer : nonEmptyString('audience', options.audience);
   const onEvent = optionalFunction('onEvent', options.onEvent);
@@ -333,6 +367,7 @@ export function resolveConfig(options: ServiceAccountsOptions, env: { readonly N
     keyring: createKeyring(options.signingKeys, fail),
     tokenLifetime,
     clockTolerance,
+    extraTokenClaims: resolveExtraTokenClaims(options.extraTokenClaims),
     maxAssertionLifetime: integer('maxAssertionLifetime', options.maxAssertionLifetime, 3600, 10, 3600),
     acceptTokenEndpointAudience: resolveTokenEndpointAudience(options.acceptTokenEndpointAudience, options.issuer),
     federation,

@@ -7,6 +7,7 @@ import './express-augmentation.js';
 
 export { createServiceAccounts, type ServiceAccounts } from './service-accounts.js';
 export type { ServiceAccountsOptions, FailureLimitOptions } from './config.js';
+export type { ExtraTokenClaims, ExtraTokenClaimsInput } from './extra-token-claims.js';
 export type { FederationOptions, FederatedIssuerKeys } from './federation/federation-options.js';
 export type { ServiceAccountsConfig } from './service-accounts-config.js';
 export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyring.js';
@@ -32,6 +33,7 @@ export type {
   RevokedToken,
   AccountStatus,
   AccountResources,
+  AccountPolicy,
   CreatedKey,
   KeySummary,
   RevokedKey,
@@ -58,6 +60,7 @@ export type {
   AccountRecord,
   SecretRecord,
   NewAccountRecord,
+  AccountPolicyChange,
   NewSecretRecord,
   AddSecretOptions,
   AddSecretResult,
@@ -87,6 +90,7 @@ export type {
   ClientAuthenticationFailedEvent,
   AccountEvent,
   AccountResourcesEvent,
+  AccountPolicyEvent,
   SecretEvent,
   KeyEvent,
   FederatedCredentialEvent,
@@ -99,6 +103,7 @@ export type {
   ChangeFeedEvent,
   SecretChecksSaturatedEvent,
   RevocationLimitReachedEvent,
+  ExtraClaimsRefusedEvent,
   FederatedIssuerEvent,
 } from './observability/operational-events.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';

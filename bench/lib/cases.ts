@@ -178,6 +178,17 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       },
     },
     {
+      id: 'library-token-claims',
+      label: 'token endpoint, repeat client with an extraTokenClaims hook (memory)',
+      group: 'token',
+      server: 'library',
+      config: { store: 'memory', extraClaims: true },
+      prepare: async (ready) => {
+        await checkTokenEndpoint(ready.port, needClient(ready));
+        return tokenRequest(needClient(ready));
+      },
+    },
+    {
       id: 'library-token-pkjwt',
       label: 'token endpoint, private_key_jwt repeat client (memory, ES256)',
       group: 'token',

@@ -69,6 +69,8 @@ export interface ServerConfig {
    * address), no failure limiter (the bcrypt gate alone), and `accounts` fresh accounts to report.
    */
   readonly flood?: { readonly accounts: number; /** The failure limiter on (its defaults), else off. */ readonly limiter?: boolean };
+  /** Library server: an `extraTokenClaims` hook adding two claims to every token (the claims case). */
+  readonly extraClaims?: boolean;
   /** Library server: trust `X-Forwarded-For` (`trust proxy`), so each request can come from its own address (the fleet case). */
   readonly trustProxy?: boolean;
   /** Library server: the failure limiter off (the fleet case's `FLEET_LIMITER=off`); on, with its defaults, otherwise. */

@@ -44,6 +44,8 @@ run(async () => {
     ...(config.storeTimeout ? { storeTimeout: config.storeTimeout } : {}),
     ...(config.statusCacheTtl ? { statusCacheTtl: config.statusCacheTtl } : {}),
     ...(config.federatedClient && { federation: { allowHttpLoopback: true, minCacheSeconds: 3600 } }),
+    // A typical hook: a plan and a region from what the host keeps in memory, per account.
+    ...(config.extraClaims && { extraTokenClaims: ({ account }) => ({ plan: 'enterprise', tenant_region: account.clientAccountId ?? 'eu-west' }) }),
   });
   await sa.ready();
   let client = config.client;

@@ -32,6 +32,8 @@ export interface ServerSettings {
   readonly store: AccountStoreLocation;
   /** TOKEN_TTL_SECONDS. */
   readonly tokenLifetime: number;
+  /** MAX_TOKEN_TTL_SECONDS: the longest token lifetime an account may be given (default TOKEN_TTL_SECONDS). */
+  readonly maxAccessTokenLifetime: number;
   /** TOKEN_ISSUER, or undefined to use http://localhost:PORT once the port is known. */
   readonly issuer: string | undefined;
   /** MAX_ASSERTION_LIFETIME_SECONDS: the longest lifetime a private_key_jwt client assertion may have left (10 to 3600). */
@@ -147,11 +149,13 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     throw new StartupError('TOKEN_ISSUER must be an http(s) URL, such as https://api.example.com');
   }
   const admin = readAdminTokens(env);
+  const tokenLifetime = integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86_400);
   return {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     storeUrl,
     store,
-    tokenLifetime: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86_400),
+    tokenLifetime,
+    maxAccessTokenLifetime: integer(env, 'MAX_TOKEN_TTL_SECONDS', tokenLifetime, tokenLifetime, 86_400),
     maxAssertionLifetime: integer(env, 'MAX_ASSERTION_LIFETIME_SECONDS', 3600, 10, 3600),
     acceptTokenEndpointAudience: tokenEndpointAudience(env),
     issuer,

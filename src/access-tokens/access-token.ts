@@ -76,7 +76,16 @@ const MAX_NUMERIC_DATE = 253_402_300_799;
  */
 export function signAccessToken(
   settings: Pick<TokenVerification, 'keyring' | 'issuer' | 'audience'>,
-  input: { clientId: string; secretId: string; scopes: readonly string[] | undefined; now: Date; lifetime: number; audience?: string | undefined },
+  input: {
+    clientId: string;
+    secretId: string;
+    scopes: readonly string[] | undefined;
+    now: Date;
+    lifetime: number;
+    audience?: string | undefined;
+    /** The host's extra claims as a checked JSON object text (extra-token-claims.ts), appended after ours. */
+    extraClaimsJson?: string | undefined;
+  },
 ): { token: string; claims: AccessTokenClaims } {
   const iat = Math.floor(input.now.getTime() / 1000);
   const claims: AccessTokenClaims = {
@@ -93,7 +102,10 @@ export function signAccessToken(
   const { signer } = settings.keyring;
   // RFC 7515 §7.1 compact serialization, as jsonwebtoken writes it for these claims and this header
   // (same bytes; test/unit/access-token-signing.test.ts compares), without its option validation.
-  const signingInput = `${signer.encodedHeader}.${Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url')}`;
+  const own = JSON.stringify(claims);
+  // `{...ours,...extra}`: no name is in both (the extra claims hold no registered claim), so no duplicate key.
+  const payload = input.extraClaimsJson === undefined ? own : `${own.slice(0, -1)},${input.extraClaimsJson.slice(1)}`;
+  const signingInput = `${signer.encodedHeader}.${Buffer.from(payload, 'utf8').toString('base64url')}`;
   return { token: `${signingInput}.${signJws(signer.alg, signer.signKey, signingInput)}`, claims };
 }
 

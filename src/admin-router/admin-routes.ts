@@ -12,6 +12,9 @@ import {
   AccountResourcesSchema,
   SetResourcesBodySchema,
   type SetResourcesBody,
+  AccountPolicySchema,
+  SetPolicyBodySchema,
+  type SetPolicyBody,
   AccountStatusSchema,
   AccountSummarySchema,
   AddFederatedCredentialBodySchema,
@@ -246,6 +249,20 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       status: 200,
       body: await admin.setResources(params.clientId!, (body as SetResourcesBody).resources),
     }),
+  },
+  {
+    method: 'POST',
+    path: `${ACCOUNT}/policy`,
+    operationId: 'setServiceAccountPolicy',
+    summary: 'Change the token policy of a service account',
+    description:
+      'Changes the fields given, and only those: `accessTokenLifetime` (seconds, at most the server’s `maxAccessTokenLifetime`; ' +
+      'null for the server’s `tokenLifetime`) and `dpopBoundAccessTokens` (RFC 9449 §5.2). New tokens follow the new policy on ' +
+      'every server sharing the store within a second; tokens already issued keep their expiry.',
+    body: SetPolicyBodySchema,
+    success: { status: 200, description: 'The account’s token policy.', schema: AccountPolicySchema },
+    problems: changeProblems,
+    handle: async ({ admin, params, body }) => ({ status: 200, body: await admin.setPolicy(params.clientId!, body as SetPolicyBody) }),
   },
 ];
 

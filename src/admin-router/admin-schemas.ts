@@ -10,7 +10,9 @@ import { FEDERATED_LIMITS } from '../federation/federation-options.js';
 import { CLAIM_CONDITION_LIMITS } from '../client-auth/claim-conditions.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
+import { MAX_TOKEN_LIFETIME } from '../token-lifetime-limits.js';
 import type {
+  AccountPolicy,
   AccountResources,
   AccountStatus,
   AccountSummary,
@@ -40,6 +42,18 @@ const ResourcesInput = Type.Array(Type.String({ minLength: 1, maxLength: MAX_RES
   description:
     'The resources (APIs, RFC 8707) its tokens may be for: absolute URIs without fragment, or plain names ' +
     '(letters, digits, `.`, `_`, `~`, `-`). Empty: the server’s own audience. Operators of every client account only.',
+});
+
+const AccessTokenLifetime = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+  description: 'Its tokens’ lifetime in seconds (`expires_in`); null: the server’s `tokenLifetime`.',
+});
+const AccessTokenLifetimeInput = Type.Union([Type.Integer({ minimum: 1, maximum: MAX_TOKEN_LIFETIME }), Type.Null()], {
+  description:
+    'Its tokens’ lifetime in seconds, at most the server’s `maxAccessTokenLifetime` (a longer one is refused with `invalid_input`); ' +
+    'null: the server’s `tokenLifetime`.',
+});
+const DpopBoundAccessTokens = Type.Boolean({
+  description: 'Whether its tokens must be DPoP-bound (RFC 9449 §5.2 `dpop_bound_access_tokens`): a token request without a DPoP proof is refused.',
 });
 
 /** A secret as listed: its ID and dates, never its value or hash. */
@@ -99,6 +113,8 @@ export const AccountSummarySchema = Type.Object(
     enabled: Type.Boolean(),
     scopes: Scopes,
     resources: Resources,
+    accessTokenLifetime: AccessTokenLifetime,
+    dpopBoundAccessTokens: DpopBoundAccessTokens,
     createdAt: DateTime,
     secrets: Type.Array(SecretSummarySchema, { description: 'Every secret, live and revoked, with its last use.' }),
     keys: Type.Array(KeySummarySchema, { description: 'Every public key, live and revoked, with its last use.' }),
@@ -120,7 +136,16 @@ export const CreatedSecretSchema = Type.Object(
 
 /** A new account and its first secret. */
 export const CreatedAccountSchema = Type.Object(
-  { clientId: ClientId, name: Type.String(), clientAccountId: ClientAccountId, scopes: Scopes, resources: Resources, secret: CreatedSecretSchema },
+  {
+    clientId: ClientId,
+    name: Type.String(),
+    clientAccountId: ClientAccountId,
+    scopes: Scopes,
+    resources: Resources,
+    accessTokenLifetime: AccessTokenLifetime,
+    dpopBoundAccessTokens: DpopBoundAccessTokens,
+    secret: CreatedSecretSchema,
+  },
   { ...closed, title: 'CreatedAccount' },
 );
 
@@ -165,6 +190,18 @@ export const AccountResourcesSchema = Type.Object({ clientId: ClientId, resource
 /** `POST /service-accounts/{clientId}/resources`. */
 export const SetResourcesBodySchema = Type.Object({ resources: ResourcesInput }, { ...closed, title: 'SetResourcesRequest' });
 
+/** An account's token policy after it was changed. */
+export const AccountPolicySchema = Type.Object(
+  { clientId: ClientId, accessTokenLifetime: AccessTokenLifetime, dpopBoundAccessTokens: DpopBoundAccessTokens },
+  { ...closed, title: 'AccountPolicy' },
+);
+
+/** `POST /service-accounts/{clientId}/policy`: the fields given change, the others keep their value. */
+export const SetPolicyBodySchema = Type.Object(
+  { accessTokenLifetime: Type.Optional(AccessTokenLifetimeInput), dpopBoundAccessTokens: Type.Optional(DpopBoundAccessTokens) },
+  { ...closed, minProperties: 1, title: 'SetPolicyRequest' },
+);
+
 /** An account's state after `disable` or `enable`. */
 export const AccountStatusSchema = Type.Object({ clientId: ClientId, enabled: Type.Boolean() }, { ...closed, title: 'AccountStatus' });
 
@@ -202,6 +239,8 @@ export const CreateAccountBodySchema = Type.Object(
       }),
     ),
     resources: Type.Optional(ResourcesInput),
+    accessTokenLifetime: Type.Optional(AccessTokenLifetimeInput),
+    dpopBoundAccessTokens: Type.Optional(DpopBoundAccessTokens),
   },
   { ...closed, title: 'CreateAccountRequest' },
 );
@@ -291,6 +330,8 @@ export const ListQuerySchema = Type.Object(
 export type ListQuery = Static<typeof ListQuerySchema>;
 /** The create body once checked. */
 export type CreateAccountBody = Static<typeof CreateAccountBodySchema>;
+/** The set-policy body once checked. */
+export type SetPolicyBody = Static<typeof SetPolicyBodySchema>;
 /** The set-resources body once checked. */
 export type SetResourcesBody = Static<typeof SetResourcesBodySchema>;
 /** The add-key body once checked. */
@@ -317,6 +358,8 @@ export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, stri
   [AccountStatusSchema, 'AccountStatus'],
   [AccountResourcesSchema, 'AccountResources'],
   [SetResourcesBodySchema, 'SetResourcesRequest'],
+  [AccountPolicySchema, 'AccountPolicy'],
+  [SetPolicyBodySchema, 'SetPolicyRequest'],
   [ProblemSchema, 'Problem'],
   [CreateAccountBodySchema, 'CreateAccountRequest'],
   [EmptyBodySchema, 'EmptyRequest'],
@@ -343,6 +386,7 @@ const schemasMatchResults: [
   Same<AsJson<RevokedFederatedCredential>, Static<typeof RevokedFederatedCredentialSchema>>,
   Same<AsJson<AccountStatus>, Static<typeof AccountStatusSchema>>,
   Same<AsJson<AccountResources>, Static<typeof AccountResourcesSchema>>,
+  Same<AsJson<AccountPolicy>, Static<typeof AccountPolicySchema>>,
   Same<AsJson<ProblemDetails>, Static<typeof ProblemSchema>>,
-] = [true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
 void schemasMatchResults;

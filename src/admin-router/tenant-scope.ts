@@ -8,7 +8,9 @@
  * among the host's APIs, across client accounts. Every change goes through `admin.withActor(actor)`, so its audit event names the person.
  */
 import type { AdminApi } from '../admin/admin-api.js';
+import type { AccountPolicyChange } from '../store/account-store.js';
 import type {
+  AccountPolicy,
   AccountResources,
   AccountStatus,
   AccountSummary,
@@ -50,6 +52,7 @@ export interface ScopedAdminApi {
   disableAccount(clientId: string): Promise<AccountStatus>;
   enableAccount(clientId: string): Promise<AccountStatus>;
   setResources(clientId: string, resources: readonly string[]): Promise<AccountResources>;
+  setPolicy(clientId: string, policy: AccountPolicyChange): Promise<AccountPolicy>;
 }
 
 const OPERATORS_GIVE_RESOURCES = 'Only an operator of every client account may choose the resources (APIs) an account’s tokens are for';
@@ -110,6 +113,8 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
     revokeFederatedCredential: async (clientId, credentialId) => change((id) => acting.revokeFederatedCredential(id, credentialId))(clientId),
     disableAccount: change((clientId) => acting.disableAccount(clientId)),
     enableAccount: change((clientId) => acting.enableAccount(clientId)),
+    // A tenant's administrators may tune their own accounts' tokens: within the server's maximum lifetime.
+    setPolicy: async (clientId, policy) => change((id) => acting.setPolicy(id, policy))(clientId),
     setResources: async (clientId, resources) => {
       await getAccount(clientId);
       if (tenant !== undefined) throw new AdminProblem('forbidden', OPERATORS_GIVE_RESOURCES);

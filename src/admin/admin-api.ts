@@ -11,7 +11,8 @@ import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
-import { checkAccountInput, checkResources, type CreateAccountInput } from './admin-input.js';
+import { checkAccountInput, checkPolicy, checkResources, type CreateAccountInput } from './admin-input.js';
+import type { AccountPolicyChange } from '../store/account-store.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
 import { liveCredentials, liveTotal, revokeCredential } from './admin-credential-life.js';
@@ -19,6 +20,7 @@ import { buildKeyOperations, type KeyOperations } from './admin-keys.js';
 import type { AdminContext } from './admin-context.js';
 import {
   summarizeAccount,
+  type AccountPolicy,
   type AccountResources,
   type AccountStatus,
   type AccountSummary,
@@ -73,6 +75,22 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
    * rejects when the store cannot hold resources (it lacks `setAccountResources`).
    */
   setResources(clientId: string, resources: readonly string[]): Promise<AccountResources>;
+  /**
+   * Changes the account's token policy (docs/account-policy.md): the fields given, and only those.
+   * `accessTokenLifetime` is its tokens' lifetime in seconds, from 1 to the server's
+   * `maxAccessTokenLifetime`, or `null` for the server's `tokenLifetime`; `dpopBoundAccessTokens`
+   * requires DPoP-bound tokens (RFC 9449 §5.2). Takes effect on every instance within 1 s for new
+   * tokens; tokens already issued keep their `exp`. Throws `invalid_input` for a value out of range;
+   * rejects when the store cannot hold a policy (it lacks `setAccountPolicy`).
+   *
+   * @example
+   * ```ts
+   * await sa.admin.setPolicy(clientId, { accessTokenLifetime: 900 })      // 15-minute tokens
+   * await sa.admin.setPolicy(clientId, { dpopBoundAccessTokens: true })   // DPoP proofs required
+   * await sa.admin.setPolicy(clientId, { accessTokenLifetime: null })     // the server's lifetime again
+   * ```
+   */
+  setPolicy(clientId: string, policy: AccountPolicyChange): Promise<AccountPolicy>;
   /**
    * The same API, acting for a person: every audit event of a change made through it names them as
    * `actor`. The admin router calls each operation through the `actor` its `authorize` returned.
@@ -143,11 +161,20 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     }
   };
 
+  const requirePolicyStore = (): void => {
+    if (typeof store.setAccountPolicy !== 'function') {
+      throw new Error('This account store cannot hold account token policies: it lacks setAccountPolicy (see docs/writing-a-store.md)');
+    }
+  };
+
   return {
     async createAccount(input) {
-      const { name, clientAccountId, scopes, resources } = checkAccountInput(input);
+      const { name, clientAccountId, scopes, resources, accessTokenLifetime, dpopBoundAccessTokens } = checkAccountInput(input, config.maxAccessTokenLifetime);
       // A store that cannot keep them would silently make the account's tokens good for the server's audience.
       if (resources.length > 0) requireResourceStore();
+      // Likewise a policy: silently dropped, the account would get the server's lifetime and unbound tokens.
+      const hasPolicy = accessTokenLifetime !== null || dpopBoundAccessTokens;
+      if (hasPolicy) requirePolicyStore();
       const { created, record } = await newSecret();
       const clientId = generateClientId();
       await call('createAccount', () =>
@@ -157,6 +184,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
           clientAccountId,
           scopes,
           ...(resources.length > 0 && { resources }),
+          ...(hasPolicy && { accessTokenLifetime, dpopBoundAccessTokens }),
           createdAt: record.createdAt,
           secret: record,
         }),
@@ -164,7 +192,19 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       changed(clientId);
       audit({ type: 'account.created', clientId, name });
       audit({ type: 'secret.created', clientId, name, secretId: created.id });
-      return { clientId, name, clientAccountId, scopes, resources, secret: created };
+      return { clientId, name, clientAccountId, scopes, resources, accessTokenLifetime, dpopBoundAccessTokens, secret: created };
+    },
+
+    async setPolicy(clientId, policy) {
+      const checked = checkPolicy(policy, config.maxAccessTokenLifetime);
+      requirePolicyStore();
+      await requireAccount(clientId);
+      const account = await call('setAccountPolicy', () => store.setAccountPolicy!(clientId, checked));
+      changed(clientId);
+      if (!account) throw accountNotFound(clientId);
+      const after = { accessTokenLifetime: account.accessTokenLifetime ?? null, dpopBoundAccessTokens: account.dpopBoundAccessTokens ?? false };
+      audit({ type: 'account.policy_changed', clientId, name: account.name, ...after });
+      return { clientId, ...after };
     },
 
     async setResources(clientId, resources) {

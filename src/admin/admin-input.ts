@@ -1,13 +1,14 @@
 /**
  * @module admin-input
  * Checks what callers give the admin API before anything reaches the store: account names, client
- * account IDs and scopes. Refused input throws an `invalid_input` {@link AdminError}.
+ * account IDs, scopes, resources and token policies. Refused input throws an `invalid_input` {@link AdminError}.
  */
 import { AdminError } from './admin-errors.js';
 import { rejectCredentialLookalike } from './reject-credential-lookalike.js';
 import { isScopeToken } from '../scopes.js';
 import { isResourceIndicator, MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
 import { unsafeCharacter } from './printable-text.js';
+import type { AccountPolicyChange } from '../store/account-store.js';
 
 /**
  * Input of {@link AdminApi.createAccount}.
@@ -44,6 +45,16 @@ export interface CreateAccountInput {
    * `audience`, as before resources existed.
    */
   resources?: readonly string[];
+  /**
+   * Its tokens' lifetime in seconds (`expires_in`), from 1 to the server's `maxAccessTokenLifetime`
+   * (docs/account-policy.md). None or `null` (the default): the server's `tokenLifetime`.
+   */
+  accessTokenLifetime?: number | null;
+  /**
+   * Require DPoP-bound tokens (RFC 9449 §5.2 `dpop_bound_access_tokens`): a token request without a
+   * DPoP proof is refused. @default false
+   */
+  dpopBoundAccessTokens?: boolean;
 }
 
 /** {@link CreateAccountInput}, checked and normalised. */
@@ -52,6 +63,8 @@ export interface CheckedAccountInput {
   readonly clientAccountId: string | null;
   readonly scopes: string[];
   readonly resources: string[];
+  readonly accessTokenLifetime: number | null;
+  readonly dpopBoundAccessTokens: boolean;
 }
 
 /**
@@ -125,21 +138,30 @@ function checkScopes(value: CreateAccountInput['scopes']): string[] {
 
 /**
  * Checks a {@link CreateAccountInput}: trimmed text fields free of credentials, scopes as RFC 6749
- * §3.3 scope tokens without duplicates. Throws `invalid_input` naming the field, never echoing a secret.
+ * §3.3 scope tokens without duplicates, a token policy within `maxAccessTokenLifetime` (the server's
+ * maximum). Throws `invalid_input` naming the field, never echoing a secret.
  *
  * @example
  * ```ts
- * const { name, clientAccountId, scopes } = checkAccountInput({ name: 'procurement-portal', scopes: 'jobs:write' })
+ * const { name, clientAccountId, scopes } = checkAccountInput({ name: 'procurement-portal', scopes: 'jobs:write' }, 3600)
  * ```
  */
-export function checkAccountInput(input: CreateAccountInput): CheckedAccountInput {
+export function checkAccountInput(input: CreateAccountInput, maxAccessTokenLifetime: number): CheckedAccountInput {
   if (typeof input !== 'object' || input === null) throw new AdminError('invalid_input', 'createAccount needs { name }');
   const name = rejectCredentialLookalike('name', checkText('name', input.name));
   const clientAccountId =
     input.clientAccountId === undefined || input.clientAccountId === null
       ? null
       : rejectCredentialLookalike('clientAccountId', checkText('clientAccountId', input.clientAccountId));
-  return { name, clientAccountId, scopes: checkScopes(input.scopes), resources: checkResources(input.resources ?? []) };
+  const policy = checkPolicy({ accessTokenLifetime: input.accessTokenLifetime ?? null, dpopBoundAccessTokens: input.dpopBoundAccessTokens ?? false }, maxAccessTokenLifetime);
+  return {
+    name,
+    clientAccountId,
+    scopes: checkScopes(input.scopes),
+    resources: checkResources(input.resources ?? []),
+    accessTokenLifetime: policy.accessTokenLifetime ?? null,
+    dpopBoundAccessTokens: policy.dpopBoundAccessTokens ?? false,
+  };
 }
 
 /**
@@ -167,4 +189,43 @@ export function checkResources(value: unknown): string[] {
     rejectCredentialLookalike('resources', resource);
   });
   return unique as string[];
+}
+
+/**
+ * Checks a change of token policy: `accessTokenLifetime` a whole number of seconds from 1 to
+ * `maxAccessTokenLifetime` (the server's maximum), or `null` for the server's lifetime;
+ * `dpopBoundAccessTokens` a boolean; at least one of them; nothing else. Throws `invalid_input`
+ * naming the field.
+ *
+ * @example
+ * ```ts
+ * checkPolicy({ accessTokenLifetime: 900 }, 3600)  // { accessTokenLifetime: 900 }
+ * checkPolicy({ accessTokenLifetime: 7200 }, 3600) // throws invalid_input: above the server's maximum
+ * ```
+ */
+export function checkPolicy(value: unknown, maxAccessTokenLifetime: number): AccountPolicyChange {
+  if (typeof value !== 'object' || value === null) throw new AdminError('invalid_input', 'the policy must be an object');
+  const { accessTokenLifetime, dpopBoundAccessTokens, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw new AdminError('invalid_input', 'the policy has accessTokenLifetime and dpopBoundAccessTokens only');
+  if (accessTokenLifetime === undefined && dpopBoundAccessTokens === undefined) {
+    throw new AdminError('invalid_input', 'the policy must set accessTokenLifetime or dpopBoundAccessTokens');
+  }
+  if (
+    accessTokenLifetime !== undefined &&
+    accessTokenLifetime !== null &&
+    (typeof accessTokenLifetime !== 'number' || !Number.isInteger(accessTokenLifetime) || accessTokenLifetime < 1 || accessTokenLifetime > maxAccessTokenLifetime)
+  ) {
+    throw new AdminError(
+      'invalid_input',
+      `accessTokenLifetime must be a whole number of seconds from 1 to ${maxAccessTokenLifetime} (the server's maxAccessTokenLifetime), or null for the server's tokenLifetime`,
+    );
+  }
+  if (dpopBoundAccessTokens !== undefined && typeof dpopBoundAccessTokens !== 'boolean') {
+    throw new AdminError('invalid_input', 'dpopBoundAccessTokens must be true or false');
+  }
+  return {
+    ...(accessTokenLifetime !== undefined && { accessTokenLifetime: accessTokenLifetime as number | null }),
+    ...(dpopBoundAccessTokens !== undefined && { dpopBoundAccessTokens: dpopBoundAccessTokens as boolean }),
+  };
 }

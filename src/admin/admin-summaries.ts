@@ -45,6 +45,10 @@ export interface CreatedAccount {
   readonly scopes: readonly string[];
   /** The resources its tokens may be for (RFC 8707); empty: the server's audience. */
   readonly resources: readonly string[];
+  /** Its tokens' lifetime in seconds; `null`: the server's `tokenLifetime` (docs/account-policy.md). */
+  readonly accessTokenLifetime: number | null;
+  /** Whether its tokens must be DPoP-bound (RFC 9449 §5.2). */
+  readonly dpopBoundAccessTokens: boolean;
   readonly secret: CreatedSecret;
 }
 
@@ -151,6 +155,10 @@ export interface AccountSummary {
   readonly scopes: readonly string[];
   /** The resources its tokens may be for (RFC 8707, docs/resources.md); empty: the server's audience. */
   readonly resources: readonly string[];
+  /** Its tokens' lifetime in seconds; `null`: the server's `tokenLifetime` (docs/account-policy.md). */
+  readonly accessTokenLifetime: number | null;
+  /** Whether its tokens must be DPoP-bound (RFC 9449 §5.2): a token request without a DPoP proof is refused. */
+  readonly dpopBoundAccessTokens: boolean;
   readonly createdAt: Date;
   readonly secrets: readonly SecretSummary[];
   /** Its public keys (key-pair credentials), live and revoked, oldest first. */
@@ -211,6 +219,24 @@ export interface AccountResources {
 }
 
 /**
+ * Result of {@link AdminApi.setPolicy}: the account's token policy after the change.
+ *
+ * @example
+ * ```ts
+ * import type { AccountPolicy } from 'express-service-accounts'
+ *
+ * const policy: AccountPolicy = await sa.admin.setPolicy(clientId, { accessTokenLifetime: 900 })
+ * console.log(`${policy.clientId}: ${policy.accessTokenLifetime ?? 'default'} s, DPoP ${policy.dpopBoundAccessTokens ? 'required' : 'optional'}`)
+ * ```
+ */
+export interface AccountPolicy {
+  readonly clientId: string;
+  /** Seconds; `null`: the server's `tokenLifetime`. */
+  readonly accessTokenLifetime: number | null;
+  readonly dpopBoundAccessTokens: boolean;
+}
+
+/**
  * Result of {@link AdminApi.disableAccount} and {@link AdminApi.enableAccount}.
  *
  * @example
@@ -253,6 +279,8 @@ export function summarizeAccount(account: AccountRecord, issuer?: string): Accou
     enabled: account.enabled,
     scopes: [...account.scopes],
     resources: [...(account.resources ?? [])],
+    accessTokenLifetime: account.accessTokenLifetime ?? null,
+    dpopBoundAccessTokens: account.dpopBoundAccessTokens ?? false,
     createdAt: account.createdAt,
     secrets: account.secrets.map(summarizeSecret),
     keys: keysOf(account).map(summarizeKey),

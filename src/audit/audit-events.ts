@@ -212,6 +212,26 @@ export interface AccountResourcesEvent extends ChangeBase {
 }
 
 /**
+ * An account's token policy was changed: `accessTokenLifetime` (seconds; `null` for the server's
+ * `tokenLifetime`) and `dpopBoundAccessTokens` (RFC 9449 §5.2) are the values after the change.
+ *
+ * @example
+ * ```ts
+ * import type { AccountPolicyEvent } from 'express-service-accounts'
+ *
+ * const line = (event: AccountPolicyEvent): string =>
+ *   `${event.name}: tokens live ${event.accessTokenLifetime ?? 'the server default'} s, DPoP ${event.dpopBoundAccessTokens ? 'required' : 'optional'}`
+ * ```
+ */
+export interface AccountPolicyEvent extends ChangeBase {
+  readonly type: 'account.policy_changed';
+  readonly clientId: string;
+  readonly name: string;
+  readonly accessTokenLifetime: number | null;
+  readonly dpopBoundAccessTokens: boolean;
+}
+
+/**
  * A secret was created or revoked.
  *
  * @example
@@ -292,6 +312,7 @@ export interface FederatedCredentialEvent extends ChangeBase {
 export type AuditEvent =
   | TokenIssuedEvent
   | AccountResourcesEvent
+  | AccountPolicyEvent
   | TokenRefusedEvent
   | TokenRevokedEvent
   | TokenIntrospectedEvent

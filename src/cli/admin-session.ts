@@ -37,16 +37,20 @@ export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
  * The token lifetime, in seconds, of the server whose tokens `token revoke` names, read from the
  * environment as the example server reads it (`TOKEN_TTL_SECONDS`, 1 to 86400). `undefined` when it is
  * not set to such a number: a token revoked by ID is then kept on the deny-list for the longest lifetime
- * a server accepts (a day, plus the largest clock tolerance).
+ * a server accepts (a day, plus the largest clock tolerance). With `MAX_TOKEN_TTL_SECONDS`, the same for
+ * the longest lifetime an account may be given (the servers' `maxAccessTokenLifetime`, which also keeps
+ * revoked tokens listed long enough).
  *
  * @example
  * ```ts
  * cliTokenLifetime({ TOKEN_TTL_SECONDS: '900' }) // 900
  * cliTokenLifetime({}) // undefined
+ * // The longest lifetime an account may be given (the servers' maxAccessTokenLifetime):
+ * cliTokenLifetime({ MAX_TOKEN_TTL_SECONDS: '7200' }, 'MAX_TOKEN_TTL_SECONDS') // 7200
  * ```
  */
-export function cliTokenLifetime(env: NodeJS.ProcessEnv): number | undefined {
-  const text = env.TOKEN_TTL_SECONDS?.trim();
+export function cliTokenLifetime(env: NodeJS.ProcessEnv, name: 'TOKEN_TTL_SECONDS' | 'MAX_TOKEN_TTL_SECONDS' = 'TOKEN_TTL_SECONDS'): number | undefined {
+  const text = env[name]?.trim();
   if (!text || !/^\d{1,5}$/.test(text)) return undefined;
   const seconds = Number(text);
   return seconds >= 1 && seconds <= MAX_TOKEN_LIFETIME ? seconds : undefined;
@@ -92,6 +96,7 @@ export function openAdminSession(storeUrl: string, options: AdminSessionOptions 
   const store = openAccountStore(storeUrl);
   const issuer = cliIssuer(process.env);
   const tokenLifetime = cliTokenLifetime(process.env);
+  const maxAccessTokenLifetime = cliTokenLifetime(process.env, 'MAX_TOKEN_TTL_SECONDS');
   let admin: AdminApi;
   try {
     admin = createAdminApi({
@@ -99,6 +104,7 @@ export function openAdminSession(storeUrl: string, options: AdminSessionOptions 
       issuer,
       ...(options.allowedIssuers !== undefined && { allowedIssuers: options.allowedIssuers }),
       ...(tokenLifetime !== undefined && { tokenLifetime }),
+      ...(maxAccessTokenLifetime !== undefined && { maxAccessTokenLifetime }),
     });
   } catch (error) {
     void Promise.resolve(store.close?.()).catch(() => undefined);

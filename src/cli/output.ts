@@ -7,6 +7,7 @@
  */
 import { escapeUnprintable as shown } from '../admin/printable-text.js';
 import type {
+  AccountPolicy,
   AccountResources,
   AccountStatus,
   AccountSummary,
@@ -34,6 +35,8 @@ export function createdAccountJson(account: CreatedAccount): Json {
     clientAccountId: account.clientAccountId,
     scopes: [...account.scopes],
     resources: [...account.resources],
+    accessTokenLifetime: account.accessTokenLifetime,
+    dpopBoundAccessTokens: account.dpopBoundAccessTokens,
     secret: createdSecretJson(account.secret),
   };
 }
@@ -52,6 +55,8 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
     enabled: account.enabled,
     scopes: [...account.scopes],
     resources: [...account.resources],
+    accessTokenLifetime: account.accessTokenLifetime,
+    dpopBoundAccessTokens: account.dpopBoundAccessTokens,
     secrets: account.secrets.map((secret) => ({
       id: secret.id,
       createdAt: iso(secret.createdAt),
@@ -133,6 +138,24 @@ const resourcesText = (resources: readonly string[]): string =>
 /** The `resources:` line of an account's text, for an account that has some (most have none). */
 const resourcesLines = (resources: readonly string[]): string[] => (resources.length === 0 ? [] : [`  resources:       ${resourcesText(resources)}`]);
 
+/** The policy lines of an account's text, for an account whose policy is not the server's default (most). */
+const policyLines = (policy: Omit<AccountPolicy, 'clientId'>): string[] => [
+  ...(policy.accessTokenLifetime === null ? [] : [`  token lifetime:  ${policy.accessTokenLifetime} s`]),
+  ...(policy.dpopBoundAccessTokens ? ['  DPoP:            required (tokens are DPoP-bound)'] : []),
+];
+
+/** `token-lifetime set`, `dpop require` / `dpop allow`: `{clientId, accessTokenLifetime, dpopBoundAccessTokens}`. */
+export function accountPolicyJson(policy: AccountPolicy): Json {
+  return { clientId: policy.clientId, accessTokenLifetime: policy.accessTokenLifetime, dpopBoundAccessTokens: policy.dpopBoundAccessTokens };
+}
+
+/** Human-readable `token-lifetime set`, `dpop require` / `dpop allow`. */
+export function accountPolicyText(policy: AccountPolicy): string {
+  const lifetime = policy.accessTokenLifetime === null ? "the server's token lifetime" : `${policy.accessTokenLifetime} s`;
+  const dpop = policy.dpopBoundAccessTokens ? 'DPoP proofs required' : 'DPoP proofs optional';
+  return `Set the token policy of ${shown(policy.clientId)}: tokens live ${lifetime}, ${dpop}. New tokens follow it within 1 second.`;
+}
+
 /** `resources set`: `{clientId, resources}`. */
 export function accountResourcesJson(changed: AccountResources): Json {
   return { clientId: changed.clientId, resources: [...changed.resources] };
@@ -151,6 +174,7 @@ export function createdAccountText(account: CreatedAccount): string {
     `  client account:  ${account.clientAccountId === null ? '(none)' : shown(account.clientAccountId)}`,
     `  scopes:          ${scopesText(account.scopes)}`,
     ...resourcesLines(account.resources),
+    ...policyLines(account),
     `  secret ID:       ${account.secret.id}`,
     `  client secret:   ${account.secret.value}`,
     SHOWN_ONCE,
@@ -177,6 +201,7 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
     lines.push(`  client account:  ${account.clientAccountId === null ? '(none)' : shown(account.clientAccountId)}`);
     lines.push(`  scopes:          ${scopesText(account.scopes)}`);
     lines.push(...resourcesLines(account.resources));
+    lines.push(...policyLines(account));
     if (account.secrets.length === 0) lines.push('  secrets:         (none)');
     for (const secret of account.secrets) {
       const state = secret.revokedAt ? `revoked ${secret.revokedAt.toISOString()}` : 'live';

@@ -38,6 +38,7 @@ import {
 } from './output.js';
 import { readPublicKeyArgument } from './read-public-key.js';
 import { claimConditionsOf, collectClaim } from './claim-options.js';
+import { addPolicyCommands, parseDuration } from './policy-commands.js';
 import { UsageError } from './usage-error.js';
 
 /** The store used when neither `--store` nor `SERVICE_ACCOUNTS_STORE` names one (docs/cli.md). */
@@ -81,6 +82,16 @@ interface FederatedAddOptions {
   jwksUri?: string;
   claim?: string[];
   allowedIssuers?: string;
+}
+
+/** The options of `create`. */
+interface CreateOptions {
+  name: string;
+  clientAccount?: string;
+  scope?: string;
+  resource?: string[];
+  tokenLifetime?: string;
+  requireDpop?: boolean;
 }
 
 function collectResources(value: string, previous: string[] | undefined): string[] {
@@ -166,18 +177,24 @@ export function buildProgram(io: CliIo): Command {
       "a resource (API) its tokens may be for: an absolute URI or a plain name (repeatable); none: the server's audience",
       collectResources,
     )
+    .option('--token-lifetime <duration>', "its tokens' lifetime (90s, 15m, 12h, 1d); default: the server's")
+    .option('--require-dpop', 'require DPoP-bound tokens (RFC 9449): token requests without a DPoP proof are refused')
     .addHelpText(
       'after',
       '\nExamples:\n  service-accounts create --name procurement-portal --scope "jobs:read jobs:write" --json\n' +
-        '  service-accounts create --name billing-exporter --resource https://billing.example.com --json',
+        '  service-accounts create --name billing-exporter --resource https://billing.example.com --json\n' +
+        '  service-accounts create --name payouts --token-lifetime 15m --require-dpop --json',
     )
-    .action(async (options: { name: string; clientAccount?: string; scope?: string; resource?: string[] }, command: Command) => {
+    .action(async (options: CreateOptions, command: Command) => {
+      const accessTokenLifetime = options.tokenLifetime === undefined ? undefined : parseDuration(options.tokenLifetime, '--token-lifetime');
       await run(command, async (admin) => {
         const account = await admin.createAccount({
           name: options.name,
           clientAccountId: options.clientAccount ?? null,
           ...(options.scope !== undefined && { scopes: options.scope }),
           ...(options.resource !== undefined && { resources: options.resource }),
+          ...(accessTokenLifetime !== undefined && { accessTokenLifetime }),
+          ...(options.requireDpop === true && { dpopBoundAccessTokens: true }),
         });
         return { json: createdAccountJson(account), text: createdAccountText(account) };
       });
@@ -331,6 +348,8 @@ export function buildProgram(io: CliIo): Command {
         return { json: accountResourcesJson(changed), text: accountResourcesText(changed) };
       });
     });
+
+  addPolicyCommands(program, run);
 
   program
     .command('token')

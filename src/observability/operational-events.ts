@@ -11,6 +11,8 @@ import { redactSecrets } from '../credentials/redact-secrets.js';
 import type { EventInput } from './hook-emitter.js';
 import type { ChangeFeedState } from '../store/account-store.js';
 
+import type { ExtraClaimsRefusal } from '../extra-token-claims.js';
+
 interface OperationalBase {
   /** When it happened (the configured clock). */
   readonly at: Date;
@@ -145,6 +147,29 @@ export interface RevocationLimitReachedEvent extends OperationalBase {
 }
 
 /**
+ * The host's `extraTokenClaims` hook threw, or returned something refused: not a plain object, a
+ * registered claim (`claim` names it), a value JSON cannot hold, or more than 1024 bytes of JSON. The
+ * token request was answered 500 `server_error`; nothing of the hook's result reached the client.
+ * One event per refused request: the host's bug, to be fixed (docs/account-policy.md).
+ *
+ * @example
+ * ```ts
+ * import type { ExtraClaimsRefusedEvent } from 'express-service-accounts'
+ *
+ * const warn = (event: ExtraClaimsRefusedEvent): void =>
+ *   console.error(`extraTokenClaims refused for ${event.clientId}: ${event.reason}${event.claim ? ` (${event.claim})` : ''}`)
+ * ```
+ */
+export interface ExtraClaimsRefusedEvent extends OperationalBase {
+  readonly type: 'extra_claims.refused';
+  /** The client whose token request failed. */
+  readonly clientId: string;
+  readonly reason: ExtraClaimsRefusal;
+  /** The registered claim the hook tried to set (reason `registered_claim`). */
+  readonly claim?: string;
+}
+
+/**
  * Every operational event; switch on `type` to narrow.
  *
  * @example
@@ -165,7 +190,8 @@ export type OperationalEvent =
   | ChangeFeedEvent
   | SecretChecksSaturatedEvent
   | FederatedIssuerEvent
-  | RevocationLimitReachedEvent;
+  | RevocationLimitReachedEvent
+  | ExtraClaimsRefusedEvent;
 
 /** An event before its timestamp is added. */
 export type OperationalEventInput = EventInput<OperationalEvent>;

@@ -27,6 +27,8 @@ export interface AccountCredentialRow {
   client_account_id: string | null;
   scopes: string;
   resources: string | null;
+  access_token_lifetime: DbInteger | null;
+  dpop_bound_access_tokens: DbInteger | null;
   enabled: DbInteger;
   created_at: DbInteger;
   credential_kind: string | null;
@@ -88,6 +90,8 @@ export function toAccountRecords(rows: readonly AccountCredentialRow[]): Account
     clientAccountId: row.client_account_id,
     scopes: parseScopes(row.scopes),
     resources: parseResources(row.resources),
+    accessTokenLifetime: row.access_token_lifetime === null ? null : toNumber(row.access_token_lifetime),
+    dpopBoundAccessTokens: row.dpop_bound_access_tokens !== null && toNumber(row.dpop_bound_access_tokens) !== 0,
     enabled: toNumber(row.enabled) !== 0,
     createdAt: new Date(toNumber(row.created_at)),
     secrets,
@@ -130,7 +134,7 @@ export function selectAccountRows(db: Kysely<Database>) {
   return db
     .selectFrom('accounts as a')
     .leftJoin(credentials.as('c'), 'c.client_id', 'a.client_id')
-    .select(['a.client_id', 'a.name', 'a.client_account_id', 'a.scopes', 'a.resources', 'a.enabled', 'a.created_at'])
+    .select(['a.client_id', 'a.name', 'a.client_account_id', 'a.scopes', 'a.resources', 'a.access_token_lifetime', 'a.dpop_bound_access_tokens', 'a.enabled', 'a.created_at'])
     .select(['c.kind as credential_kind', 'c.id as credential_id', 'c.material as credential_material'])
     .select(['c.thumbprint as credential_thumbprint', 'c.created_at as credential_created_at'])
     .select(['c.issuer as credential_issuer', 'c.subject as credential_subject'])

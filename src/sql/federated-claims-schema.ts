@@ -14,11 +14,11 @@ import { sql, type RawBuilder } from 'kysely';
  * @example
  * ```ts
  * // Appended after the migrations before it, in src/sql/schema.ts:
- * const latest: number = FEDERATED_CLAIMS_MIGRATION.version // 11
+ * const latest: number = FEDERATED_CLAIMS_MIGRATION.version // 10
  * ```
  */
 export const FEDERATED_CLAIMS_MIGRATION = {
-  version: 11,
+  version: 10,
   name: 'federated credential claim conditions',
   statements: (table: (name: 'federated_credentials') => RawBuilder<unknown>): RawBuilder<unknown>[] => [
     sql`alter table ${table('federated_credentials')} add column claims text`,

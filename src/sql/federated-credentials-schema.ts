@@ -34,8 +34,8 @@ export interface FederatedCredentialsTable {
   last_used_at: NullableEpochMillis;
   revoked_at: NullableEpochMillis;
   /**
-   * The claim conditions as a JSON object of claim names and exact values (schema version 11); `NULL`
-   * (a credential from before version 11, or one without conditions) is none.
+   * The claim conditions as a JSON object of claim names and exact values (schema version 10); `NULL`
+   * (a credential from before version 10, or one without conditions) is none.
    */
   claims: ColumnType<string | null, string | null | undefined, string | null>;
 }

@@ -173,7 +173,7 @@ export interface FederatedRow {
   created_at: DbInteger;
   last_used_at: DbInteger | null;
   revoked_at: DbInteger | null;
-  /** The claim conditions as JSON (schema version 11); `NULL` for none. */
+  /** The claim conditions as JSON (schema version 10); `NULL` for none. */
   claims: string | null;
 }
 

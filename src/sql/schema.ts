@@ -10,6 +10,7 @@ import { REVOKED_TOKENS_CLIENT_INDEX_MIGRATION, REVOKED_TOKENS_MIGRATION, type R
 import { FEDERATED_CREDENTIALS_MIGRATION, type FederatedCredentialsTable } from './federated-credentials-schema.js';
 import { VERIFIED_DIGEST_MIGRATION } from './verified-digest-schema.js';
 import { ACCOUNT_RESOURCES_MIGRATION } from './account-resources-schema.js';
+import { ACCOUNT_POLICY_MIGRATION } from './account-policy-schema.js';
 import { FEDERATED_CLAIMS_MIGRATION } from './federated-claims-schema.js';
 
 /**
@@ -45,6 +46,10 @@ export interface AccountsTable {
    * given; `NULL` (an account from before version 7) is none.
    */
   resources: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Its access tokens' lifetime in seconds (schema version 9); `NULL`: the server's `tokenLifetime`. */
+  access_token_lifetime: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 1 when its tokens must be DPoP-bound (RFC 9449 §5.2, schema version 9); 0 or `NULL`: not required. */
+  dpop_bound_access_tokens: ColumnType<number | null, number | null | undefined, number | null>;
   /** 1 = enabled, 0 = disabled (an integer on both dialects, so both behave the same). */
   enabled: number;
   created_at: EpochMillis;
@@ -191,8 +196,21 @@ const MIGRATIONS: readonly Migration[] = [
   VERIFIED_DIGEST_MIGRATION,
   REVOKED_TOKENS_CLIENT_INDEX_MIGRATION,
   ACCOUNT_RESOURCES_MIGRATION,
+  ACCOUNT_POLICY_MIGRATION,
   FEDERATED_CLAIMS_MIGRATION,
 ];
+
+/**
+ * The version of every migration, in the order they apply: what `account_store_migrations` holds
+ * once a database is migrated to the latest schema.
+ *
+ * @example
+ * ```ts
+ * const applied = new Set([1, 2, 3]) // the versions account_store_migrations lists
+ * const complete = SCHEMA_VERSIONS.every((version) => applied.has(version))
+ * ```
+ */
+export const SCHEMA_VERSIONS: readonly number[] = MIGRATIONS.map((migration) => migration.version);
 
 /**
  * The schema version {@link migrateToLatest} brings a database to.
@@ -204,19 +222,7 @@ const MIGRATIONS: readonly Migration[] = [
  * if (version !== LATEST_SCHEMA_VERSION) await migrateToLatest(db, location)
  * ```
  */
-export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));
-
-/**
- * The versions of every migration, in the order they apply (what `account_store_migrations` lists
- * once a database is at {@link LATEST_SCHEMA_VERSION}).
- *
- * @example
- * ```ts
- * declare const applied: ReadonlySet<number> // the versions account_store_migrations lists
- * const missing = SCHEMA_VERSIONS.filter((version) => !applied.has(version))
- * ```
- */
-export const SCHEMA_VERSIONS: readonly number[] = MIGRATIONS.map((migration) => migration.version);
+export const LATEST_SCHEMA_VERSION = Math.max(...SCHEMA_VERSIONS);
 
 /**
  * Applies the migrations a database lacks, in one transaction, under a lock: a PostgreSQL transaction

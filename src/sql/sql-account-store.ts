@@ -11,6 +11,7 @@ import type {
   AddKeyResult,
   AddSecretOptions,
   AddSecretResult,
+  AccountPolicyChange,
   AccountRecord,
   AccountStore,
   FederatedCredentialRecord,
@@ -80,6 +81,8 @@ export interface SqlAccountStore extends AccountStore {
   recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void>;
   /** The SQL store keeps account resources (column `accounts.resources`, schema version 7). */
   setAccountResources(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined>;
+  /** The SQL store keeps account policies (columns `accounts.access_token_lifetime` and `dpop_bound_access_tokens`, schema version 9). */
+  setAccountPolicy(clientId: string, policy: AccountPolicyChange): Promise<AccountRecord | undefined>;
   /** The SQL store holds federated credentials too (table `federated_credentials`). */
   addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult>;
   revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined>;
@@ -174,6 +177,8 @@ export class KyselyAccountStore implements SqlAccountStore {
           client_account_id: input.clientAccountId,
           scopes: serializeScopes(input.scopes),
           resources: serializeScopes(input.resources ?? []),
+          access_token_lifetime: input.accessTokenLifetime ?? null,
+          dpop_bound_access_tokens: input.dpopBoundAccessTokens ? 1 : 0,
           enabled: 1,
           created_at: input.createdAt.getTime(),
         })
@@ -217,6 +222,26 @@ export class KyselyAccountStore implements SqlAccountStore {
       const result = await trx
         .updateTable('accounts')
         .set({ resources: serializeScopes(resources) })
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return undefined;
+      await this.#appendChange(trx, clientId);
+      return this.#find(trx, clientId);
+    });
+  }
+
+  /** Columns `accounts.access_token_lifetime` and `dpop_bound_access_tokens`, announced on the change feed like `setAccountEnabled`. */
+  async setAccountPolicy(clientId: string, policy: AccountPolicyChange): Promise<AccountRecord | undefined> {
+    await this.init();
+    return this.#write(async (trx) => {
+      const result = await trx
+        .updateTable('accounts')
+        .set({
+          ...(policy.accessTokenLifetime !== undefined && { access_token_lifetime: policy.accessTokenLifetime }),
+          ...(policy.dpopBoundAccessTokens !== undefined && { dpop_bound_access_tokens: policy.dpopBoundAccessTokens ? 1 : 0 }),
+          // Written even when nothing else is, so an empty change still finds the row and is announced.
+          client_id: clientId,
+        })
         .where('client_id', '=', clientId)
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return undefined;

@@ -71,6 +71,19 @@ export interface AccountRecord {
    * earlier version, may leave it out: the library reads a missing `resources` as none.
    */
   readonly resources?: readonly string[];
+  /**
+   * The lifetime, in seconds, of the access tokens issued to this account (`expires_in`), or `null`
+   * for the server's `tokenLifetime`. The token endpoint never issues a token longer than its
+   * `maxAccessTokenLifetime`, whatever is stored here (docs/account-policy.md). A store without
+   * `setAccountPolicy` may leave it out: the library reads a missing value as `null`.
+   */
+  readonly accessTokenLifetime?: number | null;
+  /**
+   * Whether the account's access tokens must be bound to a DPoP key (RFC 9449 §5.2
+   * `dpop_bound_access_tokens`): a token request without a DPoP proof is refused. A store without
+   * `setAccountPolicy` may leave it out: the library reads a missing value as `false`.
+   */
+  readonly dpopBoundAccessTokens?: boolean;
   readonly enabled: boolean;
   readonly createdAt: Date;
   /** Every secret, live and revoked, oldest first. */
@@ -189,8 +202,37 @@ export interface NewAccountRecord {
    * The core only passes resources to a store that has `setAccountResources`.
    */
   readonly resources?: readonly string[];
+  /**
+   * Its token lifetime in seconds, `null` or absent for the server's (see
+   * {@link AccountRecord.accessTokenLifetime}). The core only passes it to a store that has `setAccountPolicy`.
+   */
+  readonly accessTokenLifetime?: number | null;
+  /**
+   * Whether its tokens must be DPoP-bound (see {@link AccountRecord.dpopBoundAccessTokens}); absent: `false`.
+   * The core only passes it to a store that has `setAccountPolicy`.
+   */
+  readonly dpopBoundAccessTokens?: boolean;
   readonly createdAt: Date;
   readonly secret: NewSecretRecord;
+}
+
+/**
+ * A change of an account's token policy, given to {@link AccountStore.setAccountPolicy}: each field
+ * present is set, each absent one is left as it is. The admin API has checked the values.
+ *
+ * @example
+ * ```ts
+ * import type { AccountPolicyChange } from 'express-service-accounts'
+ *
+ * const shorter: AccountPolicyChange = { accessTokenLifetime: 900 }          // 15-minute tokens
+ * const serverDefault: AccountPolicyChange = { accessTokenLifetime: null }   // back to tokenLifetime
+ * const bound: AccountPolicyChange = { dpopBoundAccessTokens: true }         // DPoP proofs required
+ * ```
+ */
+export interface AccountPolicyChange {
+  /** Seconds, or `null` for the server's `tokenLifetime`. */
+  readonly accessTokenLifetime?: number | null;
+  readonly dpopBoundAccessTokens?: boolean;
 }
 
 /**
@@ -378,6 +420,17 @@ export interface AccountStore {
    * @returns the updated account, or `undefined` when the client ID is unknown.
    */
   setAccountResources?(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined>;
+
+  /**
+   * Optional: changes an account's token policy, the fields `policy` has and only those (an absent
+   * field keeps its value; `accessTokenLifetime: null` goes back to the server's lifetime), and
+   * announces the change to watchers like `setAccountEnabled`, so every instance issues tokens under
+   * the new policy from then on. A store that has it stores the policy given to `createAccount` and
+   * returns `accessTokenLifetime` (`null` for none) and `dpopBoundAccessTokens` in every record;
+   * without it, the admin API refuses to set a policy.
+   * @returns the updated account, or `undefined` when the client ID is unknown.
+   */
+  setAccountPolicy?(clientId: string, policy: AccountPolicyChange): Promise<AccountRecord | undefined>;
 
   /**
    * Adds a secret (hash only) to an account, unless the account already has

@@ -3,6 +3,7 @@
  * An in-process {@link AccountStore}: for tests, demos and single-process apps that provision at start-up.
  */
 import type {
+  AccountPolicyChange,
   AccountChangeListener,
   AddKeyOptions,
   AddKeyResult,
@@ -64,6 +65,8 @@ export class MemoryAccountStore implements AccountStore {
       clientAccountId: input.clientAccountId,
       scopes: [...input.scopes],
       resources: [...(input.resources ?? [])],
+      accessTokenLifetime: input.accessTokenLifetime ?? null,
+      dpopBoundAccessTokens: input.dpopBoundAccessTokens ?? false,
       enabled: true,
       createdAt: input.createdAt,
       secrets: [newSecret(input.secret)],
@@ -90,6 +93,14 @@ export class MemoryAccountStore implements AccountStore {
 
   async setAccountResources(clientId: string, resources: readonly string[]): Promise<AccountRecord | undefined> {
     return this.#update(clientId, (account) => ({ ...account, resources: [...resources] }));
+  }
+
+  async setAccountPolicy(clientId: string, policy: AccountPolicyChange): Promise<AccountRecord | undefined> {
+    return this.#update(clientId, (account) => ({
+      ...account,
+      ...(policy.accessTokenLifetime !== undefined && { accessTokenLifetime: policy.accessTokenLifetime }),
+      ...(policy.dpopBoundAccessTokens !== undefined && { dpopBoundAccessTokens: policy.dpopBoundAccessTokens }),
+    }));
   }
 
   async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {

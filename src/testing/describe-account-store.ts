@@ -7,6 +7,7 @@
 import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { cap, IdFactory, waitFor } from './contract-fixtures.js';
+import { describeAccountPolicy } from './describe-account-policy.js';
 import { describeAccountResources } from './describe-account-resources.js';
 import { describeFederatedCredentials } from './describe-federated-credentials.js';
 import { describeFederatedClaims } from './describe-federated-claims.js';
@@ -100,6 +101,9 @@ export function describeAccountStore(
         ...((supportsFederatedCredentials(store) || created.federated !== undefined) && { federated: [] }),
         // Likewise `resources` for a store with account resources.
         ...((typeof store.setAccountResources === 'function' || created.resources !== undefined) && { resources: [] }),
+        // Likewise the token policy for a store with account policies (the server's lifetime, no DPoP required).
+        ...((typeof store.setAccountPolicy === 'function' || created.accessTokenLifetime !== undefined) && { accessTokenLifetime: null }),
+        ...((typeof store.setAccountPolicy === 'function' || created.dpopBoundAccessTokens !== undefined) && { dpopBoundAccessTokens: false }),
       };
       expect(created).toEqual(expected);
       const found = await store.findAccount(input.clientId);
@@ -253,6 +257,8 @@ export function describeAccountStore(
     describeSecretDigests(() => store, ids, { describe, it, expect });
 
     describeAccountResources(() => store, ids, { describe, it, expect });
+
+    describeAccountPolicy(() => store, ids, { describe, it, expect });
 
     describeKeyCredentials(() => store, ids, { describe, it, expect });
 

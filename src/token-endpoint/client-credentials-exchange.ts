@@ -7,7 +7,10 @@
  * never reach the client: the grant type is checked here first (400 `invalid_grant`, docs/errors.md).
  */
 import oauth2orize from 'oauth2orize';
-import { InvalidGrantError } from '../errors.js';
+import { InvalidGrantError, ServerError } from '../errors.js';
+import { collectExtraClaims, type ExtraClaimsError } from '../extra-token-claims.js';
+import { accessTokenLifetimeOf } from '../token-lifetime-limits.js';
+import type { AccountRecord } from '../store/account-store.js';
 import { signAccessToken } from '../access-tokens/access-token.js';
 import { grantScopes } from '../scopes.js';
 import { chooseAudience } from '../resources.js';
@@ -48,6 +51,17 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
   const { config } = runtime;
   const server = oauth2orize.createServer();
 
+  /** The host's extra claims (JSON text), or a 500 whose detail goes to `onEvent` only. */
+  const extraClaimsFor = (account: AccountRecord, scopes: readonly string[] | undefined, resource: string): string | undefined => {
+    try {
+      return collectExtraClaims(config.extraTokenClaims, { account, scopes, resource });
+    } catch (error) {
+      const refusal = error as ExtraClaimsError;
+      runtime.event({ type: 'extra_claims.refused', clientId: account.clientId, reason: refusal.reason, ...(refusal.claim !== undefined && { claim: refusal.claim }) });
+      throw new ServerError({ cause: error });
+    }
+  };
+
   // Four parameters: oauth2orize passes the view's body, whose `scope` is the validated string.
   const issue = (client: AuthenticatedClient, _scopes: string[], body: ExchangeView['body'], done: oauth2orize.ExchangeDoneFunction): void => {
     try {
@@ -55,14 +69,17 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
       const scopes = grantScopes(account.scopes, body.scope);
       // RFC 8707 §2: the token is for the requested resource, when the account is allowed it.
       const audience = chooseAudience(account.resources, body.resource, config.audience);
+      const lifetime = accessTokenLifetimeOf(account, config);
+      const extraClaimsJson = config.extraTokenClaims && extraClaimsFor(account, scopes, audience ?? config.audience);
       const now = config.now();
       const { token, claims } = signAccessToken(config, {
         clientId: account.clientId,
         secretId: credential.id,
         scopes,
         now,
-        lifetime: config.tokenLifetime,
+        lifetime,
         audience,
+        extraClaimsJson,
       });
       runtime.telemetry.tokenIssued();
       runtime.audit({
@@ -75,7 +92,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
         audience: claims.aud,
         expiresAt: new Date(claims.exp * 1000),
       });
-      done(null, token, undefined, { expires_in: config.tokenLifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
+      done(null, token, undefined, { expires_in: lifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
     } catch (err) {
       done(err as Error);
     }

@@ -41,6 +41,8 @@ describe.each(stores)('admin router on %s', (_name, open) => {
           enabled: true,
           scopes: ['jobs:read', 'jobs:write'],
           resources: [],
+          accessTokenLifetime: null,
+          dpopBoundAccessTokens: false,
           createdAt: '2026-11-22T10:00:00.000Z',
           secrets: [{ id: secret.id, createdAt: '2026-11-22T10:00:00.000Z', lastUsedAt: null, revokedAt: null }],
           keys: [],

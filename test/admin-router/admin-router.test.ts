@@ -48,6 +48,8 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
       clientAccountId: 'acme',
       scopes: ['jobs:read'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       secret: { id: expect.any(String), value: expect.stringMatching(/^esas_/) },
     });
     expect(res.headers.location).toBe(`/admin/service-accounts/${res.body.clientId}`);

@@ -74,9 +74,11 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       clientAccountId: 'acct-42',
       scopes: ['jobs:read', 'jobs:write'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
     });
-    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'resources', 'secret']);
+    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'resources', 'accessTokenLifetime', 'dpopBoundAccessTokens', 'secret']);
   });
 
   it('create without --client-account and --scope gives null and [] (an unrestricted account)', async () => {
@@ -98,6 +100,8 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       enabled: true,
       scopes: ['jobs:read', 'jobs:write'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       secrets: [{ id: first.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
       keys: [],
       federated: [],
@@ -310,6 +314,8 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
         clientAccountId: null,
         scopes: ['jobs:write'],
         resources: [],
+        accessTokenLifetime: null,
+        dpopBoundAccessTokens: false,
         secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
       });
       const run = await runCli(['list', '--json'], { env: { SERVICE_ACCOUNTS_STORE: pgStore() } });
@@ -322,6 +328,8 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
           enabled: true,
           scopes: ['jobs:write'],
           resources: [],
+          accessTokenLifetime: null,
+          dpopBoundAccessTokens: false,
           secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
           keys: [],
           federated: [],

@@ -26,6 +26,8 @@ describe('admin API', () => {
       clientAccountId: 'acme',
       scopes: ['jobs:write', 'jobs:read'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       secret: { id: expect.stringMatching(/^[0-9A-Za-z]{16}$/), value: expect.stringMatching(SECRET_PATTERN) },
     });
     const listed = await sa.admin.getAccount(created.clientId);
@@ -36,6 +38,8 @@ describe('admin API', () => {
       enabled: true,
       scopes: ['jobs:write', 'jobs:read'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       createdAt: clock.now(),
       secrets: [{ id: created.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null }],
       keys: [],

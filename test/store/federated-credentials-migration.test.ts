@@ -58,6 +58,8 @@ async function fillV3(db: Kysely<Database>, table: (name: string) => ReturnType<
       clientAccountId: 'acme',
       scopes: ['jobs:write'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       enabled: true,
       createdAt: new Date(CREATED),
       secrets: [

@@ -50,6 +50,8 @@ async function fillV1(db: Kysely<Database>, table: (name: string) => ReturnType<
       clientAccountId: 'acme',
       scopes: ['jobs:write'],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       enabled: true,
       createdAt: new Date(CREATED),
       secrets: [

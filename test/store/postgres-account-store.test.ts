@@ -68,6 +68,7 @@ function describePostgres(connectionString: string): void {
       const q = quoteIdentifier(schema);
       await schemas.query(`alter table ${q}.secrets drop column verified_digest`);
       await schemas.query(`alter table ${q}.accounts drop column resources`);
+      await schemas.query(`alter table ${q}.accounts drop column access_token_lifetime, drop column dpop_bound_access_tokens`);
       await schemas.query(`drop table ${q}.federated_credentials`);
       await schemas.query(`drop table ${q}.revoked_tokens`);
       await schemas.query(`delete from ${q}.account_store_migrations where version >= 3`);

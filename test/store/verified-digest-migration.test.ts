@@ -57,6 +57,8 @@ async function fillV4(db: Kysely<Database>, table: (name: string) => ReturnType<
       clientAccountId: null,
       scopes: [],
       resources: [],
+      accessTokenLifetime: null,
+      dpopBoundAccessTokens: false,
       enabled: true,
       createdAt: new Date(CREATED),
       secrets: [

@@ -58,6 +58,8 @@ describe('createAdminApi', () => {
         enabled: false,
         scopes: ['jobs:read'],
         resources: [],
+        accessTokenLifetime: null,
+        dpopBoundAccessTokens: false,
         createdAt: clock.now(),
         secrets: [
           { id: a.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: clock.now() },

@@ -5,6 +5,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
+import type { ExpiresAtColumn } from './credential-expiry-schema.js';
 
 /**
  * `federated_credentials`: every federated credential of every account, live and revoked: the outside
@@ -33,6 +34,8 @@ export interface FederatedCredentialsTable {
   created_at: EpochMillis;
   last_used_at: NullableEpochMillis;
   revoked_at: NullableEpochMillis;
+  /** When the credential expires (schema version 8); `NULL`: never. */
+  expires_at: ExpiresAtColumn;
 }
 
 /**

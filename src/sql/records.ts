@@ -20,7 +20,7 @@ export type DbInteger = number | string | bigint;
  *
  * @example
  * ```ts
- * const row: SecretRow = { id: 'sec_1', hash, created_at: 1736933400123, last_used_at: null, revoked_at: null }
+ * const row: SecretRow = { id: 'sec_1', hash, created_at: 1736933400123, last_used_at: null, revoked_at: null, expires_at: null }
  * ```
  */
 export interface SecretRow {
@@ -31,6 +31,8 @@ export interface SecretRow {
   revoked_at: DbInteger | null;
   /** Absent when not selected. */
   verified_digest?: string | null;
+  /** When it expires (schema version 8); `NULL`: never. */
+  expires_at: DbInteger | null;
 }
 
 /**
@@ -45,6 +47,7 @@ export interface SecretRow {
  *   created_at: 1736933400123,
  *   last_used_at: null,
  *   revoked_at: null,
+ *   expires_at: null,
  * }
  * ```
  */
@@ -55,6 +58,8 @@ export interface KeyRow {
   created_at: DbInteger;
   last_used_at: DbInteger | null;
   revoked_at: DbInteger | null;
+  /** When it expires (schema version 8); `NULL`: never. */
+  expires_at: DbInteger | null;
 }
 
 /**
@@ -131,7 +136,7 @@ export function parseScopes(text: string): string[] {
  *
  * @example
  * ```ts
- * toSecretRecord({ id: 'sec_1', hash, created_at: 1736933400123, last_used_at: null, revoked_at: null })
+ * toSecretRecord({ id: 'sec_1', hash, created_at: 1736933400123, last_used_at: null, revoked_at: null, expires_at: null })
  * ```
  */
 export function toSecretRecord(row: SecretRow): SecretRecord {
@@ -141,6 +146,7 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
+    expiresAt: toNullableDate(row.expires_at),
     // Present only when one was recorded, as a store without digests would return the record.
     ...(typeof row.verified_digest === 'string' && { verifiedDigest: row.verified_digest }),
   };
@@ -160,6 +166,7 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
  *   created_at: 1736933400123,
  *   last_used_at: null,
  *   revoked_at: null,
+ *   expires_at: null,
  * }
  * ```
  */
@@ -172,6 +179,8 @@ export interface FederatedRow {
   created_at: DbInteger;
   last_used_at: DbInteger | null;
   revoked_at: DbInteger | null;
+  /** When it expires (schema version 8); `NULL`: never. */
+  expires_at: DbInteger | null;
 }
 
 /**
@@ -188,6 +197,7 @@ export interface FederatedRow {
  *   created_at: 1736933400123,
  *   last_used_at: null,
  *   revoked_at: null,
+ *   expires_at: null,
  * })
  * ```
  */
@@ -201,6 +211,7 @@ export function toFederatedRecord(row: FederatedRow): FederatedCredentialRecord 
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
+    expiresAt: toNullableDate(row.expires_at),
   };
 }
 
@@ -213,7 +224,7 @@ export function toFederatedRecord(row: FederatedRow): FederatedCredentialRecord 
  *
  * declare const jwk: PublicKeyJwk // a checked public key
  * const thumbprint = await calculateJwkThumbprint(jwk, 'sha256')
- * toKeyRecord({ id: 'esak_a1B2c3D4e5F6g7H8', thumbprint, public_jwk: JSON.stringify(jwk), created_at: 1736933400123, last_used_at: null, revoked_at: null })
+ * toKeyRecord({ id: 'esak_a1B2c3D4e5F6g7H8', thumbprint, public_jwk: JSON.stringify(jwk), created_at: 1736933400123, last_used_at: null, revoked_at: null, expires_at: null })
  * ```
  */
 export function toKeyRecord(row: KeyRow): KeyRecord {
@@ -224,6 +235,7 @@ export function toKeyRecord(row: KeyRow): KeyRecord {
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
+    expiresAt: toNullableDate(row.expires_at),
   };
 }
 
@@ -244,6 +256,7 @@ export function secretValues(clientId: string, secret: NewSecretRecord) {
     created_at: secret.createdAt.getTime(),
     last_used_at: null,
     revoked_at: null,
+    expires_at: secret.expiresAt?.getTime() ?? null,
   };
 }
 

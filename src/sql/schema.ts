@@ -10,6 +10,7 @@ import { REVOKED_TOKENS_CLIENT_INDEX_MIGRATION, REVOKED_TOKENS_MIGRATION, type R
 import { FEDERATED_CREDENTIALS_MIGRATION, type FederatedCredentialsTable } from './federated-credentials-schema.js';
 import { VERIFIED_DIGEST_MIGRATION } from './verified-digest-schema.js';
 import { ACCOUNT_RESOURCES_MIGRATION } from './account-resources-schema.js';
+import { CREDENTIAL_EXPIRY_MIGRATION, type ExpiresAtColumn } from './credential-expiry-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -66,6 +67,8 @@ export interface SecretsTable {
   revoked_at: NullableEpochMillis;
   /** The secret's `verifiedDigest` (schema version 5); `NULL` until a value passed bcrypt. */
   verified_digest: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the secret expires (schema version 8); `NULL`: never. */
+  expires_at: ExpiresAtColumn;
 }
 
 /**
@@ -190,6 +193,7 @@ const MIGRATIONS: readonly Migration[] = [
   VERIFIED_DIGEST_MIGRATION,
   REVOKED_TOKENS_CLIENT_INDEX_MIGRATION,
   ACCOUNT_RESOURCES_MIGRATION,
+  CREDENTIAL_EXPIRY_MIGRATION,
 ];
 
 /**

@@ -47,6 +47,8 @@ export interface FederatedCredentialRecord {
   readonly lastUsedAt: Date | null;
   /** When the credential was revoked; `null` while it is live. Revocation is final. */
   readonly revokedAt: Date | null;
+  /** When the credential stops working on its own, as a secret's `expiresAt`; `null` or absent: never. */
+  readonly expiresAt?: Date | null;
 }
 
 /**
@@ -73,6 +75,8 @@ export interface NewFederatedCredentialRecord {
   readonly audience: string | null;
   readonly jwksUri: string | null;
   readonly createdAt: Date;
+  /** When it stops working on its own; `null` or absent: never (see `NewSecretRecord.expiresAt`). */
+  readonly expiresAt?: Date | null;
 }
 
 /**

@@ -49,6 +49,8 @@ const ASSERTION_SWEEP_MS = 60_000;
  * ```
  */
 export class MemoryAccountStore implements AccountStore {
+  /** Keeps the `expiresAt` of new credentials. */
+  readonly keepsCredentialExpiry = true;
   readonly #accounts = new Map<string, AccountRecord>();
   readonly #listeners = new Set<AccountChangeListener>();
   readonly #revokedTokens = new Map<string, RevokedTokenRecord>();
@@ -115,7 +117,7 @@ export class MemoryAccountStore implements AccountStore {
   }
 
   async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
-    const stored: KeyRecord = { ...key, lastUsedAt: null, revokedAt: null };
+    const stored: KeyRecord = { ...key, lastUsedAt: null, revokedAt: null, expiresAt: key.expiresAt ?? null };
     return this.#add('key', clientId, stored, options, (account) =>
       keysOf(account).some((k) => k.revokedAt === null && k.thumbprint === key.thumbprint) ? 'duplicate' : undefined,
     );
@@ -139,6 +141,7 @@ export class MemoryAccountStore implements AccountStore {
       createdAt: credential.createdAt,
       lastUsedAt: null,
       revokedAt: null,
+      expiresAt: credential.expiresAt ?? null,
     };
     return this.#add('federated', clientId, stored, options, (account) =>
       federatedOf(account).some((existing) => isLiveTwin(existing, credential)) ? 'duplicate' : undefined,
@@ -260,7 +263,7 @@ export class MemoryAccountStore implements AccountStore {
 }
 
 function newSecret(secret: NewSecretRecord): SecretRecord {
-  return { id: secret.id, hash: secret.hash, createdAt: secret.createdAt, lastUsedAt: null, revokedAt: null };
+  return { id: secret.id, hash: secret.hash, createdAt: secret.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: secret.expiresAt ?? null };
 }
 
 function copyKey(key: KeyRecord): KeyRecord {

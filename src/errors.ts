@@ -215,7 +215,12 @@ export type ClientAuthenticationFailure =
   /** An outside issuer's token whose issuer and subject several accounts trust, sent without a `client_id` to choose one. */
   | 'ambiguous_token'
   /** An outside issuer's token that only a revoked federated credential trusts. */
-  | 'revoked_federated_credential';
+  | 'revoked_federated_credential'
+  /**
+   * A credential of any kind (a secret, a key that verified the assertion, or every live federated
+   * credential trusting the token) past its `expiresAt`: refused like a revoked one (docs/rotation.md).
+   */
+  | 'expired_credential';
 
 /**
  * 401 `invalid_client`: the four causes (unknown client, wrong secret, revoked secret, disabled account) share one message.

@@ -13,6 +13,7 @@ import {
   AccountStatusSchema,
   AccountSummarySchema,
   AddFederatedCredentialBodySchema,
+  AddSecretBodySchema,
   CreateAccountBodySchema,
   CreatedAccountSchema,
   CreatedFederatedCredentialSchema,
@@ -41,6 +42,7 @@ const COMPONENTS: readonly TSchema[] = [
   AccountStatusSchema,
   CreateAccountBodySchema,
   AddFederatedCredentialBodySchema,
+  AddSecretBodySchema,
   EmptyBodySchema,
   ProblemSchema,
 ];
@@ -101,7 +103,7 @@ function operation(route: AdminRoute, pathParams: readonly string[]): Json {
   ];
   const body =
     route.body !== undefined
-      ? { required: true, content: { 'application/json': { schema: schemaRef(route.body) } } }
+      ? { required: route.bodyOptional !== true, content: { 'application/json': { schema: schemaRef(route.body) } } }
       : route.method === 'POST'
         ? { required: false, description: 'None, or an empty JSON object.', content: { 'application/json': { schema: ref('EmptyRequest') } } }
         : undefined;

@@ -15,6 +15,8 @@ import {
   AccountStatusSchema,
   AccountSummarySchema,
   AddFederatedCredentialBodySchema,
+  AddSecretBodySchema,
+  type AddSecretBody,
   CreateAccountBodySchema,
   CreatedAccountSchema,
   CreatedFederatedCredentialSchema,
@@ -62,6 +64,8 @@ export interface AdminRoute {
   readonly description: string;
   /** The body's schema; an operation without one accepts no body or `{}`. */
   readonly body?: TSchema;
+  /** Whether the body may be left out altogether (then the handler gets `undefined`). */
+  readonly bodyOptional?: boolean;
   readonly query?: TSchema;
   readonly success: {
     readonly status: number;
@@ -114,7 +118,10 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     problems: ['invalid-request', 'unsupported-media-type', 'payload-too-large'],
     async handle({ admin, body, path }) {
       const created = await admin.createAccount(body as CreateAccountBody);
-      return { status: 201, body: created, headers: { Location: `${path.replace(/\/$/, '')}/${encodeURIComponent(created.clientId)}` } };
+      // RFC 7591 §3.2.1: when the secret expires, in seconds since the epoch; 0 when it never does.
+      const expiresAt = created.secret.expiresAt;
+      const answer = { ...created, client_secret_expires_at: expiresAt === null ? 0 : Math.floor(expiresAt.getTime() / 1000) };
+      return { status: 201, body: answer, headers: { Location: `${path.replace(/\/$/, '')}/${encodeURIComponent(created.clientId)}` } };
     },
   },
   {
@@ -134,10 +141,13 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary: 'Add a secret',
     description:
       'Adds a secret for rotation; the others keep working until revoked. The value is in this response only. ' +
-      'Refused past the configured number of live secrets.',
+      'With `expiresIn` or `expiresAt`, the secret stops working on its own at that time (required, and bounded, when the ' +
+      'server sets `maxCredentialLifetime`). Refused past the configured number of live secrets.',
+    body: AddSecretBodySchema,
+    bodyOptional: true,
     success: { status: 201, description: 'The new secret.', schema: CreatedSecretSchema },
     problems: [...changeProblems, 'secret-limit-reached'],
-    handle: async ({ admin, params }) => ({ status: 201, body: await admin.addSecret(params.clientId!) }),
+    handle: async ({ admin, params, body }) => ({ status: 201, body: await admin.addSecret(params.clientId!, body as AddSecretBody | undefined) }),
   },
   {
     method: 'DELETE',

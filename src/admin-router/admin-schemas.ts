@@ -32,6 +32,16 @@ const Scopes = Type.Array(Type.String(), { description: 'Allowed scopes; empty m
 const Resources = Type.Array(Type.String(), {
   description: 'The resources (APIs, RFC 8707) its tokens may be for, each a token’s `aud`; empty: the server’s own audience.',
 });
+const ExpiresAt = Type.Union([DateTime, Type.Null()], { description: 'When the credential stops working on its own (docs/rotation.md); null: never.' });
+/** When a new credential expires: at most one of the two (neither: never, unless the server's maxCredentialLifetime requires one). */
+const ExpiryInput = {
+  expiresIn: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,9}[dhms]$' })], {
+      description: 'How long from now: whole seconds, or a whole number of days, hours, minutes or seconds (`90d`, `12h`, `30m`, `4s`).',
+    }),
+  ),
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When, as an RFC 3339 date and time; instead of `expiresIn`.' })),
+};
 const ResourcesInput = Type.Array(Type.String({ minLength: 1, maxLength: MAX_RESOURCE_LENGTH }), {
   maxItems: MAX_RESOURCES,
   description:
@@ -41,7 +51,7 @@ const ResourcesInput = Type.Array(Type.String({ minLength: 1, maxLength: MAX_RES
 
 /** A secret as listed: its ID and dates, never its value or hash. */
 export const SecretSummarySchema = Type.Object(
-  { id: Type.String(), createdAt: DateTime, lastUsedAt: NullableDateTime, revokedAt: NullableDateTime },
+  { id: Type.String(), createdAt: DateTime, lastUsedAt: NullableDateTime, revokedAt: NullableDateTime, expiresAt: ExpiresAt },
   { ...closed, title: 'SecretSummary' },
 );
 
@@ -53,6 +63,7 @@ export const KeySummarySchema = Type.Object(
     createdAt: DateTime,
     lastUsedAt: NullableDateTime,
     revokedAt: NullableDateTime,
+    expiresAt: ExpiresAt,
   },
   { ...closed, title: 'KeySummary' },
 );
@@ -77,6 +88,7 @@ export const FederatedCredentialSummarySchema = Type.Object(
     createdAt: DateTime,
     lastUsedAt: NullableDateTime,
     revokedAt: NullableDateTime,
+    expiresAt: ExpiresAt,
   },
   { ...closed, title: 'FederatedCredentialSummary' },
 );
@@ -105,13 +117,24 @@ export const AccountPageSchema = Type.Array(AccountSummarySchema, { title: 'Acco
 
 /** A new secret: `value` appears in this response only. */
 export const CreatedSecretSchema = Type.Object(
-  { id: Type.String(), value: Type.String({ description: 'The client secret, shown this once.' }) },
+  { id: Type.String(), value: Type.String({ description: 'The client secret, shown this once.' }), expiresAt: ExpiresAt },
   { ...closed, title: 'CreatedSecret' },
 );
 
 /** A new account and its first secret. */
 export const CreatedAccountSchema = Type.Object(
-  { clientId: ClientId, name: Type.String(), clientAccountId: ClientAccountId, scopes: Scopes, resources: Resources, secret: CreatedSecretSchema },
+  {
+    clientId: ClientId,
+    name: Type.String(),
+    clientAccountId: ClientAccountId,
+    scopes: Scopes,
+    resources: Resources,
+    secret: CreatedSecretSchema,
+    client_secret_expires_at: Type.Integer({
+      minimum: 0,
+      description: 'When the secret expires, in seconds since the epoch; 0 when it never does (RFC 7591 §3.2.1).',
+    }),
+  },
   { ...closed, title: 'CreatedAccount' },
 );
 
@@ -123,7 +146,7 @@ export const RevokedSecretSchema = Type.Object(
 
 /** A new federated credential. */
 export const CreatedFederatedCredentialSchema = Type.Object(
-  { id: Type.String(), issuer: FederatedIssuer, subject: FederatedSubject, audience: FederatedAudience, jwksUri: Type.Optional(JwksUri), createdAt: DateTime },
+  { id: Type.String(), issuer: FederatedIssuer, subject: FederatedSubject, audience: FederatedAudience, jwksUri: Type.Optional(JwksUri), createdAt: DateTime, expiresAt: ExpiresAt },
   { ...closed, title: 'CreatedFederatedCredential' },
 );
 
@@ -176,6 +199,7 @@ export const CreateAccountBodySchema = Type.Object(
       }),
     ),
     resources: Type.Optional(ResourcesInput),
+    secret: Type.Optional(Type.Object(ExpiryInput, { ...closed, description: 'When its first secret expires.' })),
   },
   { ...closed, title: 'CreateAccountRequest' },
 );
@@ -205,11 +229,14 @@ export const AddFederatedCredentialBodySchema = Type.Object(
         description: 'The issuer’s JWK Set URL, for an issuer without OpenID Connect discovery; same rules as `issuer`.',
       }),
     ),
+    ...ExpiryInput,
   },
   { ...closed, title: 'AddFederatedCredentialRequest' },
 );
 
 /** Operations that take no input accept no body, or an empty JSON object. */
+export const AddSecretBodySchema = Type.Object(ExpiryInput, { ...closed, title: 'AddSecretRequest' });
+
 export const EmptyBodySchema = Type.Object({}, { ...closed, title: 'EmptyRequest' });
 
 /** The query of `GET /service-accounts`. */
@@ -232,6 +259,7 @@ export type CreateAccountBody = Static<typeof CreateAccountBodySchema>;
 export type SetResourcesBody = Static<typeof SetResourcesBodySchema>;
 /** The add-federated-credential body once checked. */
 export type AddFederatedCredentialBody = Static<typeof AddFederatedCredentialBodySchema>;
+export type AddSecretBody = Static<typeof AddSecretBodySchema>;
 
 /** Every named schema, as the OpenAPI document's `components.schemas` lists them. */
 export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, string>([
@@ -252,6 +280,7 @@ export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, stri
   [ProblemSchema, 'Problem'],
   [CreateAccountBodySchema, 'CreateAccountRequest'],
   [EmptyBodySchema, 'EmptyRequest'],
+  [AddSecretBodySchema, 'AddSecretRequest'],
 ]);
 
 // Compile-time ties between the admin API's results as JSON and the schemas above: adding a field to
@@ -266,7 +295,7 @@ type AsJson<T> = T extends Date
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const schemasMatchResults: [
   Same<AsJson<AccountSummary>, Static<typeof AccountSummarySchema>>,
-  Same<AsJson<CreatedAccount>, Static<typeof CreatedAccountSchema>>,
+  Same<AsJson<CreatedAccount> & { client_secret_expires_at: number }, Static<typeof CreatedAccountSchema>>,
   Same<AsJson<CreatedSecret>, Static<typeof CreatedSecretSchema>>,
   Same<AsJson<RevokedSecret>, Static<typeof RevokedSecretSchema>>,
   Same<AsJson<CreatedFederatedCredential>, Static<typeof CreatedFederatedCredentialSchema>>,

@@ -21,7 +21,7 @@ import type {
 import { withinClientAccount } from '../client-account-boundary.js';
 import { AdminProblem, accountNotVisible } from './admin-problem.js';
 import type { AdminPrincipal } from './admin-router-options.js';
-import type { AddFederatedCredentialBody, CreateAccountBody } from './admin-schemas.js';
+import type { AddFederatedCredentialBody, AddSecretBody, CreateAccountBody } from './admin-schemas.js';
 
 /**
  * The admin API as one principal may use it.
@@ -39,7 +39,7 @@ export interface ScopedAdminApi {
   listAccounts(clientAccountId?: string): Promise<AccountSummary[]>;
   getAccount(clientId: string): Promise<AccountSummary>;
   createAccount(input: CreateAccountBody): Promise<CreatedAccount>;
-  addSecret(clientId: string): Promise<CreatedSecret>;
+  addSecret(clientId: string, body?: AddSecretBody): Promise<CreatedSecret>;
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
   addFederatedCredential(clientId: string, input: AddFederatedCredentialBody): Promise<CreatedFederatedCredential>;
   revokeFederatedCredential(clientId: string, credentialId: string): Promise<RevokedFederatedCredential>;
@@ -98,7 +98,7 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
       if (tenant !== undefined && input.resources !== undefined && input.resources.length > 0) throw new AdminProblem('forbidden', OPERATORS_GIVE_RESOURCES);
       return acting.createAccount({ ...input, clientAccountId: tenant ?? input.clientAccountId ?? null });
     },
-    addSecret: change((clientId) => acting.addSecret(clientId)),
+    addSecret: async (clientId, body) => change((id) => acting.addSecret(id, body))(clientId),
     revokeSecret: async (clientId, secretId) => change((id) => acting.revokeSecret(id, secretId))(clientId),
     addFederatedCredential: async (clientId, input) => change((id) => acting.addFederatedCredential(id, input))(clientId),
     revokeFederatedCredential: async (clientId, credentialId) => change((id) => acting.revokeFederatedCredential(id, credentialId))(clientId),

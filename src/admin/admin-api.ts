@@ -12,6 +12,7 @@ import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, checkResources, type CreateAccountInput } from './admin-input.js';
+import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
 import { liveCredentials, liveTotal, revokeCredential } from './admin-credential-life.js';
@@ -49,10 +50,13 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
   listAccounts(): Promise<AccountSummary[]>;
   getAccount(clientId: string): Promise<AccountSummary | undefined>;
   /**
-   * Adds a secret for rotation; fails with `secret_limit_reached` when the account already has
-   * `maxSecretsPerAccount` live credentials (secrets, keys and federated credentials together).
+   * Adds a secret for rotation, expiring as `expiry` says (docs/rotation.md; never, when left out and
+   * the server has no `maxCredentialLifetime`); fails with `secret_limit_reached` when the account
+   * already has `maxSecretsPerAccount` live credentials (secrets, keys and federated credentials
+   * together), and with `invalid_input` for an expiry that is malformed, past, or beyond the server's
+   * `maxCredentialLifetime` (or missing while that requires one).
    */
-  addSecret(clientId: string): Promise<CreatedSecret>;
+  addSecret(clientId: string, expiry?: CredentialExpiryInput): Promise<CreatedSecret>;
   /** Revokes a secret and, with it, every token issued against it, on every instance within 1 s. */
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
   /**
@@ -107,25 +111,26 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     if (!account) throw accountNotFound(clientId);
     return account;
   };
-  const newSecret = async (): Promise<{ created: CreatedSecret; record: { id: string; hash: string; createdAt: Date } }> => {
-    const created = generateSecret();
-    const hash = await hashSecret(created.value, config.secretHashRounds);
-    return { created, record: { id: created.id, hash, createdAt: config.now() } };
+  const newSecret = async (expiresAt: Date | null): Promise<{ created: CreatedSecret; record: { id: string; hash: string; createdAt: Date; expiresAt: Date | null } }> => {
+    const generated = generateSecret();
+    const hash = await hashSecret(generated.value, config.secretHashRounds);
+    return { created: { ...generated, expiresAt }, record: { id: generated.id, hash, createdAt: config.now(), expiresAt } };
   };
   const limit = config.maxSecretsPerAccount;
-  const addSecret = async (clientId: string): Promise<CreatedSecret> => {
+  const addSecret = async (clientId: string, expiry?: CredentialExpiryInput): Promise<CreatedSecret> => {
+    const expiresAt = resolveExpiry(expiry, config, 'expiresIn');
     const account = await requireAccount(clientId);
     // Checked here first only to spare a bcrypt hash; the store enforces the cap atomically.
     const live = liveCredentials(account);
     if (liveTotal(live) >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live);
-    const { created, record } = await newSecret();
+    const { created, record } = await newSecret(expiresAt);
     const cap = { maxLiveCredentials: limit, maxLiveSecrets: limit };
     const stored = await call('addSecret', () => store.addSecret(clientId, record, cap));
     if (stored === undefined) throw accountNotFound(clientId);
     // Another call (here, the CLI, another instance) took the last free place meanwhile.
     if (stored === 'limit_reached') throw credentialLimitReached('secret_limit_reached', clientId, limit);
     changed(clientId);
-    audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id });
+    audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id, ...(expiresAt && { expiresAt }) });
     return created;
   };
   const setEnabled = async (clientId: string, enabled: boolean): Promise<AccountStatus> => {
@@ -148,7 +153,8 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       const { name, clientAccountId, scopes, resources } = checkAccountInput(input);
       // A store that cannot keep them would silently make the account's tokens good for the server's audience.
       if (resources.length > 0) requireResourceStore();
-      const { created, record } = await newSecret();
+      const expiresAt = resolveExpiry(input.secret, config, 'secret.expiresIn');
+      const { created, record } = await newSecret(expiresAt);
       const clientId = generateClientId();
       await call('createAccount', () =>
         store.createAccount({
@@ -163,7 +169,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       );
       changed(clientId);
       audit({ type: 'account.created', clientId, name });
-      audit({ type: 'secret.created', clientId, name, secretId: created.id });
+      audit({ type: 'secret.created', clientId, name, secretId: created.id, ...(expiresAt && { expiresAt }) });
       return { clientId, name, clientAccountId, scopes, resources, secret: created };
     },
 

@@ -8,6 +8,7 @@ import { rejectCredentialLookalike } from './reject-credential-lookalike.js';
 import { isScopeToken } from '../scopes.js';
 import { isResourceIndicator, MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
 import { unsafeCharacter } from './printable-text.js';
+import type { CredentialExpiryInput } from './credential-expiry.js';
 
 /**
  * Input of {@link AdminApi.createAccount}.
@@ -44,6 +45,11 @@ export interface CreateAccountInput {
    * `audience`, as before resources existed.
    */
   resources?: readonly string[];
+  /**
+   * When its first secret expires (docs/rotation.md): `{ expiresIn: '90d' }` or `{ expiresAt }`.
+   * Left out: never, unless the server's `maxCredentialLifetime` requires an expiry.
+   */
+  secret?: CredentialExpiryInput;
 }
 
 /** {@link CreateAccountInput}, checked and normalised. */

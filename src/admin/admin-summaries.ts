@@ -24,6 +24,8 @@ export type { CreatedFederatedCredential, FederatedCredentialSummary, RevokedFed
 export interface CreatedSecret {
   readonly id: string;
   readonly value: string;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -68,6 +70,8 @@ export interface SecretSummary {
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -90,6 +94,8 @@ export interface KeySummary {
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -108,6 +114,8 @@ export interface CreatedKey {
   readonly id: string;
   readonly thumbprint: string;
   readonly createdAt: Date;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -228,11 +236,11 @@ export interface AccountStatus {
 }
 
 function summarizeSecret(secret: SecretRecord): SecretSummary {
-  return { id: secret.id, createdAt: secret.createdAt, lastUsedAt: secret.lastUsedAt, revokedAt: secret.revokedAt };
+  return { id: secret.id, createdAt: secret.createdAt, lastUsedAt: secret.lastUsedAt, revokedAt: secret.revokedAt, expiresAt: secret.expiresAt ?? null };
 }
 
 function summarizeKey(key: KeyRecord): KeySummary {
-  return { id: key.id, thumbprint: key.thumbprint, createdAt: key.createdAt, lastUsedAt: key.lastUsedAt, revokedAt: key.revokedAt };
+  return { id: key.id, thumbprint: key.thumbprint, createdAt: key.createdAt, lastUsedAt: key.lastUsedAt, revokedAt: key.revokedAt, expiresAt: key.expiresAt ?? null };
 }
 
 /**

@@ -37,6 +37,8 @@ export interface FederatedCredentialSummary {
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -63,6 +65,8 @@ export interface CreatedFederatedCredential {
   /** Present only when given. */
   readonly jwksUri?: string;
   readonly createdAt: Date;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -105,5 +109,6 @@ export function summarizeFederated(credential: FederatedCredentialRecord, issuer
     createdAt: credential.createdAt,
     lastUsedAt: credential.lastUsedAt,
     revokedAt: credential.revokedAt,
+    expiresAt: credential.expiresAt ?? null,
   };
 }

@@ -223,6 +223,8 @@ export interface SecretEvent extends ChangeBase {
   readonly clientId: string;
   readonly name: string;
   readonly secretId: string;
+  /** On `.created`, when the new credential expires (absent: never). */
+  readonly expiresAt?: Date;
 }
 
 /**
@@ -243,6 +245,8 @@ export interface KeyEvent extends ChangeBase {
   readonly name: string;
   readonly keyId: string;
   readonly thumbprint: string;
+  /** On `.created`, when the new credential expires (absent: never). */
+  readonly expiresAt?: Date;
 }
 
 /**
@@ -265,6 +269,8 @@ export interface FederatedCredentialEvent extends ChangeBase {
   readonly credentialId: string;
   readonly issuer: string;
   readonly subject: string;
+  /** On `.created`, when the new credential expires (absent: never). */
+  readonly expiresAt?: Date;
 }
 
 /**

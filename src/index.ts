@@ -23,6 +23,8 @@ export type { FederatedCredentialInput } from './admin/admin-federated.js';
 export { createAdminApi } from './admin/create-admin-api.js';
 export type { AdminApiOptions } from './admin-options.js';
 export type { CreateAccountInput } from './admin/admin-input.js';
+export type { CredentialExpiryInput } from './admin/credential-expiry.js';
+export type { StaleCredential, StaleCredentialCriteria, StaleReason } from './admin/stale-credentials.js';
 export type {
   CreatedAccount,
   CreatedSecret,

@@ -24,6 +24,7 @@ import {
   RevokedFederatedCredentialSchema,
   RevokedSecretSchema,
   SecretSummarySchema,
+  StaleCredentialSchema,
 } from './admin-schemas.js';
 
 type Json = Record<string, unknown>;
@@ -43,6 +44,7 @@ const COMPONENTS: readonly TSchema[] = [
   CreateAccountBodySchema,
   AddFederatedCredentialBodySchema,
   AddSecretBodySchema,
+  StaleCredentialSchema,
   EmptyBodySchema,
   ProblemSchema,
 ];

@@ -22,6 +22,9 @@ import {
   CreatedFederatedCredentialSchema,
   CreatedSecretSchema,
   ListQuerySchema,
+  StaleCredentialListSchema,
+  StaleQuerySchema,
+  type StaleQuery,
   RevokedFederatedCredentialSchema,
   RevokedSecretSchema,
   type AddFederatedCredentialBody,
@@ -85,6 +88,19 @@ const changeProblems: readonly AdminProblemName[] = ['invalid-request', 'not-fou
 
 /** Every operation of the admin router. */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/stale-credentials',
+    operationId: 'listStaleCredentials',
+    summary: 'List credentials to rotate or revoke',
+    description:
+      'The live (unrevoked) secrets, public keys and federated credentials of the accounts the caller may see that expire within ' +
+      '`expiringWithin` (or have expired), or were last used (never used: created) at least `unusedFor` ago. Give one or both.',
+    query: StaleQuerySchema,
+    success: { status: 200, description: 'The matching credentials, by account.', schema: StaleCredentialListSchema },
+    problems: ['invalid-request'],
+    handle: async ({ admin, query }) => ({ status: 200, body: await admin.listStaleCredentials(query as StaleQuery) }),
+  },
   {
     method: 'GET',
     path: ACCOUNTS,

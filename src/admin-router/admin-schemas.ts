@@ -17,6 +17,7 @@ import type {
   CreatedFederatedCredential,
   CreatedSecret,
   RevokedFederatedCredential,
+  StaleCredential,
   RevokedSecret,
 } from '../admin/admin-summaries.js';
 import type { ProblemDetails } from './admin-problem.js';
@@ -235,6 +236,35 @@ export const AddFederatedCredentialBodySchema = Type.Object(
 );
 
 /** Operations that take no input accept no body, or an empty JSON object. */
+const DurationText = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,9}[dhms]$', description });
+
+export const StaleQuerySchema = Type.Object(
+  {
+    expiringWithin: Type.Optional(DurationText('Credentials that expire within this long (`14d`, `12h`, `30m`, `4s`), or have expired.')),
+    unusedFor: Type.Optional(DurationText('Credentials last used (never used: created) at least this long ago (`30d`, ...).')),
+  },
+  closed,
+);
+
+export const StaleCredentialSchema = Type.Object(
+  {
+    clientId: ClientId,
+    name: Type.String({ description: 'The account’s name.' }),
+    clientAccountId: ClientAccountId,
+    kind: Type.Union([Type.Literal('secret'), Type.Literal('key'), Type.Literal('federated')]),
+    id: Type.String(),
+    createdAt: DateTime,
+    lastUsedAt: NullableDateTime,
+    expiresAt: ExpiresAt,
+    reasons: Type.Array(Type.Union([Type.Literal('expired'), Type.Literal('expiring'), Type.Literal('unused')]), {
+      description: '`expired`: past its expiry (refused) yet not revoked; `expiring`: within `expiringWithin`; `unused`: for `unusedFor`.',
+    }),
+  },
+  { ...closed, title: 'StaleCredential' },
+);
+
+export const StaleCredentialListSchema = Type.Array(StaleCredentialSchema, { title: 'StaleCredentialList' });
+
 export const AddSecretBodySchema = Type.Object(ExpiryInput, { ...closed, title: 'AddSecretRequest' });
 
 export const EmptyBodySchema = Type.Object({}, { ...closed, title: 'EmptyRequest' });
@@ -260,6 +290,7 @@ export type SetResourcesBody = Static<typeof SetResourcesBodySchema>;
 /** The add-federated-credential body once checked. */
 export type AddFederatedCredentialBody = Static<typeof AddFederatedCredentialBodySchema>;
 export type AddSecretBody = Static<typeof AddSecretBodySchema>;
+export type StaleQuery = Static<typeof StaleQuerySchema>;
 
 /** Every named schema, as the OpenAPI document's `components.schemas` lists them. */
 export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, string>([
@@ -281,6 +312,8 @@ export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, stri
   [CreateAccountBodySchema, 'CreateAccountRequest'],
   [EmptyBodySchema, 'EmptyRequest'],
   [AddSecretBodySchema, 'AddSecretRequest'],
+  [StaleCredentialSchema, 'StaleCredential'],
+  [StaleCredentialListSchema, 'StaleCredentialList'],
 ]);
 
 // Compile-time ties between the admin API's results as JSON and the schemas above: adding a field to
@@ -302,6 +335,7 @@ const schemasMatchResults: [
   Same<AsJson<RevokedFederatedCredential>, Static<typeof RevokedFederatedCredentialSchema>>,
   Same<AsJson<AccountStatus>, Static<typeof AccountStatusSchema>>,
   Same<AsJson<AccountResources>, Static<typeof AccountResourcesSchema>>,
+  Same<AsJson<StaleCredential>, Static<typeof StaleCredentialSchema>>,
   Same<AsJson<ProblemDetails>, Static<typeof ProblemSchema>>,
-] = [true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true];
 void schemasMatchResults;

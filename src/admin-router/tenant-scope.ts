@@ -21,7 +21,8 @@ import type {
 import { withinClientAccount } from '../client-account-boundary.js';
 import { AdminProblem, accountNotVisible } from './admin-problem.js';
 import type { AdminPrincipal } from './admin-router-options.js';
-import type { AddFederatedCredentialBody, AddSecretBody, CreateAccountBody } from './admin-schemas.js';
+import type { AddFederatedCredentialBody, AddSecretBody, CreateAccountBody, StaleQuery } from './admin-schemas.js';
+import type { StaleCredential } from '../admin/stale-credentials.js';
 
 /**
  * The admin API as one principal may use it.
@@ -46,6 +47,8 @@ export interface ScopedAdminApi {
   disableAccount(clientId: string): Promise<AccountStatus>;
   enableAccount(clientId: string): Promise<AccountStatus>;
   setResources(clientId: string, resources: readonly string[]): Promise<AccountResources>;
+  /** The stale credentials of the accounts the principal may see. */
+  listStaleCredentials(criteria: StaleQuery): Promise<StaleCredential[]>;
 }
 
 const OPERATORS_GIVE_RESOURCES = 'Only an operator of every client account may choose the resources (APIs) an account’s tokens are for';
@@ -88,6 +91,9 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
       return (await admin.listAccounts()).filter((account) => visible(account) && (only === undefined || account.clientAccountId === only));
     },
     getAccount,
+    async listStaleCredentials(criteria) {
+      return (await admin.listStaleCredentials(criteria)).filter((credential) => withinClientAccount(tenant ?? null, credential));
+    },
     async createAccount(input) {
       if (tenant !== undefined && input.clientAccountId !== undefined && input.clientAccountId !== tenant) {
         throw new AdminProblem('forbidden', 'You may create service accounts only in your own client account');

@@ -13,6 +13,7 @@ import { callStore } from '../runtime/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, checkResources, type CreateAccountInput } from './admin-input.js';
 import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
+import { findStaleCredentials, type StaleCredential, type StaleCredentialCriteria } from './stale-credentials.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
 import { liveCredentials, liveTotal, revokeCredential } from './admin-credential-life.js';
@@ -48,6 +49,13 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
    */
   createAccount(input: CreateAccountInput): Promise<CreatedAccount>;
   listAccounts(): Promise<AccountSummary[]>;
+  /**
+   * The live (unrevoked) credentials of every kind that expire within `criteria.expiringWithin` (or
+   * have expired), or were last used (never used: created) at least `criteria.unusedFor` ago: what
+   * to rotate or revoke next (docs/rotation.md). Throws `invalid_input` when neither is given or one
+   * is not a duration (`14d`, `12h`, `30m`, `4s`, or seconds).
+   */
+  listStaleCredentials(criteria: StaleCredentialCriteria): Promise<StaleCredential[]>;
   getAccount(clientId: string): Promise<AccountSummary | undefined>;
   /**
    * Adds a secret for rotation, expiring as `expiry` says (docs/rotation.md; never, when left out and
@@ -186,6 +194,12 @@ export function buildAdminApi(context: AdminContext): AdminApi {
 
     async listAccounts() {
       return (await call('listAccounts', () => store.listAccounts())).map((account) => summarizeAccount(account, config.issuer));
+    },
+
+    async listStaleCredentials(criteria) {
+      const now = config.now();
+      findStaleCredentials([], criteria, now); // the criteria checked before the store is read
+      return findStaleCredentials(await call('listAccounts', () => store.listAccounts()), criteria, now);
     },
 
     async getAccount(clientId) {

@@ -7,6 +7,7 @@ import type { AccountRecord, KeyRecord, SecretRecord } from '../store/account-st
 import { federatedOf, keysOf } from '../store/credential-kinds.js';
 import { summarizeFederated, type FederatedCredentialSummary } from './federated-summaries.js';
 
+export type { StaleCredential } from './stale-credentials.js';
 export type { CreatedFederatedCredential, FederatedCredentialSummary, RevokedFederatedCredential } from './federated-summaries.js';
 
 /**

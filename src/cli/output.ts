@@ -19,6 +19,7 @@ import type {
   RevokedKey,
   RevokedSecret,
   RevokedToken,
+  StaleCredential,
 } from '../index.js';
 
 /** A JSON value, so a document can only hold what `JSON.stringify` renders as-is. */
@@ -26,8 +27,12 @@ export type Json = string | number | boolean | null | Json[] | { [key: string]: 
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
-/** `create`: `{clientId, name, clientAccountId, scopes, secret: {id, value}}`. */
+/**
+ * `create`: `{clientId, name, clientAccountId, scopes, resources, secret: {id, value, expiresAt},
+ * client_secret_expires_at}`, the last in seconds since the epoch, 0 for a secret that never expires (RFC 7591 §3.2.1).
+ */
 export function createdAccountJson(account: CreatedAccount): Json {
+  const expiresAt = account.secret.expiresAt;
   return {
     clientId: account.clientId,
     name: account.name,
@@ -35,12 +40,49 @@ export function createdAccountJson(account: CreatedAccount): Json {
     scopes: [...account.scopes],
     resources: [...account.resources],
     secret: createdSecretJson(account.secret),
+    client_secret_expires_at: expiresAt === null ? 0 : Math.floor(expiresAt.getTime() / 1000),
   };
 }
 
-/** `secret add`: `{id, value}`. */
-export function createdSecretJson(secret: CreatedSecret): { id: string; value: string } {
-  return { id: secret.id, value: secret.value };
+/** `secret add`: `{id, value, expiresAt}`. */
+export function createdSecretJson(secret: CreatedSecret): { id: string; value: string; expiresAt: string | null } {
+  return { id: secret.id, value: secret.value, expiresAt: iso(secret.expiresAt) };
+}
+
+/** `credentials stale`: `[{clientId, name, clientAccountId, kind, id, createdAt, lastUsedAt, expiresAt, reasons}]`. */
+export function staleCredentialsJson(stale: readonly StaleCredential[]): Json {
+  return stale.map((credential) => ({
+    clientId: credential.clientId,
+    name: credential.name,
+    clientAccountId: credential.clientAccountId,
+    kind: credential.kind,
+    id: credential.id,
+    createdAt: iso(credential.createdAt),
+    lastUsedAt: iso(credential.lastUsedAt),
+    expiresAt: iso(credential.expiresAt),
+    reasons: [...credential.reasons],
+  }));
+}
+
+/** Human-readable `credentials stale`. */
+export function staleCredentialsText(stale: readonly StaleCredential[]): string {
+  if (stale.length === 0) return 'No credentials match.';
+  return stale
+    .map((credential) => {
+      const expiry = credential.expiresAt ? `expires ${credential.expiresAt.toISOString()}` : 'never expires';
+      const used = credential.lastUsedAt ? credential.lastUsedAt.toISOString() : 'never';
+      return `${shown(credential.clientId)}  "${shown(credential.name)}"  ${credential.kind} ${shown(credential.id)}  ${credential.reasons.join(', ')}  ${expiry}  last used ${used}`;
+    })
+    .join('\n');
+}
+
+/** The line a new credential's text ends with about its expiry. */
+const expiryLine = (expiresAt: Date | null): string => `  expires:         ${expiresAt === null ? 'never' : expiresAt.toISOString()}`;
+/** The state of a listed credential: revoked, expired or live (with its expiry). */
+function stateText(credential: { readonly revokedAt: Date | null; readonly expiresAt: Date | null }, now: number): string {
+  if (credential.revokedAt) return `revoked ${credential.revokedAt.toISOString()}`;
+  if (credential.expiresAt === null) return 'live';
+  return credential.expiresAt.getTime() <= now ? `EXPIRED ${credential.expiresAt.toISOString()}` : `live until ${credential.expiresAt.toISOString()}`;
 }
 
 /** `list`: accounts with their secrets' IDs and dates (never a value or a hash), their keys and federated credentials. */
@@ -57,6 +99,7 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
       createdAt: iso(secret.createdAt),
       lastUsedAt: iso(secret.lastUsedAt),
       revokedAt: iso(secret.revokedAt),
+      expiresAt: iso(secret.expiresAt),
     })),
     keys: account.keys.map((key) => ({
       id: key.id,
@@ -64,6 +107,7 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
       createdAt: iso(key.createdAt),
       lastUsedAt: iso(key.lastUsedAt),
       revokedAt: iso(key.revokedAt),
+      expiresAt: iso(key.expiresAt),
     })),
     federated: account.federated.map(listedFederatedJson),
   }));
@@ -75,6 +119,7 @@ function listedFederatedJson(credential: FederatedCredentialSummary): Json {
     ...(createdFederatedJson(credential) as { [key: string]: Json }),
     lastUsedAt: iso(credential.lastUsedAt),
     revokedAt: iso(credential.revokedAt),
+    expiresAt: iso(credential.expiresAt),
   };
 }
 
@@ -87,6 +132,7 @@ export function createdFederatedJson(credential: CreatedFederatedCredential): Js
     audience: credential.audience,
     ...(credential.jwksUri !== undefined && { jwksUri: credential.jwksUri }),
     createdAt: iso(credential.createdAt),
+    expiresAt: iso(credential.expiresAt),
   };
 }
 
@@ -97,7 +143,7 @@ export function revokedFederatedJson(revoked: RevokedFederatedCredential): Json 
 
 /** `key add`: `{id, thumbprint, createdAt}`. */
 export function createdKeyJson(key: CreatedKey): Json {
-  return { id: key.id, thumbprint: key.thumbprint, createdAt: iso(key.createdAt) };
+  return { id: key.id, thumbprint: key.thumbprint, createdAt: iso(key.createdAt), expiresAt: iso(key.expiresAt) };
 }
 
 /** `key revoke`: `{clientId, keyId, revokedAt}`. */
@@ -149,6 +195,7 @@ export function createdAccountText(account: CreatedAccount): string {
     ...resourcesLines(account.resources),
     `  secret ID:       ${account.secret.id}`,
     `  client secret:   ${account.secret.value}`,
+    ...(account.secret.expiresAt === null ? [] : [expiryLine(account.secret.expiresAt)]),
     SHOWN_ONCE,
   ].join('\n');
 }
@@ -159,6 +206,7 @@ export function createdSecretText(clientId: string, secret: CreatedSecret): stri
     `Added a secret to ${shown(clientId)}.`,
     `  secret ID:       ${secret.id}`,
     `  client secret:   ${secret.value}`,
+    ...(secret.expiresAt === null ? [] : [expiryLine(secret.expiresAt)]),
     SHOWN_ONCE,
     'The older secrets keep working until you revoke them: move traffic to this one, then revoke the old one.',
   ].join('\n');
@@ -167,6 +215,7 @@ export function createdSecretText(clientId: string, secret: CreatedSecret): stri
 /** Human-readable `list`. */
 export function accountListText(accounts: readonly AccountSummary[]): string {
   if (accounts.length === 0) return 'No service accounts.';
+  const now = Date.now();
   const lines: string[] = [];
   for (const account of accounts) {
     lines.push(`${shown(account.clientId)}  "${shown(account.name)}"  ${account.enabled ? 'enabled' : 'DISABLED'}`);
@@ -175,17 +224,17 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
     lines.push(...resourcesLines(account.resources));
     if (account.secrets.length === 0) lines.push('  secrets:         (none)');
     for (const secret of account.secrets) {
-      const state = secret.revokedAt ? `revoked ${secret.revokedAt.toISOString()}` : 'live';
+      const state = stateText(secret, now);
       const used = secret.lastUsedAt ? secret.lastUsedAt.toISOString() : 'never';
       lines.push(`  secret ${shown(secret.id)}  ${state}  created ${secret.createdAt.toISOString()}  last used ${used}`);
     }
     for (const key of account.keys) {
-      const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'live';
+      const state = stateText(key, now);
       const used = key.lastUsedAt ? key.lastUsedAt.toISOString() : 'never';
       lines.push(`  key ${key.id}  ${state}  created ${key.createdAt.toISOString()}  last used ${used}  thumbprint ${key.thumbprint}`);
     }
     for (const credential of account.federated) {
-      const state = credential.revokedAt ? `revoked ${credential.revokedAt.toISOString()}` : 'live';
+      const state = stateText(credential, now);
       const used = credential.lastUsedAt ? credential.lastUsedAt.toISOString() : 'never';
       lines.push(
         `  federated ${shown(credential.id)}  ${state}  created ${credential.createdAt.toISOString()}  last used ${used}  ` +
@@ -202,6 +251,7 @@ export function createdKeyText(clientId: string, key: CreatedKey): string {
     `Registered a public key for ${clientId}.`,
     `  key ID:          ${key.id}`,
     `  thumbprint:      ${key.thumbprint}`,
+    ...(key.expiresAt === null ? [] : [expiryLine(key.expiresAt)]),
     'The client signs its token requests with the matching private key, which never leaves it (docs/private-key-jwt.md).',
   ].join('\n');
 }
@@ -219,6 +269,7 @@ export function createdFederatedText(clientId: string, credential: CreatedFedera
     `  subject:         ${shown(credential.subject)}`,
     `  audience:        ${audienceText(credential.audience)}`,
     ...(credential.jwksUri !== undefined ? [`  JWK Set URL:     ${shown(credential.jwksUri)}`] : []),
+    ...(credential.expiresAt === null ? [] : [expiryLine(credential.expiresAt)]),
     'The workload sends a token from this issuer, for exactly this subject and audience, as its client assertion: no secret is stored.',
   ].join('\n');
 }

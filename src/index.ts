@@ -99,7 +99,9 @@ export type {
   SecretChecksSaturatedEvent,
   RevocationLimitReachedEvent,
   FederatedIssuerEvent,
+  CredentialExpiringEvent,
 } from './observability/operational-events.js';
+export { CREDENTIAL_EXPIRING_LEAD_TIME } from './observability/expiring-credentials.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';
 export type { TelemetryOptions } from './observability/telemetry.js';
 export type { AuthorizationServerMetadata, ClientAuthMethods, MetadataOptions } from './discovery/authorization-server-metadata.js';

@@ -15,6 +15,7 @@ import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from '../client-auth/presented-credentials.js';
 import type { Step } from './token-request-context.js';
+import { ExpiringCredentialNotices } from '../observability/expiring-credentials.js';
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
 export const requireClientCredentialsGrant: Step = (context, next) => {
@@ -47,6 +48,7 @@ interface ExchangeView {
 export function createClientCredentialsExchange(runtime: Runtime): Step {
   const { config } = runtime;
   const server = oauth2orize.createServer();
+  const expiring = new ExpiringCredentialNotices(runtime.event);
 
   // Four parameters: oauth2orize passes the view's body, whose `scope` is the validated string.
   const issue = (client: AuthenticatedClient, _scopes: string[], body: ExchangeView['body'], done: oauth2orize.ExchangeDoneFunction): void => {
@@ -75,6 +77,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
         audience: claims.aud,
         expiresAt: new Date(claims.exp * 1000),
       });
+      expiring.used(account, credential, now);
       done(null, token, undefined, { expires_in: config.tokenLifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
     } catch (err) {
       done(err as Error);

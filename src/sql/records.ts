@@ -32,7 +32,7 @@ export interface SecretRow {
   /** Absent when not selected. */
   verified_digest?: string | null;
   /** When it expires (schema version 8); `NULL`: never. */
-  expires_at: DbInteger | null;
+  expires_at?: DbInteger | null;
 }
 
 /**
@@ -59,7 +59,7 @@ export interface KeyRow {
   last_used_at: DbInteger | null;
   revoked_at: DbInteger | null;
   /** When it expires (schema version 8); `NULL`: never. */
-  expires_at: DbInteger | null;
+  expires_at?: DbInteger | null;
 }
 
 /**
@@ -146,7 +146,8 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
-    expiresAt: toNullableDate(row.expires_at),
+    // Present only for a credential that expires, as a store without expiry would return the record.
+    ...(row.expires_at != null && { expiresAt: toDate(row.expires_at) }),
     // Present only when one was recorded, as a store without digests would return the record.
     ...(typeof row.verified_digest === 'string' && { verifiedDigest: row.verified_digest }),
   };
@@ -180,7 +181,7 @@ export interface FederatedRow {
   last_used_at: DbInteger | null;
   revoked_at: DbInteger | null;
   /** When it expires (schema version 8); `NULL`: never. */
-  expires_at: DbInteger | null;
+  expires_at?: DbInteger | null;
 }
 
 /**
@@ -211,7 +212,8 @@ export function toFederatedRecord(row: FederatedRow): FederatedCredentialRecord 
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
-    expiresAt: toNullableDate(row.expires_at),
+    // Present only for a credential that expires, as a store without expiry would return the record.
+    ...(row.expires_at != null && { expiresAt: toDate(row.expires_at) }),
   };
 }
 
@@ -235,7 +237,8 @@ export function toKeyRecord(row: KeyRow): KeyRecord {
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
-    expiresAt: toNullableDate(row.expires_at),
+    // Present only for a credential that expires, as a store without expiry would return the record.
+    ...(row.expires_at != null && { expiresAt: toDate(row.expires_at) }),
   };
 }
 

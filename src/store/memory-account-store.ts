@@ -117,7 +117,8 @@ export class MemoryAccountStore implements AccountStore {
   }
 
   async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
-    const stored: KeyRecord = { ...key, lastUsedAt: null, revokedAt: null, expiresAt: key.expiresAt ?? null };
+    const { expiresAt: keyExpiresAt, ...rest } = key;
+    const stored: KeyRecord = { ...rest, lastUsedAt: null, revokedAt: null, ...expiryOf(keyExpiresAt) };
     return this.#add('key', clientId, stored, options, (account) =>
       keysOf(account).some((k) => k.revokedAt === null && k.thumbprint === key.thumbprint) ? 'duplicate' : undefined,
     );
@@ -141,7 +142,7 @@ export class MemoryAccountStore implements AccountStore {
       createdAt: credential.createdAt,
       lastUsedAt: null,
       revokedAt: null,
-      expiresAt: credential.expiresAt ?? null,
+      ...expiryOf(credential.expiresAt),
     };
     return this.#add('federated', clientId, stored, options, (account) =>
       federatedOf(account).some((existing) => isLiveTwin(existing, credential)) ? 'duplicate' : undefined,
@@ -263,7 +264,12 @@ export class MemoryAccountStore implements AccountStore {
 }
 
 function newSecret(secret: NewSecretRecord): SecretRecord {
-  return { id: secret.id, hash: secret.hash, createdAt: secret.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: secret.expiresAt ?? null };
+  return { id: secret.id, hash: secret.hash, createdAt: secret.createdAt, lastUsedAt: null, revokedAt: null, ...expiryOf(secret.expiresAt) };
+}
+
+/** `expiresAt` as records carry it: present only for a credential that expires (absent: never). */
+function expiryOf(expiresAt: Date | null | undefined): { expiresAt?: Date } {
+  return expiresAt ? { expiresAt } : {};
 }
 
 function copyKey(key: KeyRecord): KeyRecord {

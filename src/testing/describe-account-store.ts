@@ -8,6 +8,7 @@ import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { cap, IdFactory, waitFor } from './contract-fixtures.js';
 import { describeAccountResources } from './describe-account-resources.js';
+import { describeCredentialExpiry } from './describe-credential-expiry.js';
 import { describeFederatedCredentials } from './describe-federated-credentials.js';
 import { describeKeyCredentials } from './describe-key-credentials.js';
 import { describeSecretCap } from './describe-secret-cap.js';
@@ -252,6 +253,8 @@ export function describeAccountStore(
     describeSecretDigests(() => store, ids, { describe, it, expect });
 
     describeAccountResources(() => store, ids, { describe, it, expect });
+
+    describeCredentialExpiry(() => store, ids, { describe, it, expect });
 
     describeKeyCredentials(() => store, ids, { describe, it, expect });
 

@@ -113,7 +113,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #keys: SqlKeyCredentials;
   readonly #federated: SqlFederatedCredentials;
   /** Keeps the `expiresAt` of new credentials (schema version 8). */
-  readonly keepsCredentialExpiry = true;
+  readonly keepsCredentialExpiry: boolean = true;
   readonly #migrate = onceUntilSuccess(() => migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }));
   #closed = false;
 

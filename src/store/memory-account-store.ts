@@ -50,7 +50,7 @@ const ASSERTION_SWEEP_MS = 60_000;
  */
 export class MemoryAccountStore implements AccountStore {
   /** Keeps the `expiresAt` of new credentials. */
-  readonly keepsCredentialExpiry = true;
+  readonly keepsCredentialExpiry: boolean = true;
   readonly #accounts = new Map<string, AccountRecord>();
   readonly #listeners = new Set<AccountChangeListener>();
   readonly #revokedTokens = new Map<string, RevokedTokenRecord>();

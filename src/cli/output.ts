@@ -113,17 +113,13 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
   }));
 }
 
-/** One federated credential of `list`: `{id, issuer, subject, audience, [jwksUri,] createdAt, lastUsedAt, revokedAt}`. */
+/** One federated credential of `list`: `{id, issuer, subject, audience, [jwksUri,] createdAt, lastUsedAt, revokedAt, expiresAt}`. */
 function listedFederatedJson(credential: FederatedCredentialSummary): Json {
-  return {
-    ...(createdFederatedJson(credential) as { [key: string]: Json }),
-    lastUsedAt: iso(credential.lastUsedAt),
-    revokedAt: iso(credential.revokedAt),
-    expiresAt: iso(credential.expiresAt),
-  };
+  const { expiresAt, ...created } = createdFederatedJson(credential) as { [key: string]: Json };
+  return { ...created, lastUsedAt: iso(credential.lastUsedAt), revokedAt: iso(credential.revokedAt), expiresAt: expiresAt ?? null };
 }
 
-/** `federated add`: `{id, issuer, subject, audience, createdAt}`, with `jwksUri` before `createdAt` only when one was given. */
+/** `federated add`: `{id, issuer, subject, audience, createdAt, expiresAt}`, with `jwksUri` before `createdAt` only when one was given. */
 export function createdFederatedJson(credential: CreatedFederatedCredential): Json {
   return {
     id: credential.id,
@@ -141,7 +137,7 @@ export function revokedFederatedJson(revoked: RevokedFederatedCredential): Json 
   return { clientId: revoked.clientId, credentialId: revoked.credentialId, revokedAt: iso(revoked.revokedAt) };
 }
 
-/** `key add`: `{id, thumbprint, createdAt}`. */
+/** `key add`: `{id, thumbprint, createdAt, expiresAt}`. */
 export function createdKeyJson(key: CreatedKey): Json {
   return { id: key.id, thumbprint: key.thumbprint, createdAt: iso(key.createdAt), expiresAt: iso(key.expiresAt) };
 }

@@ -41,7 +41,8 @@ const ExpiryInput = {
       description: 'How long from now: whole seconds, or a whole number of days, hours, minutes or seconds (`90d`, `12h`, `30m`, `4s`).',
     }),
   ),
-  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When, as an RFC 3339 date and time; instead of `expiresIn`.' })),
+  // Read by the admin API (an RFC 3339 date and time); the validator checks its length only.
+  expiresAt: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'When, as an RFC 3339 date and time (`2027-01-01T00:00:00Z`); instead of `expiresIn`.' })),
 };
 const ResourcesInput = Type.Array(Type.String({ minLength: 1, maxLength: MAX_RESOURCE_LENGTH }), {
   maxItems: MAX_RESOURCES,

@@ -17,6 +17,8 @@ export interface AdminRouterAppOptions {
   hostParsers?: boolean;
   challenge?: string;
   maxSecretsPerAccount?: number;
+  /** The admin API's `maxCredentialLifetime`, in seconds. */
+  maxCredentialLifetime?: number;
   /** The router's `operatorOnlyScopes`. */
   operatorOnlyScopes?: readonly string[];
 }
@@ -45,6 +47,7 @@ export function createAdminRouterApp(options: AdminRouterAppOptions = {}) {
       events.push(event);
     },
     ...(options.maxSecretsPerAccount !== undefined && { maxSecretsPerAccount: options.maxSecretsPerAccount }),
+    ...(options.maxCredentialLifetime !== undefined && { maxCredentialLifetime: options.maxCredentialLifetime }),
   });
   watchAdmin(admin, 'in-its-response');
   const express = (version === 4 ? express4 : express5) as unknown as typeof express5;

@@ -60,8 +60,8 @@ describe('createAdminApi', () => {
         resources: [],
         createdAt: clock.now(),
         secrets: [
-          { id: a.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: clock.now() },
-          { id: second.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null },
+          { id: a.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: clock.now(), expiresAt: null },
+          { id: second.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null, expiresAt: null },
         ],
         keys: [],
         federated: [],

@@ -120,6 +120,7 @@ describe('maxCredentialLifetime', () => {
   // Issue 34: "A server policy maxCredentialLifetime makes an expiry required and bounded for new credentials."
   it('refuses at creation a credential without an expiry, or one past the bound; accepts one within it', async () => {
     const { sa, clock } = createTestApp({ maxCredentialLifetime: NINETY_DAYS });
+    expect(sa.config.maxCredentialLifetime).toBe(NINETY_DAYS); // resolved once, shown to the host
     const refused = async (promise: Promise<unknown>, message: RegExp) => {
       const err = await promise.then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(AdminError);

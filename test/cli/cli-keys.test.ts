@@ -183,7 +183,7 @@ withPostgres('service-accounts key on PostgreSQL', (postgresUrl) => {
       expect(added.thumbprint).toBe(await thumbprintOf(pair));
       const revoked = await runCliJson<{ revokedAt: string }>(['key', 'revoke', clientId, added.id, '--store', url]);
       const [listed] = await runCliJson<ListedKeys[]>(['list', '--store', url]);
-      expect(listed?.keys).toEqual([{ id: added.id, thumbprint: added.thumbprint, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: revoked.revokedAt }]);
+      expect(listed?.keys).toEqual([{ id: added.id, thumbprint: added.thumbprint, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: revoked.revokedAt, expiresAt: null }]);
     });
   });
 });

@@ -47,6 +47,15 @@ export interface AdminApiOptions {
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;
   /**
+   * The longest a new credential (secret, public key or federated credential) may live, in seconds
+   * (1 to 3650 days). With it, every new credential must be given an expiry (`expiresIn` or
+   * `expiresAt`, or the CLI's `--expires-in`) no further ahead than this, and one without, or beyond
+   * it, is refused with `invalid_input`; credentials that already exist are left as they are
+   * (docs/rotation.md). The store must keep expiry (`keepsCredentialExpiry`).
+   * @default none: an expiry is optional and unbounded
+   */
+  maxCredentialLifetime?: number;
+  /**
    * The access token lifetime, in seconds, of the server whose tokens are revoked by ID (its
    * `tokenLifetime` option). A token revoked by ID (`revokeToken`) is kept on the deny-list this long
    * plus the largest clock tolerance (300 s): no token of that server can be admitted for longer.
@@ -90,6 +99,8 @@ export interface ResolvedAdminConfig {
   /** The only issuers a federated credential may name (the server's `federation.allowedIssuers`); `undefined`: any. */
   readonly allowedIssuers: ReadonlySet<string> | undefined;
   readonly secretHashRounds: number;
+  /** The longest a new credential may live, in seconds; `undefined`: no bound, and an expiry is optional. */
+  readonly maxCredentialLifetime: number | undefined;
   /** Seconds a token revoked by ID stays on the deny-list: the longest a token of the server can still be admitted. */
   readonly revokedTokenRetention: number;
   /** The longest `accessTokenLifetime` an account may be given, in seconds. */
@@ -99,8 +110,11 @@ export interface ResolvedAdminConfig {
   readonly now: () => Date;
 }
 
+/** The longest `maxCredentialLifetime`, and the furthest expiry a credential may be given: 3650 days. */
+const MAX_CREDENTIAL_LIFETIME = 3650 * 86_400;
+
 const ADMIN_OPTIONS: ReadonlySet<string> = new Set<keyof AdminApiOptions>([
-  'store', 'maxSecretsPerAccount', 'issuer', 'allowedIssuers', 'secretHashRounds', 'tokenLifetime', 'maxAccessTokenLifetime', 'storeTimeout', 'onAudit', 'now',
+  'store', 'maxSecretsPerAccount', 'issuer', 'allowedIssuers', 'secretHashRounds', 'maxCredentialLifetime', 'tokenLifetime', 'maxAccessTokenLifetime', 'storeTimeout', 'onAudit', 'now',
 ]);
 
 /**
@@ -128,6 +142,8 @@ export function resolveAdminSettings(
     issuer: options.issuer === undefined ? undefined : nonEmptyString('issuer', options.issuer),
     allowedIssuers: resolveAllowedIssuers('allowedIssuers', options.allowedIssuers),
     secretHashRounds: integer('secretHashRounds', options.secretHashRounds, 10, 4, 15),
+    maxCredentialLifetime:
+      options.maxCredentialLifetime === undefined ? undefined : integer('maxCredentialLifetime', options.maxCredentialLifetime, 0, 1, MAX_CREDENTIAL_LIFETIME),
     revokedTokenRetention,
     maxAccessTokenLifetime,
     storeTimeout: integer('storeTimeout', options.storeTimeout, 2000, 1, 60_000),

@@ -179,6 +179,13 @@ export interface ServiceAccountsOptions {
   /** bcrypt cost factor for new secret hashes (4–15). @default 10 */
   secretHashRounds?: number;
   /**
+   * The longest a new credential (secret, public key or federated credential) may live, in seconds
+   * (1 to 3650 days): every new credential must then be given an expiry no further ahead, or the
+   * admin API, the admin router and the CLI refuse it (`invalid_input`). See docs/rotation.md.
+   * @default none: an expiry is optional and unbounded
+   */
+  maxCredentialLifetime?: number;
+  /**
    * Secret checks (bcrypt compares) allowed to wait while two run. bcrypt runs on libuv's thread pool,
    * which file system, DNS and zlib calls share: at most two compares run at once, and past this queue
    * a token request is answered 503 `temporarily_unavailable` with `Retry-After: 1` instead of piling up.
@@ -264,7 +271,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 
 const KNOWN_OPTIONS = new Set<string>([
   'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'maxAccessTokenLifetime', 'extraTokenClaims', 'clockTolerance', 'maxAssertionLifetime', 'acceptTokenEndpointAudience', 'federation', 'realm', 'onAudit', 'onEvent', 'debug', 'telemetry',
-  'maxSecretsPerAccount', 'secretHashRounds', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
+  'maxSecretsPerAccount', 'secretHashRounds', 'maxCredentialLifetime', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
   'maxRevokedTokensPerClient', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
 ]);

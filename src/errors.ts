@@ -221,7 +221,12 @@ export type ClientAuthenticationFailure =
    * meet one of the credential's claim conditions (a claim missing, or with another value); the audit
    * event's `claim` names the condition.
    */
-  | 'claim_condition_failed';
+  | 'claim_condition_failed'
+  /**
+   * A credential of any kind (a secret, a key that verified the assertion, or every live federated
+   * credential trusting the token) past its `expiresAt`: refused like a revoked one (docs/rotation.md).
+   */
+  | 'expired_credential';
 
 /**
  * 401 `invalid_client`: the four causes (unknown client, wrong secret, revoked secret, disabled account) share one message.

@@ -24,6 +24,8 @@ export type { FederatedCredentialInput } from './admin/admin-federated.js';
 export { createAdminApi } from './admin/create-admin-api.js';
 export type { AdminApiOptions } from './admin-options.js';
 export type { CreateAccountInput } from './admin/admin-input.js';
+export type { CredentialExpiryInput } from './admin/credential-expiry.js';
+export type { StaleCredential, StaleCredentialCriteria, StaleReason } from './admin/stale-credentials.js';
 export type {
   CreatedAccount,
   CreatedSecret,
@@ -105,7 +107,9 @@ export type {
   RevocationLimitReachedEvent,
   ExtraClaimsRefusedEvent,
   FederatedIssuerEvent,
+  CredentialExpiringEvent,
 } from './observability/operational-events.js';
+export { CREDENTIAL_EXPIRING_LEAD_TIME } from './observability/expiring-credentials.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';
 export type { TelemetryOptions } from './observability/telemetry.js';
 export type { AuthorizationServerMetadata, ClientAuthMethods, MetadataOptions } from './discovery/authorization-server-metadata.js';

@@ -41,6 +41,8 @@ export interface ServiceAccountsConfig {
   readonly maxSecretsPerAccount: number;
   /** bcrypt cost factor of new secret hashes. */
   readonly secretHashRounds: number;
+  /** The longest a new credential may live, in seconds (`maxCredentialLifetime`); `null`: no bound, an expiry is optional. */
+  readonly maxCredentialLifetime: number | null;
   /** Milliseconds a store call may take before the request is answered 503. */
   readonly storeTimeout: number;
   /** Secret checks allowed to wait for a bcrypt slot before token requests get 503. */
@@ -87,6 +89,7 @@ export function describeConfig(config: ResolvedConfig): ServiceAccountsConfig {
     verificationKeyIds: Object.freeze([signer.kid, ...[...keys.keys()].filter((kid) => kid !== signer.kid)]),
     maxSecretsPerAccount: config.maxSecretsPerAccount,
     secretHashRounds: config.secretHashRounds,
+    maxCredentialLifetime: config.maxCredentialLifetime ?? null,
     storeTimeout: config.storeTimeout,
     maxQueuedSecretChecks: config.maxQueuedSecretChecks,
     bodyLimit: config.bodyLimit,

@@ -14,6 +14,7 @@ import {
   AccountSummarySchema,
   AddFederatedCredentialBodySchema,
   AddKeyBodySchema,
+  AddSecretBodySchema,
   CreateAccountBodySchema,
   CreatedAccountSchema,
   CreatedFederatedCredentialSchema,
@@ -27,6 +28,7 @@ import {
   RevokedSecretSchema,
   SecretSummarySchema,
   KeySummarySchema,
+  StaleCredentialSchema,
 } from './admin-schemas.js';
 
 type Json = Record<string, unknown>;
@@ -49,6 +51,8 @@ const COMPONENTS: readonly TSchema[] = [
   CreateAccountBodySchema,
   AddKeyBodySchema,
   AddFederatedCredentialBodySchema,
+  AddSecretBodySchema,
+  StaleCredentialSchema,
   EmptyBodySchema,
   ProblemSchema,
 ];
@@ -109,7 +113,7 @@ function operation(route: AdminRoute, pathParams: readonly string[]): Json {
   ];
   const body =
     route.body !== undefined
-      ? { required: true, content: { 'application/json': { schema: schemaRef(route.body) } } }
+      ? { required: route.bodyOptional !== true, content: { 'application/json': { schema: schemaRef(route.body) } } }
       : route.method === 'POST'
         ? { required: false, description: 'None, or an empty JSON object.', content: { 'application/json': { schema: ref('EmptyRequest') } } }
         : undefined;

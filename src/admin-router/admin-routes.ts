@@ -19,6 +19,8 @@ import {
   AccountSummarySchema,
   AddFederatedCredentialBodySchema,
   AddKeyBodySchema,
+  AddSecretBodySchema,
+  type AddSecretBody,
   CreateAccountBodySchema,
   CreatedKeySchema,
   RevokedKeySchema,
@@ -27,6 +29,9 @@ import {
   CreatedFederatedCredentialSchema,
   CreatedSecretSchema,
   ListQuerySchema,
+  StaleCredentialListSchema,
+  StaleQuerySchema,
+  type StaleQuery,
   RevokedFederatedCredentialSchema,
   RevokedSecretSchema,
   type AddFederatedCredentialBody,
@@ -69,6 +74,8 @@ export interface AdminRoute {
   readonly description: string;
   /** The body's schema; an operation without one accepts no body or `{}`. */
   readonly body?: TSchema;
+  /** Whether the body may be left out altogether (then the handler gets `undefined`). */
+  readonly bodyOptional?: boolean;
   readonly query?: TSchema;
   readonly success: {
     readonly status: number;
@@ -88,6 +95,19 @@ const changeProblems: readonly AdminProblemName[] = ['invalid-request', 'not-fou
 
 /** Every operation of the admin router. */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/stale-credentials',
+    operationId: 'listStaleCredentials',
+    summary: 'List credentials to rotate or revoke',
+    description:
+      'The live (unrevoked) secrets, public keys and federated credentials of the accounts the caller may see that expire within ' +
+      '`expiringWithin` (or have expired), or were last used (never used: created) at least `unusedFor` ago. Give one or both.',
+    query: StaleQuerySchema,
+    success: { status: 200, description: 'The matching credentials, by account.', schema: StaleCredentialListSchema },
+    problems: ['invalid-request'],
+    handle: async ({ admin, query }) => ({ status: 200, body: await admin.listStaleCredentials(query as StaleQuery) }),
+  },
   {
     method: 'GET',
     path: ACCOUNTS,
@@ -121,7 +141,10 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     problems: ['invalid-request', 'unsupported-media-type', 'payload-too-large'],
     async handle({ admin, body, path }) {
       const created = await admin.createAccount(body as CreateAccountBody);
-      return { status: 201, body: created, headers: { Location: `${path.replace(/\/$/, '')}/${encodeURIComponent(created.clientId)}` } };
+      // RFC 7591 §3.2.1: when the secret expires, in seconds since the epoch; 0 when it never does.
+      const expiresAt = created.secret.expiresAt;
+      const answer = { ...created, client_secret_expires_at: expiresAt === null ? 0 : Math.floor(expiresAt.getTime() / 1000) };
+      return { status: 201, body: answer, headers: { Location: `${path.replace(/\/$/, '')}/${encodeURIComponent(created.clientId)}` } };
     },
   },
   {
@@ -141,10 +164,13 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary: 'Add a secret',
     description:
       'Adds a secret for rotation; the others keep working until revoked. The value is in this response only. ' +
-      'Refused past the configured number of live secrets.',
+      'With `expiresIn` or `expiresAt`, the secret stops working on its own at that time (required, and bounded, when the ' +
+      'server sets `maxCredentialLifetime`). Refused past the configured number of live secrets.',
+    body: AddSecretBodySchema,
+    bodyOptional: true,
     success: { status: 201, description: 'The new secret.', schema: CreatedSecretSchema },
     problems: [...changeProblems, 'secret-limit-reached'],
-    handle: async ({ admin, params }) => ({ status: 201, body: await admin.addSecret(params.clientId!) }),
+    handle: async ({ admin, params, body }) => ({ status: 201, body: await admin.addSecret(params.clientId!, body as AddSecretBody | undefined) }),
   },
   {
     method: 'DELETE',
@@ -168,7 +194,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     body: AddKeyBodySchema,
     success: { status: 201, description: 'The new key.', schema: CreatedKeySchema },
     problems: [...changeProblems, 'secret-limit-reached'],
-    handle: async ({ admin, params, body }) => ({ status: 201, body: await admin.addKey(params.clientId!, (body as AddKeyBody).publicKey) }),
+    handle: async ({ admin, params, body }) => ({ status: 201, body: await admin.addKey(params.clientId!, body as AddKeyBody) }),
   },
   {
     method: 'DELETE',

@@ -22,6 +22,7 @@ import type {
   CreatedSecret,
   RevokedFederatedCredential,
   RevokedKey,
+  StaleCredential,
   RevokedSecret,
 } from '../admin/admin-summaries.js';
 import type { ProblemDetails } from './admin-problem.js';
@@ -37,6 +38,17 @@ const Scopes = Type.Array(Type.String(), { description: 'Allowed scopes; empty m
 const Resources = Type.Array(Type.String(), {
   description: 'The resources (APIs, RFC 8707) its tokens may be for, each a token’s `aud`; empty: the server’s own audience.',
 });
+const ExpiresAt = Type.Union([DateTime, Type.Null()], { description: 'When the credential stops working on its own (docs/rotation.md); null: never.' });
+/** When a new credential expires: at most one of the two (neither: never, unless the server's maxCredentialLifetime requires one). */
+const ExpiryInput = {
+  expiresIn: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]{0,9}[dhms]$' })], {
+      description: 'How long from now: whole seconds, or a whole number of days, hours, minutes or seconds (`90d`, `12h`, `30m`, `4s`).',
+    }),
+  ),
+  // Read by the admin API (an RFC 3339 date and time); the validator checks its length only.
+  expiresAt: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'When, as an RFC 3339 date and time (`2027-01-01T00:00:00Z`); instead of `expiresIn`.' })),
+};
 const ResourcesInput = Type.Array(Type.String({ minLength: 1, maxLength: MAX_RESOURCE_LENGTH }), {
   maxItems: MAX_RESOURCES,
   description:
@@ -58,7 +70,7 @@ const DpopBoundAccessTokens = Type.Boolean({
 
 /** A secret as listed: its ID and dates, never its value or hash. */
 export const SecretSummarySchema = Type.Object(
-  { id: Type.String(), createdAt: DateTime, lastUsedAt: NullableDateTime, revokedAt: NullableDateTime },
+  { id: Type.String(), createdAt: DateTime, lastUsedAt: NullableDateTime, revokedAt: NullableDateTime, expiresAt: ExpiresAt },
   { ...closed, title: 'SecretSummary' },
 );
 
@@ -70,6 +82,7 @@ export const KeySummarySchema = Type.Object(
     createdAt: DateTime,
     lastUsedAt: NullableDateTime,
     revokedAt: NullableDateTime,
+    expiresAt: ExpiresAt,
   },
   { ...closed, title: 'KeySummary' },
 );
@@ -100,6 +113,7 @@ export const FederatedCredentialSummarySchema = Type.Object(
     createdAt: DateTime,
     lastUsedAt: NullableDateTime,
     revokedAt: NullableDateTime,
+    expiresAt: ExpiresAt,
   },
   { ...closed, title: 'FederatedCredentialSummary' },
 );
@@ -130,7 +144,7 @@ export const AccountPageSchema = Type.Array(AccountSummarySchema, { title: 'Acco
 
 /** A new secret: `value` appears in this response only. */
 export const CreatedSecretSchema = Type.Object(
-  { id: Type.String(), value: Type.String({ description: 'The client secret, shown this once.' }) },
+  { id: Type.String(), value: Type.String({ description: 'The client secret, shown this once.' }), expiresAt: ExpiresAt },
   { ...closed, title: 'CreatedSecret' },
 );
 
@@ -145,6 +159,10 @@ export const CreatedAccountSchema = Type.Object(
     accessTokenLifetime: AccessTokenLifetime,
     dpopBoundAccessTokens: DpopBoundAccessTokens,
     secret: CreatedSecretSchema,
+    client_secret_expires_at: Type.Integer({
+      minimum: 0,
+      description: 'When the secret expires, in seconds since the epoch; 0 when it never does (RFC 7591 §3.2.1).',
+    }),
   },
   { ...closed, title: 'CreatedAccount' },
 );
@@ -157,7 +175,7 @@ export const RevokedSecretSchema = Type.Object(
 
 /** A new public key (key-pair credential). */
 export const CreatedKeySchema = Type.Object(
-  { id: Type.String(), thumbprint: Type.String({ description: 'RFC 7638 SHA-256 JWK thumbprint of the public key, base64url.' }), createdAt: DateTime },
+  { id: Type.String(), thumbprint: Type.String({ description: 'RFC 7638 SHA-256 JWK thumbprint of the public key, base64url.' }), createdAt: DateTime, expiresAt: ExpiresAt },
   { ...closed, title: 'CreatedKey' },
 );
 
@@ -174,6 +192,7 @@ export const CreatedFederatedCredentialSchema = Type.Object(
     jwksUri: Type.Optional(JwksUri),
     claims: Type.Optional(ClaimConditions),
     createdAt: DateTime,
+    expiresAt: ExpiresAt,
   },
   { ...closed, title: 'CreatedFederatedCredential' },
 );
@@ -241,6 +260,7 @@ export const CreateAccountBodySchema = Type.Object(
     resources: Type.Optional(ResourcesInput),
     accessTokenLifetime: Type.Optional(AccessTokenLifetimeInput),
     dpopBoundAccessTokens: Type.Optional(DpopBoundAccessTokens),
+    secret: Type.Optional(Type.Object(ExpiryInput, { ...closed, description: 'When its first secret expires.' })),
   },
   { ...closed, title: 'CreateAccountRequest' },
 );
@@ -259,6 +279,7 @@ export const AddKeyBodySchema = Type.Object(
           'JWK Set holding one key, or such a JWK or JWK Set object. EC P-256, RSA of 2048 bits or more, or Ed25519; a private key is refused and never stored.',
       },
     ),
+    ...ExpiryInput,
   },
   { ...closed, title: 'AddKeyRequest' },
 );
@@ -307,11 +328,43 @@ export const AddFederatedCredentialBodySchema = Type.Object(
         },
       ),
     ),
+    ...ExpiryInput,
   },
   { ...closed, title: 'AddFederatedCredentialRequest' },
 );
 
 /** Operations that take no input accept no body, or an empty JSON object. */
+const DurationText = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,9}[dhms]$', description });
+
+export const StaleQuerySchema = Type.Object(
+  {
+    expiringWithin: Type.Optional(DurationText('Credentials that expire within this long (`14d`, `12h`, `30m`, `4s`), or have expired.')),
+    unusedFor: Type.Optional(DurationText('Credentials last used (never used: created) at least this long ago (`30d`, ...).')),
+  },
+  closed,
+);
+
+export const StaleCredentialSchema = Type.Object(
+  {
+    clientId: ClientId,
+    name: Type.String({ description: 'The account’s name.' }),
+    clientAccountId: ClientAccountId,
+    kind: Type.Union([Type.Literal('secret'), Type.Literal('key'), Type.Literal('federated')]),
+    id: Type.String(),
+    createdAt: DateTime,
+    lastUsedAt: NullableDateTime,
+    expiresAt: ExpiresAt,
+    reasons: Type.Array(Type.Union([Type.Literal('expired'), Type.Literal('expiring'), Type.Literal('unused')]), {
+      description: '`expired`: past its expiry (refused) yet not revoked; `expiring`: within `expiringWithin`; `unused`: for `unusedFor`.',
+    }),
+  },
+  { ...closed, title: 'StaleCredential' },
+);
+
+export const StaleCredentialListSchema = Type.Array(StaleCredentialSchema, { title: 'StaleCredentialList' });
+
+export const AddSecretBodySchema = Type.Object(ExpiryInput, { ...closed, title: 'AddSecretRequest' });
+
 export const EmptyBodySchema = Type.Object({}, { ...closed, title: 'EmptyRequest' });
 
 /** The query of `GET /service-accounts`. */
@@ -338,6 +391,8 @@ export type SetResourcesBody = Static<typeof SetResourcesBodySchema>;
 export type AddKeyBody = Static<typeof AddKeyBodySchema>;
 /** The add-federated-credential body once checked. */
 export type AddFederatedCredentialBody = Static<typeof AddFederatedCredentialBodySchema>;
+export type AddSecretBody = Static<typeof AddSecretBodySchema>;
+export type StaleQuery = Static<typeof StaleQuerySchema>;
 
 /** Every named schema, as the OpenAPI document's `components.schemas` lists them. */
 export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, string>([
@@ -363,6 +418,9 @@ export const NAMED_SCHEMAS: ReadonlyMap<TSchema, string> = new Map<TSchema, stri
   [ProblemSchema, 'Problem'],
   [CreateAccountBodySchema, 'CreateAccountRequest'],
   [EmptyBodySchema, 'EmptyRequest'],
+  [AddSecretBodySchema, 'AddSecretRequest'],
+  [StaleCredentialSchema, 'StaleCredential'],
+  [StaleCredentialListSchema, 'StaleCredentialList'],
 ]);
 
 // Compile-time ties between the admin API's results as JSON and the schemas above: adding a field to
@@ -377,7 +435,7 @@ type AsJson<T> = T extends Date
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const schemasMatchResults: [
   Same<AsJson<AccountSummary>, Static<typeof AccountSummarySchema>>,
-  Same<AsJson<CreatedAccount>, Static<typeof CreatedAccountSchema>>,
+  Same<AsJson<CreatedAccount> & { client_secret_expires_at: number }, Static<typeof CreatedAccountSchema>>,
   Same<AsJson<CreatedSecret>, Static<typeof CreatedSecretSchema>>,
   Same<AsJson<RevokedSecret>, Static<typeof RevokedSecretSchema>>,
   Same<AsJson<CreatedKey>, Static<typeof CreatedKeySchema>>,
@@ -387,6 +445,7 @@ const schemasMatchResults: [
   Same<AsJson<AccountStatus>, Static<typeof AccountStatusSchema>>,
   Same<AsJson<AccountResources>, Static<typeof AccountResourcesSchema>>,
   Same<AsJson<AccountPolicy>, Static<typeof AccountPolicySchema>>,
+  Same<AsJson<StaleCredential>, Static<typeof StaleCredentialSchema>>,
   Same<AsJson<ProblemDetails>, Static<typeof ProblemSchema>>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
 void schemasMatchResults;

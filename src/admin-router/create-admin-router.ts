@@ -56,7 +56,7 @@ async function runOperation(
   const principal = await authorizeRequest(options, req as Request);
   const query = route.query ? validate(route.query, parseQuery(search), 'The query') : undefined;
   const raw = json ? await readJsonBody(req) : undefined;
-  const body = route.body ? validate(route.body, raw, 'The request body') : raw === undefined ? undefined : validate(EmptyBodySchema, raw, 'The request body');
+  const body = route.body ? (raw === undefined && route.bodyOptional ? undefined : validate(route.body, raw, 'The request body')) : raw === undefined ? undefined : validate(EmptyBodySchema, raw, 'The request body');
   const path = (req.originalUrl ?? req.url ?? '/').split('?')[0]!;
   return route.handle({ admin: scopeAdminApi(options.admin, principal, options.operatorOnlyScopes), params, body, query, path });
 }

@@ -25,7 +25,8 @@ import type {
 import { withinClientAccount } from '../client-account-boundary.js';
 import { AdminProblem, accountNotVisible } from './admin-problem.js';
 import type { AdminPrincipal } from './admin-router-options.js';
-import type { AddFederatedCredentialBody, AddKeyBody, CreateAccountBody } from './admin-schemas.js';
+import type { AddFederatedCredentialBody, AddKeyBody, AddSecretBody, CreateAccountBody, StaleQuery } from './admin-schemas.js';
+import type { StaleCredential } from '../admin/stale-credentials.js';
 
 /**
  * The admin API as one principal may use it.
@@ -43,9 +44,9 @@ export interface ScopedAdminApi {
   listAccounts(clientAccountId?: string): Promise<AccountSummary[]>;
   getAccount(clientId: string): Promise<AccountSummary>;
   createAccount(input: CreateAccountBody): Promise<CreatedAccount>;
-  addSecret(clientId: string): Promise<CreatedSecret>;
+  addSecret(clientId: string, body?: AddSecretBody): Promise<CreatedSecret>;
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
-  addKey(clientId: string, publicKey: AddKeyBody['publicKey']): Promise<CreatedKey>;
+  addKey(clientId: string, body: AddKeyBody): Promise<CreatedKey>;
   revokeKey(clientId: string, keyId: string): Promise<RevokedKey>;
   addFederatedCredential(clientId: string, input: AddFederatedCredentialBody): Promise<CreatedFederatedCredential>;
   revokeFederatedCredential(clientId: string, credentialId: string): Promise<RevokedFederatedCredential>;
@@ -53,6 +54,8 @@ export interface ScopedAdminApi {
   enableAccount(clientId: string): Promise<AccountStatus>;
   setResources(clientId: string, resources: readonly string[]): Promise<AccountResources>;
   setPolicy(clientId: string, policy: AccountPolicyChange): Promise<AccountPolicy>;
+  /** The stale credentials of the accounts the principal may see. */
+  listStaleCredentials(criteria: StaleQuery): Promise<StaleCredential[]>;
 }
 
 const OPERATORS_GIVE_RESOURCES = 'Only an operator of every client account may choose the resources (APIs) an account’s tokens are for';
@@ -95,6 +98,9 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
       return (await admin.listAccounts()).filter((account) => visible(account) && (only === undefined || account.clientAccountId === only));
     },
     getAccount,
+    async listStaleCredentials(criteria) {
+      return (await admin.listStaleCredentials(criteria)).filter((credential) => withinClientAccount(tenant ?? null, credential));
+    },
     async createAccount(input) {
       if (tenant !== undefined && input.clientAccountId !== undefined && input.clientAccountId !== tenant) {
         throw new AdminProblem('forbidden', 'You may create service accounts only in your own client account');
@@ -105,9 +111,9 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
       if (tenant !== undefined && input.resources !== undefined && input.resources.length > 0) throw new AdminProblem('forbidden', OPERATORS_GIVE_RESOURCES);
       return acting.createAccount({ ...input, clientAccountId: tenant ?? input.clientAccountId ?? null });
     },
-    addSecret: change((clientId) => acting.addSecret(clientId)),
+    addSecret: async (clientId, body) => change((id) => acting.addSecret(id, body))(clientId),
     revokeSecret: async (clientId, secretId) => change((id) => acting.revokeSecret(id, secretId))(clientId),
-    addKey: async (clientId, publicKey) => change((id) => acting.addKey(id, publicKey))(clientId),
+    addKey: async (clientId, { publicKey, ...expiry }) => change((id) => acting.addKey(id, publicKey, expiry))(clientId),
     revokeKey: async (clientId, keyId) => change((id) => acting.revokeKey(id, keyId))(clientId),
     addFederatedCredential: async (clientId, input) => change((id) => acting.addFederatedCredential(id, input))(clientId),
     revokeFederatedCredential: async (clientId, credentialId) => change((id) => acting.revokeFederatedCredential(id, credentialId))(clientId),

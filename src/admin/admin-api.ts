@@ -13,6 +13,8 @@ import { callStore } from '../runtime/call-store.js';
 import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, checkPolicy, checkResources, type CreateAccountInput } from './admin-input.js';
 import type { AccountPolicyChange } from '../store/account-store.js';
+import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
+import { findStaleCredentials, type StaleCredential, type StaleCredentialCriteria } from './stale-credentials.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
 import { liveCredentials, liveTotal, revokeCredential } from './admin-credential-life.js';
@@ -49,12 +51,22 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
    */
   createAccount(input: CreateAccountInput): Promise<CreatedAccount>;
   listAccounts(): Promise<AccountSummary[]>;
+  /**
+   * The live (unrevoked) credentials of every kind that expire within `criteria.expiringWithin` (or
+   * have expired), or were last used (never used: created) at least `criteria.unusedFor` ago: what
+   * to rotate or revoke next (docs/rotation.md). Throws `invalid_input` when neither is given or one
+   * is not a duration (`14d`, `12h`, `30m`, `4s`, or seconds).
+   */
+  listStaleCredentials(criteria: StaleCredentialCriteria): Promise<StaleCredential[]>;
   getAccount(clientId: string): Promise<AccountSummary | undefined>;
   /**
-   * Adds a secret for rotation; fails with `secret_limit_reached` when the account already has
-   * `maxSecretsPerAccount` live credentials (secrets, keys and federated credentials together).
+   * Adds a secret for rotation, expiring as `expiry` says (docs/rotation.md; never, when left out and
+   * the server has no `maxCredentialLifetime`); fails with `secret_limit_reached` when the account
+   * already has `maxSecretsPerAccount` live credentials (secrets, keys and federated credentials
+   * together), and with `invalid_input` for an expiry that is malformed, past, or beyond the server's
+   * `maxCredentialLifetime` (or missing while that requires one).
    */
-  addSecret(clientId: string): Promise<CreatedSecret>;
+  addSecret(clientId: string, expiry?: CredentialExpiryInput): Promise<CreatedSecret>;
   /** Revokes a secret and, with it, every token issued against it, on every instance within 1 s. */
   revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
   /**
@@ -125,25 +137,26 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     if (!account) throw accountNotFound(clientId);
     return account;
   };
-  const newSecret = async (): Promise<{ created: CreatedSecret; record: { id: string; hash: string; createdAt: Date } }> => {
-    const created = generateSecret();
-    const hash = await hashSecret(created.value, config.secretHashRounds);
-    return { created, record: { id: created.id, hash, createdAt: config.now() } };
+  const newSecret = async (expiresAt: Date | null): Promise<{ created: CreatedSecret; record: { id: string; hash: string; createdAt: Date; expiresAt: Date | null } }> => {
+    const generated = generateSecret();
+    const hash = await hashSecret(generated.value, config.secretHashRounds);
+    return { created: { ...generated, expiresAt }, record: { id: generated.id, hash, createdAt: config.now(), expiresAt } };
   };
   const limit = config.maxSecretsPerAccount;
-  const addSecret = async (clientId: string): Promise<CreatedSecret> => {
+  const addSecret = async (clientId: string, expiry?: CredentialExpiryInput): Promise<CreatedSecret> => {
+    const expiresAt = resolveExpiry(expiry, config, 'expiresIn');
     const account = await requireAccount(clientId);
     // Checked here first only to spare a bcrypt hash; the store enforces the cap atomically.
     const live = liveCredentials(account);
     if (liveTotal(live) >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live);
-    const { created, record } = await newSecret();
+    const { created, record } = await newSecret(expiresAt);
     const cap = { maxLiveCredentials: limit, maxLiveSecrets: limit };
     const stored = await call('addSecret', () => store.addSecret(clientId, record, cap));
     if (stored === undefined) throw accountNotFound(clientId);
     // Another call (here, the CLI, another instance) took the last free place meanwhile.
     if (stored === 'limit_reached') throw credentialLimitReached('secret_limit_reached', clientId, limit);
     changed(clientId);
-    audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id });
+    audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id, ...(expiresAt && { expiresAt }) });
     return created;
   };
   const setEnabled = async (clientId: string, enabled: boolean): Promise<AccountStatus> => {
@@ -175,7 +188,8 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       // Likewise a policy: silently dropped, the account would get the server's lifetime and unbound tokens.
       const hasPolicy = accessTokenLifetime !== null || dpopBoundAccessTokens;
       if (hasPolicy) requirePolicyStore();
-      const { created, record } = await newSecret();
+      const expiresAt = resolveExpiry(input.secret, config, 'secret.expiresIn');
+      const { created, record } = await newSecret(expiresAt);
       const clientId = generateClientId();
       await call('createAccount', () =>
         store.createAccount({
@@ -191,7 +205,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       );
       changed(clientId);
       audit({ type: 'account.created', clientId, name });
-      audit({ type: 'secret.created', clientId, name, secretId: created.id });
+      audit({ type: 'secret.created', clientId, name, secretId: created.id, ...(expiresAt && { expiresAt }) });
       return { clientId, name, clientAccountId, scopes, resources, accessTokenLifetime, dpopBoundAccessTokens, secret: created };
     },
 
@@ -220,6 +234,12 @@ export function buildAdminApi(context: AdminContext): AdminApi {
 
     async listAccounts() {
       return (await call('listAccounts', () => store.listAccounts())).map((account) => summarizeAccount(account, config.issuer));
+    },
+
+    async listStaleCredentials(criteria) {
+      const now = config.now();
+      findStaleCredentials([], criteria, now); // the criteria checked before the store is read
+      return findStaleCredentials(await call('listAccounts', () => store.listAccounts()), criteria, now);
     },
 
     async getAccount(clientId) {

@@ -10,6 +10,7 @@ import { generateFederatedCredentialId, isFederatedCredentialId } from '../crede
 import type { NewFederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf, isLiveTwin } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
+import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
 import { addCredential, requireKindStore, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
 import { AdminError, federatedCredentialAlreadyRegistered, federatedCredentialNotFound } from './admin-errors.js';
 import { summarizeFederated, type CreatedFederatedCredential, type RevokedFederatedCredential } from './federated-summaries.js';
@@ -32,7 +33,7 @@ import { checkClaimConditions, sameClaimConditions } from './claim-condition-inp
  * const created = await sa.admin.addFederatedCredential(clientId, input)
  * ```
  */
-export interface FederatedCredentialInput {
+export interface FederatedCredentialInput extends CredentialExpiryInput {
   /**
    * The outside issuer's identifier, exactly as its tokens carry it in `iss`: an https URL (plain
    * http only on a loopback host) of printable ASCII, without spaces, user name, password, query or
@@ -172,6 +173,7 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
   return {
     async addFederatedCredential(clientId, input) {
       const checked = checkFederatedInput(input);
+      const expiresAt = resolveExpiry(input, config, 'expiresIn');
       if (config.allowedIssuers !== undefined && !config.allowedIssuers.has(checked.issuer)) {
         throw new AdminError(
           'invalid_input',
@@ -188,7 +190,7 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         store: () => requireKindStore(context, 'federated'),
         twin: (account) => federatedOf(account).find((existing) => isLiveTwin(existing, checked)),
         alreadyRegistered: federatedCredentialAlreadyRegistered,
-        record: (): NewFederatedCredentialRecord => ({ id: generateFederatedCredentialId(), ...checked, createdAt: config.now() }),
+        record: (): NewFederatedCredentialRecord => ({ id: generateFederatedCredentialId(), ...checked, createdAt: config.now(), expiresAt }),
         method: 'addFederatedCredential',
         add: (store, record, options) => store.addFederatedCredential(clientId, record, options),
       });
@@ -206,9 +208,10 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         issuer: record.issuer,
         subject: record.subject,
         ...(record.claims !== undefined && { claims: record.claims }),
+        ...(expiresAt && { expiresAt }),
       });
       const { lastUsedAt: _lastUsedAt, revokedAt: _revokedAt, ...created } = summarizeFederated(stored, config.issuer);
-      return created;
+      return { ...created, expiresAt: stored.expiresAt ?? null };
     },
 
     async revokeFederatedCredential(clientId, credentialId) {

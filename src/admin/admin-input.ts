@@ -9,6 +9,7 @@ import { isScopeToken } from '../scopes.js';
 import { isResourceIndicator, MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
 import { unsafeCharacter } from './printable-text.js';
 import type { AccountPolicyChange } from '../store/account-store.js';
+import type { CredentialExpiryInput } from './credential-expiry.js';
 
 /**
  * Input of {@link AdminApi.createAccount}.
@@ -55,6 +56,11 @@ export interface CreateAccountInput {
    * DPoP proof is refused. @default false
    */
   dpopBoundAccessTokens?: boolean;
+  /**
+   * When its first secret expires (docs/rotation.md): `{ expiresIn: '90d' }` or `{ expiresAt }`.
+   * Left out: never, unless the server's `maxCredentialLifetime` requires an expiry.
+   */
+  secret?: CredentialExpiryInput;
 }
 
 /** {@link CreateAccountInput}, checked and normalised. */

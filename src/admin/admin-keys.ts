@@ -8,6 +8,7 @@ import { parsePublicKey } from '../keys/parse-public-key.js';
 import { generateKeyId, isKeyId } from '../credentials/generate-credentials.js';
 import { keysOf } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
+import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
 import { addCredential, requireKindStore, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
 import { AdminError, keyAlreadyRegistered, keyNotFound } from './admin-errors.js';
 import type { CreatedKey, RevokedKey } from './admin-summaries.js';
@@ -48,9 +49,10 @@ export interface KeyOperations {
    * message), a symmetric key or any other key or text that is not accepted; with
    * `key_already_registered` when the key is already one of the account's live keys; and with
    * `credential_limit_reached` when the account already has `maxSecretsPerAccount` live credentials
-   * (secrets, keys and federated credentials together).
+   * (secrets, keys and federated credentials together). `expiry` says when the key stops working on
+   * its own, as for {@link AdminApi.addSecret}.
    */
-  addKey(clientId: string, publicKey: PublicKeyInput): Promise<CreatedKey>;
+  addKey(clientId: string, publicKey: PublicKeyInput, expiry?: CredentialExpiryInput): Promise<CreatedKey>;
   /**
    * Revokes a key: assertions it signs are refused, and so is every token issued against it, on every
    * instance within 1 s.
@@ -78,19 +80,20 @@ export type KeyOperationHelpers = CredentialOperationHelpers;
 export function buildKeyOperations(context: AdminContext, helpers: KeyOperationHelpers): KeyOperations {
   const { config, audit } = context;
   return {
-    async addKey(clientId, publicKey) {
+    async addKey(clientId, publicKey, expiry) {
       const parsed = await parsePublicKey(publicKey);
       if ('refused' in parsed) throw new AdminError('invalid_input', `publicKey: ${parsed.refused}`);
+      const expiresAt = resolveExpiry(expiry, config, 'expiresIn');
       const { account, record } = await addCredential(context, helpers, clientId, {
         store: () => requireKindStore(context, 'key'),
         twin: (account) => keysOf(account).find((key) => key.revokedAt === null && key.thumbprint === parsed.thumbprint),
         alreadyRegistered: keyAlreadyRegistered,
-        record: () => ({ id: generateKeyId(), thumbprint: parsed.thumbprint, publicKey: parsed.publicKey, createdAt: config.now() }),
+        record: () => ({ id: generateKeyId(), thumbprint: parsed.thumbprint, publicKey: parsed.publicKey, createdAt: config.now(), expiresAt }),
         method: 'addKey',
         add: (store, record, options) => store.addKey(clientId, record, options),
       });
-      audit({ type: 'key.created', clientId, name: account.name, keyId: record.id, thumbprint: record.thumbprint });
-      return { id: record.id, thumbprint: record.thumbprint, createdAt: record.createdAt };
+      audit({ type: 'key.created', clientId, name: account.name, keyId: record.id, thumbprint: record.thumbprint, ...(expiresAt && { expiresAt }) });
+      return { id: record.id, thumbprint: record.thumbprint, createdAt: record.createdAt, expiresAt };
     },
 
     async revokeKey(clientId, keyId) {

@@ -7,6 +7,7 @@ import type { AccountRecord, KeyRecord, SecretRecord } from '../store/account-st
 import { federatedOf, keysOf } from '../store/credential-kinds.js';
 import { summarizeFederated, type FederatedCredentialSummary } from './federated-summaries.js';
 
+export type { StaleCredential } from './stale-credentials.js';
 export type { CreatedFederatedCredential, FederatedCredentialSummary, RevokedFederatedCredential } from './federated-summaries.js';
 
 /**
@@ -24,6 +25,8 @@ export type { CreatedFederatedCredential, FederatedCredentialSummary, RevokedFed
 export interface CreatedSecret {
   readonly id: string;
   readonly value: string;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -72,6 +75,8 @@ export interface SecretSummary {
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -94,6 +99,8 @@ export interface KeySummary {
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -112,6 +119,8 @@ export interface CreatedKey {
   readonly id: string;
   readonly thumbprint: string;
   readonly createdAt: Date;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -254,11 +263,11 @@ export interface AccountStatus {
 }
 
 function summarizeSecret(secret: SecretRecord): SecretSummary {
-  return { id: secret.id, createdAt: secret.createdAt, lastUsedAt: secret.lastUsedAt, revokedAt: secret.revokedAt };
+  return { id: secret.id, createdAt: secret.createdAt, lastUsedAt: secret.lastUsedAt, revokedAt: secret.revokedAt, expiresAt: secret.expiresAt ?? null };
 }
 
 function summarizeKey(key: KeyRecord): KeySummary {
-  return { id: key.id, thumbprint: key.thumbprint, createdAt: key.createdAt, lastUsedAt: key.lastUsedAt, revokedAt: key.revokedAt };
+  return { id: key.id, thumbprint: key.thumbprint, createdAt: key.createdAt, lastUsedAt: key.lastUsedAt, revokedAt: key.revokedAt, expiresAt: key.expiresAt ?? null };
 }
 
 /**

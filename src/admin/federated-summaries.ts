@@ -42,6 +42,8 @@ export interface FederatedCredentialSummary {
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -70,6 +72,8 @@ export interface CreatedFederatedCredential {
   /** As in {@link FederatedCredentialSummary.claims}: present only when given. */
   readonly claims?: Readonly<Record<string, string>>;
   readonly createdAt: Date;
+  /** When it stops working on its own; `null`: never. */
+  readonly expiresAt: Date | null;
 }
 
 /**
@@ -113,5 +117,6 @@ export function summarizeFederated(credential: FederatedCredentialRecord, issuer
     createdAt: credential.createdAt,
     lastUsedAt: credential.lastUsedAt,
     revokedAt: credential.revokedAt,
+    expiresAt: credential.expiresAt ?? null,
   };
 }

@@ -248,6 +248,8 @@ export interface SecretEvent extends ChangeBase {
   readonly clientId: string;
   readonly name: string;
   readonly secretId: string;
+  /** On `.created`, when the new credential expires (absent: never). */
+  readonly expiresAt?: Date;
 }
 
 /**
@@ -268,6 +270,8 @@ export interface KeyEvent extends ChangeBase {
   readonly name: string;
   readonly keyId: string;
   readonly thumbprint: string;
+  /** On `.created`, when the new credential expires (absent: never). */
+  readonly expiresAt?: Date;
 }
 
 /**
@@ -292,6 +296,8 @@ export interface FederatedCredentialEvent extends ChangeBase {
   readonly subject: string;
   /** The credential's claim conditions (claim names and the exact values required), when it has any. */
   readonly claims?: Readonly<Record<string, string>>;
+  /** On `.created`, when the new credential expires (absent: never). */
+  readonly expiresAt?: Date;
 }
 
 /**

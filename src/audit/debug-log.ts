@@ -104,13 +104,16 @@ function clientAuthExplanations(issuer: string): Record<ClientAuthenticationFail
         'the token lacks a claim the federated credential requires, or carries another value (the claim is named above); check which workload sent it, ' +
         'or register a credential whose conditions match the workload that should get in',
     },
+    expired_credential: {
+      text: 'the credential (secret, key or federated credential) passed its expiresAt; use a live credential of the account, or add a new one (docs/rotation.md)',
+    },
     rate_limited: { text: 'too many failed attempts from this client ID or address; wait for Retry-After, and fix the failures logged before this one' },
   };
 }
 
 const TOKEN_EXPLANATIONS: Record<InvalidTokenReason | 'insufficient_scope', string> = {
   expired: 'the access token expired; get a new one from the token endpoint (clients should renew before expires_in runs out)',
-  revoked: 'the token, or the credential it was issued against, was revoked; get new credentials and a new token',
+  revoked: 'the token, or the credential it was issued against, was revoked or has expired; get new credentials and a new token',
   disabled: 'the account the token was issued to is disabled; enable it if it should work',
   invalid: 'the token is not one this server issued for this audience (wrong signature, issuer or audience, or a deleted account); get a token from this server\'s token endpoint',
   wrong_audience: 'the token was issued for another API (its aud is not the audience this route requires); request a token with resource=<this API> from an account allowed that resource',

@@ -20,6 +20,7 @@ import type {
   RevokedKey,
   RevokedSecret,
   RevokedToken,
+  StaleCredential,
 } from '../index.js';
 
 /** A JSON value, so a document can only hold what `JSON.stringify` renders as-is. */
@@ -27,8 +28,12 @@ export type Json = string | number | boolean | null | Json[] | { [key: string]: 
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
-/** `create`: `{clientId, name, clientAccountId, scopes, secret: {id, value}}`. */
+/**
+ * `create`: `{clientId, name, clientAccountId, scopes, resources, secret: {id, value, expiresAt},
+ * client_secret_expires_at}`, the last in seconds since the epoch, 0 for a secret that never expires (RFC 7591 §3.2.1).
+ */
 export function createdAccountJson(account: CreatedAccount): Json {
+  const expiresAt = account.secret.expiresAt;
   return {
     clientId: account.clientId,
     name: account.name,
@@ -38,12 +43,49 @@ export function createdAccountJson(account: CreatedAccount): Json {
     accessTokenLifetime: account.accessTokenLifetime,
     dpopBoundAccessTokens: account.dpopBoundAccessTokens,
     secret: createdSecretJson(account.secret),
+    client_secret_expires_at: expiresAt === null ? 0 : Math.floor(expiresAt.getTime() / 1000),
   };
 }
 
-/** `secret add`: `{id, value}`. */
-export function createdSecretJson(secret: CreatedSecret): { id: string; value: string } {
-  return { id: secret.id, value: secret.value };
+/** `secret add`: `{id, value, expiresAt}`. */
+export function createdSecretJson(secret: CreatedSecret): { id: string; value: string; expiresAt: string | null } {
+  return { id: secret.id, value: secret.value, expiresAt: iso(secret.expiresAt) };
+}
+
+/** `credentials stale`: `[{clientId, name, clientAccountId, kind, id, createdAt, lastUsedAt, expiresAt, reasons}]`. */
+export function staleCredentialsJson(stale: readonly StaleCredential[]): Json {
+  return stale.map((credential) => ({
+    clientId: credential.clientId,
+    name: credential.name,
+    clientAccountId: credential.clientAccountId,
+    kind: credential.kind,
+    id: credential.id,
+    createdAt: iso(credential.createdAt),
+    lastUsedAt: iso(credential.lastUsedAt),
+    expiresAt: iso(credential.expiresAt),
+    reasons: [...credential.reasons],
+  }));
+}
+
+/** Human-readable `credentials stale`. */
+export function staleCredentialsText(stale: readonly StaleCredential[]): string {
+  if (stale.length === 0) return 'No credentials match.';
+  return stale
+    .map((credential) => {
+      const expiry = credential.expiresAt ? `expires ${credential.expiresAt.toISOString()}` : 'never expires';
+      const used = credential.lastUsedAt ? credential.lastUsedAt.toISOString() : 'never';
+      return `${shown(credential.clientId)}  "${shown(credential.name)}"  ${credential.kind} ${shown(credential.id)}  ${credential.reasons.join(', ')}  ${expiry}  last used ${used}`;
+    })
+    .join('\n');
+}
+
+/** The line a new credential's text ends with about its expiry. */
+const expiryLine = (expiresAt: Date | null): string => `  expires:         ${expiresAt === null ? 'never' : expiresAt.toISOString()}`;
+/** The state of a listed credential: revoked, expired or live (with its expiry). */
+function stateText(credential: { readonly revokedAt: Date | null; readonly expiresAt: Date | null }, now: number): string {
+  if (credential.revokedAt) return `revoked ${credential.revokedAt.toISOString()}`;
+  if (credential.expiresAt === null) return 'live';
+  return credential.expiresAt.getTime() <= now ? `EXPIRED ${credential.expiresAt.toISOString()}` : `live until ${credential.expiresAt.toISOString()}`;
 }
 
 /** `list`: accounts with their secrets' IDs and dates (never a value or a hash), their keys and federated credentials. */
@@ -62,6 +104,7 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
       createdAt: iso(secret.createdAt),
       lastUsedAt: iso(secret.lastUsedAt),
       revokedAt: iso(secret.revokedAt),
+      expiresAt: iso(secret.expiresAt),
     })),
     keys: account.keys.map((key) => ({
       id: key.id,
@@ -69,23 +112,21 @@ export function accountListJson(accounts: readonly AccountSummary[]): Json {
       createdAt: iso(key.createdAt),
       lastUsedAt: iso(key.lastUsedAt),
       revokedAt: iso(key.revokedAt),
+      expiresAt: iso(key.expiresAt),
     })),
     federated: account.federated.map(listedFederatedJson),
   }));
 }
 
-/** One federated credential of `list`: `{id, issuer, subject, audience, [jwksUri,] [claims,] createdAt, lastUsedAt, revokedAt}`. */
+/** One federated credential of `list`: `{id, issuer, subject, audience, [jwksUri,] [claims,] createdAt, lastUsedAt, revokedAt, expiresAt}`. */
 function listedFederatedJson(credential: FederatedCredentialSummary): Json {
-  return {
-    ...(createdFederatedJson(credential) as { [key: string]: Json }),
-    lastUsedAt: iso(credential.lastUsedAt),
-    revokedAt: iso(credential.revokedAt),
-  };
+  const { expiresAt, ...created } = createdFederatedJson(credential) as { [key: string]: Json };
+  return { ...created, lastUsedAt: iso(credential.lastUsedAt), revokedAt: iso(credential.revokedAt), expiresAt: expiresAt ?? null };
 }
 
 /**
- * `federated add`: `{id, issuer, subject, audience, createdAt}`, with `jwksUri` and `claims` (the claim
- * conditions, an object) before `createdAt` only when given.
+ * `federated add`: `{id, issuer, subject, audience, createdAt, expiresAt}`, with `jwksUri` and `claims`
+ * (the claim conditions, an object) before `createdAt` only when given.
  */
 export function createdFederatedJson(credential: CreatedFederatedCredential): Json {
   return {
@@ -96,6 +137,7 @@ export function createdFederatedJson(credential: CreatedFederatedCredential): Js
     ...(credential.jwksUri !== undefined && { jwksUri: credential.jwksUri }),
     ...(credential.claims !== undefined && { claims: { ...credential.claims } }),
     createdAt: iso(credential.createdAt),
+    expiresAt: iso(credential.expiresAt),
   };
 }
 
@@ -104,9 +146,9 @@ export function revokedFederatedJson(revoked: RevokedFederatedCredential): Json 
   return { clientId: revoked.clientId, credentialId: revoked.credentialId, revokedAt: iso(revoked.revokedAt) };
 }
 
-/** `key add`: `{id, thumbprint, createdAt}`. */
+/** `key add`: `{id, thumbprint, createdAt, expiresAt}`. */
 export function createdKeyJson(key: CreatedKey): Json {
-  return { id: key.id, thumbprint: key.thumbprint, createdAt: iso(key.createdAt) };
+  return { id: key.id, thumbprint: key.thumbprint, createdAt: iso(key.createdAt), expiresAt: iso(key.expiresAt) };
 }
 
 /** `key revoke`: `{clientId, keyId, revokedAt}`. */
@@ -177,6 +219,7 @@ export function createdAccountText(account: CreatedAccount): string {
     ...policyLines(account),
     `  secret ID:       ${account.secret.id}`,
     `  client secret:   ${account.secret.value}`,
+    ...(account.secret.expiresAt === null ? [] : [expiryLine(account.secret.expiresAt)]),
     SHOWN_ONCE,
   ].join('\n');
 }
@@ -187,6 +230,7 @@ export function createdSecretText(clientId: string, secret: CreatedSecret): stri
     `Added a secret to ${shown(clientId)}.`,
     `  secret ID:       ${secret.id}`,
     `  client secret:   ${secret.value}`,
+    ...(secret.expiresAt === null ? [] : [expiryLine(secret.expiresAt)]),
     SHOWN_ONCE,
     'The older secrets keep working until you revoke them: move traffic to this one, then revoke the old one.',
   ].join('\n');
@@ -195,6 +239,7 @@ export function createdSecretText(clientId: string, secret: CreatedSecret): stri
 /** Human-readable `list`. */
 export function accountListText(accounts: readonly AccountSummary[]): string {
   if (accounts.length === 0) return 'No service accounts.';
+  const now = Date.now();
   const lines: string[] = [];
   for (const account of accounts) {
     lines.push(`${shown(account.clientId)}  "${shown(account.name)}"  ${account.enabled ? 'enabled' : 'DISABLED'}`);
@@ -204,17 +249,17 @@ export function accountListText(accounts: readonly AccountSummary[]): string {
     lines.push(...policyLines(account));
     if (account.secrets.length === 0) lines.push('  secrets:         (none)');
     for (const secret of account.secrets) {
-      const state = secret.revokedAt ? `revoked ${secret.revokedAt.toISOString()}` : 'live';
+      const state = stateText(secret, now);
       const used = secret.lastUsedAt ? secret.lastUsedAt.toISOString() : 'never';
       lines.push(`  secret ${shown(secret.id)}  ${state}  created ${secret.createdAt.toISOString()}  last used ${used}`);
     }
     for (const key of account.keys) {
-      const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'live';
+      const state = stateText(key, now);
       const used = key.lastUsedAt ? key.lastUsedAt.toISOString() : 'never';
       lines.push(`  key ${key.id}  ${state}  created ${key.createdAt.toISOString()}  last used ${used}  thumbprint ${key.thumbprint}`);
     }
     for (const credential of account.federated) {
-      const state = credential.revokedAt ? `revoked ${credential.revokedAt.toISOString()}` : 'live';
+      const state = stateText(credential, now);
       const used = credential.lastUsedAt ? credential.lastUsedAt.toISOString() : 'never';
       lines.push(
         `  federated ${shown(credential.id)}  ${state}  created ${credential.createdAt.toISOString()}  last used ${used}  ` +
@@ -232,6 +277,7 @@ export function createdKeyText(clientId: string, key: CreatedKey): string {
     `Registered a public key for ${clientId}.`,
     `  key ID:          ${key.id}`,
     `  thumbprint:      ${key.thumbprint}`,
+    ...(key.expiresAt === null ? [] : [expiryLine(key.expiresAt)]),
     'The client signs its token requests with the matching private key, which never leaves it (docs/private-key-jwt.md).',
   ].join('\n');
 }
@@ -256,6 +302,7 @@ export function createdFederatedText(clientId: string, credential: CreatedFedera
     `  audience:        ${audienceText(credential.audience)}`,
     ...(credential.jwksUri !== undefined ? [`  JWK Set URL:     ${shown(credential.jwksUri)}`] : []),
     ...(credential.claims !== undefined ? [`  claims:          ${claimsText(credential.claims)}`] : []),
+    ...(credential.expiresAt === null ? [] : [expiryLine(credential.expiresAt)]),
     'The workload sends a token from this issuer, for exactly this subject and audience, as its client assertion: no secret is stored.',
   ].join('\n');
 }

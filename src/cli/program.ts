@@ -34,6 +34,8 @@ import {
   revokedSecretText,
   revokedTokenJson,
   revokedTokenText,
+  staleCredentialsJson,
+  staleCredentialsText,
   type Json,
 } from './output.js';
 import { readPublicKeyArgument } from './read-public-key.js';
@@ -81,6 +83,7 @@ interface FederatedAddOptions {
   audience?: string;
   jwksUri?: string;
   claim?: string[];
+  expiresIn?: string;
   allowedIssuers?: string;
 }
 
@@ -92,6 +95,12 @@ interface CreateOptions {
   resource?: string[];
   tokenLifetime?: string;
   requireDpop?: boolean;
+  expiresIn?: string;
+}
+
+/** `--expires-in`, as the admin API takes it (it reads and checks the duration). */
+function expiryOf(options: { expiresIn?: string }): { expiresIn?: string } {
+  return options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn };
 }
 
 function collectResources(value: string, previous: string[] | undefined): string[] {
@@ -179,6 +188,7 @@ export function buildProgram(io: CliIo): Command {
     )
     .option('--token-lifetime <duration>', "its tokens' lifetime (90s, 15m, 12h, 1d); default: the server's")
     .option('--require-dpop', 'require DPoP-bound tokens (RFC 9449): token requests without a DPoP proof are refused')
+    .option('--expires-in <duration>', 'when its first secret stops working on its own: 90d, 12h, 30m or 4s (default: never)')
     .addHelpText(
       'after',
       '\nExamples:\n  service-accounts create --name procurement-portal --scope "jobs:read jobs:write" --json\n' +
@@ -195,6 +205,7 @@ export function buildProgram(io: CliIo): Command {
           ...(options.resource !== undefined && { resources: options.resource }),
           ...(accessTokenLifetime !== undefined && { accessTokenLifetime }),
           ...(options.requireDpop === true && { dpopBoundAccessTokens: true }),
+          ...(options.expiresIn !== undefined && { secret: { expiresIn: options.expiresIn } }),
         });
         return { json: createdAccountJson(account), text: createdAccountText(account) };
       });
@@ -218,9 +229,11 @@ export function buildProgram(io: CliIo): Command {
     .command('add')
     .description('add a client secret to an account (shown once); the others keep working')
     .argument('<clientId>', 'client ID of the account')
-    .action(async (clientId: string, _options: unknown, command: Command) => {
+    .option('--expires-in <duration>', 'when it stops working on its own: 90d, 12h, 30m or 4s (default: never, unless the server requires an expiry)')
+    .addHelpText('after', '\nExample (rotation with expiring secrets, docs/rotation.md):\n  service-accounts secret add esa_... --expires-in 90d --json')
+    .action(async (clientId: string, options: { expiresIn?: string }, command: Command) => {
       await run(command, async (admin) => {
-        const created = await admin.addSecret(clientId);
+        const created = await admin.addSecret(clientId, expiryOf(options));
         return { json: createdSecretJson(created), text: createdSecretText(clientId, created) };
       });
     });
@@ -246,11 +259,12 @@ export function buildProgram(io: CliIo): Command {
     .description('register a public key (EC P-256, RSA 2048+ or Ed25519; PEM or JWK) as a credential of an account')
     .argument('<clientId>', 'client ID of the account')
     .requiredOption('--public-key <file>', 'the public key file (PEM or JWK); - reads standard input')
+    .option('--expires-in <duration>', 'when it stops working on its own: 90d, 12h, 30m or 4s (default: never, unless the server requires an expiry)')
     .addHelpText('after', '\nExample:\n  openssl pkey -in private.pem -pubout | service-accounts key add esa_... --public-key - --json')
-    .action(async (clientId: string, options: { publicKey: string }, command: Command) => {
+    .action(async (clientId: string, options: { publicKey: string; expiresIn?: string }, command: Command) => {
       const publicKey = await readPublicKeyArgument(options.publicKey);
       await run(command, async (admin) => {
-        const created = await admin.addKey(clientId, publicKey);
+        const created = await admin.addKey(clientId, publicKey, expiryOf(options));
         return { json: createdKeyJson(created), text: createdKeyText(clientId, created) };
       });
     });
@@ -285,6 +299,7 @@ export function buildProgram(io: CliIo): Command {
         'a nested claim as a JSON Pointer, e.g. /kubernetes.io/namespace=payments',
       collectClaim,
     )
+    .option('--expires-in <duration>', 'when it stops working on its own: 90d, 12h, 30m or 4s (default: never, unless the server requires an expiry)')
     .addOption(
       new Option('--allowed-issuers <urls>', "refuse any issuer but these (comma-separated; none; any), as the server's federation.allowedIssuers does")
         .env('FEDERATION_ALLOWED_ISSUERS'),
@@ -311,6 +326,7 @@ export function buildProgram(io: CliIo): Command {
             ...(options.audience !== undefined && { audience: options.audience }),
             ...(options.jwksUri !== undefined && { jwksUri: options.jwksUri }),
             ...(claims !== undefined && { claims }),
+            ...expiryOf(options),
           });
           return { json: createdFederatedJson(created), text: createdFederatedText(clientId, created) };
         },
@@ -327,6 +343,27 @@ export function buildProgram(io: CliIo): Command {
       await run(command, async (admin) => {
         const revoked = await admin.revokeFederatedCredential(clientId, credentialId);
         return { json: revokedFederatedJson(revoked), text: revokedFederatedText(revoked) };
+      });
+    });
+
+  program
+    .command('credentials')
+    .description('review credentials: what to rotate or revoke next')
+    .command('stale')
+    .description('list live secrets, keys and federated credentials that expire soon (or have expired) or have not been used for a while')
+    .option('--expiring-within <duration>', 'credentials that expire within this long (14d, 12h, 30m, 4s), or have expired')
+    .option('--unused-for <duration>', 'credentials last used (never used: created) at least this long ago (30d, ...)')
+    .addHelpText('after', '\nExample:\n  service-accounts credentials stale --expiring-within 14d --unused-for 30d --json')
+    .action(async (options: { expiringWithin?: string; unusedFor?: string }, command: Command) => {
+      if (options.expiringWithin === undefined && options.unusedFor === undefined) {
+        throw new UsageError('credentials stale: give --expiring-within, --unused-for or both');
+      }
+      await run(command, async (admin) => {
+        const stale = await admin.listStaleCredentials({
+          ...(options.expiringWithin !== undefined && { expiringWithin: options.expiringWithin }),
+          ...(options.unusedFor !== undefined && { unusedFor: options.unusedFor }),
+        });
+        return { json: staleCredentialsJson(stale), text: staleCredentialsText(stale) };
       });
     });
 

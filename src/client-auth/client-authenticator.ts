@@ -99,6 +99,7 @@ export function createClientAuthenticator(runtime: Runtime, inputs: ClientAuthen
       digests: new VerifiedSecretDigests(config.keyring, { store, storeTimeout, observer: storeCalls }),
       flights: new SecretCheckFlights(),
       ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
+      now,
     }),
     key: new KeyPairMethod({
       attempts,

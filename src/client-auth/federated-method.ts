@@ -19,7 +19,7 @@ import { describeError } from '../observability/operational-events.js';
 import type { Runtime } from '../create-runtime.js';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, supportsFederatedCredentials } from '../store/credential-kinds.js';
+import { federatedOf, hasExpired, supportsFederatedCredentials } from '../store/credential-kinds.js';
 import { isClientIdLookup, isLookupValue } from '../store/lookup-values.js';
 import { FEDERATED_LIMITS, isFederatedUrlText, type ResolvedFederationConfig } from '../federation/federation-options.js';
 import { IssuerKeySets } from '../federation/issuer-key-sets.js';
@@ -96,10 +96,13 @@ export class FederatedClientCheck {
     const account = await accounts.get(clientIds[0]!);
     if (!account) return { failure: clientId !== undefined ? 'unknown_client' : 'untrusted_token' };
     const trusting = federatedOf(account).filter((credential) => credential.issuer === names.issuer && credential.subject === names.subject);
-    const live = trusting.filter((credential) => credential.revokedAt === null);
+    const unrevoked = trusting.filter((credential) => credential.revokedAt === null);
+    // Past its expiresAt, a credential is refused like a revoked one (and its issuer's keys are not fetched for it).
+    const live = unrevoked.filter((credential) => !hasExpired(credential, now.getTime()));
     if (live.length === 0) {
       if (clientId === undefined) subjects.forget();
-      return { failure: trusting.length > 0 ? 'revoked_federated_credential' : 'untrusted_token', account };
+      const failure = unrevoked.length > 0 ? 'expired_credential' : trusting.length > 0 ? 'revoked_federated_credential' : 'untrusted_token';
+      return { failure, account };
     }
     // Usually one credential; several only with other audiences or key URLs. One whose issuer keys
     // cannot be fetched now does not stop another from verifying the token.

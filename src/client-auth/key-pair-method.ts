@@ -22,6 +22,7 @@ import { LRUCache } from 'lru-cache';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
+import { hasExpired } from '../store/credential-kinds.js';
 import { keyAttemptOf, tryCandidateKeys, type KeyAttempt } from '../keys/candidate-keys.js';
 import {
   claimRefusalOf,
@@ -241,6 +242,8 @@ export class KeyPairMethod {
         const tokenEndpoint = tokenEndpointAudienceOf(tokenEndpointAudience, this.#issuerOrigin, mountPath);
         this.#checker.verify(credentials.assertion, account, { issuer, clockTolerance, maxLifetime, tokenEndpoint, now }).then((outcome) => {
           if ('failure' in outcome) return attempts.fail(attempt, outcome.failure, account);
+          // Past its expiresAt, the key that made the signature is refused like a revoked one.
+          if (hasExpired(outcome.key, now.getTime())) return attempts.fail(attempt, 'expired_credential', account);
           if (!account.enabled) return attempts.fail(attempt, 'disabled_account', account);
           // A store without key credentials cannot make an assertion single-use: it accepts none.
           if (!replays.store.consumeAssertionId) return attempts.fail(attempt, 'invalid_assertion', account);

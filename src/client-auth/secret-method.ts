@@ -23,7 +23,7 @@ import type { VerifiedSecretDigests } from '../secrets/verified-secret-digests.j
 import type { SecretVerifier } from '../secrets/secret-verifier.js';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, SecretRecord } from '../store/account-store.js';
-import { findSecret } from '../store/credential-kinds.js';
+import { findSecret, hasExpired } from '../store/credential-kinds.js';
 import { isClientIdLookup } from '../store/lookup-values.js';
 import type { Attempt, Attempts } from './attempts.js';
 import { limiterAddress } from './limiter-address.js';
@@ -40,6 +40,8 @@ export interface SecretMethodParts {
   readonly flights: SecretCheckFlights;
   /** IPv6 addresses are limited per prefix of this many bits. */
   readonly ipv6Prefix: number;
+  /** The clock a secret's `expiresAt` is read against. */
+  readonly now: () => Date;
 }
 
 /** Credentials this method decides: a secret, unreadable ones, or none at all. */
@@ -52,8 +54,9 @@ function presentedSecret(clientId: string, value: string): PresentedSecret | und
   return parsed ? { clientId, value, secretId: parsed.secretId } : undefined;
 }
 
-const isLive = (account: AccountRecord | undefined, secret: SecretRecord | undefined): account is AccountRecord =>
-  account !== undefined && account.enabled && secret !== undefined && secret.revokedAt === null;
+/** Enabled account, and the secret neither revoked nor expired: what both fast paths require before they trust a value verified earlier. */
+const isLive = (account: AccountRecord | undefined, secret: SecretRecord | undefined, now: () => Date): account is AccountRecord =>
+  account !== undefined && account.enabled && secret !== undefined && secret.revokedAt === null && (secret.expiresAt == null || !hasExpired(secret, now().getTime()));
 
 /** See the module description. */
 export class SecretMethod {
@@ -99,7 +102,7 @@ export class SecretMethod {
   #remembered(presented: PresentedSecret): AuthenticatedClient | undefined {
     const account = this.#parts.accounts.peek(presented.clientId)?.account;
     const secret = findSecret(account, presented.secretId);
-    if (!isLive(account, secret) || !this.#verified(presented, secret!)) return undefined;
+    if (!isLive(account, secret, this.#parts.now) || !this.#verified(presented, secret!)) return undefined;
     return { account, credential: { kind: 'secret', id: secret!.id } };
   }
 
@@ -178,7 +181,7 @@ export class SecretMethod {
     const undecided = (err: unknown): void => attempts.undecided(attempt, err);
     this.#parts.accounts.get(presented.clientId).then((account) => {
       const secret = findSecret(account, presented.secretId);
-      const live = isLive(account, secret);
+      const live = isLive(account, secret, this.#parts.now);
       // Verified before: by a concurrent first request here, or by any instance (the record's digest).
       if (live && this.#verified(presented, secret!)) return attempts.succeed({ account, credential: { kind: 'secret', id: secret!.id } }, attempt.done, attempt);
       this.#parts.secrets.verify(presented.value, secret?.hash, { ...keys, known: account !== undefined }).then((matches) => {
@@ -196,6 +199,7 @@ export class SecretMethod {
     if (!account) return attempts.fail(attempt, 'unknown_client');
     if (!secret || !matches) return attempts.fail(attempt, 'wrong_secret', account);
     if (secret.revokedAt !== null) return attempts.fail(attempt, 'revoked_secret', account);
+    if (hasExpired(secret, this.#parts.now().getTime())) return attempts.fail(attempt, 'expired_credential', account);
     if (!account.enabled) return attempts.fail(attempt, 'disabled_account', account);
     this.#parts.remembered.remember(presented, secret.hash);
     attempts.succeed({ account, credential: { kind: 'secret', id: secret.id } }, attempt.done, attempt);

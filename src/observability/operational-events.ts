@@ -170,6 +170,31 @@ export interface ExtraClaimsRefusedEvent extends OperationalBase {
 }
 
 /**
+ * A credential obtained a token while it expires within 14 days (`CREDENTIAL_EXPIRING_LEAD_TIME`):
+ * time to rotate it (docs/rotation.md). At most once per credential on each instance, raised by the
+ * token request that used it; a credential nobody uses raises none (list those with the admin API's
+ * `listStaleCredentials`, or the CLI's `credentials stale`).
+ *
+ * @example
+ * ```ts
+ * import type { CredentialExpiringEvent } from 'express-service-accounts'
+ *
+ * const remind = (event: CredentialExpiringEvent): void =>
+ *   console.warn(`${event.name}: ${event.kind} ${event.credentialId} expires ${event.expiresAt.toISOString()}: rotate it`)
+ * ```
+ */
+export interface CredentialExpiringEvent extends OperationalBase {
+  readonly type: 'credential.expiring';
+  readonly clientId: string;
+  /** The account's name. */
+  readonly name: string;
+  /** `secret`, `key` or `federated`. */
+  readonly kind: 'secret' | 'key' | 'federated';
+  readonly credentialId: string;
+  readonly expiresAt: Date;
+}
+
+/**
  * Every operational event; switch on `type` to narrow.
  *
  * @example
@@ -191,7 +216,8 @@ export type OperationalEvent =
   | SecretChecksSaturatedEvent
   | FederatedIssuerEvent
   | RevocationLimitReachedEvent
-  | ExtraClaimsRefusedEvent;
+  | ExtraClaimsRefusedEvent
+  | CredentialExpiringEvent;
 
 /** An event before its timestamp is added. */
 export type OperationalEventInput = EventInput<OperationalEvent>;

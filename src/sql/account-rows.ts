@@ -44,6 +44,7 @@ export interface AccountCredentialRow {
   credential_created_at: DbInteger | null;
   credential_last_used_at: DbInteger | null;
   credential_revoked_at: DbInteger | null;
+  credential_expires_at: DbInteger | null;
   /** A secret's verified digest (null for other credentials). */
   credential_verified_digest: string | null;
 }
@@ -73,7 +74,7 @@ export function toAccountRecords(rows: readonly AccountCredentialRow[]): Account
     }
     const { credential_id: id, credential_material: material, credential_created_at: createdAt } = row;
     if (id === null || createdAt === null) continue;
-    const dates = { created_at: createdAt, last_used_at: row.credential_last_used_at, revoked_at: row.credential_revoked_at };
+    const dates = { created_at: createdAt, last_used_at: row.credential_last_used_at, revoked_at: row.credential_revoked_at, expires_at: row.credential_expires_at };
     if (row.credential_kind === 'secret' && material !== null) {
       entry.secrets.push(toSecretRecord({ id, hash: material, ...dates, verified_digest: row.credential_verified_digest }));
     }
@@ -116,20 +117,20 @@ export function selectAccountRows(db: Kysely<Database>) {
     .selectFrom('secrets')
     .select([sql<string>`'secret'`.as('kind'), 'client_id', 'id', sql<string | null>`${sql.ref('hash')}`.as('material'), none.as('thumbprint')])
     .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri'), none.as('claims')])
-    .select(['created_at', 'last_used_at', 'revoked_at', 'verified_digest'])
+    .select(['created_at', 'last_used_at', 'revoked_at', 'verified_digest', 'expires_at'])
     .unionAll(
       db
         .selectFrom('client_keys')
         .select([sql<string>`'key'`.as('kind'), 'client_id', 'id', 'public_jwk as material', 'thumbprint'])
         .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri'), none.as('claims')])
-        .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest')]),
+        .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest'), 'expires_at']),
     )
     .unionAll(
       db
         .selectFrom('federated_credentials')
         .select([sql<string>`'federated'`.as('kind'), 'client_id', 'id', none.as('material'), none.as('thumbprint')])
         .select(['issuer', 'subject', 'audience', 'jwks_uri', 'claims'])
-        .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest')]),
+        .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest'), 'expires_at']),
     );
   return db
     .selectFrom('accounts as a')
@@ -141,6 +142,7 @@ export function selectAccountRows(db: Kysely<Database>) {
     .select(['c.audience as credential_audience', 'c.jwks_uri as credential_jwks_uri', 'c.claims as credential_claims'])
     .select(['c.last_used_at as credential_last_used_at', 'c.revoked_at as credential_revoked_at'])
     .select('c.verified_digest as credential_verified_digest')
+    .select('c.expires_at as credential_expires_at')
     .orderBy('a.created_at')
     .orderBy('a.client_id')
     .orderBy('c.created_at')

@@ -5,6 +5,7 @@
  */
 import { sql, type ColumnType, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
+import type { ExpiresAtColumn } from './credential-expiry-schema.js';
 
 /**
  * `federated_credentials`: every federated credential of every account, live and revoked: the outside
@@ -38,6 +39,8 @@ export interface FederatedCredentialsTable {
    * (a credential from before version 10, or one without conditions) is none.
    */
   claims: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the credential expires (schema version 8); `NULL`: never. */
+  expires_at: ExpiresAtColumn;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
+import type { ExpiresAtColumn } from './credential-expiry-schema.js';
 
 /**
  * `client_keys`: every public key of every account, live and revoked. At most one live key per
@@ -25,6 +26,8 @@ export interface ClientKeysTable {
   created_at: EpochMillis;
   last_used_at: NullableEpochMillis;
   revoked_at: NullableEpochMillis;
+  /** When the key expires (schema version 8); `NULL`: never. */
+  expires_at: ExpiresAtColumn;
 }
 
 /**

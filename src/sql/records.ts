@@ -20,7 +20,7 @@ export type DbInteger = number | string | bigint;
  *
  * @example
  * ```ts
- * const row: SecretRow = { id: 'sec_1', hash, created_at: 1736933400123, last_used_at: null, revoked_at: null }
+ * const row: SecretRow = { id: 'sec_1', hash, created_at: 1736933400123, last_used_at: null, revoked_at: null, expires_at: null }
  * ```
  */
 export interface SecretRow {
@@ -31,6 +31,8 @@ export interface SecretRow {
   revoked_at: DbInteger | null;
   /** Absent when not selected. */
   verified_digest?: string | null;
+  /** When it expires (schema version 8); `NULL`: never. */
+  expires_at?: DbInteger | null;
 }
 
 /**
@@ -45,6 +47,7 @@ export interface SecretRow {
  *   created_at: 1736933400123,
  *   last_used_at: null,
  *   revoked_at: null,
+ *   expires_at: null,
  * }
  * ```
  */
@@ -55,6 +58,8 @@ export interface KeyRow {
   created_at: DbInteger;
   last_used_at: DbInteger | null;
   revoked_at: DbInteger | null;
+  /** When it expires (schema version 8); `NULL`: never. */
+  expires_at?: DbInteger | null;
 }
 
 /**
@@ -131,7 +136,7 @@ export function parseScopes(text: string): string[] {
  *
  * @example
  * ```ts
- * toSecretRecord({ id: 'sec_1', hash, created_at: 1736933400123, last_used_at: null, revoked_at: null })
+ * toSecretRecord({ id: 'sec_1', hash, created_at: 1736933400123, last_used_at: null, revoked_at: null, expires_at: null })
  * ```
  */
 export function toSecretRecord(row: SecretRow): SecretRecord {
@@ -141,6 +146,8 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
+    // Present only for a credential that expires, as a store without expiry would return the record.
+    ...(row.expires_at != null && { expiresAt: toDate(row.expires_at) }),
     // Present only when one was recorded, as a store without digests would return the record.
     ...(typeof row.verified_digest === 'string' && { verifiedDigest: row.verified_digest }),
   };
@@ -161,6 +168,7 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
  *   last_used_at: null,
  *   revoked_at: null,
  *   claims: '{"repository_owner":"acme"}',
+ *   expires_at: null,
  * }
  * ```
  */
@@ -175,6 +183,8 @@ export interface FederatedRow {
   revoked_at: DbInteger | null;
   /** The claim conditions as JSON (schema version 10); `NULL` for none. */
   claims: string | null;
+  /** When it expires (schema version 8); `NULL`: never. */
+  expires_at?: DbInteger | null;
 }
 
 /**
@@ -192,6 +202,7 @@ export interface FederatedRow {
  *   last_used_at: null,
  *   revoked_at: null,
  *   claims: '{"/kubernetes.io/namespace":"payments"}',
+ *   expires_at: null,
  * })
  * ```
  */
@@ -207,6 +218,8 @@ export function toFederatedRecord(row: FederatedRow): FederatedCredentialRecord 
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
     ...(claims !== undefined && { claims }),
+    // Present only for a credential that expires, as a store without expiry would return the record.
+    ...(row.expires_at != null && { expiresAt: toDate(row.expires_at) }),
   };
 }
 
@@ -251,7 +264,7 @@ export function parseClaims(text: string | null | undefined): Readonly<Record<st
  *
  * declare const jwk: PublicKeyJwk // a checked public key
  * const thumbprint = await calculateJwkThumbprint(jwk, 'sha256')
- * toKeyRecord({ id: 'esak_a1B2c3D4e5F6g7H8', thumbprint, public_jwk: JSON.stringify(jwk), created_at: 1736933400123, last_used_at: null, revoked_at: null })
+ * toKeyRecord({ id: 'esak_a1B2c3D4e5F6g7H8', thumbprint, public_jwk: JSON.stringify(jwk), created_at: 1736933400123, last_used_at: null, revoked_at: null, expires_at: null })
  * ```
  */
 export function toKeyRecord(row: KeyRow): KeyRecord {
@@ -262,6 +275,8 @@ export function toKeyRecord(row: KeyRow): KeyRecord {
     createdAt: toDate(row.created_at),
     lastUsedAt: toNullableDate(row.last_used_at),
     revokedAt: toNullableDate(row.revoked_at),
+    // Present only for a credential that expires, as a store without expiry would return the record.
+    ...(row.expires_at != null && { expiresAt: toDate(row.expires_at) }),
   };
 }
 
@@ -282,6 +297,7 @@ export function secretValues(clientId: string, secret: NewSecretRecord) {
     created_at: secret.createdAt.getTime(),
     last_used_at: null,
     revoked_at: null,
+    expires_at: secret.expiresAt?.getTime() ?? null,
   };
 }
 

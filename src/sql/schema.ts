@@ -12,6 +12,7 @@ import { VERIFIED_DIGEST_MIGRATION } from './verified-digest-schema.js';
 import { ACCOUNT_RESOURCES_MIGRATION } from './account-resources-schema.js';
 import { ACCOUNT_POLICY_MIGRATION } from './account-policy-schema.js';
 import { FEDERATED_CLAIMS_MIGRATION } from './federated-claims-schema.js';
+import { CREDENTIAL_EXPIRY_MIGRATION, type ExpiresAtColumn } from './credential-expiry-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -72,6 +73,8 @@ export interface SecretsTable {
   revoked_at: NullableEpochMillis;
   /** The secret's `verifiedDigest` (schema version 5); `NULL` until a value passed bcrypt. */
   verified_digest: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the secret expires (schema version 8); `NULL`: never. */
+  expires_at: ExpiresAtColumn;
 }
 
 /**
@@ -196,6 +199,7 @@ const MIGRATIONS: readonly Migration[] = [
   VERIFIED_DIGEST_MIGRATION,
   REVOKED_TOKENS_CLIENT_INDEX_MIGRATION,
   ACCOUNT_RESOURCES_MIGRATION,
+  CREDENTIAL_EXPIRY_MIGRATION,
   ACCOUNT_POLICY_MIGRATION,
   FEDERATED_CLAIMS_MIGRATION,
 ];

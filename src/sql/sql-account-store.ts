@@ -115,6 +115,8 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #secrets: SqlSecrets;
   readonly #keys: SqlKeyCredentials;
   readonly #federated: SqlFederatedCredentials;
+  /** Keeps the `expiresAt` of new credentials (schema version 8). */
+  readonly keepsCredentialExpiry: boolean = true;
   readonly #migrate = onceUntilSuccess(() => migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }));
   #closed = false;
 

@@ -11,7 +11,7 @@ import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
 const FEDERATED: CredentialTable<FederatedRow, FederatedCredentialRecord> = {
   name: 'federated_credentials',
-  columns: ['id', 'issuer', 'subject', 'audience', 'jwks_uri', 'created_at', 'last_used_at', 'revoked_at', 'claims'],
+  columns: ['id', 'issuer', 'subject', 'audience', 'jwks_uri', 'created_at', 'last_used_at', 'revoked_at', 'claims', 'expires_at'],
   toRecord: toFederatedRecord,
 };
 
@@ -56,6 +56,7 @@ export class SqlFederatedCredentials {
       last_used_at: null,
       revoked_at: null,
       claims: serializeClaims(credential.claims),
+      expires_at: credential.expiresAt?.getTime() ?? null,
     };
     return insertCredential(this.#context, FEDERATED, clientId, values, options, async (trx) => {
       const twin = await trx

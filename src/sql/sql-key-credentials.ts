@@ -12,7 +12,7 @@ import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
 const KEYS: CredentialTable<KeyRow, KeyRecord> = {
   name: 'client_keys',
-  columns: ['id', 'thumbprint', 'public_jwk', 'created_at', 'last_used_at', 'revoked_at'],
+  columns: ['id', 'thumbprint', 'public_jwk', 'created_at', 'last_used_at', 'revoked_at', 'expires_at'],
   toRecord: toKeyRecord,
 };
 
@@ -55,6 +55,7 @@ export class SqlKeyCredentials {
       created_at: key.createdAt.getTime(),
       last_used_at: null,
       revoked_at: null,
+      expires_at: key.expiresAt?.getTime() ?? null,
     };
     return insertCredential(this.#context, KEYS, clientId, values, options, async (trx) => {
       const twin = await trx

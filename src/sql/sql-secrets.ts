@@ -10,7 +10,7 @@ import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
 const SECRETS: CredentialTable<SecretRow, SecretRecord> = {
   name: 'secrets',
-  columns: ['id', 'hash', 'created_at', 'last_used_at', 'revoked_at', 'verified_digest'],
+  columns: ['id', 'hash', 'created_at', 'last_used_at', 'revoked_at', 'verified_digest', 'expires_at'],
   toRecord: toSecretRecord,
 };
 

@@ -38,6 +38,12 @@ export interface SecretRecord {
   /** When the secret was revoked; `null` while it is live. Revocation is final. */
   readonly revokedAt: Date | null;
   /**
+   * When the secret stops working on its own (docs/rotation.md); `null` or absent: never. From that
+   * instant it is refused like a revoked secret, and so is every token issued against it, on every
+   * instance, with nothing written. Kept by a store with {@link AccountStore.keepsCredentialExpiry}.
+   */
+  readonly expiresAt?: Date | null;
+  /**
    * What {@link AccountStore.recordSecretDigest} last stored for this secret, returned as it was
    * given; absent (or `undefined`) when nothing was. Like `hash`, never shown to anyone. A store without
    * `recordSecretDigest` leaves it out.
@@ -127,6 +133,11 @@ export interface NewSecretRecord {
   readonly id: string;
   readonly hash: string;
   readonly createdAt: Date;
+  /**
+   * When it stops working on its own; `null` or absent: never. The core sets it only for a store with
+   * {@link AccountStore.keepsCredentialExpiry}, which stores it and returns it in every record.
+   */
+  readonly expiresAt?: Date | null;
 }
 
 /**
@@ -389,6 +400,15 @@ export interface AccountStore {
 
   /** Releases connections and stops watching for changes. Called by `ServiceAccounts.close()`. */
   close?(): Promise<void>;
+
+  /**
+   * `true` when the store keeps the `expiresAt` of new secrets, keys and federated credentials
+   * (`addSecret`, `addKey`, `addFederatedCredential` and `createAccount`'s first secret) and returns
+   * it in every record. Without it (a store written for an earlier version), the admin API refuses to
+   * create a credential that expires, rather than create one that would never expire, and a server
+   * with `maxCredentialLifetime` cannot add credentials to it.
+   */
+  readonly keepsCredentialExpiry?: boolean;
 
   /**
    * Stores a new account and its first secret atomically.

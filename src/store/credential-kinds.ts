@@ -239,3 +239,33 @@ export function supportsFederatedCredentials(store: AccountStore): store is Fede
 export function isLiveTwin(credential: FederatedCredentialRecord, trust: Pick<FederatedCredentialRecord, 'issuer' | 'subject' | 'audience'>): boolean {
   return credential.revokedAt === null && credential.issuer === trust.issuer && credential.subject === trust.subject && credential.audience === trust.audience;
 }
+
+/**
+ * Whether a credential of any kind has expired at `now` (milliseconds since the epoch): its
+ * `expiresAt` is set and not after `now`. An expired credential is refused like a revoked one, and so
+ * are the tokens issued against it; each instance decides it from the record it holds and its own
+ * clock, so nothing is written when it happens.
+ *
+ * @example
+ * ```ts
+ * const secret = findSecret(account, 'a1B2c3D4e5F6g7H8')
+ * const usable = secret !== undefined && secret.revokedAt === null && !hasExpired(secret, Date.now())
+ * ```
+ */
+export function hasExpired(credential: { readonly expiresAt?: Date | null }, now: number): boolean {
+  const expiresAt = credential.expiresAt;
+  return expiresAt != null && expiresAt.getTime() <= now;
+}
+
+/**
+ * Whether a store keeps credential expiry (`keepsCredentialExpiry`): only then may a credential be
+ * created with an `expiresAt`.
+ *
+ * @example
+ * ```ts
+ * if (!supportsCredentialExpiry(store)) throw new Error('this store cannot keep an expiry')
+ * ```
+ */
+export function supportsCredentialExpiry(store: AccountStore): boolean {
+  return store.keepsCredentialExpiry === true;
+}

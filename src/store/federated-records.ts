@@ -55,6 +55,8 @@ export interface FederatedCredentialRecord {
    * may leave it out) or empty: none.
    */
   readonly claims?: Readonly<Record<string, string>>;
+  /** When the credential stops working on its own, as a secret's `expiresAt`; `null` or absent: never. */
+  readonly expiresAt?: Date | null;
 }
 
 /**
@@ -88,6 +90,8 @@ export interface NewFederatedCredentialRecord {
    * with a store that returns the credential without them.
    */
   readonly claims?: Readonly<Record<string, string>>;
+  /** When it stops working on its own; `null` or absent: never (see `NewSecretRecord.expiresAt`). */
+  readonly expiresAt?: Date | null;
 }
 
 /**

@@ -55,6 +55,8 @@ export interface KeyRecord {
   readonly lastUsedAt: Date | null;
   /** When the key was revoked; `null` while it is live. Revocation is final. */
   readonly revokedAt: Date | null;
+  /** When the key stops working on its own, as a secret's `expiresAt`; `null` or absent: never. */
+  readonly expiresAt?: Date | null;
 }
 
 /**
@@ -76,6 +78,8 @@ export interface NewKeyRecord {
   readonly thumbprint: string;
   readonly publicKey: PublicKeyJwk;
   readonly createdAt: Date;
+  /** When it stops working on its own; `null` or absent: never (see `NewSecretRecord.expiresAt`). */
+  readonly expiresAt?: Date | null;
 }
 
 /**

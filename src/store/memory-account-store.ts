@@ -50,6 +50,8 @@ const ASSERTION_SWEEP_MS = 60_000;
  * ```
  */
 export class MemoryAccountStore implements AccountStore {
+  /** Keeps the `expiresAt` of new credentials. */
+  readonly keepsCredentialExpiry: boolean = true;
   readonly #accounts = new Map<string, AccountRecord>();
   readonly #listeners = new Set<AccountChangeListener>();
   readonly #revokedTokens = new Map<string, RevokedTokenRecord>();
@@ -126,7 +128,8 @@ export class MemoryAccountStore implements AccountStore {
   }
 
   async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
-    const stored: KeyRecord = { ...key, lastUsedAt: null, revokedAt: null };
+    const { expiresAt: keyExpiresAt, ...rest } = key;
+    const stored: KeyRecord = { ...rest, lastUsedAt: null, revokedAt: null, ...expiryOf(keyExpiresAt) };
     return this.#add('key', clientId, stored, options, (account) =>
       keysOf(account).some((k) => k.revokedAt === null && k.thumbprint === key.thumbprint) ? 'duplicate' : undefined,
     );
@@ -152,6 +155,7 @@ export class MemoryAccountStore implements AccountStore {
       revokedAt: null,
       // Frozen: the copies handed out share it.
       ...(credential.claims !== undefined && Object.keys(credential.claims).length > 0 && { claims: Object.freeze({ ...credential.claims }) }),
+      ...expiryOf(credential.expiresAt),
     };
     return this.#add('federated', clientId, stored, options, (account) =>
       federatedOf(account).some((existing) => isLiveTwin(existing, credential)) ? 'duplicate' : undefined,
@@ -273,7 +277,12 @@ export class MemoryAccountStore implements AccountStore {
 }
 
 function newSecret(secret: NewSecretRecord): SecretRecord {
-  return { id: secret.id, hash: secret.hash, createdAt: secret.createdAt, lastUsedAt: null, revokedAt: null };
+  return { id: secret.id, hash: secret.hash, createdAt: secret.createdAt, lastUsedAt: null, revokedAt: null, ...expiryOf(secret.expiresAt) };
+}
+
+/** `expiresAt` as records carry it: present only for a credential that expires (absent: never). */
+function expiryOf(expiresAt: Date | null | undefined): { expiresAt?: Date } {
+  return expiresAt ? { expiresAt } : {};
 }
 
 function copyKey(key: KeyRecord): KeyRecord {

@@ -9,6 +9,7 @@ import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './acc
 import { cap, IdFactory, waitFor } from './contract-fixtures.js';
 import { describeAccountPolicy } from './describe-account-policy.js';
 import { describeAccountResources } from './describe-account-resources.js';
+import { describeCredentialExpiry } from './describe-credential-expiry.js';
 import { describeFederatedCredentials } from './describe-federated-credentials.js';
 import { describeFederatedClaims } from './describe-federated-claims.js';
 import { describeKeyCredentials } from './describe-key-credentials.js';
@@ -259,6 +260,7 @@ export function describeAccountStore(
     describeAccountResources(() => store, ids, { describe, it, expect });
 
     describeAccountPolicy(() => store, ids, { describe, it, expect });
+    describeCredentialExpiry(() => store, ids, { describe, it, expect });
 
     describeKeyCredentials(() => store, ids, { describe, it, expect });
 

@@ -6,7 +6,9 @@
  * expired; its account exists and is enabled; its audience (`aud`) is one the account may get now (the
  * server's audience for an account without resources, else one of its resources, RFC 8707), so a
  * change of an account's resources takes its tokens for other audiences with it; the credential it was issued against (its `secret_id`
- * claim names a secret, a public key or a federated credential) is known and live; and the token
+ * claim names a secret, a public key or a federated credential) is known, live and not past its
+ * `expiresAt` (read from the record the instance holds, against its clock: nothing is written when a
+ * credential expires, yet every instance refuses its tokens from that instant); and the token
  * itself is not on the deny-list.
  *
  * Answered synchronously when the instance's caches can tell (the account's status is cached and
@@ -18,7 +20,7 @@
 import { InvalidTokenError, type InvalidTokenReason } from '../errors.js';
 import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
-import { findCredential } from '../store/credential-kinds.js';
+import { findCredential, hasExpired } from '../store/credential-kinds.js';
 import type { AccountRecord, FederatedCredentialRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
 
 /** The credential (secret, public key or federated credential) a good token was issued against. */
@@ -43,13 +45,14 @@ export interface TokenCheckReceiver<A, B, C> {
 /**
  * Whether a verified, unexpired token still stands: the credential it was issued against, or why not.
  * A deleted account, an unknown credential or an audience the account may not get (not `audience`,
- * the server's, for an account without resources; not one of its resources otherwise) comes first (`invalid`), then a revoked token or credential
- * (`revoked`), then a disabled account (`disabled`).
+ * the server's, for an account without resources; not one of its resources otherwise) comes first (`invalid`), then a revoked token or
+ * a revoked or expired credential (`revoked`: an expired credential fails like a revoked one), then a disabled account (`disabled`).
+ * `now` is the instance's clock, in milliseconds since the epoch.
  *
  * @example
  * ```ts
  * declare const claims: AccessTokenClaims // of a token whose signature verified and that has not expired
- * const standing = tokenStanding(claims, account, runtime.revokedTokens.check(claims.jti) === true, runtime.config.audience)
+ * const standing = tokenStanding(claims, account, runtime.revokedTokens.check(claims.jti) === true, runtime.config.audience, Date.now())
  * if (typeof standing === 'string') throw new InvalidTokenError(standing)
  * ```
  */
@@ -58,6 +61,7 @@ export function tokenStanding(
   account: AccountRecord | undefined,
   tokenRevoked: boolean,
   audience: string,
+  now: number,
 ): TokenCredential | InvalidTokenReason {
   // A deleted account or an unknown credential: the token no longer maps to anything.
   const credential = findCredential(account, claims.secret_id);
@@ -66,7 +70,7 @@ export function tokenStanding(
   // comparison on the common path), else one of its resources; a change of resources takes old tokens with it.
   const resources = account.resources;
   if (resources === undefined || resources.length === 0 ? claims.aud !== audience : !resources.includes(claims.aud)) return 'invalid';
-  if (tokenRevoked || credential.revokedAt !== null) return 'revoked';
+  if (tokenRevoked || credential.revokedAt !== null || hasExpired(credential, now)) return 'revoked';
   if (!account.enabled) return 'disabled';
   return credential;
 }
@@ -77,11 +81,12 @@ function answer<A, B, C>(
   claims: AccessTokenClaims,
   account: AccountRecord | undefined,
   tokenRevoked: boolean,
+  now: number,
   a: A,
   b: B,
   c: C,
 ): void {
-  const standing = tokenStanding(claims, account, tokenRevoked, audience);
+  const standing = tokenStanding(claims, account, tokenRevoked, audience, now);
   if (typeof standing === 'string') return receiver.refused(new InvalidTokenError(standing), claims, account, a, b, c);
   receiver.good(claims, account!, standing, a, b, c); // it stands, so its account exists
 }
@@ -105,8 +110,9 @@ function answer<A, B, C>(
  */
 export function checkToken<A, B, C>(runtime: Runtime, token: string, receiver: TokenCheckReceiver<A, B, C>, a: A, b: B, c: C): void {
   let claims: AccessTokenClaims;
+  const now = runtime.config.now();
   try {
-    claims = runtime.verifiedTokens.verify(token, runtime.config.now());
+    claims = runtime.verifiedTokens.verify(token, now);
   } catch (err) {
     if (!(err instanceof InvalidTokenError)) return receiver.failed(err, undefined, a, b, c);
     // An expired token passed its signature check: its claims name the token for the audit event.
@@ -116,12 +122,13 @@ export function checkToken<A, B, C>(runtime: Runtime, token: string, receiver: T
   // and RevokedTokenCache for the 1 s bound).
   const cached = runtime.accounts.peek(claims.sub);
   const tokenRevoked = runtime.revokedTokens.check(claims.jti);
-  if (cached !== undefined && tokenRevoked !== undefined) return answer(receiver, runtime.config.audience, claims, cached.account, tokenRevoked, a, b, c);
+  if (cached !== undefined && tokenRevoked !== undefined) return answer(receiver, runtime.config.audience, claims, cached.account, tokenRevoked, now.getTime(), a, b, c);
   runtime
     .ready()
     .then(() => Promise.all([runtime.accounts.get(claims.sub), runtime.revokedTokens.isRevoked(claims.jti)]))
     .then(
-      ([account, revoked]) => answer(receiver, runtime.config.audience, claims, account, revoked, a, b, c),
+      // Read the clock again: the store read may have taken a while.
+      ([account, revoked]) => answer(receiver, runtime.config.audience, claims, account, revoked, runtime.config.now().getTime(), a, b, c),
       (err: unknown) => receiver.failed(err, claims, a, b, c),
     );
 }

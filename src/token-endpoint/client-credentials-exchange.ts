@@ -18,6 +18,7 @@ import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from '../client-auth/presented-credentials.js';
 import type { Step } from './token-request-context.js';
+import { ExpiringCredentialNotices } from '../observability/expiring-credentials.js';
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
 export const requireClientCredentialsGrant: Step = (context, next) => {
@@ -50,6 +51,7 @@ interface ExchangeView {
 export function createClientCredentialsExchange(runtime: Runtime): Step {
   const { config } = runtime;
   const server = oauth2orize.createServer();
+  const expiring = new ExpiringCredentialNotices(runtime.event);
 
   /** The host's extra claims (JSON text), or a 500 whose detail goes to `onEvent` only. */
   const extraClaimsFor = (account: AccountRecord, scopes: readonly string[] | undefined, resource: string): string | undefined => {
@@ -92,6 +94,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
         audience: claims.aud,
         expiresAt: new Date(claims.exp * 1000),
       });
+      expiring.used(account, credential, now);
       done(null, token, undefined, { expires_in: lifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
     } catch (err) {
       done(err as Error);

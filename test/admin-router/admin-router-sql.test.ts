@@ -44,7 +44,7 @@ describe.each(stores)('admin router on %s', (_name, open) => {
           accessTokenLifetime: null,
           dpopBoundAccessTokens: false,
           createdAt: '2026-11-22T10:00:00.000Z',
-          secrets: [{ id: secret.id, createdAt: '2026-11-22T10:00:00.000Z', lastUsedAt: null, revokedAt: null }],
+          secrets: [{ id: secret.id, createdAt: '2026-11-22T10:00:00.000Z', lastUsedAt: null, revokedAt: null, expiresAt: null }],
           keys: [],
           federated: [],
         },

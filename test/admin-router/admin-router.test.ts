@@ -50,7 +50,8 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
       resources: [],
       accessTokenLifetime: null,
       dpopBoundAccessTokens: false,
-      secret: { id: expect.any(String), value: expect.stringMatching(/^esas_/) },
+      secret: { id: expect.any(String), value: expect.stringMatching(/^esas_/), expiresAt: null },
+      client_secret_expires_at: 0, // RFC 7591 §3.2.1: 0 when the secret does not expire
     });
     expect(res.headers.location).toBe(`/admin/service-accounts/${res.body.clientId}`);
     const shown = await api.get(res.headers.location!, { token: 'acme' });
@@ -103,7 +104,7 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     const acme = await api.get('/admin/service-accounts', { token: 'acme' });
     expect(acme.status).toBe(200);
     expect(acme.body.map((x: { clientId: string }) => x.clientId)).toEqual([a.clientId]);
-    expect(acme.body[0].secrets).toEqual([{ id: a.secret.id, createdAt: expect.any(String), lastUsedAt: null, revokedAt: null }]);
+    expect(acme.body[0].secrets).toEqual([{ id: a.secret.id, createdAt: expect.any(String), lastUsedAt: null, revokedAt: null, expiresAt: null }]);
     const all = await api.get('/admin/service-accounts', { token: 'operator' });
     expect(all.body.map((x: { clientId: string }) => x.clientId).sort()).toEqual([a.clientId, g.clientId].sort());
     const narrowed = await api.get('/admin/service-accounts?clientAccountId=globex', { token: 'operator' });
@@ -200,7 +201,7 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     const added = await api.post(`/admin/service-accounts/${a.clientId}/secrets`, { token: 'acme' });
     expect(added.status).toBe(201);
     expect(added.headers['cache-control']).toBe('no-store');
-    expect(added.body).toEqual({ id: expect.any(String), value: expect.stringMatching(/^esas_/) });
+    expect(added.body).toEqual({ id: expect.any(String), value: expect.stringMatching(/^esas_/), expiresAt: null });
     const revoked = await api.delete(`/admin/service-accounts/${a.clientId}/secrets/${a.secret.id}`, { token: 'operator' });
     expect(revoked.status).toBe(200);
     expect(revoked.body).toEqual({ clientId: a.clientId, secretId: a.secret.id, revokedAt: expect.any(String) });
@@ -234,7 +235,7 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     const added = await api.post(`/admin/service-accounts/${a.clientId}/federated`, { token: 'acme', body });
     expect(added.status).toBe(201);
     expect(added.headers['cache-control']).toBe('no-store');
-    expect(added.body).toEqual({ id: expect.stringMatching(/^esaf_[0-9A-Za-z]{16}$/), ...body, createdAt: expect.any(String) });
+    expect(added.body).toEqual({ id: expect.stringMatching(/^esaf_[0-9A-Za-z]{16}$/), ...body, createdAt: expect.any(String), expiresAt: null });
     const listed = await api.get(`/admin/service-accounts/${a.clientId}`, { token: 'acme' });
     expect(listed.body.federated).toEqual([{ ...added.body, lastUsedAt: null, revokedAt: null }]);
     const revoked = await api.delete(`/admin/service-accounts/${a.clientId}/federated/${added.body.id}`, { token: 'operator' });
@@ -253,7 +254,7 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     const a = await create('acme');
     const added = await api.post(`/admin/service-accounts/${a.clientId}/federated`, { token: 'acme', body: { issuer: GITHUB, subject: MAIN, audience: null } });
     expect(added.status).toBe(201);
-    expect(added.body).toEqual({ id: expect.any(String), issuer: GITHUB, subject: MAIN, audience: null, createdAt: expect.any(String) });
+    expect(added.body).toEqual({ id: expect.any(String), issuer: GITHUB, subject: MAIN, audience: null, createdAt: expect.any(String), expiresAt: null });
   });
 
   it('validates the federated body against its schema and the admin API’s rules (400), naming the field', async () => {

@@ -63,8 +63,8 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const added = JSON.parse(run.stdout) as Record<string, string>;
-    expect(Object.keys(added)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt']);
-    expect(added).toEqual({ id: expect.stringMatching(CREDENTIAL_ID), issuer: GITHUB, subject: MAIN, audience: null, createdAt: expect.stringMatching(ISO) });
+    expect(Object.keys(added)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt', 'expiresAt']);
+    expect(added).toEqual({ id: expect.stringMatching(CREDENTIAL_ID), issuer: GITHUB, subject: MAIN, audience: null, createdAt: expect.stringMatching(ISO), expiresAt: null });
   });
 
   // "[--audience AUD] [--jwks-uri URL]": printed as given; "jwksUri" only when given.
@@ -76,7 +76,7 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
       ['federated', 'add', clientId, '--issuer', issuer, '--subject', 'system:serviceaccount:payments:exporter', '--audience', 'api://payments', '--jwks-uri', jwksUri, '--store', store],
       NO_ISSUER_ENV,
     );
-    expect(Object.keys(added)).toEqual(['id', 'issuer', 'subject', 'audience', 'jwksUri', 'createdAt']);
+    expect(Object.keys(added)).toEqual(['id', 'issuer', 'subject', 'audience', 'jwksUri', 'createdAt', 'expiresAt']);
     expect(added).toMatchObject({ issuer, subject: 'system:serviceaccount:payments:exporter', audience: 'api://payments', jwksUri });
   });
 
@@ -99,8 +99,8 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     const account = await listed(store, clientId);
     expect(account?.secrets).toHaveLength(1);
     expect(account?.keys).toEqual([]);
-    expect(account?.federated).toEqual([{ ...added, lastUsedAt: null, revokedAt: null }]);
-    expect(Object.keys(account!.federated[0]!)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt', 'lastUsedAt', 'revokedAt']);
+    expect(account?.federated).toEqual([{ ...added, lastUsedAt: null, revokedAt: null, expiresAt: null }]);
+    expect(Object.keys(account!.federated[0]!)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt']);
   });
 
   // federated revoke CLIENT_ID CREDENTIAL_ID → {"clientId", "credentialId", "revokedAt"}

@@ -64,12 +64,12 @@ describe('service-accounts key (SQLite)', { timeout: 60_000 }, () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const added = JSON.parse(run.stdout) as Record<string, string>;
-    expect(Object.keys(added)).toEqual(['id', 'thumbprint', 'createdAt']);
-    expect(added).toEqual({ id: expect.stringMatching(KEY_ID), thumbprint: await thumbprintOf(pair), createdAt: expect.stringMatching(ISO) });
+    expect(Object.keys(added)).toEqual(['id', 'thumbprint', 'createdAt', 'expiresAt']);
+    expect(added).toEqual({ id: expect.stringMatching(KEY_ID), thumbprint: await thumbprintOf(pair), createdAt: expect.stringMatching(ISO), expiresAt: null });
     const listed = (await runCliJson<ListedKeys[]>(['list', '--store', store])).find((a) => a.clientId === clientId);
     expect(listed?.secrets).toHaveLength(1);
-    expect(listed?.keys).toEqual([{ id: added.id, thumbprint: added.thumbprint, createdAt: added.createdAt, lastUsedAt: null, revokedAt: null }]);
-    expect(Object.keys(listed!.keys[0]!)).toEqual(['id', 'thumbprint', 'createdAt', 'lastUsedAt', 'revokedAt']);
+    expect(listed?.keys).toEqual([{ id: added.id, thumbprint: added.thumbprint, createdAt: added.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null }]);
+    expect(Object.keys(listed!.keys[0]!)).toEqual(['id', 'thumbprint', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt']);
   });
 
   // "--public-key -" reads standard input.
@@ -80,7 +80,7 @@ describe('service-accounts key (SQLite)', { timeout: 60_000 }, () => {
       input: JSON.stringify(await exportJWK(pair.publicKey)),
     });
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ id: expect.stringMatching(KEY_ID), thumbprint: await thumbprintOf(pair), createdAt: expect.stringMatching(ISO) });
+    expect(JSON.parse(run.stdout)).toEqual({ id: expect.stringMatching(KEY_ID), thumbprint: await thumbprintOf(pair), createdAt: expect.stringMatching(ISO), expiresAt: null });
   });
 
   // key revoke CLIENT_ID KEY_ID → {"clientId", "keyId", "revokedAt"}
@@ -183,7 +183,7 @@ withPostgres('service-accounts key on PostgreSQL', (postgresUrl) => {
       expect(added.thumbprint).toBe(await thumbprintOf(pair));
       const revoked = await runCliJson<{ revokedAt: string }>(['key', 'revoke', clientId, added.id, '--store', url]);
       const [listed] = await runCliJson<ListedKeys[]>(['list', '--store', url]);
-      expect(listed?.keys).toEqual([{ id: added.id, thumbprint: added.thumbprint, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: revoked.revokedAt }]);
+      expect(listed?.keys).toEqual([{ id: added.id, thumbprint: added.thumbprint, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: revoked.revokedAt, expiresAt: null }]);
     });
   });
 });

@@ -18,7 +18,7 @@ interface CreatedJson {
   name: string;
   clientAccountId: string | null;
   scopes: string[];
-  secret: { id: string; value: string };
+  secret: { id: string; value: string; expiresAt: string | null };
 }
 interface ListedJson {
   clientId: string;
@@ -76,9 +76,10 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       resources: [],
       accessTokenLifetime: null,
       dpopBoundAccessTokens: false,
-      secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
+      secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN), expiresAt: null },
+      client_secret_expires_at: 0,
     });
-    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'resources', 'accessTokenLifetime', 'dpopBoundAccessTokens', 'secret']);
+    expect(Object.keys(first)).toEqual(['clientId', 'name', 'clientAccountId', 'scopes', 'resources', 'accessTokenLifetime', 'dpopBoundAccessTokens', 'secret', 'client_secret_expires_at']);
   });
 
   it('create without --client-account and --scope gives null and [] (an unrestricted account)', async () => {
@@ -102,7 +103,7 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
       resources: [],
       accessTokenLifetime: null,
       dpopBoundAccessTokens: false,
-      secrets: [{ id: first.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
+      secrets: [{ id: first.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null, expiresAt: null }],
       keys: [],
       federated: [],
     });
@@ -116,7 +117,7 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
   // secret add CLIENT_ID → {"id", "value"}
   it('secret add prints the new secret once; list then shows both secrets', async () => {
     const added = await runCliJson<{ id: string; value: string }>(['secret', 'add', first.clientId, '--store', store]);
-    expect(added).toEqual({ id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) });
+    expect(added).toEqual({ id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN), expiresAt: null });
     expect(added.id).not.toBe(first.secret.id);
     const accounts = await runCliJson<ListedJson[]>(['list', '--store', store]);
     expect(accounts.find((a) => a.clientId === first.clientId)?.secrets.map((s) => s.id).sort()).toEqual(
@@ -189,7 +190,7 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
     for (const args of placements) {
       const run = await runCli(args);
       expect(run.code, args.join(' ')).toBe(0);
-      expect(JSON.parse(run.stdout)).toEqual({ id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) });
+      expect(JSON.parse(run.stdout)).toEqual({ id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN), expiresAt: null });
     }
     // The account now has 5 live secrets, the default maxSecretsPerAccount: one more is a failure (exit 1).
     expectFailure(await runCli(['secret', 'add', first.clientId, '--store', store, '--json']), /live secrets/);
@@ -316,7 +317,8 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
         resources: [],
         accessTokenLifetime: null,
         dpopBoundAccessTokens: false,
-        secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN) },
+        secret: { id: expect.any(String), value: expect.stringMatching(SECRET_PATTERN), expiresAt: null },
+        client_secret_expires_at: 0,
       });
       const run = await runCli(['list', '--json'], { env: { SERVICE_ACCOUNTS_STORE: pgStore() } });
       expect(run.code).toBe(0);
@@ -330,7 +332,7 @@ withPostgres('service-accounts CLI on PostgreSQL', (postgresUrl) => {
           resources: [],
           accessTokenLifetime: null,
           dpopBoundAccessTokens: false,
-          secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null }],
+          secrets: [{ id: created.secret.id, createdAt: expect.stringMatching(ISO), lastUsedAt: null, revokedAt: null, expiresAt: null }],
           keys: [],
           federated: [],
         },

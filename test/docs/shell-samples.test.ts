@@ -139,9 +139,14 @@ describe('shell samples in README.md and docs/*.md', () => {
     if (keyFile && keyFile !== '-') writeFileSync(join(dir, keyFile), newPublicKeyPem());
     // Each `federated add` gets an account of its own: the samples' credentials would otherwise fill
     // the shared account past its limit of live credentials (docs/configuration.md#maxsecretsperaccount).
+    // So does each `secret add` (the rotation guide adds several, with and without --expires-in).
+    const ownAccount = async (name: string): Promise<string> =>
+      (await runCliJson<{ clientId: string }>(['create', '--name', name, '--store', env.SERVICE_ACCOUNTS_STORE!], { cwd: dir })).clientId;
     const own: Record<string, string> = /^service-accounts federated add /.test(cli)
-      ? { CLI_FEDERATED_CLIENT_ID: (await runCliJson<{ clientId: string }>(['create', '--name', 'docs-federated', '--store', env.SERVICE_ACCOUNTS_STORE!], { cwd: dir })).clientId }
-      : {};
+      ? { CLI_FEDERATED_CLIENT_ID: await ownAccount('docs-federated') }
+      : /^service-accounts secret add /.test(cli)
+        ? { CLI_CLIENT_ID: await ownAccount('docs-rotation') }
+        : {};
     const run = await bash(`${script} > /dev/null`, { ...env, ...own }, dir);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);

@@ -19,6 +19,8 @@ export interface AdminRouterAppOptions {
   maxSecretsPerAccount?: number;
   /** The admin API's `maxAccessTokenLifetime`. */
   maxAccessTokenLifetime?: number;
+  /** The admin API's `maxCredentialLifetime`, in seconds. */
+  maxCredentialLifetime?: number;
   /** The router's `operatorOnlyScopes`. */
   operatorOnlyScopes?: readonly string[];
 }
@@ -48,6 +50,7 @@ export function createAdminRouterApp(options: AdminRouterAppOptions = {}) {
     },
     ...(options.maxSecretsPerAccount !== undefined && { maxSecretsPerAccount: options.maxSecretsPerAccount }),
     ...(options.maxAccessTokenLifetime !== undefined && { maxAccessTokenLifetime: options.maxAccessTokenLifetime }),
+    ...(options.maxCredentialLifetime !== undefined && { maxCredentialLifetime: options.maxCredentialLifetime }),
   });
   watchAdmin(admin, 'in-its-response');
   const express = (version === 4 ? express4 : express5) as unknown as typeof express5;

@@ -28,7 +28,7 @@ describe('admin API', () => {
       resources: [],
       accessTokenLifetime: null,
       dpopBoundAccessTokens: false,
-      secret: { id: expect.stringMatching(/^[0-9A-Za-z]{16}$/), value: expect.stringMatching(SECRET_PATTERN) },
+      secret: { id: expect.stringMatching(/^[0-9A-Za-z]{16}$/), value: expect.stringMatching(SECRET_PATTERN), expiresAt: null },
     });
     const listed = await sa.admin.getAccount(created.clientId);
     expect(listed).toEqual({
@@ -41,7 +41,7 @@ describe('admin API', () => {
       accessTokenLifetime: null,
       dpopBoundAccessTokens: false,
       createdAt: clock.now(),
-      secrets: [{ id: created.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null }],
+      secrets: [{ id: created.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null, expiresAt: null }],
       keys: [],
       federated: [],
     });
@@ -58,7 +58,7 @@ describe('admin API', () => {
     const list = await sa.admin.listAccounts();
     expect(list.map((x) => x.name)).toEqual(['one', 'two']);
     expect(list[0]!.secrets.map((s) => s.id)).toEqual([a.secret.id, extra.id]);
-    for (const secret of list.flatMap((x) => x.secrets)) expect(Object.keys(secret).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'revokedAt']);
+    for (const secret of list.flatMap((x) => x.secrets)) expect(Object.keys(secret).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'revokedAt']);
     const text = JSON.stringify(list);
     for (const value of [a.secret.value, b.secret.value, extra.value]) expect(text).not.toContain(value);
     expect(text).not.toContain('$2b$');
@@ -74,7 +74,7 @@ describe('admin API', () => {
     const { app, sa, clock } = createTestApp();
     const a = await sa.admin.createAccount({ name: 'rotating' });
     const second = await sa.admin.addSecret(a.clientId);
-    expect(second).toEqual({ id: expect.stringMatching(/^[0-9A-Za-z]{16}$/), value: expect.stringMatching(SECRET_PATTERN) });
+    expect(second).toEqual({ id: expect.stringMatching(/^[0-9A-Za-z]{16}$/), value: expect.stringMatching(SECRET_PATTERN), expiresAt: null });
     expect(second.id).not.toBe(a.secret.id);
     await issueToken(app, a.clientId, a.secret.value);
     await issueToken(app, a.clientId, second.value);

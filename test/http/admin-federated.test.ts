@@ -24,13 +24,13 @@ describe('admin API: federated credentials', () => {
     const { sa, clock, store } = createTestApp();
     const a = await sa.admin.createAccount({ name: 'billing-deployer' });
     const created = await sa.admin.addFederatedCredential(a.clientId, { issuer: GITHUB, subject: MAIN });
-    expect(created).toEqual({ id: expect.stringMatching(CREDENTIAL_ID), issuer: GITHUB, subject: MAIN, audience: TEST_ISSUER, createdAt: clock.now() });
-    expect(Object.keys(created)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt']);
+    expect(created).toEqual({ id: expect.stringMatching(CREDENTIAL_ID), issuer: GITHUB, subject: MAIN, audience: TEST_ISSUER, createdAt: clock.now(), expiresAt: null });
+    expect(Object.keys(created)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt', 'expiresAt']);
     // The store keeps "the issuer identifier" (null), so the credential follows a change of it.
     expect((await store.findAccount(a.clientId))?.federated?.[0]?.audience).toBeNull();
     const listed = await sa.admin.getAccount(a.clientId);
     expect(listed?.federated).toEqual([
-      { id: created.id, issuer: GITHUB, subject: MAIN, audience: TEST_ISSUER, createdAt: clock.now(), lastUsedAt: null, revokedAt: null },
+      { id: created.id, issuer: GITHUB, subject: MAIN, audience: TEST_ISSUER, createdAt: clock.now(), lastUsedAt: null, revokedAt: null, expiresAt: null },
     ]);
     expect(listed?.secrets).toHaveLength(1);
     expect(listed?.keys).toEqual([]);
@@ -47,8 +47,8 @@ describe('admin API: federated credentials', () => {
       jwksUri: 'https://oidc.prod-cluster.example.com/openid/v1/jwks',
     };
     const created = await sa.admin.addFederatedCredential(a.clientId, input);
-    expect(created).toEqual({ id: expect.stringMatching(CREDENTIAL_ID), ...input, createdAt: expect.any(Date) });
-    expect(Object.keys(created)).toEqual(['id', 'issuer', 'subject', 'audience', 'jwksUri', 'createdAt']);
+    expect(created).toEqual({ id: expect.stringMatching(CREDENTIAL_ID), ...input, createdAt: expect.any(Date), expiresAt: null });
+    expect(Object.keys(created)).toEqual(['id', 'issuer', 'subject', 'audience', 'jwksUri', 'createdAt', 'expiresAt']);
     const [listed] = (await sa.admin.getAccount(a.clientId))?.federated ?? [];
     expect(listed).toMatchObject(input);
     // http on a loopback host is allowed (tests, local development).

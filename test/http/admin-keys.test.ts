@@ -39,9 +39,9 @@ describe('admin API: key-pair credentials', () => {
     const pair = newPair();
     const created = await sa.admin.addKey(a.clientId, publicPem(pair));
     const thumbprint = await calculateJwkThumbprint(await exportJWK(pair.publicKey), 'sha256');
-    expect(created).toEqual({ id: expect.stringMatching(/^esak_[0-9A-Za-z]{16}$/), thumbprint, createdAt: clock.now() });
+    expect(created).toEqual({ id: expect.stringMatching(/^esak_[0-9A-Za-z]{16}$/), thumbprint, createdAt: clock.now(), expiresAt: null });
     const listed = await sa.admin.getAccount(a.clientId);
-    expect(listed?.keys).toEqual([{ id: created.id, thumbprint, createdAt: clock.now(), lastUsedAt: null, revokedAt: null }]);
+    expect(listed?.keys).toEqual([{ id: created.id, thumbprint, createdAt: clock.now(), lastUsedAt: null, revokedAt: null, expiresAt: null }]);
     expect(listed?.secrets).toHaveLength(1);
     expect((await sa.admin.listAccounts()).find((x) => x.clientId === a.clientId)?.keys).toEqual(listed?.keys);
     // A JWK object is accepted as well as PEM text.

@@ -15,6 +15,7 @@ const requireDist = createRequire(join(dist, 'index.js'));
 const VALUES: Readonly<Record<string, readonly string[]>> = {
   index: [
     'AdminError',
+    'CREDENTIAL_EXPIRING_LEAD_TIME',
     'CLIENT_ID_PREFIX',
     'INTROSPECTION_SCOPE',
     'InsufficientScopeError',
@@ -99,6 +100,11 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'CreatedFederatedCredential',
     'CreatedKey',
     'CreatedSecret',
+    'CredentialExpiringEvent',
+    'CredentialExpiryInput',
+    'StaleCredential',
+    'StaleCredentialCriteria',
+    'StaleReason',
     'DependencyRecoveredEvent',
     'DependencyUnavailableEvent',
     'FailureLimitOptions',

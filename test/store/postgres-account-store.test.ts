@@ -66,6 +66,8 @@ function describePostgres(connectionString: string): void {
       const old = open(schema);
       const account = await old.createAccount(newAccount());
       const q = quoteIdentifier(schema);
+      await schemas.query(`alter table ${q}.secrets drop column expires_at`);
+      await schemas.query(`alter table ${q}.client_keys drop column expires_at`);
       await schemas.query(`alter table ${q}.secrets drop column verified_digest`);
       await schemas.query(`alter table ${q}.accounts drop column resources`);
       await schemas.query(`alter table ${q}.accounts drop column access_token_lifetime, drop column dpop_bound_access_tokens`);

@@ -76,7 +76,7 @@ describe('describeAccountStore: test functions', () => {
   it('registers with the test functions passed', () => {
     const api = new RecordingTestApi();
     describeAccountStore('MyStore', makeStore, api);
-    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'verified secret digests', 'account resources', 'account policy', 'key credentials', 'federated credentials', 'federated claim conditions', 'watch']);
+    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'verified secret digests', 'account resources', 'account policy', 'credential expiry', 'key credentials', 'federated credentials', 'federated claim conditions', 'watch']);
     expect(api.tests).toContain('findAccount resolves undefined for an unknown client ID');
     expect(api.tests).toContain('stops calling a listener once its unsubscribe function resolved');
     expect(api.hooks).toEqual(['beforeEach', 'afterEach']);
@@ -86,7 +86,7 @@ describe('describeAccountStore: test functions', () => {
     const api = new RecordingTestApi();
     for (const name of TEST_FUNCTIONS) vi.stubGlobal(name, api[name]);
     describeAccountStore('MyStore', makeStore);
-    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'verified secret digests', 'account resources', 'account policy', 'key credentials', 'federated credentials', 'federated claim conditions', 'watch']);
+    expect(api.suites).toEqual(['MyStore (AccountStore contract)', 'verified secret digests', 'account resources', 'account policy', 'credential expiry', 'key credentials', 'federated credentials', 'federated claim conditions', 'watch']);
     expect(api.tests.length).toBeGreaterThan(10);
   });
 

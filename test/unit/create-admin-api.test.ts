@@ -62,8 +62,8 @@ describe('createAdminApi', () => {
         dpopBoundAccessTokens: false,
         createdAt: clock.now(),
         secrets: [
-          { id: a.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: clock.now() },
-          { id: second.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null },
+          { id: a.secret.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: clock.now(), expiresAt: null },
+          { id: second.id, createdAt: clock.now(), lastUsedAt: null, revokedAt: null, expiresAt: null },
         ],
         keys: [],
         federated: [],

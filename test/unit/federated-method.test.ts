@@ -87,6 +87,21 @@ describe('FederatedMethod', () => {
     expect(t.idp.requests).toEqual([]);
   });
 
+  // Issue 34: "An expired credential fails like a revoked one (invalid_client, audit reason expired_credential)".
+  it('accepts a token up to its credential\'s expiry, then refuses it as expired_credential (with or without client_id), fetching no keys for it', async () => {
+    const t = await setUp();
+    await t.admin.revokeFederatedCredential(t.account.clientId, t.credential.id);
+    const expiring = await t.admin.addFederatedCredential(t.account.clientId, { issuer: t.idp.issuer, subject: SUBJECT, expiresIn: '1h' });
+    expect(expiring.expiresAt).toEqual(new Date(t.clock.now().getTime() + 3_600_000));
+    t.clock.advance(3599);
+    expect(authenticatedAs(await t.authenticate(await t.token()))).toEqual({ clientId: t.account.clientId, kind: 'federated', id: expiring.id });
+    const fetched = t.idp.requests.length;
+    t.clock.advance(1);
+    expectRefused(await t.authenticate(await t.token(), t.account.clientId), 'expired_credential', t.failures());
+    expectRefused(await t.authenticate(await t.token()), 'expired_credential', t.failures());
+    expect(t.idp.requests.length).toBe(fetched);
+  });
+
   it('refuses a token two accounts trust, sent without client_id, as ambiguous_token; with client_id it picks the account', async () => {
     const t = await setUp();
     const second = await t.admin.createAccount({ name: 'payments-exporter-2' });

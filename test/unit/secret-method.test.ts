@@ -42,6 +42,7 @@ async function setUp(options: Parameters<typeof createClientAuthParts>[0] = {}) 
     digests: new VerifiedSecretDigests(config.keyring, { store, storeTimeout: config.storeTimeout }),
     flights: new SecretCheckFlights(),
     ipv6Prefix: 64,
+    now: config.now,
   });
   const account = await parts.admin.createAccount({ name: 'billing-exporter' });
   const authenticate = (credentials: SecretCredentials): Promise<Settled> => settle((done) => method.authenticate(credentials, ADDRESS, done));

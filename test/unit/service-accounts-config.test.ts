@@ -46,6 +46,7 @@ describe('sa.config', () => {
       verificationKeyIds: ['es-2026', 'hs-old'],
       maxSecretsPerAccount: 5,
       secretHashRounds: 10,
+      maxCredentialLifetime: null,
       storeTimeout: 2000,
       maxQueuedSecretChecks: 256,
       bodyLimit: 8192,

@@ -87,6 +87,11 @@ export interface AccountRecord {
    * library reads a missing `federated` as none.
    */
   readonly federated?: readonly FederatedCredentialRecord[];
+  /**
+   * Whether its tokens must be DPoP-bound (RFC 9449 §5.2): a token request without a `DPoP` proof is
+   * refused with 400 `invalid_dpop_proof`. A store that leaves it out: not required.
+   */
+  readonly dpopBoundAccessTokens?: boolean;
 }
 
 /**

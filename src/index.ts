@@ -97,7 +97,9 @@ export type {
   SecretChecksSaturatedEvent,
   RevocationLimitReachedEvent,
   FederatedIssuerEvent,
+  DpopReplayCacheFullEvent,
 } from './observability/operational-events.js';
+export type { DpopOptions, DpopAlgorithm } from './dpop/dpop-options.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';
 export type { TelemetryOptions } from './observability/telemetry.js';
 export type { AuthorizationServerMetadata, ClientAuthMethods, MetadataOptions } from './discovery/authorization-server-metadata.js';
@@ -110,6 +112,8 @@ export {
   InvalidTargetError,
   UnauthorizedClientError,
   UnsupportedTokenTypeError,
+  InvalidDpopProofError,
+  UseDpopNonceError,
   InvalidTokenError,
   MissingTokenError,
   InsufficientScopeError,
@@ -122,5 +126,6 @@ export {
   type InvalidTokenReason,
   type AssertionRefusal,
   type ClientAuthenticationFailure,
+  type DpopChallenge,
 } from './errors.js';
 export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX, FEDERATED_CREDENTIAL_ID_PREFIX } from './credentials/generate-credentials.js';

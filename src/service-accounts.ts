@@ -157,6 +157,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
       buildAuthorizationServerMetadata(config.issuer, config.keyring, opts, {
         keys: supportsKeyCredentials(config.store),
         revocation: config.store.revokeToken !== undefined && config.store.listRevokedTokens !== undefined,
+        dpopAlgorithms: config.dpop === false ? undefined : config.dpop.algorithms,
       }),
     jwks: config.keyring.jwks,
     config: describeConfig(config),

@@ -146,7 +146,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     audit: runtime.audit,
     changed: (clientId) => runtime.accounts.invalidate(clientId),
   });
-  const requireActor = createRequireActor((opts) => requireBearer(opts) as RequestHandler, config.realm);
+  const requireActor = createRequireActor((opts) => requireBearer(opts) as RequestHandler, config.realm, runtime.dpop?.challenges.offered);
   return Object.freeze({
     tokenRouter: [endpoint, hostErrors] satisfies [RequestHandler, ErrorRequestHandler],
     requireBearer: (opts?: RequireBearerOptions): RequestHandler => requireBearer(opts),

@@ -156,7 +156,7 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
   it('an account that requires DPoP-bound tokens is refused without a proof, and served with one', async () => {
     const inner = new MemoryAccountStore();
     class DpopRequiringStore extends ForwardingStore {
-      async findAccount(clientId: string): Promise<AccountRecord | undefined> {
+      override async findAccount(clientId: string): Promise<AccountRecord | undefined> {
         const found = await this.inner.findAccount(clientId);
         return found && { ...found, dpopBoundAccessTokens: true };
       }

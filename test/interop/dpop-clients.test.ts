@@ -64,7 +64,7 @@ describe('oauth4webapi validateJwtAccessToken with requireDPoP', () => {
     const url = `${running.issuer}/api/whoami`;
     let captured: Request | undefined;
     await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(url), new Headers(), null, {
-      DPoP: oauth.DPoP({ client_id: 'any' }, keyPair),
+      DPoP: oauth.DPoP({ client_id: 'any' } as oauth.Client, keyPair),
       [oauth.allowInsecureRequests]: true,
       [oauth.customFetch]: async (input, init) => {
         captured = new Request(input, init);

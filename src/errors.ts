@@ -587,6 +587,15 @@ function retryAfter(seconds: number): string {
  * Bearer request's refusal keeps its Bearer challenge), `required` (DPoP only), or `used` (the request
  * came with the DPoP scheme: its refusals carry the DPoP challenge). `algs` is the proof algorithms,
  * space-separated.
+ *
+ * @example
+ * ```ts
+ * import { MissingTokenError, type DpopChallenge } from 'express-service-accounts'
+ *
+ * const offered: DpopChallenge = { algs: 'ES256 PS256', mode: 'offered' }
+ * new MissingTokenError().challenge('api', offered)
+ * // 'Bearer realm="api", DPoP realm="api", algs="ES256 PS256"'
+ * ```
  */
 export interface DpopChallenge {
   readonly algs: string;

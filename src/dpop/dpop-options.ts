@@ -9,7 +9,17 @@ import { fail, integer } from '../config-checks.js';
 /** Proof algorithms a server may accept: asymmetric only (RFC 9449 §4.2: never `none`, never a MAC). */
 export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'EdDSA'] as const;
 
-/** One algorithm a DPoP proof may be signed with. */
+/**
+ * One algorithm a DPoP proof may be signed with.
+ *
+ * @example
+ * ```ts
+ * import type { DpopAlgorithm } from 'express-service-accounts'
+ *
+ * // Also accept Ed25519 proofs, beside the defaults.
+ * const algorithms: DpopAlgorithm[] = ['ES256', 'PS256', 'EdDSA']
+ * ```
+ */
 export type DpopAlgorithm = (typeof DPOP_ALGORITHMS)[number];
 
 /**

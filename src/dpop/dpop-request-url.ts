@@ -80,7 +80,7 @@ function requestPath(req: ExpressLikeRequest): string {
  * @example
  * ```ts
  * declare const req: import('node:http').IncomingMessage
- * htuMatches(req, 'https://api.example.com/api/whoami', settings)
+ * htuMatches(req, 'https://api.example.com/api/whoami', { origins: ['https://api.example.com'], requestUrl: undefined })
  * ```
  */
 export function htuMatches(req: IncomingMessage, htu: string, settings: Pick<ResolvedDpopConfig, 'origins' | 'requestUrl'>): boolean {

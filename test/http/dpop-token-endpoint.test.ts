@@ -170,3 +170,24 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
     expect(res.body.token_type).toBe('DPoP');
   });
 });
+
+// RFC 9449 §6.2: introspection of a DPoP-bound token tells `token_type: "DPoP"` and `cnf.jkt`.
+describe('introspection of a DPoP-bound token', () => {
+  it('answers token_type DPoP and cnf.jkt', async () => {
+    const t = createTestApp({ dpop: DPOP, allowUnrestrictedIntrospection: true });
+    const account = await t.sa.admin.createAccount({ name: 'billing-sync' });
+    const key = await DpopKey.create();
+    const iat = Math.floor(t.clock.now().getTime() / 1000);
+    const issued = await request(t.app)
+      .post('/oauth/token')
+      .type('form')
+      .set('DPoP', await key.proof({ htu: HTU, iat }))
+      .send({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value });
+    const res = await request(t.app)
+      .post('/oauth/introspect')
+      .type('form')
+      .send({ token: issued.body.access_token, client_id: account.clientId, client_secret: account.secret.value });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ active: true, token_type: 'DPoP', cnf: { jkt: key.jkt } });
+  });
+});

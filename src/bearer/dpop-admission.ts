@@ -13,7 +13,7 @@ import type { DpopRuntime } from '../dpop/dpop-runtime.js';
 import { readDpopHeader } from '../dpop/dpop-proof.js';
 import { InsufficientScopeError, InvalidDpopProofError, InvalidTokenError, type DpopChallenge } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
-import { checkToken, type TokenCheckReceiver, type TokenCredential } from '../token-check/token-check.js';
+import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
 import { extractDpopToken } from './extract-bearer-token.js';
 import { grantedScopes, principalOf, type ServiceAccountPrincipal } from './service-account-principal.js';
 
@@ -43,33 +43,40 @@ export function createDpopAdmission(parts: DpopAdmissionParts): (header: string,
   const used = dpop.challenges.used;
   const now = runtime.config.now;
 
-  const admit = async (claims: AccessTokenClaims, account: AccountRecord, credential: TokenCredential, request: DpopRequest, res: ServerResponse): Promise<ServiceAccountPrincipal> => {
-    const jkt = claims.cnf?.jkt;
-    // RFC 9449 §7.2: an unbound token is not a DPoP token.
-    if (jkt === undefined) throw new InvalidTokenError('not_dpop_bound');
-    const at = now();
-    const proof = await dpop.proofs.check(request.proof, { req: request.req, accessToken: request.token, now: at, status: 401 });
-    // §4.3 step 12: the proof's key is the one the token is bound to.
-    if (proof.jkt !== jkt) throw new InvalidTokenError('dpop_bound');
-    if (claims.aud !== audience) throw new InvalidTokenError('wrong_audience');
-    const granted = grantedScopes(claims, account, needed);
-    if (granted === undefined) throw new InsufficientScopeError(neededText);
-    // Written after every other check, so a refused request never uses up a proof (§11.1).
-    if (!(await dpop.replay.firstUse(proof.jkt, proof.jti, at.getTime()))) {
-      throw new InvalidDpopProofError('The DPoP proof was already used: make a fresh proof, with a new jti, for every request', { status: 401 });
-    }
+  const admitted = (request: DpopRequest, res: ServerResponse, next: NodeNext, principal: ServiceAccountPrincipal, at: Date): void => {
     const nonce = dpop.proofs.nextNonce(at);
     if (nonce !== undefined) res.setHeader('DPoP-Nonce', nonce);
-    return principalOf(claims, account, credential, granted);
+    (request.req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
+    next();
   };
+  const replayed = (): InvalidDpopProofError =>
+    new InvalidDpopProofError('The DPoP proof was already used: make a fresh proof, with a new jti, for every request', { status: 401 });
 
   const outcome: TokenCheckReceiver<DpopRequest, ServerResponse, NodeNext> = {
     good(claims, account, credential, request, res, next) {
-      admit(claims, account, credential, request, res).then(
-        (principal) => {
-          (request.req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
-          next();
-        },
+      const at = now();
+      let principal: ServiceAccountPrincipal;
+      let first: boolean | Promise<boolean>;
+      try {
+        const jkt = claims.cnf?.jkt;
+        // RFC 9449 §7.2: an unbound token is not a DPoP token.
+        if (jkt === undefined) throw new InvalidTokenError('not_dpop_bound');
+        const proof = dpop.proofs.check(request.proof, { req: request.req, accessToken: request.token, now: at, status: 401 });
+        // §4.3 step 12: the proof's key is the one the token is bound to.
+        if (proof.jkt !== jkt) throw new InvalidTokenError('dpop_bound');
+        if (claims.aud !== audience) throw new InvalidTokenError('wrong_audience');
+        const granted = grantedScopes(claims, account, needed);
+        if (granted === undefined) throw new InsufficientScopeError(neededText);
+        principal = principalOf(claims, account, credential, granted);
+        // Written after every other check, so a refused request never uses up a proof (§11.1).
+        first = dpop.replay.firstUse(proof.jkt, proof.jti, at.getTime());
+      } catch (err) {
+        return refuse(res, err, claims, account, used);
+      }
+      if (first === true) return admitted(request, res, next, principal, at);
+      if (first === false) return refuse(res, replayed(), claims, account, used);
+      first.then(
+        (ok) => (ok ? admitted(request, res, next, principal, at) : refuse(res, replayed(), claims, account, used)),
         (err: unknown) => refuse(res, err, claims, account, used),
       );
     },

@@ -84,6 +84,18 @@ function requestPath(req: ExpressLikeRequest): string {
  * ```
  */
 export function htuMatches(req: IncomingMessage, htu: string, settings: Pick<ResolvedDpopConfig, 'origins' | 'requestUrl'>): boolean {
+  const path = requestPath(req);
+  // Fast path: the proof names the URL exactly as the request reached us (what clients send): equal
+  // strings normalise alike, so no parsing is needed.
+  if (settings.requestUrl === undefined) {
+    if (settings.origins === undefined) {
+      const origin = requestOrigin(req);
+      if (origin === undefined) return false;
+      if (htu.length === origin.length + path.length && htu.startsWith(origin) && htu.endsWith(path)) return true;
+    } else {
+      for (const origin of settings.origins) if (htu.length === origin.length + path.length && htu.startsWith(origin) && htu.endsWith(path)) return true;
+    }
+  }
   const claimed = normalizeHtu(htu);
   if (claimed === undefined) return false;
   let origin: string | undefined;
@@ -94,7 +106,7 @@ export function htuMatches(req: IncomingMessage, htu: string, settings: Pick<Res
     origin = requestOrigin(req);
   }
   if (origin === undefined) return false;
-  let expected = `${origin}${requestPath(req)}`;
+  let expected = `${origin}${path}`;
   if (settings.requestUrl !== undefined) expected = settings.requestUrl(req, expected);
   return normalizeHtu(expected) === claimed;
 }

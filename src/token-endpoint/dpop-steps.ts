@@ -20,10 +20,12 @@ export function createDpopProofStep(dpop: DpopRuntime, now: () => Date): Step {
     const proof = readDpopHeader(context.req.rawHeaders);
     if (proof === undefined) return next();
     if (proof === null) return next(new InvalidDpopProofError('The request must carry exactly one DPoP header'));
-    dpop.proofs.check(proof, { req: context.req, accessToken: undefined, now: now(), status: 400 }).then((checked) => {
-      context.dpopProof = checked;
-      next();
-    }, next);
+    try {
+      context.dpopProof = dpop.proofs.check(proof, { req: context.req, accessToken: undefined, now: now(), status: 400 });
+    } catch (err) {
+      return next(err);
+    }
+    next();
   };
 }
 

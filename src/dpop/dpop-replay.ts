@@ -22,6 +22,8 @@ export class MemoryReplayCache implements DpopReplayGuard {
   readonly #entries = new Map<string, { readonly jkt: string; readonly expiresAt: number }>();
   readonly #perKey = new Map<string, number>();
   readonly #share: number;
+  /** When the oldest entry expires (the map's head): nothing to sweep before then. */
+  #headExpiry = Number.POSITIVE_INFINITY;
   #reported = false;
 
   constructor(
@@ -38,8 +40,13 @@ export class MemoryReplayCache implements DpopReplayGuard {
   }
 
   #sweep(nowMs: number): void {
+    if (nowMs < this.#headExpiry) return;
+    this.#headExpiry = Number.POSITIVE_INFINITY;
     for (const [id, entry] of this.#entries) {
-      if (entry.expiresAt > nowMs) return;
+      if (entry.expiresAt > nowMs) {
+        this.#headExpiry = entry.expiresAt;
+        return;
+      }
       this.#entries.delete(id);
       const left = (this.#perKey.get(entry.jkt) ?? 1) - 1;
       if (left > 0) this.#perKey.set(entry.jkt, left);
@@ -64,7 +71,9 @@ export class MemoryReplayCache implements DpopReplayGuard {
     if (this.#entries.size >= this.max) this.#full('cache', nowMs);
     const count = this.#perKey.get(jkt) ?? 0;
     if (count >= this.#share) this.#full('key', nowMs);
-    this.#entries.set(id, { jkt, expiresAt: nowMs + this.windowMs });
+    const expiresAt = nowMs + this.windowMs;
+    if (this.#entries.size === 0) this.#headExpiry = expiresAt;
+    this.#entries.set(id, { jkt, expiresAt });
     this.#perKey.set(jkt, count + 1);
     this.#reported = false;
     return true;

@@ -58,9 +58,9 @@ function requestOrigin(req: ExpressLikeRequest): string | undefined {
   let host = req.headers.host;
   // As Express 5's req.host: X-Forwarded-Host only from a trusted proxy, its first value.
   const forwarded = req.headers['x-forwarded-host'];
-  const trust = typeof req.app?.get === 'function' ? req.app.get('trust proxy fn') : undefined;
-  if (typeof forwarded === 'string' && forwarded !== '' && typeof trust === 'function' && trust(req.socket?.remoteAddress, 0) === true) {
-    host = forwarded.split(',')[0]!.trim();
+  if (typeof forwarded === 'string' && forwarded !== '') {
+    const trust = typeof req.app?.get === 'function' ? req.app.get('trust proxy fn') : undefined;
+    if (typeof trust === 'function' && trust(req.socket?.remoteAddress, 0) === true) host = forwarded.split(',')[0]!.trim();
   }
   // A malformed Host must never make a proof for another URL match (express-oauth2-jwt-bearer 1.9.1).
   if (host === undefined || !HOST.test(host)) return undefined;

@@ -17,7 +17,7 @@ function quote(value: string): string {
  * formatChallenge('Basic', { realm: 'service-accounts' }) // 'Basic realm="service-accounts"'
  * ```
  */
-export function formatChallenge(scheme: 'Basic' | 'Bearer', params: Record<string, string | undefined>): string {
+export function formatChallenge(scheme: 'Basic' | 'Bearer' | 'DPoP', params: Record<string, string | undefined>): string {
   const parts = Object.entries(params)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([name, value]) => `${name}=${quote(value)}`);

@@ -12,6 +12,7 @@ import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from 
 import { resolveAdminSettings, type ResolvedAdminConfig } from './admin-options.js';
 import { resolveFederation, type FederationOptions, type ResolvedFederationConfig } from './federation/federation-options.js';
 
+import { resolveDpop, type DpopOptions, type ResolvedDpopConfig } from './dpop/dpop-options.js';
 import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-lifetime-limits.js';
 import type { ExtraTokenClaims } from './extra-token-claims.js';
 import { resolveTokenEndpointAudience, type TokenEndpointAudienceSetting } from './token-endpoint-audience.js';
@@ -150,6 +151,13 @@ export interface ServiceAccountsOptions {
   /** The `realm` of `WWW-Authenticate` challenges. @default "service-accounts" */
   realm?: string;
   /**
+   * DPoP sender-constrained tokens (RFC 9449, docs/dpop.md): a token request with a `DPoP` proof gets
+   * a token bound to the proof's key (`token_type: "DPoP"`), which `requireBearer()` accepts only with
+   * a fresh proof of that key. `false` turns DPoP off (no binding, no `DPoP` challenge, no metadata).
+   * @default { algorithms: ['ES256', 'PS256'], proofMaxAge: 60, replay: 'memory', maxReplayEntries: 100000 }
+   */
+  dpop?: DpopOptions | false;
+  /**
    * Receives audit events (tokens issued and refused, failed authentications, account and secret
    * changes). Never receives a secret. Called off the request path; a hook that throws or rejects is ignored.
    */
@@ -256,6 +264,8 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
   readonly acceptTokenEndpointAudience: TokenEndpointAudienceSetting;
   readonly federation: ResolvedFederationConfig;
   readonly realm: string;
+  /** DPoP settings, or `false` when DPoP is off. */
+  readonly dpop: ResolvedDpopConfig | false;
   readonly onEvent: ((event: OperationalEvent) => void | Promise<void>) | undefined;
   /** Where the `debug` lines go, or `undefined` when they are off. */
   readonly debug: ((line: string) => void) | undefined;
@@ -270,7 +280,7 @@ export interface ResolvedConfig extends ResolvedAdminConfig {
 }
 
 const KNOWN_OPTIONS = new Set<string>([
-  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'maxAccessTokenLifetime', 'extraTokenClaims', 'clockTolerance', 'maxAssertionLifetime', 'acceptTokenEndpointAudience', 'federation', 'realm', 'onAudit', 'onEvent', 'debug', 'telemetry',
+  'store', 'issuer', 'audience', 'signingKeys', 'tokenLifetime', 'maxAccessTokenLifetime', 'extraTokenClaims', 'clockTolerance', 'maxAssertionLifetime', 'acceptTokenEndpointAudience', 'federation', 'realm', 'dpop', 'onAudit', 'onEvent', 'debug', 'telemetry',
   'maxSecretsPerAccount', 'secretHashRounds', 'maxCredentialLifetime', 'maxQueuedSecretChecks', 'bodyLimit', 'allowBrowserRequests', 'allowUnrestrictedIntrospection',
   'maxRevokedTokensPerClient', 'failureLimit',
   'storeTimeout', 'statusCacheTtl', 'now',
@@ -367,6 +377,9 @@ export function resolveConfig(options: ServiceAccountsOptions, env: { readonly N
   // It goes into WWW-Authenticate as a quoted-string (RFC 9110 §5.6.4): printable ASCII only.
   if (!/^[\x20-\x7e]+$/.test(realm)) fail('realm', 'must be printable ASCII (it is sent in WWW-Authenticate headers)');
 
+  const failureLimit = resolveFailureLimit(options.failureLimit);
+  const dpop = resolveDpop(options.dpop, failureLimit !== false && failureLimit.redis !== undefined);
+
   return Object.freeze({
     ...admin,
     issuer,
@@ -379,6 +392,7 @@ export function resolveConfig(options: ServiceAccountsOptions, env: { readonly N
     acceptTokenEndpointAudience: resolveTokenEndpointAudience(options.acceptTokenEndpointAudience, options.issuer),
     federation,
     realm,
+    dpop,
     onEvent,
     debug: resolveDebug(options.debug, env.NODE_ENV),
     telemetry: resolveTelemetry(options.telemetry),
@@ -387,7 +401,7 @@ export function resolveConfig(options: ServiceAccountsOptions, env: { readonly N
     allowBrowserRequests: options.allowBrowserRequests ?? false,
     allowUnrestrictedIntrospection: options.allowUnrestrictedIntrospection ?? false,
     maxRevokedTokensPerClient: integer('maxRevokedTokensPerClient', options.maxRevokedTokensPerClient, 1000, 1, 1_000_000),
-    failureLimit: resolveFailureLimit(options.failureLimit),
+    failureLimit,
     statusCacheTtl: integer('statusCacheTtl', options.statusCacheTtl, 30_000, 0, 3_600_000),
   });
 }

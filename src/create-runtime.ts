@@ -22,6 +22,7 @@ import type { ChangeFeedState } from './store/account-store.js';
 import type { OperationalEvent, OperationalEventInput } from './observability/operational-events.js';
 import { createTelemetry, type Telemetry } from './observability/telemetry.js';
 import { LIBRARY_VERSION } from './version.js';
+import { createDpopRuntime, type DpopRuntime } from './dpop/dpop-runtime.js';
 
 /** A client ID that can never be issued (issued ones are `esa_` and 24 letters or digits): the store probe reads it. */
 const HEALTH_PROBE_CLIENT_ID = 'esa_health-probe';
@@ -34,6 +35,8 @@ export interface Runtime {
   readonly revokedTokens: RevokedTokenCache;
   /** The claims of access tokens whose signature already verified: one cache per instance, for every token check. */
   readonly verifiedTokens: VerifiedTokenCache;
+  /** DPoP proof checks, nonces and replay detection, or `undefined` when the `dpop` option is `false`. */
+  readonly dpop: DpopRuntime | undefined;
   readonly audit: (event: AuditEventInput) => void;
   readonly telemetry: Telemetry;
   /** Hands an operational event to the `onEvent` hook. */
@@ -116,6 +119,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
     accounts,
     revokedTokens,
     verifiedTokens,
+    dpop: createDpopRuntime(config, event),
     audit: auditWithDebugLog(config),
     telemetry,
     event,

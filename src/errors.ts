@@ -34,6 +34,8 @@ export type OAuthErrorCode =
   | 'invalid_target'
   | 'unauthorized_client'
   | 'unsupported_token_type'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   | 'invalid_token'
   | 'insufficient_scope'
   | 'too_many_requests'
@@ -69,9 +71,10 @@ export abstract class OAuthError extends Error {
   /**
    * The `WWW-Authenticate` value this answer carries for a protection space (`realm`), or `undefined`
    * for none: a Bearer challenge from `requireBearer()` (RFC 6750 §3), a Basic challenge for a client
-   * that authenticated with the `Authorization` header (RFC 6749 §5.2).
+   * that authenticated with the `Authorization` header (RFC 6749 §5.2). `dpop` says how the route
+   * offers DPoP (RFC 9449 §7.1), when it does.
    */
-  challenge(_realm: string): string | undefined {
+  challenge(_realm: string, _dpop?: DpopChallenge): string | undefined {
     return undefined;
   }
 
@@ -124,8 +127,8 @@ export class InvalidRequestError extends OAuthError {
     this.#bearer = options?.challenge === 'Bearer';
   }
 
-  override challenge(realm: string): string | undefined {
-    return this.#bearer ? bearerChallenge(realm, this) : undefined;
+  override challenge(realm: string, dpop?: DpopChallenge): string | undefined {
+    return this.#bearer ? bearerChallenge(realm, this, undefined, dpop) : undefined;
   }
 }
 
@@ -364,10 +367,24 @@ export class UnsupportedTokenTypeError extends OAuthError {
  *   revoked: 'get new credentials',
  *   disabled: 'contact the API owner',
  *   wrong_audience: 'get a token for this API (resource=...)',
+ *   dpop_bound: 'send the token with its DPoP proof',
+ *   not_dpop_bound: 'send the token as a Bearer token',
+ *   dpop_required: 'get a DPoP-bound token',
  * }
  * ```
  */
-export type InvalidTokenReason = 'expired' | 'revoked' | 'disabled' | 'invalid' | 'wrong_audience';
+export type InvalidTokenReason =
+  | 'expired'
+  | 'revoked'
+  | 'disabled'
+  | 'invalid'
+  | 'wrong_audience'
+  /** A DPoP-bound token sent as a Bearer token, or with a proof signed by another key than the one it is bound to (RFC 9449 §7.2). */
+  | 'dpop_bound'
+  /** A token that is not DPoP-bound sent with the `DPoP` scheme (RFC 9449 §7.2). */
+  | 'not_dpop_bound'
+  /** A Bearer token sent to a route that requires DPoP (`requireBearer({ dpop: 'required' })`). */
+  | 'dpop_required';
 
 const INVALID_TOKEN_DESCRIPTIONS: Record<InvalidTokenReason, string> = {
   expired: 'The access token expired',
@@ -376,6 +393,9 @@ const INVALID_TOKEN_DESCRIPTIONS: Record<InvalidTokenReason, string> = {
   invalid: 'The access token is invalid',
   // RFC 8707 §2 / RFC 9068 §4: the token's `aud` names another resource server.
   wrong_audience: 'The access token was issued for another API: request a token for this one',
+  dpop_bound: 'The access token is bound to a DPoP key: send it with Authorization: DPoP and a proof signed by that key',
+  not_dpop_bound: 'The access token is not DPoP-bound: send it with Authorization: Bearer',
+  dpop_required: 'This route requires a DPoP-bound access token, sent with Authorization: DPoP and a proof',
 };
 
 /**
@@ -404,8 +424,8 @@ export class InvalidTokenError extends OAuthError {
     super(INVALID_TOKEN_DESCRIPTIONS[reason], options);
   }
 
-  override challenge(realm: string): string {
-    return bearerChallenge(realm, this);
+  override challenge(realm: string, dpop?: DpopChallenge): string {
+    return bearerChallenge(realm, this, undefined, dpop);
   }
 }
 
@@ -429,8 +449,11 @@ export class MissingTokenError extends OAuthError {
     super('A bearer access token is required');
   }
 
-  override challenge(realm: string): string {
-    return formatChallenge('Bearer', { realm });
+  override challenge(realm: string, dpop?: DpopChallenge): string {
+    // RFC 9449 §7.1: a route that accepts both schemes offers both; one that requires DPoP offers DPoP only.
+    if (dpop === undefined) return formatChallenge('Bearer', { realm });
+    const offer = formatChallenge('DPoP', { realm, algs: dpop.algs });
+    return dpop.mode === 'offered' ? `${formatChallenge('Bearer', { realm })}, ${offer}` : offer;
   }
 }
 
@@ -454,8 +477,8 @@ export class InsufficientScopeError extends OAuthError {
     super(`The access token lacks the scope this route needs: ${scope}`);
   }
 
-  override challenge(realm: string): string {
-    return bearerChallenge(realm, this, this.scope);
+  override challenge(realm: string, dpop?: DpopChallenge): string {
+    return bearerChallenge(realm, this, this.scope, dpop);
   }
 }
 
@@ -570,9 +593,94 @@ function retryAfter(seconds: number): string {
   return String(Math.max(1, Math.ceil(seconds)));
 }
 
-/** A Bearer challenge naming the error (RFC 6750 §3). */
-function bearerChallenge(realm: string, err: OAuthError, scope?: string): string {
+/**
+ * How a protected route offers DPoP (RFC 9449 §7.1), for its challenges: `offered` beside Bearer (a
+ * Bearer request's refusal keeps its Bearer challenge), `required` (DPoP only), or `used` (the request
+ * came with the DPoP scheme: its refusals carry the DPoP challenge). `algs` is the proof algorithms,
+ * space-separated.
+ *
+ * @example
+ * ```ts
+ * import { MissingTokenError, type DpopChallenge } from 'express-service-accounts'
+ *
+ * const offered: DpopChallenge = { algs: 'ES256 PS256', mode: 'offered' }
+ * new MissingTokenError().challenge('api', offered)
+ * // 'Bearer realm="api", DPoP realm="api", algs="ES256 PS256"'
+ * ```
+ */
+export interface DpopChallenge {
+  readonly algs: string;
+  readonly mode: 'offered' | 'required' | 'used';
+}
+
+/** A challenge naming the error: Bearer (RFC 6750 §3), or DPoP (RFC 9449 §7.1) for a DPoP request or route. */
+function bearerChallenge(realm: string, err: OAuthError, scope?: string, dpop?: DpopChallenge): string {
+  if (dpop !== undefined && dpop.mode !== 'offered') {
+    return formatChallenge('DPoP', { realm, algs: dpop.algs, error: err.code, error_description: err.message, scope });
+  }
   return formatChallenge('Bearer', { realm, error: err.code, error_description: err.message, scope });
+}
+
+/**
+ * 400 `invalid_dpop_proof` at the token endpoint, 401 with a DPoP challenge at a protected route
+ * (RFC 9449 §5, §7.1): the `DPoP` proof is missing where the account requires one, malformed, signed
+ * with an algorithm not accepted, for another method or URL, too old or from the future, replayed, or
+ * not for the token sent with it. The description says which.
+ *
+ * @example
+ * ```ts
+ * import { InvalidDpopProofError } from 'express-service-accounts'
+ *
+ * const err = new InvalidDpopProofError('The DPoP proof is for another URL')
+ * err.status   // 400 (401 when a protected route refuses it)
+ * err.toJSON() // { error: 'invalid_dpop_proof', error_description: 'The DPoP proof is for another URL' }
+ * ```
+ */
+export class InvalidDpopProofError extends OAuthError {
+  readonly code = 'invalid_dpop_proof';
+  readonly status: 400 | 401;
+  constructor(message: string, options?: { status?: 400 | 401; cause?: unknown }) {
+    super(message, options);
+    this.status = options?.status ?? 400;
+  }
+
+  override challenge(realm: string, dpop?: DpopChallenge): string | undefined {
+    return this.status === 401 ? formatChallenge('DPoP', { realm, algs: dpop?.algs, error: this.code, error_description: this.message }) : undefined;
+  }
+}
+
+/**
+ * 400 `use_dpop_nonce` at the token endpoint, 401 with `WWW-Authenticate: DPoP error="use_dpop_nonce"`
+ * at a protected route (RFC 9449 §8, §9): the proof carries no nonce, or a stale one. The answer's
+ * `DPoP-Nonce` header holds the nonce to put in a new proof.
+ *
+ * @example
+ * ```ts
+ * import { UseDpopNonceError } from 'express-service-accounts'
+ *
+ * const err = new UseDpopNonceError('eyJ7S_zG.eyJH0-Z.HX4w-7v', { status: 401 })
+ * err.headers // { 'DPoP-Nonce': 'eyJ7S_zG.eyJH0-Z.HX4w-7v' }
+ * ```
+ */
+export class UseDpopNonceError extends OAuthError {
+  readonly code = 'use_dpop_nonce';
+  readonly status: 400 | 401;
+  constructor(
+    /** The nonce the client is to use. */
+    readonly nonce: string,
+    options?: { status?: 400 | 401 },
+  ) {
+    super('Resend the request with a DPoP proof that carries the nonce of the DPoP-Nonce header');
+    this.status = options?.status ?? 400;
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return { 'DPoP-Nonce': this.nonce };
+  }
+
+  override challenge(realm: string, dpop?: DpopChallenge): string | undefined {
+    return this.status === 401 ? formatChallenge('DPoP', { realm, algs: dpop?.algs, error: this.code, error_description: this.message }) : undefined;
+  }
 }
 
 /**
@@ -604,6 +712,8 @@ export type AnyOAuthError =
   | InvalidTargetError
   | UnauthorizedClientError
   | UnsupportedTokenTypeError
+  | InvalidDpopProofError
+  | UseDpopNonceError
   | InvalidTokenError
   | MissingTokenError
   | InsufficientScopeError
@@ -676,7 +786,7 @@ export function toOAuthError(err: unknown): OAuthError {
  * Writes an OAuth error as JSON with its headers and its challenge for `realm`. The single renderer of
  * the token endpoint and `requireBearer()`; framework-free, so it works the same under Express 4 and 5.
  */
-export function sendOAuthError(res: ServerResponse, err: OAuthError, realm: string): void {
+export function sendOAuthError(res: ServerResponse, err: OAuthError, realm: string, dpop?: DpopChallenge): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -685,7 +795,7 @@ export function sendOAuthError(res: ServerResponse, err: OAuthError, realm: stri
   res.statusCode = err.status;
   const { headers } = err;
   for (const name in headers) res.setHeader(name, headers[name]!);
-  const challenge = err.challenge(realm);
+  const challenge = err.challenge(realm, dpop);
   if (challenge !== undefined) res.setHeader('WWW-Authenticate', challenge);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));

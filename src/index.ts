@@ -108,8 +108,10 @@ export type {
   ExtraClaimsRefusedEvent,
   FederatedIssuerEvent,
   CredentialExpiringEvent,
+  DpopReplayCacheFullEvent,
 } from './observability/operational-events.js';
 export { CREDENTIAL_EXPIRING_LEAD_TIME } from './observability/expiring-credentials.js';
+export type { DpopOptions, DpopAlgorithm } from './dpop/dpop-options.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';
 export type { TelemetryOptions } from './observability/telemetry.js';
 export type { AuthorizationServerMetadata, ClientAuthMethods, MetadataOptions } from './discovery/authorization-server-metadata.js';
@@ -122,6 +124,8 @@ export {
   InvalidTargetError,
   UnauthorizedClientError,
   UnsupportedTokenTypeError,
+  InvalidDpopProofError,
+  UseDpopNonceError,
   InvalidTokenError,
   MissingTokenError,
   InsufficientScopeError,
@@ -134,5 +138,6 @@ export {
   type InvalidTokenReason,
   type AssertionRefusal,
   type ClientAuthenticationFailure,
+  type DpopChallenge,
 } from './errors.js';
 export { SECRET_PATTERN, CLIENT_ID_PREFIX, SECRET_PREFIX, KEY_ID_PREFIX, FEDERATED_CREDENTIAL_ID_PREFIX } from './credentials/generate-credentials.js';

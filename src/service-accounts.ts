@@ -169,7 +169,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     audit: runtime.audit,
     changed: (clientId) => runtime.accounts.invalidate(clientId),
   });
-  const requireActor = createRequireActor((opts) => requireBearer(opts) as RequestHandler, config.realm);
+  const requireActor = createRequireActor((opts) => requireBearer(opts) as RequestHandler, config.realm, runtime.dpop?.challenges.offered);
   return Object.freeze({
     tokenRouter: [endpoint, hostErrors] satisfies [RequestHandler, ErrorRequestHandler],
     requireBearer: (opts?: RequireBearerOptions): RequestHandler => requireBearer(opts),
@@ -181,6 +181,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
       buildAuthorizationServerMetadata(config.issuer, config.keyring, opts, {
         keys: supportsKeyCredentials(config.store),
         revocation: config.store.revokeToken !== undefined && config.store.listRevokedTokens !== undefined,
+        dpopAlgorithms: config.dpop === false ? undefined : config.dpop.algorithms,
       }),
     jwks: config.keyring.jwks,
     config: describeConfig(config),

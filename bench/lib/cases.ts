@@ -8,6 +8,7 @@ import { checkAssertionClient, checkIntrospection, checkProtected, checkTokenEnd
 import { ISSUER, PROTECTED_PATH, TOKEN_PATH, type ServerConfig, type ServerReady } from './fixtures.js';
 import { keyClientAssertions, kubernetesTokens } from './assertion-body.js';
 import type { AssertionClient, LoadRequest } from './load.js';
+import { dpopProof, newDpopKey } from './dpop-proof.js';
 
 export type Group = 'bearer' | 'token';
 
@@ -67,6 +68,32 @@ async function libraryBearer(ready: ServerReady): Promise<LoadRequest> {
 }
 
 /**
+ * The library server with DPoP: a DPoP-bound token from its own endpoint (with a proof), the bearer
+ * route checked with `Authorization: DPoP` and a proof; each measured request carries a fresh proof.
+ */
+async function libraryDpop(ready: ServerReady): Promise<LoadRequest> {
+  const client = needClient(ready);
+  const key = newDpopKey();
+  const origin = `http://127.0.0.1:${ready.port}`;
+  const issued = await fetch(origin + TOKEN_PATH, {
+    method: 'POST',
+    headers: { authorization: basicAuth(client.clientId, client.secret), 'content-type': FORM, dpop: dpopProof({ ...key, htm: 'POST', htu: origin + TOKEN_PATH }) },
+    body: TOKEN_BODY,
+  });
+  const body = (await issued.json()) as { access_token?: string; token_type?: string };
+  if (issued.status !== 200 || body.token_type !== 'DPoP' || typeof body.access_token !== 'string') {
+    throw new Error(`POST /oauth/token with a DPoP proof: ${issued.status} ${JSON.stringify(body)}`);
+  }
+  const dpop = { ...key, htm: 'GET' as const, htu: origin + PROTECTED_PATH, accessToken: body.access_token };
+  const headers = { authorization: `DPoP ${body.access_token}` };
+  const ok = await fetch(origin + PROTECTED_PATH, { headers: { ...headers, dpop: dpopProof(dpop) } });
+  if (ok.status !== 200) throw new Error(`GET with a DPoP-bound token and a proof: expected 200, got ${ok.status}`);
+  const asBearer = await fetch(origin + PROTECTED_PATH, { headers: { authorization: `Bearer ${body.access_token}` } });
+  if (asBearer.status !== 401) throw new Error(`GET with a DPoP-bound token as Bearer: expected 401, got ${asBearer.status}`);
+  return { path: PROTECTED_PATH, headers, dpop };
+}
+
+/**
  * @param peerToken a token of the library's shape and key, for servers that do not issue their own
  * @param postgresStoreUrl store URL of a fresh schema for the library-on-PostgreSQL case
  */
@@ -92,6 +119,14 @@ export function buildCases(peerToken: string, postgresStoreUrl: string): Case[] 
       server: 'library',
       config: { store: 'memory' },
       prepare: libraryBearer,
+    },
+    {
+      id: 'library-memory-dpop',
+      label: 'requireBearer, DPoP (ES256, fresh proof per request), memory store',
+      group: 'bearer',
+      server: 'library',
+      config: { store: 'memory' },
+      prepare: libraryDpop,
     },
     {
       id: 'library-memory-otel',

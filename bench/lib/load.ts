@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import type { DpopClient } from './dpop-proof.js';
 
 /** One HTTP request, repeated by every connection. */
 export interface LoadRequest {
@@ -20,6 +21,11 @@ export interface LoadRequest {
    * `body`. A client assertion is single-use, so no fixed body can repeat.
    */
   readonly assertion?: AssertionClient;
+  /**
+   * Instruction bench only: each request carries a fresh DPoP proof (RFC 9449) of this client in a
+   * `DPoP` header. A proof is single-use, so no fixed header can repeat.
+   */
+  readonly dpop?: DpopClient;
 }
 
 /**

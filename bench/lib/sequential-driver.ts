@@ -12,6 +12,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { callgrindControl, DONE_PREFIX, GC_SIGNAL, type DriverInput } from './callgrind.js';
 import { assertionBody } from './assertion-body.js';
+import { dpopProof } from './dpop-proof.js';
 import type { LoadRequest } from './load.js';
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -27,7 +28,7 @@ function send(port: number, load: LoadRequest): Promise<number> {
         path: load.path,
         method: load.method ?? 'GET',
         agent,
-        headers: { ...load.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
+        headers: { ...load.headers, ...(load.dpop ? { dpop: dpopProof(load.dpop) } : {}), ...(body ? { 'content-length': String(body.length) } : {}) },
       },
       (res) => {
         res.resume();

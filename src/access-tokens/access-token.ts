@@ -38,6 +38,11 @@ export interface AccessTokenClaims {
   readonly scope?: string;
   /** ID of the secret the token was issued against: revoking that secret revokes the token. */
   readonly secret_id: string;
+  /**
+   * The key the token is bound to (RFC 9449 §6): the RFC 7638 thumbprint of the public key of the
+   * token request's DPoP proof. Only a request with a proof signed by that key may use the token.
+   */
+  readonly cnf?: { readonly jkt: string };
 }
 
 /**
@@ -85,6 +90,8 @@ export function signAccessToken(
     audience?: string | undefined;
     /** The host's extra claims as a checked JSON object text (extra-token-claims.ts), appended after ours. */
     extraClaimsJson?: string | undefined;
+    /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to. */
+    jkt?: string | undefined;
   },
 ): { token: string; claims: AccessTokenClaims } {
   const iat = Math.floor(input.now.getTime() / 1000);
@@ -98,6 +105,7 @@ export function signAccessToken(
     jti: randomUUID(),
     ...(input.scopes && input.scopes.length > 0 ? { scope: input.scopes.join(' ') } : {}),
     secret_id: input.secretId,
+    ...(input.jkt !== undefined ? { cnf: { jkt: input.jkt } } : {}),
   };
   const { signer } = settings.keyring;
   // RFC 7515 §7.1 compact serialization, as jsonwebtoken writes it for these claims and this header
@@ -198,6 +206,7 @@ function isAccessTokenClaims(value: unknown): value is AccessTokenClaims {
     isNumericDate(c.iat) &&
     c.iat <= c.exp &&
     (c.nbf === undefined || isNumericDate(c.nbf)) &&
-    (c.scope === undefined || typeof c.scope === 'string')
+    (c.scope === undefined || typeof c.scope === 'string') &&
+    (c.cnf === undefined || (typeof c.cnf === 'object' && c.cnf !== null && typeof (c.cnf as { jkt?: unknown }).jkt === 'string'))
   );
 }

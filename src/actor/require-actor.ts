@@ -8,7 +8,7 @@
  * host's authentication runs: a session cookie is sent by the browser whoever made the page.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { InvalidRequestError, MissingTokenError, sendOAuthError } from '../errors.js';
+import { InvalidRequestError, MissingTokenError, sendOAuthError, type DpopChallenge } from '../errors.js';
 import { isCrossOriginRequest } from '../cross-origin-request.js';
 import { presentsBearer } from '../bearer/extract-bearer-token.js';
 import type { RequireBearerOptions } from '../bearer/require-bearer.js';
@@ -163,11 +163,11 @@ function serviceAccountActor(principal: ServiceAccountPrincipal, roles: readonly
  *
  * @example
  * ```ts
- * const requireActor = createRequireActor((options) => sa.requireBearer(options), 'service-accounts')
+ * const requireActor = createRequireActor((options) => sa.requireBearer(options), 'service-accounts') // `dpop`: the challenge that offers DPoP beside Bearer
  * app.get('/api/activity', requireActor({ user: (req) => undefined }), (req, res) => res.json([]))
  * ```
  */
-export function createRequireActor(requireBearer: BearerCheck, realm: string): (options: RequireActorOptions) => RequestHandler {
+export function createRequireActor(requireBearer: BearerCheck, realm: string, dpop?: DpopChallenge): (options: RequireActorOptions) => RequestHandler {
   return function requireActor(options) {
     const authenticate = checkOptions(options);
     const { user, serviceAccountRoles, attach } = options;
@@ -213,7 +213,7 @@ export function createRequireActor(requireBearer: BearerCheck, realm: string): (
             const identity = user(req);
             return identity === undefined ? undefined : userActor(identity);
           },
-          () => sendOAuthError(res, new MissingTokenError(), realm),
+          () => sendOAuthError(res, new MissingTokenError(), realm, dpop),
         );
       });
     };

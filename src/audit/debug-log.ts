@@ -117,6 +117,9 @@ const TOKEN_EXPLANATIONS: Record<InvalidTokenReason | 'insufficient_scope', stri
   disabled: 'the account the token was issued to is disabled; enable it if it should work',
   invalid: 'the token is not one this server issued for this audience (wrong signature, issuer or audience, or a deleted account); get a token from this server\'s token endpoint',
   wrong_audience: 'the token was issued for another API (its aud is not the audience this route requires); request a token with resource=<this API> from an account allowed that resource',
+  dpop_bound: 'the token is DPoP-bound (it was issued to a request with a DPoP proof): send it with Authorization: DPoP and a fresh proof signed by the same key (docs/dpop.md)',
+  not_dpop_bound: 'the token is not DPoP-bound but was sent with Authorization: DPoP; send it as Bearer, or send a DPoP proof with the token request (docs/dpop.md)',
+  dpop_required: 'this route requires DPoP (requireBearer({ dpop: \'required\' })): get a token with a DPoP proof and send it with Authorization: DPoP (docs/dpop.md)',
   insufficient_scope: 'the token lacks a scope this route needs; ask for it (scope=...) and make sure the account was granted it',
 };
 

@@ -1,6 +1,7 @@
 /**
  * @module extract-bearer-token
- * Reads the token from `Authorization: Bearer <token>` only (RFC 6750 §2.1), and is the one place
+ * Reads the token from `Authorization: Bearer <token>` (RFC 6750 §2.1) or `Authorization: DPoP
+ * <token>` (RFC 9449 §7.1), and is the one place
  * that looks for `Authorization` in a request's raw header list (Node's `headers.authorization`
  * keeps only the first of several). Framework-free.
  */
@@ -36,6 +37,38 @@ export function extractBearerToken(header: string | undefined): string {
   return rest;
 }
 
+/** `DPoP` followed by whitespace, in any case (RFC 7235 §2.1). */
+const DPOP_SCHEME = /^dpop\s/i;
+
+/**
+ * Whether an `Authorization` value uses the `DPoP` scheme (RFC 9449 §7.1). Cheap: the Bearer path
+ * pays one character comparison.
+ * @example
+ * ```ts
+ * usesDpopScheme('DPoP eyJ...') // true
+ * usesDpopScheme('Bearer eyJ...') // false
+ * ```
+ */
+export function usesDpopScheme(header: string): boolean {
+  const first = header.charCodeAt(0);
+  return (first === 68 || first === 100) && DPOP_SCHEME.test(header);
+}
+
+/**
+ * Returns the access token of an `Authorization: DPoP <token>` value (see {@link usesDpopScheme}).
+ * @throws {InvalidRequestError} no token, or more than one (400)
+ * @example
+ * ```ts
+ * extractDpopToken('DPoP eyJ...') // 'eyJ...'
+ * ```
+ */
+export function extractDpopToken(header: string): string {
+  const rest = header.slice(4).trim();
+  if (rest === '') throw new InvalidRequestError('The Authorization header has no DPoP access token', { challenge: 'Bearer' });
+  if (NOT_TOKEN_CHAR.test(rest)) throw new InvalidRequestError('The Authorization header must carry exactly one access token', { challenge: 'Bearer' });
+  return rest;
+}
+
 /**
  * Index, in a raw header list (name/value pairs, as Node's `rawHeaders`), of the first `Authorization`
  * header name at or after the pair starting at `from`; -1 when there is none.
@@ -64,7 +97,7 @@ export function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean
 
 /**
  * Whether a request presents a bearer token: one of its `Authorization` headers (raw header list,
- * name/value pairs) uses the `Bearer` scheme, well-formed or not. `requireActor()` sends such a
+ * name/value pairs) uses the `Bearer` or `DPoP` scheme, well-formed or not. `requireActor()` sends such a
  * request down the bearer path, where a malformed header gets the bearer check's own answer.
  * @example
  * ```ts
@@ -74,7 +107,7 @@ export function hasRepeatedAuthorization(rawHeaders: readonly string[]): boolean
  */
 export function presentsBearer(rawHeaders: readonly string[]): boolean {
   for (let i = nextAuthorization(rawHeaders, 0); i >= 0; i = nextAuthorization(rawHeaders, i + 2)) {
-    if (/^bearer(?:\s|$)/i.test(rawHeaders[i + 1]!.trimStart())) return true;
+    if (/^(?:bearer|dpop)(?:\s|$)/i.test(rawHeaders[i + 1]!.trimStart())) return true;
   }
   return false;
 }

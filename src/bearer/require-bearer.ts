@@ -4,18 +4,28 @@
  * unrevoked access token of an enabled account, made for the route's API (audience) and with the
  * route's scope, and puts the principal on
  * `req.serviceAccount`. Written directly (no passport) to keep the per-request cost in microseconds.
+ * A DPoP-bound token (RFC 9449) is admitted only with `Authorization: DPoP` and a proof of its key
+ * (dpop-admission.ts); the Bearer path pays one character comparison for it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InsufficientScopeError, InvalidRequestError, InvalidTokenError, sendOAuthError, toOAuthError } from '../errors.js';
+import {
+  InsufficientScopeError,
+  InvalidRequestError,
+  InvalidTokenError,
+  sendOAuthError,
+  toOAuthError,
+  type DpopChallenge,
+} from '../errors.js';
 import { RequestSpan } from '../observability/request-span.js';
 import type { AccountRecord } from '../store/account-store.js';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
 import { parseScopeList } from '../scopes.js';
 import { isResourceIndicator } from '../resources.js';
-import { extractBearerToken, hasRepeatedAuthorization } from './extract-bearer-token.js';
+import { extractBearerToken, hasRepeatedAuthorization, usesDpopScheme } from './extract-bearer-token.js';
+import { createDpopAdmission } from './dpop-admission.js';
 import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
-import type { ServiceAccountPrincipal } from './service-account-principal.js';
+import { grantedScopes, principalOf, type ServiceAccountPrincipal } from './service-account-principal.js';
 
 /**
  * Options of {@link ServiceAccounts.requireBearer}.
@@ -46,6 +56,13 @@ export interface RequireBearerOptions {
    * resource), so routes that name none keep accepting exactly the tokens they accepted before.
    */
   audience?: string;
+  /**
+   * DPoP (RFC 9449, docs/dpop.md): `allowed` admits Bearer tokens and DPoP-bound tokens sent with
+   * `Authorization: DPoP` and a proof; `required` admits DPoP-bound tokens only. A DPoP-bound token is
+   * never admitted as a Bearer token.
+   * @default 'allowed'
+   */
+  dpop?: 'allowed' | 'required';
 }
 
 function parseAudienceOption(audience: RequireBearerOptions['audience'], serverAudience: string): string {
@@ -59,13 +76,9 @@ function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string
   return parseScopeList(scope === undefined ? [] : scope, (s) => new TypeError(`requireBearer: option "scope" has an invalid scope: ${JSON.stringify(s)}`));
 }
 
-type NodeNext = (err?: unknown) => void;
+/** Express's `next`. */
+export type NodeNext = (err?: unknown) => void;
 
-// A plain loop: no closure per request on this path.
-function includesAll(granted: readonly string[], needed: readonly string[]): boolean {
-  for (const scope of needed) if (!granted.includes(scope)) return false;
-  return true;
-}
 
 /** Builds `requireBearer` for one runtime. */
 export function createRequireBearer(
@@ -77,8 +90,15 @@ export function createRequireBearer(
     const needed = parseScopeOption(options.scope);
     const neededText = needed.join(' ');
     const audience = parseAudienceOption(options.audience, config.audience);
+    const dpop = runtime.dpop;
+    const dpopMode = options.dpop ?? 'allowed';
+    if (dpopMode !== 'allowed' && dpopMode !== 'required') throw new TypeError(`requireBearer: option "dpop" must be "allowed" or "required": ${JSON.stringify(dpopMode)}`);
+    if (dpopMode === 'required' && dpop === undefined) throw new TypeError('requireBearer: option "dpop" is "required", but DPoP is off (the dpop option of createServiceAccounts is false)');
+    const required = dpopMode === 'required';
+    // RFC 9449 §7.1: what this route's Bearer-side answers offer.
+    const routeChallenge: DpopChallenge | undefined = dpop === undefined ? undefined : required ? dpop.challenges.required : dpop.challenges.offered;
 
-    const refuse = (res: ServerResponse, error: unknown, claims?: AccessTokenClaims, account?: AccountRecord): void => {
+    const refuse = (res: ServerResponse, error: unknown, claims?: AccessTokenClaims, account?: AccountRecord, challenge = routeChallenge): void => {
       const err = toOAuthError(error);
       telemetry.bearerCheckRefused(err.code, err instanceof InvalidTokenError ? err.reason : undefined);
       if (err instanceof InvalidTokenError || err instanceof InsufficientScopeError) {
@@ -89,29 +109,19 @@ export function createRequireBearer(
           ...(account ? { name: account.name } : {}),
         });
       }
-      sendOAuthError(res, err, config.realm);
+      sendOAuthError(res, err, config.realm, challenge);
     };
 
     // One receiver per route: the token check answers it with the request, response and next passed through.
     const outcome: TokenCheckReceiver<IncomingMessage, ServerResponse, NodeNext> = {
       good(claims, account, credential, req, res, next) {
+        // RFC 9449 §7.2: a DPoP-bound token is not a Bearer token.
+        if (claims.cnf !== undefined) return refuse(res, new InvalidTokenError('dpop_bound'), claims, account);
         // RFC 9068 §4: the resource server checks that `aud` names it. One string comparison.
         if (claims.aud !== audience) return refuse(res, new InvalidTokenError('wrong_audience'), claims, account);
-        const unrestricted = claims.scope === undefined && account.scopes.length === 0;
-        const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
-        if (!unrestricted && !includesAll(granted, needed)) {
-          return refuse(res, new InsufficientScopeError(neededText), claims, account);
-        }
-        const principal: ServiceAccountPrincipal = {
-          type: 'service_account',
-          clientId: account.clientId,
-          name: account.name,
-          clientAccountId: account.clientAccountId,
-          scopes: granted,
-          secretId: credential.id,
-          tokenId: claims.jti,
-        };
-        (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
+        const granted = grantedScopes(claims, account, needed);
+        if (granted === undefined) return refuse(res, new InsufficientScopeError(neededText), claims, account);
+        (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principalOf(claims, account, credential, granted);
         next();
       },
       refused(error, claims, account, _req, res) {
@@ -124,12 +134,18 @@ export function createRequireBearer(
       },
     };
 
+    const admitDpop = dpop && createDpopAdmission({ runtime, dpop, audience, needed, neededText, refuse });
+
     const check = (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
       let token: string;
       try {
         // Node keeps only the first of several Authorization headers: look at them all (RFC 6750 §2).
         if (hasRepeatedAuthorization(req.rawHeaders)) throw new InvalidRequestError('The request must carry exactly one Authorization header', { challenge: 'Bearer' });
-        token = extractBearerToken(req.headers.authorization);
+        const header = req.headers.authorization;
+        if (admitDpop !== undefined && header !== undefined && usesDpopScheme(header)) return admitDpop(header, req, res, next);
+        token = extractBearerToken(header);
+        // A route that requires DPoP: a Bearer token is refused before it is even verified.
+        if (required) throw new InvalidTokenError('dpop_required');
       } catch (err) {
         return refuse(res, err);
       }

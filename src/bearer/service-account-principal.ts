@@ -1,7 +1,11 @@
 /**
  * @module service-account-principal
- * The authenticated principal `requireBearer()` puts on `req.serviceAccount`.
+ * The authenticated principal `requireBearer()` puts on `req.serviceAccount`, and how it is made from
+ * a good token: its granted scopes, checked against the route's.
  */
+import type { AccessTokenClaims } from '../access-tokens/access-token.js';
+import type { AccountRecord } from '../store/account-store.js';
+import type { TokenCredential } from '../token-check/token-check.js';
 
 /**
  * Who made a request that passed `requireBearer()`.
@@ -22,4 +26,33 @@ export interface ServiceAccountPrincipal {
   readonly secretId: string;
   /** The token's `jti`. */
   readonly tokenId: string;
+}
+
+// A plain loop: no closure per request on this path.
+function includesAll(granted: readonly string[], needed: readonly string[]): boolean {
+  for (const scope of needed) if (!granted.includes(scope)) return false;
+  return true;
+}
+
+/**
+ * The token's granted scopes when they hold every `needed` scope (an unrestricted account's token
+ * holds all: its list is empty), or `undefined` when one is missing.
+ */
+export function grantedScopes(claims: AccessTokenClaims, account: AccountRecord, needed: readonly string[]): readonly string[] | undefined {
+  const unrestricted = claims.scope === undefined && account.scopes.length === 0;
+  const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
+  return unrestricted || includesAll(granted, needed) ? granted : undefined;
+}
+
+/** The principal of a good token. */
+export function principalOf(claims: AccessTokenClaims, account: AccountRecord, credential: TokenCredential, granted: readonly string[]): ServiceAccountPrincipal {
+  return {
+    type: 'service_account',
+    clientId: account.clientId,
+    name: account.name,
+    clientAccountId: account.clientAccountId,
+    scopes: granted,
+    secretId: credential.id,
+    tokenId: claims.jti,
+  };
 }

@@ -69,6 +69,8 @@ export interface AuthorizationServerMetadata {
   readonly introspection_endpoint?: string;
   readonly introspection_endpoint_auth_methods_supported?: ClientAuthMethods;
   readonly introspection_endpoint_auth_signing_alg_values_supported?: readonly string[];
+  /** RFC 9449 §5.1: the algorithms a DPoP proof may be signed with; absent when DPoP is off. */
+  readonly dpop_signing_alg_values_supported?: readonly string[];
 }
 
 /**
@@ -92,6 +94,8 @@ export interface StoreCapabilities {
   readonly keys: boolean;
   /** A deny-list of revoked tokens (the revocation endpoint). */
   readonly revocation: boolean;
+  /** The DPoP proof algorithms accepted, when DPoP is on. */
+  readonly dpopAlgorithms?: readonly string[] | undefined;
 }
 
 /** The URL of a sibling endpoint of the token router: `.../token` → `.../{name}`, or `undefined`. */
@@ -138,5 +142,6 @@ export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyrin
           ...(algorithms ? { introspection_endpoint_auth_signing_alg_values_supported: algorithms.signing } : {}),
         }
       : {}),
+    ...(store.dpopAlgorithms !== undefined ? { dpop_signing_alg_values_supported: store.dpopAlgorithms } : {}),
   };
 }

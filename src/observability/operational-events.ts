@@ -195,6 +195,27 @@ export interface CredentialExpiringEvent extends OperationalBase {
 }
 
 /**
+ * The in-memory DPoP replay cache could not record a proof: it holds `dpop.maxReplayEntries` live
+ * proofs, or one key holds its share of them (a tenth). The request was answered 503; no live entry is
+ * ever evicted, since that would let its proof be replayed. Once per filling, until a proof is recorded again.
+ *
+ * @example
+ * ```ts
+ * import type { DpopReplayCacheFullEvent } from 'express-service-accounts'
+ *
+ * const warn = (event: DpopReplayCacheFullEvent): void =>
+ *   console.warn(`DPoP replay cache full (${event.scope}, ${event.entries} entries): raise dpop.maxReplayEntries or use dpop.replay "redis"`)
+ * ```
+ */
+export interface DpopReplayCacheFullEvent extends OperationalBase {
+  readonly type: 'dpop_replay_cache.full';
+  /** `cache` when the whole cache is full, `key` when one key's share is. */
+  readonly scope: 'cache' | 'key';
+  /** Live entries at the time. */
+  readonly entries: number;
+}
+
+/**
  * Every operational event; switch on `type` to narrow.
  *
  * @example
@@ -217,7 +238,8 @@ export type OperationalEvent =
   | FederatedIssuerEvent
   | RevocationLimitReachedEvent
   | ExtraClaimsRefusedEvent
-  | CredentialExpiringEvent;
+  | CredentialExpiringEvent
+  | DpopReplayCacheFullEvent;
 
 /** An event before its timestamp is added. */
 export type OperationalEventInput = EventInput<OperationalEvent>;

@@ -86,7 +86,8 @@ export interface AccountRecord {
   readonly accessTokenLifetime?: number | null;
   /**
    * Whether the account's access tokens must be bound to a DPoP key (RFC 9449 §5.2
-   * `dpop_bound_access_tokens`): a token request without a DPoP proof is refused. A store without
+   * `dpop_bound_access_tokens`): a token request without a DPoP proof is refused with 400
+   * `invalid_dpop_proof`. A store without
    * `setAccountPolicy` may leave it out: the library reads a missing value as `false`.
    */
   readonly dpopBoundAccessTokens?: boolean;

@@ -40,7 +40,13 @@ const CLIENT_PROPERTY = 'client';
  * the host's request.
  */
 interface ExchangeView {
-  readonly body: { readonly grant_type: string | undefined; readonly scope: string | undefined; readonly resource: string | undefined };
+  readonly body: {
+    readonly grant_type: string | undefined;
+    readonly scope: string | undefined;
+    readonly resource: string | undefined;
+    /** Thumbprint of the key of the request's DPoP proof, when it had one: the token is bound to it. */
+    readonly jkt: string | undefined;
+  };
   readonly [CLIENT_PROPERTY]: AuthenticatedClient;
 }
 
@@ -82,6 +88,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
         lifetime,
         audience,
         extraClaimsJson,
+        jkt: body.jkt,
       });
       runtime.telemetry.tokenIssued();
       runtime.audit({
@@ -95,7 +102,12 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
         expiresAt: new Date(claims.exp * 1000),
       });
       expiring.used(account, credential, now);
-      done(null, token, undefined, { expires_in: lifetime, ...(scopes ? { scope: scopes.join(' ') } : {}) });
+      // RFC 9449 §5: a token bound to a DPoP key is of type DPoP.
+      done(null, token, undefined, {
+        ...(body.jkt !== undefined ? { token_type: 'DPoP' } : {}),
+        expires_in: lifetime,
+        ...(scopes ? { scope: scopes.join(' ') } : {}),
+      });
     } catch (err) {
       done(err as Error);
     }
@@ -108,6 +120,10 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
 
   return (context, next) => {
     const { grantType, scope, resource } = context.parameters;
-    token({ body: { grant_type: grantType, scope, resource }, [CLIENT_PROPERTY]: context.client }, context.res, next);
+    const jkt = context.dpopProof?.jkt;
+    // RFC 9449 §8: with nonces on, every answer carries the next nonce.
+    const nonce = jkt !== undefined ? runtime.dpop?.proofs.nextNonce(config.now()) : undefined;
+    if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
+    token({ body: { grant_type: grantType, scope, resource, jkt }, [CLIENT_PROPERTY]: context.client }, context.res, next);
   };
 }

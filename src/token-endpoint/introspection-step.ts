@@ -58,7 +58,9 @@ function activeAnswer(inspection: Extract<Inspection, { active: true }>): Record
     client_id: claims.client_id,
     // The account's name, so a resource server can attribute what the token does (RFC 7662 §2.2 `username`).
     username: account.name,
-    token_type: 'Bearer',
+    // RFC 9449 §6.2: a DPoP-bound token is of type DPoP, and its key's thumbprint is told in `cnf`.
+    token_type: claims.cnf !== undefined ? 'DPoP' : 'Bearer',
+    ...(claims.cnf !== undefined ? { cnf: { jkt: claims.cnf.jkt } } : {}),
     exp: claims.exp,
     iat: claims.iat,
     ...(nbf !== undefined ? { nbf } : {}),

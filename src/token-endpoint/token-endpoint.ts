@@ -19,6 +19,7 @@ import { createClientCredentialsExchange, requireClientCredentialsGrant } from '
 import { createIntrospectionStep } from './introspection-step.js';
 import { createBrowserGuard, requirePost, validateTokenManagementRequest, validateTokenRequest } from './request-guards.js';
 import { createRevocationStep } from './revocation-step.js';
+import { createDpopBindingStep, createDpopProofStep } from './dpop-steps.js';
 import { readTokenBody } from './token-request-body.js';
 import type { Step } from './token-request-context.js';
 import { createTokenRouter, type ErrorMiddleware, type Middleware, type TokenRoutes } from './token-router.js';
@@ -65,20 +66,32 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
   };
   // One client authentication for every endpoint of the router: same methods, limiter and errors.
   const authenticate = createClientAuthentication(createClientAuthenticator(runtime, { secrets, limiter }));
-  /** What every endpoint runs before its own work: method, browser, body and parameters, start-up, client. */
-  const guarded = (validate: typeof validateTokenRequest, ...own: Step[]): readonly Step[] => [
+  /**
+   * What every endpoint runs before its own work: method, browser, body and parameters, (at the token
+   * endpoint, the DPoP proof, before any secret check), start-up, client.
+   */
+  const guarded = (validate: typeof validateTokenRequest, beforeClient: readonly Step[], ...own: Step[]): readonly Step[] => [
     requirePost,
     createBrowserGuard(config.allowBrowserRequests),
     readParameters(validate),
+    ...beforeClient,
     ready,
     authenticate,
     ...own,
   ];
+  const dpop = runtime.dpop;
   const inspector = new TokenInspector(runtime);
   const routes: TokenRoutes = {
-    '/token': guarded(validateTokenRequest, requireClientCredentialsGrant, createClientCredentialsExchange(runtime)),
+    '/token': guarded(
+      validateTokenRequest,
+      dpop ? [createDpopProofStep(dpop, config.now)] : [],
+      requireClientCredentialsGrant,
+      createDpopBindingStep(runtime, dpop),
+      createClientCredentialsExchange(runtime),
+    ),
     '/revoke': guarded(
       validateTokenManagementRequest,
+      [],
       createRevocationStep({
         inspector,
         store: config.store,
@@ -94,6 +107,7 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     ),
     '/introspect': guarded(
       validateTokenManagementRequest,
+      [],
       createIntrospectionStep({ inspector, allowUnrestricted: config.allowUnrestrictedIntrospection, audit: runtime.audit }),
     ),
   };

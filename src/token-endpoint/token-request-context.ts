@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthenticatedClient, PresentedCredentials } from '../client-auth/presented-credentials.js';
+import type { CheckedProof } from '../dpop/dpop-proof.js';
 
 /** The parameters of a request after validation: every field a string or absent (only its endpoint's are read). */
 export interface TokenParameters {
@@ -36,6 +37,9 @@ export class TokenRequestContext {
    * Read once: Express computes `req.ip` anew on every read.
    */
   readonly address: string | undefined;
+
+  /** The request's checked DPoP proof (RFC 9449), when it carried one: the token is bound to its key. */
+  dpopProof: CheckedProof | undefined = undefined;
 
   constructor(
     readonly req: TokenHttpRequest,

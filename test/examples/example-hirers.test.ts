@@ -57,11 +57,11 @@ describe('example server: a signed-in person and a service account on the same r
 
   // RFC 6750 §3.1: a request without any authentication information gets a challenge without an error code.
   it('answers 401 with a bare Bearer challenge to a request with neither, and after logout', async () => {
-    expectOAuthError(await request(running.server).get('/api/activity'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts"' });
+    expectOAuthError(await request(running.server).get('/api/activity'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts", DPoP realm="service-accounts", algs="ES256 PS256"' });
     const ada = await signIn('Ada Lovelace');
     await ada.get('/api/activity').expect(200);
     await ada.post('/logout').expect(204);
-    expectOAuthError(await ada.get('/api/activity'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts"' });
+    expectOAuthError(await ada.get('/api/activity'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts", DPoP realm="service-accounts", algs="ES256 PS256"' });
   });
 
   it('keeps /api/whoami for tokens: it returns req.serviceAccount, which a person has not', async () => {

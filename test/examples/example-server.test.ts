@@ -165,7 +165,8 @@ describe('example server on SQLite', TIMEOUT, () => {
     });
     const anonymous = await fetch(`${first.url}/api/whoami`);
     expect(anonymous.status).toBe(401);
-    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]*"$/);
+    // A 401 without credentials offers a DPoP challenge beside Bearer (RFC 9449 §7.1).
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]*", DPoP realm="[^"]*", algs="ES256 PS256"$/);
   });
 
   // "POST /api/jobs (protected, scope jobs:write when the account has scopes) creates a job attributed to the account's name"

@@ -251,9 +251,10 @@ function checkResponse({ target, req, auth }: FuzzCase, outcome: FuzzOutcome): v
   }
   expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="[^"]*"/);
   if (auth.kind === 'absent') {
-    // CONTRACT §3 row 1 / RFC 6750 §3.1: no authentication information → 401 and no error attribute.
+    // CONTRACT §3 row 1 / RFC 6750 §3.1: no authentication information → 401 and no error attribute;
+    // the DPoP challenge is offered beside Bearer (RFC 9449 §7.1).
     expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="[^"]*"$/);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="[^"]*", DPoP realm="[^"]*", algs="ES256 PS256"$/);
   }
   if (req.method === 'HEAD') return;
   expect(res.headers['content-type']).toMatch(/^application\/json/);

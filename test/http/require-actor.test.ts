@@ -162,7 +162,7 @@ describe.each([5, 4] as const)('requireActor() with passport session login on Ex
   it('answers a request with neither a session nor a token as requireBearer does (401, bare Bearer challenge)', async () => {
     const route = await request(t.app).get('/api/hirer/activity');
     const bearer = await request(t.app).get('/api/whoami');
-    expectOAuthError(route, 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts"' });
+    expectOAuthError(route, 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts", DPoP realm="service-accounts", algs="ES256 PS256"' });
     expect([route.status, route.headers['www-authenticate'], route.body]).toEqual([bearer.status, bearer.headers['www-authenticate'], bearer.body]);
   });
 
@@ -220,7 +220,7 @@ describe.each([5, 4] as const)('requireActor() with passport session login on Ex
   it('reads the person from a session the app runs for every request, with no authenticate option', async () => {
     const ada = await signIn('u_ada');
     expect((await ada.get('/api/global/whoever').expect(201)).body.actor).toMatchObject({ type: 'user', id: 'u_ada', roles: ['hirer'] });
-    expectOAuthError(await request(t.app).get('/api/global/whoever'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts"' });
+    expectOAuthError(await request(t.app).get('/api/global/whoever'), 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts", DPoP realm="service-accounts", algs="ES256 PS256"' });
   });
 
   // Fetch Metadata (W3C, "Sec-Fetch-Site": cross-site / same-site / same-origin / none) and RFC 6454 §7

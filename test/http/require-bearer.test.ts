@@ -50,7 +50,8 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
   // CONTRACT §3: "no `Authorization` header, or another scheme | 401 | `Bearer realm="..."`, with no `error`
   // attribute (RFC 6750 3.1)". RFC 6750 §3.1: "If the request lacks any authentication information ...,
   // the resource server SHOULD NOT include an error code or other error information."
-  it('401 with a bare Bearer challenge for no Authorization header or another scheme', async () => {
+  // "A 401 without credentials offers a DPoP challenge beside Bearer" (RFC 9449 §7.1).
+  it('401 with a bare Bearer challenge, and a DPoP one beside it, for no Authorization header or another scheme', async () => {
     const token = await issueToken(t.app, account.clientId, account.secret.value);
     const cases = [
       whoami(),
@@ -63,7 +64,7 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
       request(t.app).get('/api/whoami').set('X-Access-Token', token),
     ];
     for (const res of await Promise.all(cases)) {
-      expectOAuthError(res, 401, 'invalid_request', { challenge: REALM });
+      expectOAuthError(res, 401, 'invalid_request', { challenge: `${REALM}, DPoP realm="service-accounts", algs="ES256 PS256"` });
       expect(res.headers['www-authenticate']).not.toMatch(/error=/);
     }
   });
@@ -368,7 +369,9 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
   it('escapes " and \\ in challenge parameters (a realm containing a quote)', async () => {
     t = make({ realm: 'acme "prod" \\ api' });
     const missing = await whoami();
-    expectOAuthError(missing, 401, 'invalid_request', { challenge: 'Bearer realm="acme \\"prod\\" \\\\ api"' });
+    expectOAuthError(missing, 401, 'invalid_request', {
+      challenge: 'Bearer realm="acme \\"prod\\" \\\\ api", DPoP realm="acme \\"prod\\" \\\\ api", algs="ES256 PS256"',
+    });
     const bad = await whoami('Bearer garbage');
     expectOAuthError(bad, 401, 'invalid_token', {
       challenge: 'Bearer realm="acme \\"prod\\" \\\\ api", error="invalid_token", error_description="The access token is invalid"',

@@ -1,0 +1,105 @@
+/**
+ * @module dpop-admission
+ * `requireBearer()` for a request with `Authorization: DPoP <token>` (RFC 9449 §7): exactly one `DPoP`
+ * header, the token good as for a Bearer request and bound to a key (`cnf.jkt`; an unbound token is
+ * refused, §7.2), the proof checked (dpop-proof.ts, with `ath` for this token) and signed by that key,
+ * the route's audience and scope, and last the proof's single use. Every refusal carries the DPoP
+ * challenge; with nonces on, a success carries the next nonce (`DPoP-Nonce`).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AccessTokenClaims } from '../access-tokens/access-token.js';
+import type { Runtime } from '../create-runtime.js';
+import type { DpopRuntime } from '../dpop/dpop-runtime.js';
+import { readDpopHeader } from '../dpop/dpop-proof.js';
+import { InsufficientScopeError, InvalidDpopProofError, InvalidTokenError, type DpopChallenge } from '../errors.js';
+import type { AccountRecord } from '../store/account-store.js';
+import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
+import { extractDpopToken } from './extract-bearer-token.js';
+import { grantedScopes, principalOf, type ServiceAccountPrincipal } from './service-account-principal.js';
+
+type NodeNext = (err?: unknown) => void;
+
+/** What one route's DPoP admission needs. */
+export interface DpopAdmissionParts {
+  readonly runtime: Runtime;
+  readonly dpop: DpopRuntime;
+  readonly audience: string;
+  readonly needed: readonly string[];
+  readonly neededText: string;
+  /** The route's renderer of refusals. */
+  readonly refuse: (res: ServerResponse, error: unknown, claims?: AccessTokenClaims, account?: AccountRecord, challenge?: DpopChallenge) => void;
+}
+
+/** One DPoP request, handed through the token check. */
+interface DpopRequest {
+  readonly req: IncomingMessage;
+  readonly token: string;
+  readonly proof: string;
+}
+
+/** Returns the admission of DPoP requests for one route. */
+export function createDpopAdmission(parts: DpopAdmissionParts): (header: string, req: IncomingMessage, res: ServerResponse, next: NodeNext) => void {
+  const { runtime, dpop, audience, needed, neededText, refuse } = parts;
+  const used = dpop.challenges.used;
+  const now = runtime.config.now;
+
+  const admitted = (request: DpopRequest, res: ServerResponse, next: NodeNext, principal: ServiceAccountPrincipal, at: Date): void => {
+    const nonce = dpop.proofs.nextNonce(at);
+    if (nonce !== undefined) res.setHeader('DPoP-Nonce', nonce);
+    (request.req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
+    next();
+  };
+  const replayed = (): InvalidDpopProofError =>
+    new InvalidDpopProofError('The DPoP proof was already used: make a fresh proof, with a new jti, for every request', { status: 401 });
+
+  const outcome: TokenCheckReceiver<DpopRequest, ServerResponse, NodeNext> = {
+    good(claims, account, credential, request, res, next) {
+      const at = now();
+      let principal: ServiceAccountPrincipal;
+      let first: boolean | Promise<boolean>;
+      try {
+        const jkt = claims.cnf?.jkt;
+        // RFC 9449 §7.2: an unbound token is not a DPoP token.
+        if (jkt === undefined) throw new InvalidTokenError('not_dpop_bound');
+        const proof = dpop.proofs.check(request.proof, { req: request.req, accessToken: request.token, now: at, status: 401 });
+        // §4.3 step 12: the proof's key is the one the token is bound to.
+        if (proof.jkt !== jkt) throw new InvalidTokenError('dpop_bound');
+        if (claims.aud !== audience) throw new InvalidTokenError('wrong_audience');
+        const granted = grantedScopes(claims, account, needed);
+        if (granted === undefined) throw new InsufficientScopeError(neededText);
+        principal = principalOf(claims, account, credential, granted);
+        // Written after every other check, so a refused request never uses up a proof (§11.1).
+        first = dpop.replay.firstUse(proof.jkt, proof.jti, at.getTime());
+      } catch (err) {
+        return refuse(res, err, claims, account, used);
+      }
+      if (first === true) return admitted(request, res, next, principal, at);
+      if (first === false) return refuse(res, replayed(), claims, account, used);
+      first.then(
+        (ok) => (ok ? admitted(request, res, next, principal, at) : refuse(res, replayed(), claims, account, used)),
+        (err: unknown) => refuse(res, err, claims, account, used),
+      );
+    },
+    refused(error, claims, account, _request, res) {
+      refuse(res, error, claims, account, used);
+    },
+    failed(error, claims, _request, res) {
+      refuse(res, error, claims, undefined, used);
+    },
+  };
+
+  return (header, req, res, next) => {
+    let token: string;
+    let proof: string;
+    try {
+      token = extractDpopToken(header);
+      const value = readDpopHeader(req.rawHeaders);
+      if (value === undefined) throw new InvalidDpopProofError('A DPoP access token must come with a DPoP proof header', { status: 401 });
+      if (value === null) throw new InvalidDpopProofError('The request must carry exactly one DPoP header', { status: 401 });
+      proof = value;
+    } catch (err) {
+      return refuse(res, err, undefined, undefined, used);
+    }
+    checkToken(runtime, token, outcome, { req, token, proof }, res, next);
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * @module dpop-proof
+ * The one DPoP proof check (RFC 9449 §4.3), shared by the token endpoint and `requireBearer()`:
+ * exactly one `DPoP` header (read from the raw header list: Node joins repeats), at most 4 KiB; a JWT
+ * typed `dpop+jwt`, signed with an accepted asymmetric algorithm by the public `jwk` of its header (no
+ * private members); `htm` and `htu` naming this request; a `jti` of at most 128 characters; `ath` the
+ * hash of the access token sent with it; `iat` within `dpop.proofMaxAge` back and the clock tolerance
+ * ahead, or, with nonces on, a live server `nonce` instead. Single use is the caller's last step
+ * (dpop-replay.ts, or the store at the token endpoint). Imported keys are cached by proof header
+ * (which holds the key): an import costs more than the signature check. The signature is checked with
+ * node:crypto, synchronously: jose's `compactVerify` would add a promise and a second parse of the
+ * header per request, on a path whose budget is one signature check. Framework-free.
+ */
+import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { InvalidDpopProofError, UseDpopNonceError } from '../errors.js';
+import { jwkThumbprint } from '../keys/jwk-thumbprint.js';
+import type { DpopNonces } from './dpop-nonces.js';
+import type { ResolvedDpopConfig } from './dpop-options.js';
+import { htuMatches } from './dpop-request-url.js';
+
+/** Longest proof accepted, in characters. */
+export const MAX_PROOF_LENGTH = 4096;
+/** Longest `jti` accepted. */
+export const MAX_JTI_LENGTH = 128;
+/** Proof headers (with their imported keys) kept. */
+const MAX_CACHED_KEYS = 10_000;
+/** JWK members only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4). */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
+const JWS_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/**
+ * The `DPoP` header of a raw header list (name/value pairs): its value, `undefined` when there is none,
+ * or `null` when there are several (refused: RFC 9449 §4.3 step 1, exactly one).
+ *
+ * @example
+ * ```ts
+ * readDpopHeader(['Host', 'api.example.com', 'DPoP', 'eyJ...']) // 'eyJ...'
+ * readDpopHeader(['DPoP', 'a', 'dpop', 'b']) // null
+ * ```
+ */
+export function readDpopHeader(rawHeaders: readonly string[]): string | null | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'dpop') {
+      if (value !== undefined) return null;
+      value = rawHeaders[i + 1]!;
+    }
+  }
+  return value;
+}
+
+/** RFC 9449 §4.3 step 11: `ath`, the base64url SHA-256 of the access token. */
+export function accessTokenHash(token: string): string {
+  return createHash('sha256').update(token, 'ascii').digest('base64url');
+}
+
+/** A proof that passed every check but single use. */
+export interface CheckedProof {
+  /** RFC 7638 thumbprint of the proof's key: the `cnf.jkt` of tokens bound to it. */
+  readonly jkt: string;
+  readonly jti: string;
+}
+
+/** What a proof is checked against. */
+export interface ProofContext {
+  readonly req: IncomingMessage;
+  /** The access token sent with the proof (resource requests): `ath` must be its hash. */
+  readonly accessToken: string | undefined;
+  readonly now: Date;
+  /** 400 at the token endpoint, 401 at a protected route (RFC 9449 §7.1). */
+  readonly status: 400 | 401;
+}
+
+function decodeJson(part: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isoSeconds(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** A proof header seen before: its algorithm, the imported public key and its thumbprint. */
+interface KnownHeader {
+  readonly alg: string;
+  readonly key: KeyObject;
+  readonly jkt: string;
+}
+
+/** How each accepted algorithm verifies with node:crypto (RFC 7518 §3.3-3.5, RFC 8037 §3.1). */
+function verifySignature(alg: string, key: KeyObject, data: Buffer, signature: Buffer): boolean {
+  switch (alg) {
+    case 'ES256':
+    case 'PS256':
+    case 'RS256':
+      return verifyWith('sha256', alg, key, data, signature);
+    case 'ES384':
+    case 'PS384':
+      return verifyWith('sha384', alg, key, data, signature);
+    case 'ES512':
+    case 'PS512':
+      return verifyWith('sha512', alg, key, data, signature);
+    case 'EdDSA':
+      return verify(null, data, key, signature);
+    default:
+      return false;
+  }
+}
+
+function verifyWith(hash: string, alg: string, key: KeyObject, data: Buffer, signature: Buffer): boolean {
+  if (alg.startsWith('ES')) return verify(hash, data, { key, dsaEncoding: 'ieee-p1363' }, signature);
+  if (alg.startsWith('PS')) return verify(hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }, signature);
+  return verify(hash, data, key, signature);
+}
+
+/** The key type and curve each algorithm needs (RFC 7518 §3.1, RFC 8037). */
+function keyFits(alg: string, jwk: Record<string, unknown>): boolean {
+  if (alg === 'ES256') return jwk.kty === 'EC' && jwk.crv === 'P-256';
+  if (alg === 'ES384') return jwk.kty === 'EC' && jwk.crv === 'P-384';
+  if (alg === 'ES512') return jwk.kty === 'EC' && jwk.crv === 'P-521';
+  if (alg === 'EdDSA') return jwk.kty === 'OKP' && jwk.crv === 'Ed25519';
+  return jwk.kty === 'RSA';
+}
+
+/**
+ * Checks proofs for one instance (see the module description). Synchronous: the signature is checked
+ * with node:crypto on a public key imported once per proof header (a client sends the same header,
+ * `typ`, `alg` and `jwk`, with every proof), so a known client costs one verify and no import, no
+ * thumbprint, no header parsing.
+ */
+export class DpopProofChecker {
+  /** By the proof's encoded header. */
+  readonly #headers = new Map<string, KnownHeader>();
+  /** The last access token's `ath`: a client sends the same token with many proofs. */
+  #lastToken = '';
+  #lastAth = '';
+
+  constructor(
+    private readonly settings: ResolvedDpopConfig,
+    private readonly clockTolerance: number,
+    private readonly nonces: DpopNonces | undefined,
+  ) {}
+
+  /** Seconds a used proof must be remembered: as long as it could be accepted again. */
+  get replayWindowSeconds(): number {
+    const byIat = this.settings.proofMaxAge + this.clockTolerance;
+    return this.nonces ? Math.max(byIat, 120 + this.clockTolerance) : byIat;
+  }
+
+  /** §4.3 steps 4-7 for a header not seen before: the type, an accepted asymmetric algorithm, a public key of its type. */
+  #readHeader(encodedHeader: string, status: 400 | 401): KnownHeader {
+    const refuse = (message: string): InvalidDpopProofError => new InvalidDpopProofError(message, { status });
+    const header = decodeJson(encodedHeader);
+    if (!header) throw refuse('The DPoP proof is not a JWT');
+    if (header.typ !== 'dpop+jwt') throw refuse('The DPoP proof must have the typ header dpop+jwt');
+    const alg = header.alg;
+    if (typeof alg !== 'string' || !(this.settings.algorithms as readonly string[]).includes(alg)) {
+      throw refuse(`The DPoP proof's alg must be one of ${this.settings.algs}`);
+    }
+    // RFC 7515 §4.1.11: no extension is understood here.
+    if (header.crit !== undefined || header.b64 !== undefined) throw refuse('The DPoP proof may not carry crit or b64 headers');
+    const jwk = header.jwk;
+    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw refuse('The DPoP proof has no jwk header');
+    for (const member of PRIVATE_MEMBERS) {
+      if (Object.prototype.hasOwnProperty.call(jwk, member)) throw refuse('The DPoP proof\'s jwk must be a public key');
+    }
+    const publicJwk = jwk as Record<string, unknown>;
+    if (!keyFits(alg, publicJwk)) throw refuse('The DPoP proof\'s jwk is not a key of its alg');
+    let key: KeyObject;
+    let jkt: string;
+    try {
+      jkt = jwkThumbprint(publicJwk as Record<string, string>);
+      key = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' });
+    } catch {
+      throw refuse('The DPoP proof\'s jwk is not a usable public key');
+    }
+    if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) throw refuse('The DPoP proof\'s RSA key must have at least 2048 bits');
+    const known = { alg, key, jkt };
+    if (this.#headers.size >= MAX_CACHED_KEYS) this.#headers.delete(this.#headers.keys().next().value!);
+    this.#headers.set(encodedHeader, known);
+    return known;
+  }
+
+  /**
+   * Checks a proof (the `DPoP` header's value) for a request and returns its key's thumbprint and
+   * `jti`. Throws {@link InvalidDpopProofError}, or {@link UseDpopNonceError} when nonces are on and
+   * the proof lacks a live one.
+   */
+  check(proof: string, context: ProofContext): CheckedProof {
+    const status = context.status;
+    const refuse = (message: string): InvalidDpopProofError => new InvalidDpopProofError(message, { status });
+    if (proof.length > MAX_PROOF_LENGTH) throw refuse(`The DPoP proof is longer than ${MAX_PROOF_LENGTH} characters`);
+    const firstDot = proof.indexOf('.');
+    const secondDot = proof.indexOf('.', firstDot + 1);
+    // Three parts; a header not seen before is checked whole (the JWS shape, then its members).
+    if (firstDot < 1 || secondDot < 0 || proof.indexOf('.', secondDot + 1) >= 0) throw refuse('The DPoP proof is not a JWT');
+    const encodedHeader = proof.slice(0, firstDot);
+    let known = this.#headers.get(encodedHeader);
+    if (known === undefined) {
+      if (!JWS_SHAPE.test(proof)) throw refuse('The DPoP proof is not a JWT');
+      known = this.#readHeader(encodedHeader, status);
+    }
+    const claims = decodeJson(proof.slice(firstDot + 1, secondDot));
+    if (!claims) throw refuse('The DPoP proof is not a JWT');
+    // §4.3 steps 8-12: the claims, checked before the signature (cheap first).
+    const { jti, htm, htu, iat, ath, nonce } = claims;
+    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) throw refuse(`The DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters`);
+    if (htm !== context.req.method) throw refuse('The DPoP proof is for another HTTP method (htm)');
+    if (typeof htu !== 'string' || !htuMatches(context.req, htu, this.settings)) throw refuse('The DPoP proof is for another URL (htu)');
+    if (context.accessToken !== undefined) {
+      if (typeof ath !== 'string') throw refuse('The DPoP proof has no ath (hash of the access token)');
+      if (context.accessToken !== this.#lastToken) {
+        this.#lastAth = accessTokenHash(context.accessToken);
+        this.#lastToken = context.accessToken;
+      }
+      if (ath !== this.#lastAth) throw refuse('The DPoP proof\'s ath is not the hash of this access token');
+    }
+    if (typeof iat !== 'number' || !Number.isFinite(iat)) throw refuse('The DPoP proof has no iat');
+    this.#checkFreshness(iat, nonce, context);
+    const signed = Buffer.from(proof.slice(0, secondDot), 'ascii');
+    const signature = Buffer.from(proof.slice(secondDot + 1), 'base64url');
+    let verified = false;
+    try {
+      verified = verifySignature(known.alg, known.key, signed, signature);
+    } catch {
+      // A signature of the wrong size for its key: not verified.
+    }
+    if (!verified) throw refuse('The DPoP proof\'s signature does not verify with its jwk');
+    return { jkt: known.jkt, jti };
+  }
+
+  /** `iat` within `proofMaxAge` back and the clock tolerance ahead; with nonces on, a live nonce instead (RFC 9449 §11.1). */
+  #checkFreshness(iat: number, nonce: unknown, context: ProofContext): void {
+    if (this.nonces) {
+      if (this.nonces.validUntil(nonce, context.now) === undefined) throw new UseDpopNonceError(this.nonces.current(context.now), { status: context.status });
+      return;
+    }
+    const now = context.now.getTime() / 1000;
+    const { proofMaxAge } = this.settings;
+    if (iat < now - proofMaxAge || iat > now + this.clockTolerance) {
+      const where = iat < now ? `more than ${proofMaxAge} s before` : `more than ${this.clockTolerance} s after`;
+      throw new InvalidDpopProofError(
+        `The DPoP proof's iat (${isoSeconds(iat)}) is ${where} the server's time (${isoSeconds(Math.floor(now))}): make a fresh proof for every request and check the clock`,
+        { status: context.status },
+      );
+    }
+  }
+
+  /** The nonce to send in `DPoP-Nonce` on a success, or `undefined` when nonces are off. */
+  nextNonce(now: Date): string | undefined {
+    return this.nonces?.current(now);
+  }
+}

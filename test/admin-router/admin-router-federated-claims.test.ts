@@ -39,7 +39,7 @@ describe('admin router: federated claim conditions', () => {
     const claims = { repository_owner: 'acme', job_workflow_ref: 'acme/billing/.github/workflows/deploy.yml@refs/heads/main' };
     const added = await api.post(path, { token: 'acme', body: { issuer: GITHUB, subject: PRODUCTION, claims } });
     expect(added.status).toBe(201);
-    expect(added.body).toEqual({ id: expect.any(String), issuer: GITHUB, subject: PRODUCTION, audience: null, claims, createdAt: expect.any(String) });
+    expect(added.body).toEqual({ id: expect.any(String), issuer: GITHUB, subject: PRODUCTION, audience: null, claims, createdAt: expect.any(String), expiresAt: null });
     const account = await api.get(`/admin/service-accounts/${clientId}`, { token: 'acme' });
     expect(account.body.federated).toEqual([{ ...added.body, lastUsedAt: null, revokedAt: null }]);
     await settle();

@@ -29,7 +29,7 @@ describe('admin router: public keys', () => {
     const ids: string[] = [];
     for (const body of bodies) {
       const res = await request(app).post(`/admin/service-accounts/${clientId}/keys`).auth('acme', { type: 'bearer' }).send(body).expect(201);
-      expect(res.body).toEqual({ id: expect.stringMatching(/^esak_/), thumbprint: expect.any(String), createdAt: expect.any(String) });
+      expect(res.body).toEqual({ id: expect.stringMatching(/^esak_/), thumbprint: expect.any(String), createdAt: expect.any(String), expiresAt: null });
       expectDocumented('post', `/admin/service-accounts/${clientId}/keys`, res);
       ids.push((res.body as { id: string }).id);
     }

@@ -38,7 +38,7 @@ function describeClaims(label: string, storeUrl: () => string): void {
       const clientId = await newAccount();
       const add = ['federated', 'add', clientId, '--issuer', GITHUB, '--subject', PRODUCTION, '--store', storeUrl(), '--json'];
       const created = await runCliJson<Created>([...add, '--claim', 'repository_owner=acme', '--claim', '/kubernetes.io/namespace=a=b']);
-      expect(Object.keys(created)).toEqual(['id', 'issuer', 'subject', 'audience', 'claims', 'createdAt']);
+      expect(Object.keys(created)).toEqual(['id', 'issuer', 'subject', 'audience', 'claims', 'createdAt', 'expiresAt']);
       expect(Object.entries(created.claims!)).toEqual([
         ['repository_owner', 'acme'],
         ['/kubernetes.io/namespace', 'a=b'],
@@ -53,7 +53,7 @@ function describeClaims(label: string, storeUrl: () => string): void {
     it('without --claim, the JSON has no claims member', async () => {
       const clientId = await newAccount();
       const created = await runCliJson<Created>(['federated', 'add', clientId, '--issuer', GITHUB, '--subject', PRODUCTION, '--store', storeUrl(), '--json']);
-      expect(Object.keys(created)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt']);
+      expect(Object.keys(created)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt', 'expiresAt']);
     });
 
     it('a --claim without NAME=, or a name given twice, or a pattern, is a usage error (exit 2)', async () => {

@@ -136,8 +136,8 @@ describe('federated credentials through the example server and the CLI', { timeo
       [k8sCredential, kubernetes, K8S_SUBJECT],
       [githubCredential, github, GITHUB_SUBJECT],
     ] as const) {
-      expect(Object.keys(credential)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt']);
-      expect(credential).toEqual({ id: expect.stringMatching(/^esaf_[0-9A-Za-z]{16}$/), issuer: idp.issuer, subject, audience: metadata.issuer, createdAt: expect.any(String) });
+      expect(Object.keys(credential)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt', 'expiresAt']);
+      expect(credential).toEqual({ id: expect.stringMatching(/^esaf_[0-9A-Za-z]{16}$/), issuer: idp.issuer, subject, audience: metadata.issuer, createdAt: expect.any(String), expiresAt: null });
       expect(new Date(credential.createdAt).toISOString()).toBe(credential.createdAt);
     }
     // Registering is no request to the issuer.
@@ -192,7 +192,7 @@ describe('federated credentials through the example server and the CLI', { timeo
     ] as const) {
       const { federated } = accounts.find((listed) => listed.clientId === account.clientId)!;
       expect(federated).toHaveLength(1);
-      expect(Object.keys(federated[0]!)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt', 'lastUsedAt', 'revokedAt']);
+      expect(Object.keys(federated[0]!)).toEqual(['id', 'issuer', 'subject', 'audience', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt']);
       expect(federated[0]).toEqual({ ...credential, lastUsedAt: expect.any(String), revokedAt: null });
     }
     // The demo account has none.

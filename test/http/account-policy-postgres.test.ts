@@ -2,8 +2,8 @@
  * Account token policies across instances on real PostgreSQL (needs POSTGRES_URL): two instances share
  * one schema. A policy changed through instance 2's admin API reaches instance 1's token endpoint
  * within 1 second, by the account change feed, although instance 1 had the account cached: new tokens
- * get the new lifetime (`expires_in`, `exp`), and the token path sees the new `dpopBoundAccessTokens`
- * (read here through the host's extraTokenClaims hook, which receives the account as the token path holds it).
+ * get the new lifetime (`expires_in`, `exp`), and a new `dpopBoundAccessTokens` makes its token endpoint refuse
+ * requests without a DPoP proof (400 invalid_dpop_proof).
  */
 import { performance } from 'node:perf_hooks';
 import request from 'supertest';
@@ -61,12 +61,20 @@ withPostgres('account token policy across instances', (connectionString) => {
       console.log(`lifetime set at instance 2: applied by instance 1 after ${(performance.now() - changedAt).toFixed(0)} ms`);
     });
 
-    it('dpopBoundAccessTokens set at instance 2 reaches the token path of instance 1 within 1 s', async () => {
+    it('dpopBoundAccessTokens set at instance 2 makes instance 1 refuse a token request without a DPoP proof within 1 s', async () => {
       expect((await issueAtOne()).payload.dpop_required).toBe(false);
       await two.sa.admin.setPolicy(client.clientId, { dpopBoundAccessTokens: true });
       const changedAt = performance.now();
-      await vi.waitFor(async () => expect((await issueAtOne()).payload.dpop_required).toBe(true), { timeout: 1000, interval: 10 });
-      console.log(`DPoP flag set at instance 2: seen by instance 1 after ${(performance.now() - changedAt).toFixed(0)} ms`);
+      const withoutProof = () =>
+        request(one.app).post('/oauth/token').set('Authorization', basicHeader(client.clientId, client.secret.value)).type('form').send({ grant_type: 'client_credentials' });
+      await vi.waitFor(
+        async () => {
+          const res = await withoutProof();
+          expect([res.status, (res.body as { error?: string }).error]).toEqual([400, 'invalid_dpop_proof']);
+        },
+        { timeout: 1000, interval: 10 },
+      );
+      console.log(`DPoP flag set at instance 2: enforced by instance 1 after ${(performance.now() - changedAt).toFixed(0)} ms`);
     });
   });
 });

@@ -5,6 +5,7 @@
  *   SERVICE_ACCOUNTS_STORE  sqlite:PATH or postgres://...                (default sqlite:./.data/service-accounts.db)
  *   TOKEN_TTL_SECONDS       access token lifetime                        (default 3600)
  *   MAX_TOKEN_TTL_SECONDS   longest token lifetime an account may be given (default TOKEN_TTL_SECONDS)
+ *   MAX_CREDENTIAL_LIFETIME every new credential must expire within it: 90d, 12h, 30m, 4s (default: no rule)
  *   TOKEN_ISSUER            iss of its tokens, issuer of its metadata    (default http://localhost:PORT)
  *   TOKEN_FAILURE_LIMIT     failed authentications per client ID and per address per minute before 429; 0 = off (default 10)
  *   MAX_ASSERTION_LIFETIME_SECONDS  longest lifetime a private_key_jwt assertion may have left, 10 to 3600 (default 3600)
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
       signingKeys: [signingKey.key],
       tokenLifetime: settings.tokenLifetime,
       maxAccessTokenLifetime: settings.maxAccessTokenLifetime,
+      ...(settings.maxCredentialLifetime !== undefined && { maxCredentialLifetime: settings.maxCredentialLifetime }),
       maxAssertionLifetime: settings.maxAssertionLifetime,
       acceptTokenEndpointAudience: settings.acceptTokenEndpointAudience,
       failureLimit: settings.failureLimit,

@@ -60,6 +60,19 @@ export interface ServerSettings {
   readonly federationAllowedIssuers: readonly string[] | undefined;
   /** ACTIVITY_RETENTION_SECONDS: how long the activity history keeps an entry (default 7 days). */
   readonly activityRetentionSeconds: number;
+  /** MAX_CREDENTIAL_LIFETIME: every new credential must expire within it, in seconds (unset: no rule). */
+  readonly maxCredentialLifetime: number | undefined;
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { d: 86_400, h: 3600, m: 60, s: 1 };
+
+/** A duration such as 90d, 12h, 30m or 4s (or whole seconds), as the CLI reads the same variable. */
+function duration(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]?.trim() ?? '';
+  if (raw === '') return undefined;
+  const match = /^([1-9][0-9]{0,9})([dhms]?)$/.exec(raw);
+  if (!match) throw new StartupError(`${name} must be a duration such as 90d, 12h, 30m or 4s`);
+  return Number(match[1]) * DURATION_UNITS[match[2] || 's']!;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -168,5 +181,6 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
     federationAllowPrivateNetworks: flag(env, 'FEDERATION_ALLOW_PRIVATE_NETWORKS'),
     federationAllowedIssuers: readAllowedIssuers(env, admin),
     activityRetentionSeconds: integer(env, 'ACTIVITY_RETENTION_SECONDS', DEFAULT_ACTIVITY_RETENTION_SECONDS, 60, 315_360_000),
+    maxCredentialLifetime: duration(env, 'MAX_CREDENTIAL_LIFETIME'),
   };
 }

@@ -35,23 +35,24 @@ const UNIT_SECONDS: Readonly<Record<string, number>> = { d: 86_400, h: 3600, m: 
 const MAX_EXPIRY_SECONDS = 3650 * 86_400;
 
 /**
- * Reads a duration: a whole number of seconds, or text of a whole number and a unit, `d` (days), `h`,
- * `m` or `s` (`'90d'`, `'12h'`, `'30m'`, `'4s'`). Returns seconds, or `undefined` for anything else
- * (zero, negative, fractional, no unit, another unit).
+ * Reads a duration: a whole number of seconds (a number, or digits), or text of a whole number and a
+ * unit, `d` (days), `h`, `m` or `s` (`'90d'`, `'12h'`, `'30m'`, `'4s'`). Returns seconds, or
+ * `undefined` for anything else (zero, negative, fractional, another unit).
  *
  * @example
  * ```ts
  * parseDuration('90d') // 7776000
  * parseDuration('4s')  // 4
+ * parseDuration('3600') // 3600
  * parseDuration('1w')  // undefined
  * ```
  */
 export function parseDuration(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? value : undefined;
   if (typeof value !== 'string') return undefined;
-  const match = /^([1-9][0-9]{0,9})([dhms])$/.exec(value.trim());
+  const match = /^([1-9][0-9]{0,9})([dhms]?)$/.exec(value.trim());
   if (!match) return undefined;
-  const seconds = Number(match[1]) * UNIT_SECONDS[match[2]!]!;
+  const seconds = Number(match[1]) * UNIT_SECONDS[match[2] || 's']!;
   return Number.isSafeInteger(seconds) ? seconds : undefined;
 }
 

@@ -7,6 +7,7 @@
 import { createAdminApi, type AdminApi } from '../index.js';
 import { openAccountStore } from '../sql/index.js';
 import { MAX_TOKEN_LIFETIME } from '../token-lifetime-limits.js';
+import { parseDuration } from '../admin/credential-expiry.js';
 
 /** The admin API over one store, and how to release it. */
 export interface AdminSession {
@@ -57,6 +58,26 @@ export function cliTokenLifetime(env: NodeJS.ProcessEnv, name: 'TOKEN_TTL_SECOND
 }
 
 /**
+ * The servers' `maxCredentialLifetime` (docs/rotation.md#expiring-secrets), read from
+ * `MAX_CREDENTIAL_LIFETIME` as the example server reads it: a duration such as `90d`, `12h`, `30m`,
+ * `4s`, or whole seconds. `undefined` when unset: new credentials need no expiry.
+ *
+ * @throws TypeError when it is set to anything else, so a mistyped policy is never silently dropped.
+ * @example
+ * ```ts
+ * cliCredentialLifetime({ MAX_CREDENTIAL_LIFETIME: '90d' }) // 7776000
+ * cliCredentialLifetime({}) // undefined
+ * ```
+ */
+export function cliCredentialLifetime(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.MAX_CREDENTIAL_LIFETIME?.trim();
+  if (!text) return undefined;
+  const seconds = parseDuration(text);
+  if (seconds === undefined) throw new TypeError(`MAX_CREDENTIAL_LIFETIME must be a duration such as 90d, 12h, 30m or 4s, got ${JSON.stringify(text.slice(0, 40))}`);
+  return seconds;
+}
+
+/**
  * The issuers `federated add` accepts, from `--allowed-issuers` or `FEDERATION_ALLOWED_ISSUERS` as the
  * example server reads it: issuer URLs separated by commas, `none` (an empty list), or `any` (and
  * unset): any issuer, `undefined`. The URLs are checked by the admin API.
@@ -99,12 +120,14 @@ export function openAdminSession(storeUrl: string, options: AdminSessionOptions 
   const maxAccessTokenLifetime = cliTokenLifetime(process.env, 'MAX_TOKEN_TTL_SECONDS');
   let admin: AdminApi;
   try {
+    const maxCredentialLifetime = cliCredentialLifetime(process.env);
     admin = createAdminApi({
       store,
       issuer,
       ...(options.allowedIssuers !== undefined && { allowedIssuers: options.allowedIssuers }),
       ...(tokenLifetime !== undefined && { tokenLifetime }),
       ...(maxAccessTokenLifetime !== undefined && { maxAccessTokenLifetime }),
+      ...(maxCredentialLifetime !== undefined && { maxCredentialLifetime }),
     });
   } catch (error) {
     void Promise.resolve(store.close?.()).catch(() => undefined);

@@ -7,11 +7,10 @@ import type { Command } from 'commander';
 import type { AdminApi } from '../index.js';
 import { accountPolicyJson, accountPolicyText, type Json } from './output.js';
 import { UsageError } from './usage-error.js';
+import { parseDuration as readDuration } from '../admin/credential-expiry.js';
 
 /** Runs one admin call and prints its result (the program's `run`). */
 export type RunAdminCall = (command: Command, call: (admin: AdminApi) => Promise<{ readonly json: Json; readonly text: string }>) => Promise<void>;
-
-const UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /**
  * Reads a duration as the CLI takes it: a whole number followed by `s`, `m`, `h` or `d` (`90s`, `15m`,
@@ -24,9 +23,9 @@ const UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d
  * ```
  */
 export function parseDuration(text: string, option: string): number {
-  const match = /^(\d{1,6})([smhd]?)$/.exec(text.trim());
-  if (!match) throw new UsageError(`${option}: expected a duration such as 90s, 15m, 12h or 1d, got ${JSON.stringify(text.slice(0, 40))}`);
-  return Number(match[1]) * UNIT_SECONDS[match[2] || 's']!;
+  const seconds = readDuration(text);
+  if (seconds === undefined) throw new UsageError(`${option}: expected a duration such as 90s, 15m, 12h or 1d, got ${JSON.stringify(text.slice(0, 40))}`);
+  return seconds;
 }
 
 /**

@@ -64,6 +64,24 @@ describe('service-accounts CLI: expiring credentials', { timeout: 60_000 }, () =
     expect(stale.every((entry) => entry.reasons.length > 0)).toBe(true);
   });
 
+  // docs/cli.md: "unless the server's `maxCredentialLifetime` requires an expiry (then the command fails
+  // with exit code `2`), which the CLI reads from `MAX_CREDENTIAL_LIFETIME`".
+  it('with MAX_CREDENTIAL_LIFETIME, a secret without an expiry or beyond it is refused (exit 2); one within it is added', async () => {
+    const created = await runCliJson<CreatedJson>(['create', '--name', 'policy-bound', '--expires-in', '7d', '--store', store], { env: { MAX_CREDENTIAL_LIFETIME: '30d' } });
+    expect(created.secret.expiresAt).not.toBeNull();
+    const env = { MAX_CREDENTIAL_LIFETIME: '30d' };
+    const without = await runCli(['secret', 'add', created.clientId, '--store', store], { env });
+    expect([without.code, without.stdout]).toEqual([2, '']);
+    expect(without.stderr).toMatch(/30d/);
+    const beyond = await runCli(['secret', 'add', created.clientId, '--expires-in', '90d', '--store', store], { env });
+    expect([beyond.code, beyond.stdout]).toEqual([2, '']);
+    const within = await runCliJson<CreatedJson['secret']>(['secret', 'add', created.clientId, '--expires-in', '30d', '--store', store], { env });
+    expect(within.expiresAt).not.toBeNull();
+    const malformed = await runCli(['list', '--store', store], { env: { MAX_CREDENTIAL_LIFETIME: 'a month' } });
+    expect(malformed.code).not.toBe(0);
+    expect(malformed.stderr).toMatch(/MAX_CREDENTIAL_LIFETIME/);
+  });
+
   it('refuses a malformed duration with exit 2 and one line on stderr; credentials stale without a criterion is a usage error', async () => {
     const created = await runCliJson<CreatedJson>(['create', '--name', 'bad-duration', '--store', store]);
     const run = await runCli(['secret', 'add', created.clientId, '--expires-in', '2 weeks', '--store', store]);

@@ -112,6 +112,12 @@ export function collectExtraClaims(hook: ExtraTokenClaims | undefined, input: Ex
   if (typeof result !== 'object' || result === null || Array.isArray(result) || typeof (result as Promise<unknown>).then === 'function') {
     throw new ExtraClaimsError('not_an_object', undefined);
   }
+  // A plain object only, without its own toJSON: JSON.stringify would otherwise write what toJSON (or a
+  // class's) returns, which the check of the names below never saw, and a registered claim could slip in.
+  const prototype: unknown = Object.getPrototypeOf(result);
+  if ((prototype !== Object.prototype && prototype !== null) || Object.hasOwn(result, 'toJSON')) {
+    throw new ExtraClaimsError('not_an_object', undefined);
+  }
   const claims = result as Record<string, unknown>;
   let any = false;
   for (const name in claims) {

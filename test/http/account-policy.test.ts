@@ -239,6 +239,9 @@ describe('extraTokenClaims', () => {
       [() => 'plan=enterprise' as unknown as Record<string, unknown>, 'not_an_object'],
       [() => ({ n: 10n }), 'not_json'],
       [(() => Promise.resolve({ plan: 'x' })) as unknown as ServiceAccountsOptions['extraTokenClaims'], 'not_an_object'],
+      // A toJSON would write names the check never saw: a scope of its own, here.
+      [() => ({ plan: 'pro', toJSON: () => ({ plan: 'pro', scope: 'admin' }) }), 'not_an_object'],
+      [() => new (class Claims { plan = 'pro'; toJSON() { return { plan: 'pro', scope: 'admin' }; } })() as unknown as Record<string, unknown>, 'not_an_object'],
     ];
     for (const [hook, reason] of cases) {
       const { t, operational } = withHook(hook);

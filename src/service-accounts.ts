@@ -168,6 +168,7 @@ export function createServiceAccounts(options: ServiceAccountsOptions): ServiceA
     ready: () => runtime.ready(),
     audit: runtime.audit,
     changed: (clientId) => runtime.accounts.invalidate(clientId),
+    dpopDisabled: config.dpop === false,
   });
   const requireActor = createRequireActor((opts) => requireBearer(opts) as RequestHandler, config.realm, runtime.dpop?.challenges.offered);
   return Object.freeze({

@@ -10,7 +10,7 @@ import { generateClientId, generateSecret, isSecretId } from '../credentials/gen
 import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
-import { accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
+import { AdminError, accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, checkPolicy, checkResources, type CreateAccountInput } from './admin-input.js';
 import type { AccountPolicyChange } from '../store/account-store.js';
 import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
@@ -126,6 +126,14 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
  * ```
  */
 export function buildAdminApi(context: AdminContext): AdminApi {
+  const refuseUnusableDpop = (required: boolean | undefined): void => {
+    if (required === true && context.dpopDisabled === true) {
+      throw new AdminError(
+        'invalid_input',
+        'this server has DPoP turned off (dpop: false), so it cannot issue the DPoP-bound tokens dpopBoundAccessTokens requires: the account could get no token (docs/dpop.md)',
+      );
+    }
+  };
   const { config, audit, changed } = context;
   const store = config.store;
   const call = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
@@ -183,6 +191,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
   return {
     async createAccount(input) {
       const { name, clientAccountId, scopes, resources, accessTokenLifetime, dpopBoundAccessTokens } = checkAccountInput(input, config.maxAccessTokenLifetime);
+      refuseUnusableDpop(dpopBoundAccessTokens);
       // A store that cannot keep them would silently make the account's tokens good for the server's audience.
       if (resources.length > 0) requireResourceStore();
       // Likewise a policy: silently dropped, the account would get the server's lifetime and unbound tokens.
@@ -211,6 +220,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
 
     async setPolicy(clientId, policy) {
       const checked = checkPolicy(policy, config.maxAccessTokenLifetime);
+      refuseUnusableDpop(checked.dpopBoundAccessTokens);
       requirePolicyStore();
       await requireAccount(clientId);
       const account = await call('setAccountPolicy', () => store.setAccountPolicy!(clientId, checked));

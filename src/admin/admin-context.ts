@@ -16,4 +16,9 @@ export interface AdminContext {
   audit(event: AuditEventInput): void;
   /** Called at once after every change to an account, so a cache can drop its status. */
   changed(clientId: string): void;
+  /**
+   * True when the server this admin API belongs to has DPoP turned off (`dpop: false`): an account
+   * that requires DPoP-bound tokens could then get no token at all, so the admin API refuses to make one.
+   */
+  readonly dpopDisabled?: boolean;
 }

@@ -42,7 +42,13 @@ export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | unde
     const proof = context.dpopProof;
     if (proof === undefined) {
       if (context.client.account.dpopBoundAccessTokens === true) {
-        return next(new InvalidDpopProofError('This client must send a DPoP proof with its token requests'));
+        return next(
+          new InvalidDpopProofError(
+            dpop === undefined
+              ? 'This client requires DPoP-bound tokens, which this server does not issue (DPoP is turned off)'
+              : 'This client must send a DPoP proof with its token requests',
+          ),
+        );
       }
       return next();
     }

@@ -62,6 +62,19 @@ describe('per-account token lifetime', () => {
     await expect(t.sa.admin.setPolicy(account.clientId, { accessTokenLifetime: 60.5 })).rejects.toMatchObject({ code: 'invalid_input' });
   });
 
+  // An account that requires DPoP-bound tokens on a server that cannot issue them could get no token.
+  it('refuses dpopBoundAccessTokens at the admin API of a server with dpop: false, at creation and when set', async () => {
+    const t = createTestApp({ dpop: false });
+    await expect(t.sa.admin.createAccount({ name: 'bound', dpopBoundAccessTokens: true })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/DPoP turned off/),
+    });
+    const account = await t.sa.admin.createAccount({ name: 'unbound' });
+    await expect(t.sa.admin.setPolicy(account.clientId, { dpopBoundAccessTokens: true })).rejects.toMatchObject({ code: 'invalid_input' });
+    expect(await t.sa.admin.setPolicy(account.clientId, { dpopBoundAccessTokens: false })).toMatchObject({ dpopBoundAccessTokens: false });
+    expect((await issue(t, account)).expiresIn).toBe(3600);
+  });
+
   // The default maximum is tokenLifetime: accounts may shorten their tokens, not lengthen them.
   it('by default lets an account shorten its tokens only', async () => {
     const t = createTestApp();

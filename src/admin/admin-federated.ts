@@ -105,6 +105,9 @@ export interface FederatedOperations {
 export type FederatedOperationHelpers = CredentialOperationHelpers;
 
 /** The checked fields of a {@link FederatedCredentialInput}, as stored. */
+/** The start of the error when the store cannot keep claim conditions (the test of the refusal matches it). */
+const CANNOT_HOLD_CLAIMS = 'This account store cannot hold claim conditions of federated credentials';
+
 type CheckedFederatedInput = Pick<NewFederatedCredentialRecord, 'issuer' | 'subject' | 'audience' | 'jwksUri' | 'claims'>;
 
 function checkUrl(field: string, value: unknown, maxLength: number): string {
@@ -186,6 +189,9 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
           "jwksUri is not accepted on this server (it limits the issuers credentials may name): configure the issuer's JWK Set URL in its federation.issuers option instead",
         );
       }
+      if (checked.claims !== undefined && context.config.store.keepsClaimConditions !== true) {
+        throw new Error(`${CANNOT_HOLD_CLAIMS}: it does not say keepsClaimConditions (see docs/writing-a-store.md)`);
+      }
       const { account, record, stored } = await addCredential(context, helpers, clientId, {
         store: () => requireKindStore(context, 'federated'),
         twin: (account) => federatedOf(account).find((existing) => isLiveTwin(existing, checked)),
@@ -198,7 +204,7 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         // A store from before claim conditions dropped them: the credential would trust every workload of the subject.
         await helpers.call('revokeFederatedCredential', () => requireKindStore(context, 'federated').revokeFederatedCredential(clientId, record.id, config.now()));
         context.changed(clientId);
-        throw new Error('This account store cannot hold claim conditions of federated credentials: it returned the credential without them (see docs/writing-a-store.md)');
+        throw new Error(`${CANNOT_HOLD_CLAIMS}: it returned the credential without them (see docs/writing-a-store.md)`);
       }
       audit({
         type: 'federated_credential.created',

@@ -2,7 +2,7 @@
  * @module stale-credentials
  * The credentials that need an operator's attention: live (unrevoked) ones that expire soon or have
  * expired, and live ones nobody has used for a while. What the admin API's `listStaleCredentials`,
- * the router's `GET /credentials/stale` and the CLI's `credentials stale` show.
+ * the router's `GET /stale-credentials` and the CLI's `credentials stale` show.
  */
 import type { AccountRecord } from '../store/account-store.js';
 import { CREDENTIAL_KINDS, credentialsOf, type CredentialKindName } from '../store/credential-kinds.js';

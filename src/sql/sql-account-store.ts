@@ -117,6 +117,8 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #federated: SqlFederatedCredentials;
   /** Keeps the `expiresAt` of new credentials (schema version 8). */
   readonly keepsCredentialExpiry: boolean = true;
+  /** Keeps the claim conditions of new federated credentials (schema version 10). */
+  readonly keepsClaimConditions: boolean = true;
   readonly #migrate = onceUntilSuccess(() => migrateToLatest(this.#base, { dialect: this.#dialect, schema: this.#schema }));
   #closed = false;
 

@@ -412,6 +412,14 @@ export interface AccountStore {
   readonly keepsCredentialExpiry?: boolean;
 
   /**
+   * `true` when the store keeps the `claims` (claim conditions) of new federated credentials and
+   * returns them in every record. Without it (a store written for an earlier version), the admin API
+   * refuses to register a federated credential with conditions before anything is stored, since the
+   * credential would otherwise trust every workload of its subject.
+   */
+  readonly keepsClaimConditions?: boolean;
+
+  /**
    * Stores a new account and its first secret atomically.
    * @returns the stored account, as {@link AccountStore.findAccount} would return it.
    * @throws when the client ID already exists or the store failed.

@@ -52,6 +52,8 @@ const ASSERTION_SWEEP_MS = 60_000;
 export class MemoryAccountStore implements AccountStore {
   /** Keeps the `expiresAt` of new credentials. */
   readonly keepsCredentialExpiry: boolean = true;
+  /** Keeps the claim conditions of new federated credentials. */
+  readonly keepsClaimConditions: boolean = true;
   readonly #accounts = new Map<string, AccountRecord>();
   readonly #listeners = new Set<AccountChangeListener>();
   readonly #revokedTokens = new Map<string, RevokedTokenRecord>();

@@ -181,6 +181,20 @@ describe('claim conditions in the admin API', () => {
     expect(Object.entries(created.claims ?? {})).toEqual(Object.entries(claims));
   });
 
+  // docs/writing-a-store.md: "without it, the admin API refuses to register conditions before anything is stored".
+  it('refuses conditions before storing anything with a store that does not say keepsClaimConditions', async () => {
+    class StoreWithoutClaims extends MemoryAccountStore {
+      override readonly keepsClaimConditions = false;
+    }
+    const admin = createAdminApi({ store: new StoreWithoutClaims(), issuer: TEST_ISSUER });
+    const { clientId } = await admin.createAccount({ name: 'deployer' });
+    await expect(admin.addFederatedCredential(clientId, { issuer: GITHUB, subject: PRODUCTION, claims: { repository_owner: 'acme' } })).rejects.toThrow(
+      /cannot hold claim conditions.*keepsClaimConditions/,
+    );
+    expect((await admin.getAccount(clientId))?.federated).toEqual([]);
+    await admin.addFederatedCredential(clientId, { issuer: GITHUB, subject: PRODUCTION });
+  });
+
   it('refuses conditions with a store that gives the credential back without them, and leaves no live credential behind', async () => {
     // A store written before claim conditions: it keeps every field it knows, and drops `claims`.
     class StoreBeforeClaims extends MemoryAccountStore {

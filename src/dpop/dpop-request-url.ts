@@ -54,7 +54,9 @@ type ExpressLikeRequest = IncomingMessage & {
 
 /** The origin the request was sent to, as Express's `trust proxy` setting resolves it; `undefined` for a malformed Host. */
 function requestOrigin(req: ExpressLikeRequest): string | undefined {
-  const protocol = typeof req.protocol === 'string' ? req.protocol : (req.socket as TLSSocket | undefined)?.encrypted ? 'https' : 'http';
+  const own = (req.socket as TLSSocket | undefined)?.encrypted ? 'https' : 'http';
+  // Without X-Forwarded-Proto, Express's req.protocol is the socket's whatever `trust proxy` says: skip its getter.
+  const protocol = req.headers['x-forwarded-proto'] !== undefined && typeof req.protocol === 'string' ? req.protocol : own;
   let host = req.headers.host;
   // As Express 5's req.host: X-Forwarded-Host only from a trusted proxy, its first value.
   const forwarded = req.headers['x-forwarded-host'];

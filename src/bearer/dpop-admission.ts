@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
 import type { DpopRuntime } from '../dpop/dpop-runtime.js';
-import { readDpopHeader, type CheckedProof } from '../dpop/dpop-proof.js';
+import { dpopHeaderOf, type CheckedProof } from '../dpop/dpop-proof.js';
 import { InsufficientScopeError, InvalidDpopProofError, InvalidTokenError, type DpopChallenge } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
@@ -112,7 +112,7 @@ export function createDpopAdmission(parts: DpopAdmissionParts): (header: string,
     let proof: string;
     try {
       token = extractDpopToken(header);
-      const value = readDpopHeader(req.rawHeaders);
+      const value = dpopHeaderOf(req);
       if (value === undefined) throw new InvalidDpopProofError('A DPoP access token must come with a DPoP proof header', { status: 401 });
       if (value === null) throw new InvalidDpopProofError('The request must carry exactly one DPoP header', { status: 401 });
       proof = value;

@@ -1,13 +1,15 @@
 /**
  * @module dpop-proof
  * The one DPoP proof check (RFC 9449 §4.3), shared by the token endpoint and `requireBearer()`:
- * exactly one `DPoP` header (read from the raw header list: Node joins repeats), at most 4 KiB; a JWT
+ * exactly one `DPoP` header (Node joins repeats: a joined value sends us to the raw header list), at most 4 KiB; a JWT
  * typed `dpop+jwt`, signed with an accepted asymmetric algorithm by the public `jwk` of its header (no
  * private members); `htm` and `htu` naming this request; a `jti` of at most 128 characters; `ath` the
  * hash of the access token sent with it; `iat` within `dpop.proofMaxAge` back and the clock tolerance
  * ahead, or, with nonces on, a live server `nonce` instead. Single use is the caller's last step
  * (dpop-replay.ts, or the store at the token endpoint). Imported keys are cached by proof header
- * (which holds the key): an import costs more than the signature check. The signature is checked with
+ * (which holds the key), with how to verify their signatures: an import costs more than the signature
+ * check. The per-request work is kept small (the last header and the last token's `ath` remembered,
+ * small functions), as one signature check is already most of a request's cost. The signature is checked with
  * node:crypto, synchronously: jose's `compactVerify` would add a promise and a second parse of the
  * header per request, on a path whose budget is one signature check. Framework-free.
  */
@@ -27,6 +29,8 @@ export const MAX_JTI_LENGTH = 128;
 const MAX_CACHED_KEYS = 10_000;
 /** JWK members only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
+/** The signing input's bytes (ASCII: RFC 7515 §5.2 step 8), as jose makes them. */
+const SIGNING_INPUT = new TextEncoder();
 const JWS_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /**
@@ -50,6 +54,17 @@ export function readDpopHeader(rawHeaders: readonly string[]): string | null | u
     }
   }
   return value;
+}
+
+/**
+ * The `DPoP` header of a request, as {@link readDpopHeader} reads it, without a walk through the raw
+ * list when Node's header object settles it: no `dpop` there means none; a value without a comma is
+ * the one header (Node joins repeats with ", ", and a proof has no comma).
+ */
+export function dpopHeaderOf(req: IncomingMessage): string | null | undefined {
+  const joined = req.headers.dpop;
+  if (joined === undefined || (typeof joined === 'string' && !joined.includes(','))) return joined;
+  return readDpopHeader(req.rawHeaders);
 }
 
 /** RFC 9449 §4.3 step 11: `ath`, the base64url SHA-256 of the access token. */
@@ -96,7 +111,7 @@ function isoSeconds(seconds: number): string {
 interface KnownHeader {
   readonly jkt: string;
   /** Whether `signature` signs `data` with the header's `alg` and `jwk`. */
-  readonly verify: (data: Buffer, signature: Buffer) => boolean;
+  readonly verify: (data: Uint8Array, signature: Buffer) => boolean;
 }
 
 /**
@@ -126,6 +141,13 @@ function keyFits(alg: string, jwk: Record<string, unknown>): boolean {
   if (alg === 'ES512') return jwk.kty === 'EC' && jwk.crv === 'P-521';
   if (alg === 'EdDSA') return jwk.kty === 'OKP' && jwk.crv === 'Ed25519';
   return jwk.kty === 'RSA';
+}
+
+/** The proof's signature (its last part) over its first two parts, by the header's key. */
+function checkSignature(known: KnownHeader, proof: string, secondDot: number, status: 400 | 401): void {
+  const signed = SIGNING_INPUT.encode(proof.slice(0, secondDot));
+  const signature = Buffer.from(proof.slice(secondDot + 1), 'base64url');
+  if (!known.verify(signed, signature)) throw invalid('The DPoP proof\'s signature does not verify with its jwk', status);
 }
 
 /**
@@ -206,9 +228,7 @@ export class DpopProofChecker {
     if (!claims) throw invalid('The DPoP proof is not a JWT', status);
     // The claims before the signature: cheap first.
     const jti = this.#checkClaims(claims, context);
-    const signed = Buffer.from(proof.slice(0, secondDot), 'ascii');
-    const signature = Buffer.from(proof.slice(secondDot + 1), 'base64url');
-    if (!known.verify(signed, signature)) throw invalid('The DPoP proof\'s signature does not verify with its jwk', status);
+    checkSignature(known, proof, secondDot, status);
     return { jkt: known.jkt, jti };
   }
 

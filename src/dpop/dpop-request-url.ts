@@ -65,8 +65,18 @@ function requestOrigin(req: ExpressLikeRequest): string | undefined {
     if (typeof trust === 'function' && trust(req.socket?.remoteAddress, 0) === true) host = forwarded.split(',')[0]!.trim();
   }
   // A malformed Host must never make a proof for another URL match (express-oauth2-jwt-bearer 1.9.1).
-  if (host === undefined || !HOST.test(host)) return undefined;
+  if (host === undefined || !isHost(host)) return undefined;
   return `${protocol}://${host}`;
+}
+
+/** The last Host value found well-formed: a server is mostly addressed by one name. */
+let lastHost = '';
+
+function isHost(host: string): boolean {
+  if (host === lastHost) return true;
+  if (!HOST.test(host)) return false;
+  lastHost = host;
+  return true;
 }
 
 /** The request's path as the client sent it (before any router stripped a mount path), without query. */

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
 import type { DpopRuntime } from '../dpop/dpop-runtime.js';
-import { readDpopHeader } from '../dpop/dpop-proof.js';
+import { dpopHeaderOf, type CheckedProof } from '../dpop/dpop-proof.js';
 import { InsufficientScopeError, InvalidDpopProofError, InvalidTokenError, type DpopChallenge } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
@@ -51,6 +51,34 @@ export function createDpopAdmission(parts: DpopAdmissionParts): (header: string,
   };
   const replayed = (): InvalidDpopProofError =>
     new InvalidDpopProofError('The DPoP proof was already used: make a fresh proof, with a new jti, for every request', { status: 401 });
+  /** The replay guard's answer other than a synchronous first use: a replay, or the answer of strict mode's Redis. */
+  const firstUseAnswered = (
+    first: false | Promise<boolean>,
+    claims: AccessTokenClaims,
+    account: AccountRecord,
+    request: DpopRequest,
+    res: ServerResponse,
+    next: NodeNext,
+    principal: ServiceAccountPrincipal,
+    at: Date,
+  ): void => {
+    if (first === false) return refuse(res, replayed(), claims, account, used);
+    first.then(
+      (ok) => (ok ? admitted(request, res, next, principal, at) : refuse(res, replayed(), claims, account, used)),
+      (err: unknown) => refuse(res, err, claims, account, used),
+    );
+  };
+
+  /** The request's proof, checked (dpop-proof.ts), of the key the token is bound to. */
+  const boundProof = (claims: AccessTokenClaims, request: DpopRequest, at: Date): CheckedProof => {
+    const jkt = claims.cnf?.jkt;
+    // RFC 9449 §7.2: an unbound token is not a DPoP token.
+    if (jkt === undefined) throw new InvalidTokenError('not_dpop_bound');
+    const proof = dpop.proofs.check(request.proof, { req: request.req, accessToken: request.token, now: at, status: 401 });
+    // §4.3 step 12: the proof's key is the one the token is bound to.
+    if (proof.jkt !== jkt) throw new InvalidTokenError('dpop_bound');
+    return proof;
+  };
 
   const outcome: TokenCheckReceiver<DpopRequest, ServerResponse, NodeNext> = {
     good(claims, account, credential, request, res, next) {
@@ -58,12 +86,7 @@ export function createDpopAdmission(parts: DpopAdmissionParts): (header: string,
       let principal: ServiceAccountPrincipal;
       let first: boolean | Promise<boolean>;
       try {
-        const jkt = claims.cnf?.jkt;
-        // RFC 9449 §7.2: an unbound token is not a DPoP token.
-        if (jkt === undefined) throw new InvalidTokenError('not_dpop_bound');
-        const proof = dpop.proofs.check(request.proof, { req: request.req, accessToken: request.token, now: at, status: 401 });
-        // §4.3 step 12: the proof's key is the one the token is bound to.
-        if (proof.jkt !== jkt) throw new InvalidTokenError('dpop_bound');
+        const proof = boundProof(claims, request, at);
         if (claims.aud !== audience) throw new InvalidTokenError('wrong_audience');
         const granted = grantedScopes(claims, account, needed);
         if (granted === undefined) throw new InsufficientScopeError(neededText);
@@ -74,11 +97,7 @@ export function createDpopAdmission(parts: DpopAdmissionParts): (header: string,
         return refuse(res, err, claims, account, used);
       }
       if (first === true) return admitted(request, res, next, principal, at);
-      if (first === false) return refuse(res, replayed(), claims, account, used);
-      first.then(
-        (ok) => (ok ? admitted(request, res, next, principal, at) : refuse(res, replayed(), claims, account, used)),
-        (err: unknown) => refuse(res, err, claims, account, used),
-      );
+      firstUseAnswered(first, claims, account, request, res, next, principal, at);
     },
     refused(error, claims, account, _request, res) {
       refuse(res, error, claims, account, used);
@@ -93,7 +112,7 @@ export function createDpopAdmission(parts: DpopAdmissionParts): (header: string,
     let proof: string;
     try {
       token = extractDpopToken(header);
-      const value = readDpopHeader(req.rawHeaders);
+      const value = dpopHeaderOf(req);
       if (value === undefined) throw new InvalidDpopProofError('A DPoP access token must come with a DPoP proof header', { status: 401 });
       if (value === null) throw new InvalidDpopProofError('The request must carry exactly one DPoP header', { status: 401 });
       proof = value;

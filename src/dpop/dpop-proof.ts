@@ -1,13 +1,15 @@
 /**
  * @module dpop-proof
  * The one DPoP proof check (RFC 9449 §4.3), shared by the token endpoint and `requireBearer()`:
- * exactly one `DPoP` header (read from the raw header list: Node joins repeats), at most 4 KiB; a JWT
+ * exactly one `DPoP` header (Node joins repeats: a joined value sends us to the raw header list), at most 4 KiB; a JWT
  * typed `dpop+jwt`, signed with an accepted asymmetric algorithm by the public `jwk` of its header (no
  * private members); `htm` and `htu` naming this request; a `jti` of at most 128 characters; `ath` the
  * hash of the access token sent with it; `iat` within `dpop.proofMaxAge` back and the clock tolerance
  * ahead, or, with nonces on, a live server `nonce` instead. Single use is the caller's last step
  * (dpop-replay.ts, or the store at the token endpoint). Imported keys are cached by proof header
- * (which holds the key): an import costs more than the signature check. The signature is checked with
+ * (which holds the key), with how to verify their signatures: an import costs more than the signature
+ * check. The per-request work is kept small (the last header and the last token's `ath` remembered,
+ * small functions), as one signature check is already most of a request's cost. The signature is checked with
  * node:crypto, synchronously: jose's `compactVerify` would add a promise and a second parse of the
  * header per request, on a path whose budget is one signature check. Framework-free.
  */
@@ -27,6 +29,8 @@ export const MAX_JTI_LENGTH = 128;
 const MAX_CACHED_KEYS = 10_000;
 /** JWK members only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
+/** The signing input's bytes (ASCII: RFC 7515 §5.2 step 8), as jose makes them. */
+const SIGNING_INPUT = new TextEncoder();
 const JWS_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /**
@@ -43,12 +47,24 @@ export function readDpopHeader(rawHeaders: readonly string[]): string | null | u
   let value: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'dpop') {
+    // Any case (RFC 9110 §5.1); the first letter sorts out Host, Date and the like without lower-casing.
+    if (name.length === 4 && (name.charCodeAt(0) | 0x20) === 0x64 && name.toLowerCase() === 'dpop') {
       if (value !== undefined) return null;
       value = rawHeaders[i + 1]!;
     }
   }
   return value;
+}
+
+/**
+ * The `DPoP` header of a request, as {@link readDpopHeader} reads it, without a walk through the raw
+ * list when Node's header object settles it: no `dpop` there means none; a value without a comma is
+ * the one header (Node joins repeats with ", ", and a proof has no comma).
+ */
+export function dpopHeaderOf(req: IncomingMessage): string | null | undefined {
+  const joined = req.headers.dpop;
+  if (joined === undefined || (typeof joined === 'string' && !joined.includes(','))) return joined;
+  return readDpopHeader(req.rawHeaders);
 }
 
 /** RFC 9449 §4.3 step 11: `ath`, the base64url SHA-256 of the access token. */
@@ -73,9 +89,14 @@ export interface ProofContext {
   readonly status: 400 | 401;
 }
 
+/** A refusal of the proof: 400 at the token endpoint, 401 at a protected route. */
+function invalid(message: string, status: 400 | 401): InvalidDpopProofError {
+  return new InvalidDpopProofError(message, { status });
+}
+
 function decodeJson(part: string): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString());
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
@@ -86,37 +107,31 @@ function isoSeconds(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-/** A proof header seen before: its algorithm, the imported public key and its thumbprint. */
+/** A proof header seen before: its key's thumbprint, and its signature check, resolved once. */
 interface KnownHeader {
-  readonly alg: string;
-  readonly key: KeyObject;
   readonly jkt: string;
+  /** Whether `signature` signs `data` with the header's `alg` and `jwk`. */
+  readonly verify: (data: Uint8Array, signature: Buffer) => boolean;
 }
 
-/** How each accepted algorithm verifies with node:crypto (RFC 7518 §3.3-3.5, RFC 8037 §3.1). */
-function verifySignature(alg: string, key: KeyObject, data: Buffer, signature: Buffer): boolean {
-  switch (alg) {
-    case 'ES256':
-    case 'PS256':
-    case 'RS256':
-      return verifyWith('sha256', alg, key, data, signature);
-    case 'ES384':
-    case 'PS384':
-      return verifyWith('sha384', alg, key, data, signature);
-    case 'ES512':
-    case 'PS512':
-      return verifyWith('sha512', alg, key, data, signature);
-    case 'EdDSA':
-      return verify(null, data, key, signature);
-    default:
-      return false;
-  }
-}
-
-function verifyWith(hash: string, alg: string, key: KeyObject, data: Buffer, signature: Buffer): boolean {
-  if (alg.startsWith('ES')) return verify(hash, data, { key, dsaEncoding: 'ieee-p1363' }, signature);
-  if (alg.startsWith('PS')) return verify(hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }, signature);
-  return verify(hash, data, key, signature);
+/**
+ * The signature check of one algorithm and public key with node:crypto (RFC 7518 §3.3-3.5, RFC 8037
+ * §3.1), built when the key is imported: a request pays the verify alone.
+ */
+function verifierOf(alg: string, key: KeyObject): KnownHeader['verify'] {
+  const hash = alg === 'EdDSA' ? null : `sha${alg.slice(2)}`;
+  const options = alg.startsWith('ES')
+    ? { key, dsaEncoding: 'ieee-p1363' as const }
+    : alg.startsWith('PS')
+      ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }
+      : key;
+  return (data, signature) => {
+    try {
+      return verify(hash, data, options, signature);
+    } catch {
+      return false; // a signature of the wrong size for its key
+    }
+  };
 }
 
 /** The key type and curve each algorithm needs (RFC 7518 §3.1, RFC 8037). */
@@ -128,6 +143,13 @@ function keyFits(alg: string, jwk: Record<string, unknown>): boolean {
   return jwk.kty === 'RSA';
 }
 
+/** The proof's signature (its last part) over its first two parts, by the header's key. */
+function checkSignature(known: KnownHeader, proof: string, secondDot: number, status: 400 | 401): void {
+  const signed = SIGNING_INPUT.encode(proof.slice(0, secondDot));
+  const signature = Buffer.from(proof.slice(secondDot + 1), 'base64url');
+  if (!known.verify(signed, signature)) throw invalid('The DPoP proof\'s signature does not verify with its jwk', status);
+}
+
 /**
  * Checks proofs for one instance (see the module description). Synchronous: the signature is checked
  * with node:crypto on a public key imported once per proof header (a client sends the same header,
@@ -137,6 +159,9 @@ function keyFits(alg: string, jwk: Record<string, unknown>): boolean {
 export class DpopProofChecker {
   /** By the proof's encoded header. */
   readonly #headers = new Map<string, KnownHeader>();
+  /** The last proof header and what it holds (see #knownHeader). */
+  #lastHeader = '';
+  #lastKnown: KnownHeader | undefined;
   /** The last access token's `ath`: a client sends the same token with many proofs. */
   #lastToken = '';
   #lastAth = '';
@@ -155,7 +180,7 @@ export class DpopProofChecker {
 
   /** §4.3 steps 4-7 for a header not seen before: the type, an accepted asymmetric algorithm, a public key of its type. */
   #readHeader(encodedHeader: string, status: 400 | 401): KnownHeader {
-    const refuse = (message: string): InvalidDpopProofError => new InvalidDpopProofError(message, { status });
+    const refuse = (message: string): InvalidDpopProofError => invalid(message, status);
     const header = decodeJson(encodedHeader);
     if (!header) throw refuse('The DPoP proof is not a JWT');
     if (header.typ !== 'dpop+jwt') throw refuse('The DPoP proof must have the typ header dpop+jwt');
@@ -181,7 +206,7 @@ export class DpopProofChecker {
       throw refuse('The DPoP proof\'s jwk is not a usable public key');
     }
     if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) throw refuse('The DPoP proof\'s RSA key must have at least 2048 bits');
-    const known = { alg, key, jkt };
+    const known = { jkt, verify: verifierOf(alg, key) };
     if (this.#headers.size >= MAX_CACHED_KEYS) this.#headers.delete(this.#headers.keys().next().value!);
     this.#headers.set(encodedHeader, known);
     return known;
@@ -194,45 +219,55 @@ export class DpopProofChecker {
    */
   check(proof: string, context: ProofContext): CheckedProof {
     const status = context.status;
-    const refuse = (message: string): InvalidDpopProofError => new InvalidDpopProofError(message, { status });
-    if (proof.length > MAX_PROOF_LENGTH) throw refuse(`The DPoP proof is longer than ${MAX_PROOF_LENGTH} characters`);
+    if (proof.length > MAX_PROOF_LENGTH) throw invalid(`The DPoP proof is longer than ${MAX_PROOF_LENGTH} characters`, status);
     const firstDot = proof.indexOf('.');
     const secondDot = proof.indexOf('.', firstDot + 1);
-    // Three parts; a header not seen before is checked whole (the JWS shape, then its members).
-    if (firstDot < 1 || secondDot < 0 || proof.indexOf('.', secondDot + 1) >= 0) throw refuse('The DPoP proof is not a JWT');
+    if (firstDot < 1 || secondDot < 0 || proof.indexOf('.', secondDot + 1) >= 0) throw invalid('The DPoP proof is not a JWT', status);
+    const known = this.#knownHeader(proof, firstDot, status);
+    const claims = decodeJson(proof.slice(firstDot + 1, secondDot));
+    if (!claims) throw invalid('The DPoP proof is not a JWT', status);
+    // The claims before the signature: cheap first.
+    const jti = this.#checkClaims(claims, context);
+    checkSignature(known, proof, secondDot, status);
+    return { jkt: known.jkt, jti };
+  }
+
+  /**
+   * The proof's header, from the cache or checked and imported (§4.3 steps 1-7); a header not seen
+   * before is checked with the whole proof's JWS shape. A client sends the same header with every
+   * proof: the last one is compared before the cache is looked up.
+   */
+  #knownHeader(proof: string, firstDot: number, status: 400 | 401): KnownHeader {
     const encodedHeader = proof.slice(0, firstDot);
+    if (encodedHeader === this.#lastHeader) return this.#lastKnown!;
     let known = this.#headers.get(encodedHeader);
     if (known === undefined) {
-      if (!JWS_SHAPE.test(proof)) throw refuse('The DPoP proof is not a JWT');
+      if (!JWS_SHAPE.test(proof)) throw invalid('The DPoP proof is not a JWT', status);
       known = this.#readHeader(encodedHeader, status);
     }
-    const claims = decodeJson(proof.slice(firstDot + 1, secondDot));
-    if (!claims) throw refuse('The DPoP proof is not a JWT');
-    // §4.3 steps 8-12: the claims, checked before the signature (cheap first).
-    const { jti, htm, htu, iat, ath, nonce } = claims;
-    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) throw refuse(`The DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters`);
-    if (htm !== context.req.method) throw refuse('The DPoP proof is for another HTTP method (htm)');
-    if (typeof htu !== 'string' || !htuMatches(context.req, htu, this.settings)) throw refuse('The DPoP proof is for another URL (htu)');
-    if (context.accessToken !== undefined) {
-      if (typeof ath !== 'string') throw refuse('The DPoP proof has no ath (hash of the access token)');
-      if (context.accessToken !== this.#lastToken) {
-        this.#lastAth = accessTokenHash(context.accessToken);
-        this.#lastToken = context.accessToken;
+    this.#lastHeader = encodedHeader;
+    this.#lastKnown = known;
+    return known;
+  }
+
+  /** §4.3 steps 8-12 but the key: `jti`, `htm`, `htu`, `ath`, and `iat` or `nonce`. Returns the `jti`. */
+  #checkClaims(claims: Record<string, unknown>, context: ProofContext): string {
+    const { status, req, accessToken } = context;
+    const { jti, htm, htu, iat, ath } = claims;
+    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) throw invalid(`The DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters`, status);
+    if (htm !== req.method) throw invalid('The DPoP proof is for another HTTP method (htm)', status);
+    if (typeof htu !== 'string' || !htuMatches(req, htu, this.settings)) throw invalid('The DPoP proof is for another URL (htu)', status);
+    if (accessToken !== undefined) {
+      if (typeof ath !== 'string') throw invalid('The DPoP proof has no ath (hash of the access token)', status);
+      if (accessToken !== this.#lastToken) {
+        this.#lastAth = accessTokenHash(accessToken);
+        this.#lastToken = accessToken;
       }
-      if (ath !== this.#lastAth) throw refuse('The DPoP proof\'s ath is not the hash of this access token');
+      if (ath !== this.#lastAth) throw invalid('The DPoP proof\'s ath is not the hash of this access token', status);
     }
-    if (typeof iat !== 'number' || !Number.isFinite(iat)) throw refuse('The DPoP proof has no iat');
-    this.#checkFreshness(iat, nonce, context);
-    const signed = Buffer.from(proof.slice(0, secondDot), 'ascii');
-    const signature = Buffer.from(proof.slice(secondDot + 1), 'base64url');
-    let verified = false;
-    try {
-      verified = verifySignature(known.alg, known.key, signed, signature);
-    } catch {
-      // A signature of the wrong size for its key: not verified.
-    }
-    if (!verified) throw refuse('The DPoP proof\'s signature does not verify with its jwk');
-    return { jkt: known.jkt, jti };
+    if (typeof iat !== 'number' || !Number.isFinite(iat)) throw invalid('The DPoP proof has no iat', status);
+    this.#checkFreshness(iat, claims.nonce, context);
+    return jti;
   }
 
   /** `iat` within `proofMaxAge` back and the clock tolerance ahead; with nonces on, a live nonce instead (RFC 9449 §11.1). */

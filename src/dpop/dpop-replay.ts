@@ -71,12 +71,15 @@ export class MemoryReplayCache implements DpopReplayGuard {
     if (this.#entries.size >= this.max) this.#full('cache', nowMs);
     const count = this.#perKey.get(jkt) ?? 0;
     if (count >= this.#share) this.#full('key', nowMs);
-    const expiresAt = nowMs + this.windowMs;
+    this.#record(id, jkt, count, nowMs + this.windowMs);
+    return true;
+  }
+
+  #record(id: string, jkt: string, count: number, expiresAt: number): void {
     if (this.#entries.size === 0) this.#headExpiry = expiresAt;
     this.#entries.set(id, { jkt, expiresAt });
     this.#perKey.set(jkt, count + 1);
     this.#reported = false;
-    return true;
   }
 }
 

@@ -54,7 +54,9 @@ type ExpressLikeRequest = IncomingMessage & {
 
 /** The origin the request was sent to, as Express's `trust proxy` setting resolves it; `undefined` for a malformed Host. */
 function requestOrigin(req: ExpressLikeRequest): string | undefined {
-  const protocol = typeof req.protocol === 'string' ? req.protocol : (req.socket as TLSSocket | undefined)?.encrypted ? 'https' : 'http';
+  const own = (req.socket as TLSSocket | undefined)?.encrypted ? 'https' : 'http';
+  // Without X-Forwarded-Proto, Express's req.protocol is the socket's whatever `trust proxy` says: skip its getter.
+  const protocol = req.headers['x-forwarded-proto'] !== undefined && typeof req.protocol === 'string' ? req.protocol : own;
   let host = req.headers.host;
   // As Express 5's req.host: X-Forwarded-Host only from a trusted proxy, its first value.
   const forwarded = req.headers['x-forwarded-host'];
@@ -63,8 +65,18 @@ function requestOrigin(req: ExpressLikeRequest): string | undefined {
     if (typeof trust === 'function' && trust(req.socket?.remoteAddress, 0) === true) host = forwarded.split(',')[0]!.trim();
   }
   // A malformed Host must never make a proof for another URL match (express-oauth2-jwt-bearer 1.9.1).
-  if (host === undefined || !HOST.test(host)) return undefined;
+  if (host === undefined || !isHost(host)) return undefined;
   return `${protocol}://${host}`;
+}
+
+/** The last Host value found well-formed: a server is mostly addressed by one name. */
+let lastHost = '';
+
+function isHost(host: string): boolean {
+  if (host === lastHost) return true;
+  if (!HOST.test(host)) return false;
+  lastHost = host;
+  return true;
 }
 
 /** The request's path as the client sent it (before any router stripped a mount path), without query. */

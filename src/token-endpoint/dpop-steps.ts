@@ -8,7 +8,7 @@
  * bind the token to the proof's key.
  */
 import { InvalidDpopProofError } from '../errors.js';
-import { readDpopHeader } from '../dpop/dpop-proof.js';
+import { dpopHeaderOf } from '../dpop/dpop-proof.js';
 import type { DpopRuntime } from '../dpop/dpop-runtime.js';
 import { callStore } from '../runtime/call-store.js';
 import type { Runtime } from '../create-runtime.js';
@@ -17,7 +17,7 @@ import type { Step } from './token-request-context.js';
 /** The step that checks a token request's `DPoP` proof, if it carries one, and records it on the context. */
 export function createDpopProofStep(dpop: DpopRuntime, now: () => Date): Step {
   return (context, next) => {
-    const proof = readDpopHeader(context.req.rawHeaders);
+    const proof = dpopHeaderOf(context.req);
     if (proof === undefined) return next();
     if (proof === null) return next(new InvalidDpopProofError('The request must carry exactly one DPoP header'));
     try {

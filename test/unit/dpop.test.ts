@@ -3,11 +3,12 @@
  * §6.2.2-6.2.3), stateless nonces, reading the `DPoP` header from the raw header list, and the
  * per-instance replay cache's bounds.
  */
+import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { resolveDpop } from '../../src/dpop/dpop-options.js';
 import { normalizeHtu } from '../../src/dpop/dpop-request-url.js';
 import { DpopNonces } from '../../src/dpop/dpop-nonces.js';
-import { readDpopHeader } from '../../src/dpop/dpop-proof.js';
+import { dpopHeaderOf, readDpopHeader } from '../../src/dpop/dpop-proof.js';
 import { MemoryReplayCache } from '../../src/dpop/dpop-replay.js';
 import { TemporarilyUnavailableError } from '../../src/errors.js';
 
@@ -72,6 +73,14 @@ describe('readDpopHeader', () => {
     expect(readDpopHeader(['Host', 'a', 'dpop', 'x'])).toBe('x');
     expect(readDpopHeader(['Host', 'a'])).toBeUndefined();
     expect(readDpopHeader(['DPoP', 'x', 'DPOP', 'y'])).toBeNull();
+  });
+
+  it('dpopHeaderOf: Node\'s joined header when it settles the count, else the raw list', () => {
+    const req = (headers: Record<string, string>, rawHeaders: string[]) => ({ headers, rawHeaders }) as unknown as IncomingMessage;
+    expect(dpopHeaderOf(req({ host: 'a' }, ['Host', 'a']))).toBeUndefined();
+    expect(dpopHeaderOf(req({ dpop: 'x' }, ['DPoP', 'x']))).toBe('x');
+    expect(dpopHeaderOf(req({ dpop: 'x, y' }, ['DPoP', 'x', 'dpop', 'y']))).toBeNull();
+    expect(dpopHeaderOf(req({ dpop: 'x, ' }, ['DPoP', 'x', 'dpop', '']))).toBeNull();
   });
 });
 

@@ -4,7 +4,6 @@
  * endpoint and every `requireBearer()` route: the proof checker (with its cache of imported keys),
  * the nonces, and the replay guard of resource requests.
  */
-import type { ResolvedConfig } from '../config.js';
 import type { DpopChallenge } from '../errors.js';
 import type { OperationalEventInput } from '../observability/operational-events.js';
 import { DpopNonces } from './dpop-nonces.js';
@@ -22,8 +21,17 @@ export interface DpopRuntime {
   readonly challenges: { readonly offered: DpopChallenge; readonly required: DpopChallenge; readonly used: DpopChallenge };
 }
 
+/** What the DPoP parts of an instance are built from: the few resolved settings they read. */
+export interface DpopRuntimeSettings {
+  readonly dpop: ResolvedDpopConfig | false;
+  readonly clockTolerance: number;
+  readonly storeTimeout: number;
+  /** `failureLimit`: its ioredis client (`redis`) serves strict replay. */
+  readonly failureLimit: { readonly redis: unknown } | false;
+}
+
 /** Builds the DPoP parts of an instance, or `undefined` when DPoP is off. */
-export function createDpopRuntime(config: ResolvedConfig, event: (event: OperationalEventInput) => void): DpopRuntime | undefined {
+export function createDpopRuntime(config: DpopRuntimeSettings, event: (event: OperationalEventInput) => void): DpopRuntime | undefined {
   const settings = config.dpop;
   if (settings === false) return undefined;
   const nonces = settings.nonceSecret === undefined ? undefined : new DpopNonces(settings.nonceSecret);

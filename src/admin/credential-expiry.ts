@@ -24,7 +24,7 @@ import { AdminError } from './admin-errors.js';
  * ```
  */
 export interface CredentialExpiryInput {
-  /** How long from now: whole seconds (a number), or a whole number followed by `d`, `h`, `m` or `s`. */
+  /** How long from now: whole seconds (a number, or digits), or a whole number followed by `d`, `h`, `m` or `s`. */
   expiresIn?: number | string | null;
   /** When: a `Date`, or an ISO 8601 date and time. */
   expiresAt?: Date | string | null;

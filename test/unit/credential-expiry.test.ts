@@ -17,8 +17,13 @@ describe('parseDuration', () => {
     expect(parseDuration(3600)).toBe(3600);
   });
 
-  it('refuses anything else: no unit, another unit, zero, negative, fractional, spaces inside, not text', () => {
-    for (const value of ['90', '1w', '0s', '-5s', '1.5h', '1 d', 'd', '', '01d', 0, -1, 1.5, null, undefined, {}]) {
+  it('reads digits alone as seconds, as the CLI takes --token-lifetime 3600', () => {
+    expect(parseDuration('90')).toBe(90);
+    expect(parseDuration('3600')).toBe(3600);
+  });
+
+  it('refuses anything else: another unit, zero, negative, fractional, spaces inside, not text', () => {
+    for (const value of ['1w', '0', '00', '0s', '-5s', '1.5h', '1 d', 'd', '', '01d', 0, -1, 1.5, null, undefined, {}]) {
       expect(parseDuration(value), String(value)).toBeUndefined();
     }
   });

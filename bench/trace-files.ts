@@ -147,6 +147,15 @@ async function main(): Promise<void> {
     const folders = new Set([...files].map((file) => dirname(file)));
     rows.push(`| ${name} | ${files.size} | ${folders.size} |`);
     if (list) rows.push(...[...files].sort().map((file) => `|   ${file} | | |`));
+    if (process.argv.includes('--functions')) {
+      for (const script of result) {
+        if (!script.url.startsWith('file:')) continue;
+        const file = relative(ROOT, fileURLToPath(script.url));
+        if (!file.startsWith('src/')) continue;
+        const names = script.functions.filter((fn) => fn.ranges.some((range) => range.count > 0)).map((fn) => fn.functionName || '(anon)');
+        if (names.length > 0) rows.push(`    ${file}: ${names.join(', ')}`);
+      }
+    }
   }
   console.log('| request | src files entered | folders |\n|---|---:|---:|\n' + rows.join('\n'));
   await sa.close();

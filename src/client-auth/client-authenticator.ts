@@ -5,23 +5,32 @@
  * failure to render (401 `invalid_client`, 429 `too_many_requests`, 503 `temporarily_unavailable`).
  * Which method decides was settled when the credentials were read (presented-credentials.ts); here it
  * is one dispatch to that method's file: secret-method.ts, key-pair-method.ts, federated-method.ts.
- * What every method shares (the failure limiter, the audit of every failure, how an attempt ends) is
- * attempts.ts's; the rules both assertion kinds share are assertion-rules.ts's.
+ * What every method shares, whatever it checks, is here too ({@link Attempts}): the failure limiter
+ * (docs/security.md), the audit event of every failure with its reason, and how an attempt ends:
+ * authenticated (its count given back, the credential's last use recorded), refused (401
+ * `invalid_client`, counted; 429 once past the limit), or undecided (503: the store, the issuer's
+ * keys or the bcrypt queue could not answer). The methods decide; the attempts decide nothing. The
+ * rules both assertion kinds share are assertion-rules.ts's.
+ *
+ * Attempts answer through callbacks, not promises: every token request goes through them, and the
+ * repeat client's path then needs no allocation beyond its result.
  *
  * passport's strategies (token-endpoint/passport-adapter.ts) are thin adapters that call it.
  */
 import { DEFAULT_IPV6_PREFIX } from '../config.js';
+import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure, type SecretChecksBusyError } from '../errors.js';
+import type { AuditEventInput } from '../audit/audit-events.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import { presentedClientId } from '../credentials/redact-secrets.js';
+import type { AccountRecord } from '../store/account-store.js';
 import type { Runtime } from '../create-runtime.js';
-import { RememberedSecrets } from '../secrets/remembered-secrets.js';
-import { SecretCheckFlights } from '../secrets/secret-check-flights.js';
+import { RememberedSecrets, VerifiedSecretDigests } from '../secrets/remembered-secrets.js';
+import { SecretCheckFlights, type SecretVerifier, type SharedCompare } from '../secrets/secret-verifier.js';
 import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
-import type { SecretVerifier } from '../secrets/secret-verifier.js';
-import { VerifiedSecretDigests } from '../secrets/verified-secret-digests.js';
-import { Attempts } from './attempts.js';
-import type { FailureLimiter } from './failure-limiter.js';
+import type { AttemptReservation, FailureLimiter } from './failure-limiter.js';
 import { createFederatedClientCheck, FederatedMethod } from './federated-method.js';
 import { KeyPairMethod } from './key-pair-method.js';
-import type { AuthenticationDone, PresentedCredentials } from './presented-credentials.js';
+import type { AuthenticatedClient, AuthenticationDone, PresentedCredentials } from './presented-credentials.js';
 import { SecretMethod } from './secret-method.js';
 
 export type { AuthenticatedClient, AuthenticationDone, PresentedCredentials, UsedCredential } from './presented-credentials.js';
@@ -115,4 +124,118 @@ export function createClientAuthenticator(runtime: Runtime, inputs: ClientAuthen
     }),
     federated: new FederatedMethod(attempts, createFederatedClientCheck(runtime), now),
   });
+}
+
+/** One attempt while it is decided: what it presented, where from, and what the limiter holds for it. */
+export interface Attempt {
+  readonly credentials: PresentedCredentials;
+  /** The client ID the attempt is counted and audited under: the presented one, else the one a client assertion names. */
+  readonly clientId: string | undefined;
+  readonly address: string | undefined;
+  readonly done: AuthenticationDone;
+  reservation?: AttemptReservation;
+  /** The bcrypt compare made for it, once made (what a secret check it leads ends with). */
+  compared?: SharedCompare;
+}
+
+/** What the attempts work with, built once per token endpoint. */
+export interface AttemptParts {
+  readonly limiter: FailureLimiter | undefined;
+  readonly secretUse: SecretUseRecorder;
+  readonly audit: (event: AuditEventInput) => void;
+  readonly telemetry: Pick<Telemetry, 'limiterRefused'>;
+  readonly now: () => Date;
+}
+
+/** See the module description. One per token endpoint, shared by its methods. */
+export class Attempts {
+  readonly limiter: FailureLimiter | undefined;
+  readonly #parts: AttemptParts;
+
+  constructor(parts: AttemptParts) {
+    this.#parts = parts;
+    this.limiter = parts.limiter;
+  }
+
+  /** Authenticated: the count in advance given back, the credential's use recorded, the client answered. */
+  succeed(client: AuthenticatedClient, done: AuthenticationDone, attempt?: Attempt): void {
+    attempt?.reservation?.release();
+    this.#parts.secretUse.record(client.account.clientId, client.credential.kind, client.credential.id, this.#parts.now());
+    done(null, client);
+  }
+
+  /** Ended without a decision (503): the count in advance is given back. */
+  undecided(attempt: Attempt, err: unknown): void {
+    attempt.reservation?.release();
+    attempt.done(err as SecretChecksBusyError);
+  }
+
+  /** Counts the attempt before its check, so a burst cannot pass the limit all at once (docs/security.md); then `then`. */
+  counted(attempt: Attempt, then: () => void): void {
+    const { limiter } = this;
+    if (!limiter) return then();
+    limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then((counted) => {
+      if (counted.retryAfter > 0) return this.#refuse(attempt, counted.retryAfter);
+      attempt.reservation = counted;
+      then();
+    }, attempt.done);
+  }
+
+  /**
+   * Checks the attempt against the limit without counting it (429 when a key is already at the
+   * limit), then `then`; a failure is counted when it is decided (see {@link Attempts.fail}).
+   */
+  checked(attempt: Attempt, then: () => void): void {
+    const { limiter } = this;
+    if (!limiter) return then();
+    const limited = limiter.check({ clientId: attempt.clientId, address: attempt.address });
+    if (limited === 0) return then();
+    this.afterCheck(limited, attempt, then);
+  }
+
+  /** Goes on with `then` once the limiter's answer `limited` (seconds to wait) is 0, else refuses (429). */
+  afterCheck(limited: Promise<number>, attempt: Attempt, then: () => void): void {
+    limited.then((retryAfter) => (retryAfter > 0 ? this.#refuse(attempt, retryAfter) : then()), attempt.done);
+  }
+
+  /**
+   * Refused (401 `invalid_client`, the reason, and for `claim_condition_failed` the claim's name, in
+   * the audit event only). A counted attempt keeps its
+   * count; one that was not counted in advance is counted now, and answered 429 once past the limit.
+   */
+  fail(attempt: Attempt, reason: ClientAuthenticationFailure, account?: AccountRecord, claim?: string): void {
+    const { limiter } = this;
+    this.#parts.audit({
+      type: 'client.authentication_failed',
+      reason,
+      ...auditFields(attempt, account),
+      ...(account ? { name: account.name } : {}),
+      ...(claim !== undefined && { claim }),
+    });
+    const error = new InvalidClientError(reason, { authorizationHeader: attempt.credentials.authorizationHeader });
+    if (attempt.reservation || !limiter) return attempt.done(error);
+    limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then((counted) => {
+      if (counted.retryAfter <= 0) return attempt.done(error);
+      this.#parts.telemetry.limiterRefused();
+      attempt.done(new TooManyRequestsError(counted.retryAfter));
+    }, attempt.done);
+  }
+
+  #refuse(attempt: Attempt, retryAfter: number): void {
+    this.#parts.audit({ type: 'client.authentication_failed', reason: 'rate_limited', ...auditFields(attempt) });
+    this.#parts.telemetry.limiterRefused();
+    attempt.done(new TooManyRequestsError(retryAfter));
+  }
+}
+
+/**
+ * The client ID and address for a failure's audit event. The client ID is shown only when it has the
+ * form of one (or named an account): a client that put its secret, or part of it, in the client ID
+ * field must not find it there. An outside token sent without a client ID is audited under the
+ * account it was found to name.
+ */
+function auditFields(attempt: Attempt, account?: AccountRecord): { clientId?: string; malformedClientId?: string; address?: string } {
+  const clientId = attempt.clientId ?? account?.clientId;
+  const { address } = attempt;
+  return { ...(clientId !== undefined ? presentedClientId(clientId, account !== undefined) : {}), ...(address !== undefined ? { address } : {}) };
 }

@@ -21,7 +21,7 @@ import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
-import { isClientIdLookup } from '../store/lookup-values.js';
+import { isClientIdLookup } from '../credentials/generate-credentials.js';
 import { hasExpired } from '../store/credential-kinds.js';
 import { keyAttemptOf, tryCandidateKeys, type KeyAttempt } from '../keys/candidate-keys.js';
 import {
@@ -36,7 +36,7 @@ import {
 } from './assertion-rules.js';
 import type { AssertionRefusal } from '../errors.js';
 import type { TokenEndpointAudienceSetting } from '../token-endpoint-audience.js';
-import type { Attempt, Attempts } from './attempts.js';
+import type { Attempt, Attempts } from './client-authenticator.js';
 import type { AuthenticationDone, KeyPairCredentials } from './presented-credentials.js';
 
 const EC_ALGORITHMS = ['ES256'] as const;

@@ -16,17 +16,14 @@
  */
 import { GATE_IPV6_PREFIX } from '../secrets/bcrypt-gate.js';
 import { SecretChecksBusyError, TooManyRequestsError } from '../errors.js';
-import { parseSecret } from '../credentials/generate-credentials.js';
-import type { PresentedSecret, RememberedSecrets } from '../secrets/remembered-secrets.js';
-import type { FlightOutcome, SecretCheckFlights } from '../secrets/secret-check-flights.js';
-import type { VerifiedSecretDigests } from '../secrets/verified-secret-digests.js';
-import type { SecretVerifier } from '../secrets/secret-verifier.js';
+import { isClientIdLookup, parseSecret } from '../credentials/generate-credentials.js';
+import type { PresentedSecret, RememberedSecrets, VerifiedSecretDigests } from '../secrets/remembered-secrets.js';
+import type { FlightOutcome, SecretCheckFlights, SecretVerifier } from '../secrets/secret-verifier.js';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, SecretRecord } from '../store/account-store.js';
 import { findSecret, hasExpired } from '../store/credential-kinds.js';
-import { isClientIdLookup } from '../store/lookup-values.js';
-import type { Attempt, Attempts } from './attempts.js';
-import { limiterAddress } from './limiter-address.js';
+import type { Attempt, Attempts } from './client-authenticator.js';
+import { limiterAddress } from './failure-limiter.js';
 import type { AuthenticatedClient, AuthenticationDone, PresentedCredentials } from './presented-credentials.js';
 
 /** What the secret method works with, built once per token endpoint. */
@@ -129,7 +126,7 @@ export class SecretMethod {
   }
 
   /**
-   * One check at a time per exact value (secret-check-flights.ts). The first request leads: counted in
+   * One check at a time per exact value (secret-verifier.ts). The first request leads: counted in
    * advance, then verified (#verifySecret). A request presenting the same value meanwhile is the same
    * guess: it is only checked against the limit, not counted in advance (a fleet sharing one
    * credential would otherwise pass the limit with its first requests), and decided from the leader's

@@ -3,11 +3,11 @@
  * is held, a change (revoke, disable) made while that read is in flight, then a second request sent
  * once the serving instance knows of the change. The held read is let go only after the second
  * request has consulted the account cache, so a second request that joined it would get its answer,
- * or has joined the first request's check of the same secret (secret-check-flights.ts), which reads the
+ * or has joined the first request's check of the same secret (secret-verifier.ts), which reads the
  * account afresh once that check is done.
  */
 import { expect, vi } from 'vitest';
-import { SecretCheckFlights } from '../../src/secrets/secret-check-flights.js';
+import { SecretCheckFlights } from '../../src/secrets/secret-verifier.js';
 import { AccountCache } from '../../src/runtime/account-cache.js';
 import type { GatedStore } from './gated-store.js';
 

@@ -8,10 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidClientError, TooManyRequestsError } from '../../src/errors.js';
 import { SecretMethod, type SecretCredentials } from '../../src/client-auth/secret-method.js';
-import { RememberedSecrets } from '../../src/secrets/remembered-secrets.js';
-import { SecretCheckFlights } from '../../src/secrets/secret-check-flights.js';
-import { SecretVerifier } from '../../src/secrets/secret-verifier.js';
-import { VerifiedSecretDigests } from '../../src/secrets/verified-secret-digests.js';
+import { RememberedSecrets, VerifiedSecretDigests } from '../../src/secrets/remembered-secrets.js';
+import { SecretCheckFlights, SecretVerifier } from '../../src/secrets/secret-verifier.js';
 import type { BcryptGateKeys } from '../../src/secrets/bcrypt-gate.js';
 import { authenticatedAs, closeClientAuthParts, createClientAuthParts, settle, type ClientAuthParts, type Settled } from '../helpers/client-auth-parts.js';
 import { secretWithId } from '../helpers/secret-values.js';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createKeyring, type SigningKeyOptions } from '../../src/access-tokens/keyring.js';
 import { generateSecret } from '../../src/credentials/generate-credentials.js';
 import { MemoryAccountStore, type SecretRecord } from '../../src/index.js';
-import { VerifiedSecretDigests } from '../../src/secrets/verified-secret-digests.js';
+import { VerifiedSecretDigests } from '../../src/secrets/remembered-secrets.js';
 import { secretWithId } from '../helpers/secret-values.js';
 
 const fail = (name: string, problem: string): never => {

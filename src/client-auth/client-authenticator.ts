@@ -26,7 +26,7 @@ import type { AccountRecord } from '../store/account-store.js';
 import type { Runtime } from '../create-runtime.js';
 import { RememberedSecrets, VerifiedSecretDigests } from '../secrets/remembered-secrets.js';
 import { SecretCheckFlights, type SecretVerifier, type SharedCompare } from '../secrets/secret-verifier.js';
-import { SecretUseRecorder } from '../secrets/secret-use-recorder.js';
+import { CredentialUseRecorder } from './credential-use.js';
 import type { AttemptReservation, FailureLimiter } from './failure-limiter.js';
 import { createFederatedClientCheck, FederatedMethod } from './federated-method.js';
 import { KeyPairMethod } from './key-pair-method.js';
@@ -93,7 +93,7 @@ export function createClientAuthenticator(runtime: Runtime, inputs: ClientAuthen
   const { store, storeTimeout, now } = config;
   const attempts = new Attempts({
     limiter: inputs.limiter,
-    secretUse: new SecretUseRecorder(store, storeTimeout, storeCalls),
+    credentialUse: new CredentialUseRecorder(store, storeTimeout, storeCalls),
     audit: runtime.audit,
     telemetry,
     now,
@@ -141,7 +141,7 @@ export interface Attempt {
 /** What the attempts work with, built once per token endpoint. */
 export interface AttemptParts {
   readonly limiter: FailureLimiter | undefined;
-  readonly secretUse: SecretUseRecorder;
+  readonly credentialUse: CredentialUseRecorder;
   readonly audit: (event: AuditEventInput) => void;
   readonly telemetry: Pick<Telemetry, 'limiterRefused'>;
   readonly now: () => Date;
@@ -160,7 +160,7 @@ export class Attempts {
   /** Authenticated: the count in advance given back, the credential's use recorded, the client answered. */
   succeed(client: AuthenticatedClient, done: AuthenticationDone, attempt?: Attempt): void {
     attempt?.reservation?.release();
-    this.#parts.secretUse.record(client.account.clientId, client.credential.kind, client.credential.id, this.#parts.now());
+    this.#parts.credentialUse.record(client.account.clientId, client.credential.kind, client.credential.id, this.#parts.now());
     done(null, client);
   }
 

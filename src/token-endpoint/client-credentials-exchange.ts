@@ -18,7 +18,7 @@ import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from '../client-auth/presented-credentials.js';
 import type { Step } from './token-request-context.js';
-import { ExpiringCredentialNotices } from '../observability/expiring-credentials.js';
+import { ExpiringCredentialNotices } from '../client-auth/credential-use.js';
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
 export const requireClientCredentialsGrant: Step = (context, next) => {

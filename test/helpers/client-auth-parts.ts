@@ -13,7 +13,7 @@ import type { AuthenticatedClient, AuthenticationDone } from '../../src/client-a
 import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/create-runtime.js';
 import { MemoryAccountStore } from '../../src/index.js';
-import { SecretUseRecorder } from '../../src/secrets/secret-use-recorder.js';
+import { CredentialUseRecorder } from '../../src/client-auth/credential-use.js';
 import { captureText, leakGuard } from './leak-guard.js';
 import { TEST_HS256_KEY, TEST_ISSUER, TestClock, watchAdmin } from './create-app.js';
 
@@ -65,7 +65,7 @@ export async function createClientAuthParts(options: Partial<Omit<ServiceAccount
   const audit: AuditEventInput[] = [];
   const attempts = new Attempts({
     limiter,
-    secretUse: new SecretUseRecorder(store, config.storeTimeout, runtime.storeCalls),
+    credentialUse: new CredentialUseRecorder(store, config.storeTimeout, runtime.storeCalls),
     audit: (event) => {
       leakGuard().capture('audit event', captureText(event));
       audit.push(event);

@@ -11,22 +11,25 @@
  * a `jti`, be used once (assertion-rules.ts).
  *
  * Checked against the failure limiter, not counted in advance, and every failure counted when
- * decided, as for key-pair assertions.
+ * decided, as for key-pair assertions. Which accounts trust an issuer and subject is remembered
+ * ({@link FederatedSubjects}).
  */
 import type { JWTPayload, JWTVerifyOptions, JWTVerifyResult } from 'jose';
+import { LRUCache } from 'lru-cache';
 import type { AssertionRefusal, ClientAuthenticationFailure } from '../errors.js';
 import { describeError } from '../observability/operational-events.js';
 import type { Runtime } from '../create-runtime.js';
 import type { AccountCache } from '../runtime/account-cache.js';
+import { callStore } from '../runtime/call-store.js';
+import type { CallObserver } from '../observability/dependency-monitor.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, hasExpired, supportsFederatedCredentials } from '../store/credential-kinds.js';
+import { federatedOf, hasExpired, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/credential-kinds.js';
 import { isClientIdLookup, isLookupValue } from '../credentials/generate-credentials.js';
 import { FEDERATED_LIMITS, isFederatedUrlText, type ResolvedFederationConfig } from '../federation/federation-options.js';
 import { IssuerKeySets } from '../federation/issuer-key-sets.js';
 import { claimRefusalOf, firstUse, hasUsableJti, timesRefusalOf, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
 import { unmetClaimCondition } from './claim-conditions.js';
-import { FederatedSubjects } from './federated-subjects.js';
 import type { AuthenticationDone, FederatedCredentials, FederatedTokenNames } from './presented-credentials.js';
 
 /**
@@ -235,4 +238,73 @@ export function createFederatedClientCheck(runtime: Runtime): FederatedClientChe
     issuerIdentifier: config.issuer,
     replays: { store, storeTimeout: config.storeTimeout, storeCalls, clockTolerance: config.clockTolerance },
   });
+}
+
+/** At most this many client IDs are asked for: two already make the pair ambiguous. */
+const LOOKUP_LIMIT = 2;
+
+interface Remembered {
+  readonly clientIds: readonly string[];
+  readonly until: number;
+}
+
+/**
+ * Which accounts trust an outside token's issuer and subject: the store's `findFederatedClients`,
+ * remembered for as long as account status is cached, and forgotten whenever any account changes
+ * (a credential added to another account makes the pair ambiguous at once). Only answers that name an
+ * account are remembered: a pair nobody trusts is asked of the store again, so a new credential works
+ * on its first use. One per token endpoint.
+ *
+ * @example
+ * ```ts
+ * const subjects = new FederatedSubjects({ store, accounts, storeTimeout: 2000 })
+ * const [clientId, ambiguous] = await subjects.clientIds('https://token.actions.githubusercontent.com', 'repo:acme/api:ref:refs/heads/main')
+ * ```
+ */
+export class FederatedSubjects {
+  readonly #remembered = new LRUCache<string, Remembered>({ max: 10_000 });
+  readonly #inflight = new Map<string, Promise<readonly string[]>>();
+
+  constructor(
+    private readonly parts: {
+      readonly store: FederatedCredentialStore;
+      readonly accounts: AccountCache;
+      readonly storeTimeout: number;
+      readonly storeCalls?: CallObserver;
+      /** A monotonic millisecond clock. */
+      readonly clock?: { now(): number };
+    },
+  ) {
+    parts.accounts.onInvalidate(() => this.forget());
+  }
+
+  /** The client IDs (none, one, or two when ambiguous) of the accounts holding a live credential for exactly this pair. */
+  clientIds(issuer: string, subject: string): Promise<readonly string[]> {
+    const key = `${issuer}\n${subject}`;
+    const now = (this.parts.clock ?? performance).now();
+    const remembered = this.#remembered.get(key);
+    if (remembered && remembered.until > now) return Promise.resolve(remembered.clientIds);
+    const inflight = this.#inflight.get(key);
+    if (inflight) return inflight;
+    const { store, storeTimeout, storeCalls, accounts } = this.parts;
+    const ttl = accounts.ttl;
+    const lookup = callStore(() => store.findFederatedClients(issuer, subject, LOOKUP_LIMIT), storeTimeout, 'findFederatedClients', storeCalls).then(
+      (clientIds) => {
+        if (this.#inflight.get(key) === lookup && clientIds.length > 0) this.#remembered.set(key, { clientIds, until: now + ttl });
+        return clientIds;
+      },
+    );
+    this.#inflight.set(key, lookup);
+    const settle = (): void => {
+      if (this.#inflight.get(key) === lookup) this.#inflight.delete(key);
+    };
+    lookup.then(settle, settle);
+    return lookup;
+  }
+
+  /** Forgets every remembered answer (an account changed) and detaches the lookups in flight. */
+  forget(): void {
+    this.#remembered.clear();
+    this.#inflight.clear();
+  }
 }

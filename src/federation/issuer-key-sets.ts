@@ -4,7 +4,7 @@
  *
  * Only the issuers of `federation.allowedIssuers` have keys, when it is set. An issuer's keys come
  * from an inline JWK Set configured for it (never fetched), else from a JWK Set URL or OpenID
- * Connect discovery (load-key-set.ts, both documents within one `fetchTimeout`). Fetched keys are
+ * Connect discovery (key-set.ts, both documents within one `fetchTimeout`). Fetched keys are
  * cached per key source for the response's max-age within the configured bounds, and shared by
  * concurrent requests (one fetch). Stale keys keep verifying while a refresh runs in the background,
  * so an issuer that is down is no outage as long as its cached keys verify the token; they are never
@@ -14,20 +14,18 @@
  * issuer cannot turn into a flood of requests. A set of more than `MAX_KEYS_PER_SET` keys is refused
  * as unusable, and a token costs a few signature checks at most (candidate-keys.ts).
  *
- * Fetching is written here (load-key-set.ts, fetch-json-document.ts) rather than left to jose's
+ * Fetching is written here (key-set.ts, fetch-json-document.ts) rather than left to jose's
  * `createRemoteJWKSet`: jose 5's remote key set has no size limit, follows redirects to any host,
  * ignores the response's max-age and does not do discovery. Key selection is ours (key-set.ts,
  * bounded by candidate-keys.ts: jose 5's local key set tries every key matching a token without
  * `kid`); signature and claim checks are jose's `jwtVerify`, with only asymmetric algorithms allowed
- * (verify-with-key-set.ts).
+ * (key-set.ts).
  */
 import type { JWTVerifyOptions, JWTVerifyResult } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { FederatedKeysUnavailableError } from '../errors.js';
 import type { ResolvedFederationConfig } from './federation-options.js';
-import { KeySet } from './key-set.js';
-import { keySetSource, loadKeySet, type KeySetSource } from './load-key-set.js';
-import { verifiableAlgorithms, verifyWithKeySet } from './verify-with-key-set.js';
+import { KeySet, keySetSource, loadKeySet, verifiableAlgorithms, verifyWithKeySet, type KeySetSource } from './key-set.js';
 
 /** Fetched keys are never used longer than this after their last successful fetch. */
 const MAX_KEY_AGE_MS = 24 * 60 * 60 * 1000;

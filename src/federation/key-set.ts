@@ -1,12 +1,27 @@
 /**
  * @module key-set
- * One outside issuer's JWK Set (RFC 7517 §5), fetched or configured inline: at most
- * `MAX_KEYS_PER_SET` keys, each a candidate only for the algorithms its type, curve, `alg`, `use` and
- * `key_ops` allow (the rules of jose's local key sets), and imported once. Which candidates are tried
- * on a token is candidate-keys.ts's rule.
+ * One outside issuer's JWK Set (RFC 7517 §5): where it comes from, one load of it, and one
+ * verification of a token with it. Caching what is loaded, and deciding when to load it again, is
+ * issuer-key-sets.ts's.
+ *
+ * - The set ({@link KeySet}), fetched or configured inline: at most `MAX_KEYS_PER_SET` keys, each a
+ *   candidate only for the algorithms its type, curve, `alg`, `use` and `key_ops` allow (the rules of
+ *   jose's local key sets), and imported once.
+ * - Where it is fetched from ({@link keySetSource}): the JWK Set URL configured for the issuer, else
+ *   the one its credential names, else OpenID Connect discovery
+ *   (`{issuer}/.well-known/openid-configuration` → `jwks_uri`), whose document must name the same
+ *   issuer. Each document is fetched under fetch-json-document.ts's rules, and the whole load
+ *   ({@link loadKeySet}), discovery and JWK Set together, within one `fetchTimeout`.
+ * - Verifying with it ({@link verifyWithKeySet}): which algorithms a token may be signed with
+ *   (asymmetric ones only, whatever the caller asks), and which of the set's keys are tried on it,
+ *   under the rule of candidate-keys.ts (a few at most: a token without `kid` is refused untried when
+ *   more keys than that suit its algorithm).
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
-import { MAX_KEYS_PER_SET } from '../keys/candidate-keys.js';
+import { decodeProtectedHeader, jwtVerify, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
+import { keyAttemptOf, MAX_KEYS_PER_SET, tryCandidateKeys } from '../keys/candidate-keys.js';
+import type { ResolvedFederationConfig } from './federation-options.js';
+import { fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from './fetch-json-document.js';
 
 /** One key of a JWK Set, as published: only the members read here are typed. */
 export interface SetKey {
@@ -106,5 +121,186 @@ export class KeySet {
       this.#imported.set(key, imported);
     }
     return imported ?? undefined;
+  }
+}
+
+/**
+ * The only algorithms an outside token may be signed with, whatever the caller asks: asymmetric ones.
+ * `Ed25519` is the fully specified name of EdDSA with an Ed25519 key (RFC 9864 §2).
+ */
+export const FEDERATED_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+
+/**
+ * The algorithms `token` may be verified with: those of `requested` (by default all) that are
+ * asymmetric. `undefined` when the token's header names none of them, or cannot be read: such a
+ * token could never verify, so no key is fetched for it.
+ *
+ * @example
+ * ```ts
+ * const algorithms = verifiableAlgorithms(token, ['RS256', 'HS256']) // ['RS256'], or undefined for an HS256 token
+ * ```
+ */
+export function verifiableAlgorithms(token: string, requested?: readonly string[]): string[] | undefined {
+  const algorithms = requested === undefined ? [...FEDERATED_ALGORITHMS] : requested.filter((alg) => FEDERATED_ALGORITHMS.includes(alg));
+  let alg: unknown;
+  try {
+    alg = decodeProtectedHeader(token).alg;
+  } catch {
+    return undefined;
+  }
+  return typeof alg === 'string' && algorithms.includes(alg) ? algorithms : undefined;
+}
+
+/**
+ * What one verification with a key set gave: the verified token, or `undefined` with whether the
+ * issuer may have rotated its keys since the set was fetched: no key of the set has the token's
+ * `kid`, or, for a token without `kid`, none of the keys tried made its signature.
+ */
+export interface KeySetVerification {
+  readonly result: JWTVerifyResult | undefined;
+  readonly mayBeRotated: boolean;
+}
+
+/**
+ * Verifies `token` with a key set, trying the keys candidate-keys.ts allows: those with the token's
+ * `kid`, or without one every key suiting its algorithm, when there are at most `MAX_CANDIDATE_KEYS`
+ * of them; the first that verifies wins. `options.algorithms` must hold the token's algorithm (see
+ * {@link verifiableAlgorithms}). Never rejects: a bad signature or claim, or a key that cannot be
+ * used, is a token that is not valid. `onRefused` gets jose's error when a key made the signature but
+ * a claim failed (which claim, for the audit reason).
+ *
+ * @example
+ * ```ts
+ * const keySet = new KeySet({ keys: [] })
+ * const { result, mayBeRotated } = await verifyWithKeySet(token, keySet, { issuer, algorithms: ['RS256'] })
+ * if (mayBeRotated) console.log('refetch the keys: the issuer may have rotated them')
+ * console.log(result?.payload.sub)
+ * ```
+ */
+export async function verifyWithKeySet(
+  token: string,
+  keySet: KeySet,
+  options: JWTVerifyOptions,
+  onRefused?: (error: unknown) => void,
+): Promise<KeySetVerification> {
+  let alg: unknown;
+  let kid: unknown;
+  try {
+    ({ alg, kid } = decodeProtectedHeader(token));
+  } catch {
+    return { result: undefined, mayBeRotated: false };
+  }
+  if (typeof alg !== 'string') return { result: undefined, mayBeRotated: false };
+  const outcome = await tryCandidateKeys(keySet.keysFor(alg), { kid, named: (key, id) => key.kid === id, unnamedFallsBack: false }, async (key) => {
+    const keyObject = keySet.keyObject(key);
+    if (keyObject === undefined) return 'other_key';
+    try {
+      return { verified: await jwtVerify(token, keyObject, options) };
+    } catch (error) {
+      const attempt = keyAttemptOf(error);
+      if (attempt === 'refused') onRefused?.(error);
+      return attempt;
+    }
+  });
+  if ('key' in outcome) return { result: outcome.verified, mayBeRotated: false };
+  const mayBeRotated = outcome.failure === 'no_key' || (outcome.failure === 'not_verified' && !outcome.signed && typeof kid !== 'string');
+  return { result: undefined, mayBeRotated };
+}
+
+/**
+ * Where one issuer's keys are fetched from.
+ *
+ * @example
+ * ```ts
+ * const source: KeySetSource = {
+ *   issuer: 'https://token.actions.githubusercontent.com',
+ *   url: 'https://token.actions.githubusercontent.com/.well-known/openid-configuration',
+ *   discovery: true,
+ * }
+ * ```
+ */
+export interface KeySetSource {
+  readonly issuer: string;
+  /** The JWK Set URL, or the discovery document's URL. */
+  readonly url: string;
+  /** Whether `url` is a discovery document, which names the JWK Set URL. */
+  readonly discovery: boolean;
+}
+
+/**
+ * A loaded key set, and how long its server lets it be cached.
+ *
+ * @example
+ * ```ts
+ * const source: KeySetSource = { issuer, url: `${issuer}/jwks`, discovery: false }
+ * const loaded: LoadedKeySet = await loadKeySet(source, config.federation)
+ * console.log(loaded.maxAge ?? 'no max-age')
+ * ```
+ */
+export interface LoadedKeySet {
+  readonly keySet: KeySet;
+  /** Seconds from the JWK Set's `Cache-Control` (0 with `no-store` or `no-cache`); `undefined` without one. */
+  readonly maxAge: number | undefined;
+}
+
+/**
+ * Where the keys of `issuer` come from: the JWK Set URL configured for it, else `jwksUri` (the one
+ * its credential names, unless `allowedIssuers` is set: then the operator alone chooses the addresses
+ * fetched), else its discovery document. `undefined` when the URL may not be fetched under these
+ * settings (plain http without `allowHttpLoopback`): such an issuer has no keys.
+ *
+ * @example
+ * ```ts
+ * keySetSource('https://token.actions.githubusercontent.com', null, config.federation)
+ * // { issuer, url: 'https://token.actions.githubusercontent.com/.well-known/openid-configuration', discovery: true }
+ * ```
+ */
+export function keySetSource(issuer: string, jwksUri: string | null | undefined, settings: ResolvedFederationConfig): KeySetSource | undefined {
+  const credentialUri = settings.allowedIssuers === undefined ? (jwksUri ?? undefined) : undefined;
+  const configured = settings.issuers.get(issuer)?.jwksUri ?? credentialUri;
+  const url = configured ?? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+  if (fetchPolicyProblem(url, settings.allowHttpLoopback) !== undefined) return undefined;
+  return { issuer, url, discovery: configured === undefined };
+}
+
+/**
+ * Fetches a source's JWK Set, through its discovery document when it has no JWK Set URL, all within
+ * `settings.fetchTimeout`: a slow issuer holds its callers that long at most, not once per document.
+ * Throws a plain `Error` naming the URL at fault when a document cannot be fetched (in time), a discovery document names
+ * another issuer or a `jwks_uri` that may not be fetched, or the JWK Set is not one or holds more than
+ * `MAX_KEYS_PER_SET` keys (it is unusable: every token would cost a signature check per key).
+ *
+ * @example
+ * ```ts
+ * const source = keySetSource(issuer, null, config.federation)
+ * if (source !== undefined) {
+ *   const { keySet, maxAge } = await loadKeySet(source, config.federation)
+ * }
+ * ```
+ */
+export async function loadKeySet(source: KeySetSource, settings: ResolvedFederationConfig): Promise<LoadedKeySet> {
+  // One deadline for the discovery document and the JWK Set: startedAt is shared by both fetches.
+  const fetchOptions: FetchJsonDocumentOptions = {
+    timeout: settings.fetchTimeout,
+    startedAt: Date.now(),
+    maxBytes: settings.maxDocumentBytes,
+    allowHttpLoopback: settings.allowHttpLoopback,
+    allowPrivateNetworks: settings.allowPrivateNetworks,
+  };
+  let jwksUri = source.url;
+  if (source.discovery) {
+    const { body } = await fetchJsonDocument(source.url, fetchOptions);
+    // OpenID Connect Discovery 1.0 §4.3: the issuer value returned MUST be identical to the one used.
+    if (body.issuer !== source.issuer) throw new Error(`${source.url} names another issuer`);
+    if (typeof body.jwks_uri !== 'string') throw new Error(`${source.url} has no jwks_uri`);
+    const problem = fetchPolicyProblem(body.jwks_uri, settings.allowHttpLoopback);
+    if (problem !== undefined) throw new Error(`${source.url} names a jwks_uri that ${problem}`);
+    jwksUri = body.jwks_uri;
+  }
+  const { body, maxAge } = await fetchJsonDocument(jwksUri, { ...fetchOptions, accept: 'application/jwk-set+json, application/json' });
+  try {
+    return { keySet: new KeySet(body), maxAge };
+  } catch (error) {
+    throw new Error(`${jwksUri} ${(error as Error).message}`);
   }
 }

@@ -17,29 +17,31 @@
  *
  * passport's strategies (token-endpoint/passport-adapter.ts) are thin adapters that call it.
  */
-import { DEFAULT_IPV6_PREFIX } from '../config.js';
 import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure, type SecretChecksBusyError } from '../errors.js';
 import type { AuditEventInput } from '../audit/audit-events.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { presentedClientId } from '../credentials/redact-secrets.js';
 import type { AccountRecord } from '../store/account-store.js';
-import type { Runtime } from '../create-runtime.js';
-import { RememberedSecrets, VerifiedSecretDigests } from '../secrets/remembered-secrets.js';
-import { SecretCheckFlights, type SecretVerifier, type SharedCompare } from '../secrets/secret-verifier.js';
-import { CredentialUseRecorder } from './credential-use.js';
+import type { SharedCompare } from '../secrets/secret-verifier.js';
+import type { CredentialUseRecorder } from './credential-use.js';
 import type { AttemptReservation, FailureLimiter } from './failure-limiter.js';
-import { createFederatedClientCheck, FederatedMethod } from './federated-method.js';
-import { KeyPairMethod } from './key-pair-method.js';
-import type { AuthenticatedClient, AuthenticationDone, PresentedCredentials } from './presented-credentials.js';
-import { SecretMethod } from './secret-method.js';
+import type { AuthenticatedClient, AuthenticationDone, FederatedCredentials, KeyPairCredentials, PresentedCredentials } from './presented-credentials.js';
 
 export type { AuthenticatedClient, AuthenticationDone, PresentedCredentials, UsedCredential } from './presented-credentials.js';
 
-/** The three methods, one per kind of credential. */
+/**
+ * One method of client authentication, deciding its kind of credential wholly and answering `done`
+ * with the same outcome as every other: secret-method.ts, key-pair-method.ts, federated-method.ts.
+ */
+export interface ClientAuthMethod<C> {
+  authenticate(credentials: C, address: string | undefined, done: AuthenticationDone, mountPath?: string): void;
+}
+
+/** The three methods, one per kind of credential (built by create-client-authenticator.ts). */
 export interface ClientAuthMethods {
-  readonly secret: SecretMethod;
-  readonly key: KeyPairMethod;
-  readonly federated: FederatedMethod;
+  readonly secret: ClientAuthMethod<Exclude<PresentedCredentials, KeyPairCredentials | FederatedCredentials>>;
+  readonly key: ClientAuthMethod<KeyPairCredentials>;
+  readonly federated: ClientAuthMethod<FederatedCredentials>;
 }
 
 /** See the module description. One per token endpoint. */
@@ -67,63 +69,6 @@ export class ClientAuthenticator {
         return this.#methods.secret.authenticate(credentials, address, done);
     }
   }
-}
-
-/** What the token endpoint builds and hands over: the bcrypt queue and the failure limiter it also reports on. */
-export interface ClientAuthenticatorInputs {
-  readonly secrets: SecretVerifier;
-  readonly limiter: FailureLimiter | undefined;
-}
-
-/**
- * The client authenticator of `runtime`'s instance, with its three methods.
- *
- * @example
- * ```ts
- * import type { Runtime } from '../create-runtime.js'
- * import type { SecretVerifier } from '../secrets/secret-verifier.js'
- *
- * declare const runtime: Runtime
- * declare const secrets: SecretVerifier
- * const authenticator = createClientAuthenticator(runtime, { secrets, limiter: undefined })
- * ```
- */
-export function createClientAuthenticator(runtime: Runtime, inputs: ClientAuthenticatorInputs): ClientAuthenticator {
-  const { config, accounts, storeCalls, telemetry } = runtime;
-  const { store, storeTimeout, now } = config;
-  const attempts = new Attempts({
-    limiter: inputs.limiter,
-    credentialUse: new CredentialUseRecorder(store, storeTimeout, storeCalls),
-    audit: runtime.audit,
-    telemetry,
-    now,
-  });
-  const replays = { store, storeTimeout, storeCalls, clockTolerance: config.clockTolerance };
-  return new ClientAuthenticator({
-    secret: new SecretMethod({
-      attempts,
-      accounts,
-      secrets: inputs.secrets,
-      remembered: new RememberedSecrets(),
-      digests: new VerifiedSecretDigests(config.keyring, { store, storeTimeout, observer: storeCalls }),
-      flights: new SecretCheckFlights(),
-      ipv6Prefix: config.failureLimit ? config.failureLimit.ipv6Prefix : DEFAULT_IPV6_PREFIX,
-      now,
-    }),
-    key: new KeyPairMethod({
-      attempts,
-      accounts,
-      replays,
-      rules: {
-        issuer: config.issuer,
-        clockTolerance: config.clockTolerance,
-        maxLifetime: config.maxAssertionLifetime,
-        tokenEndpointAudience: config.acceptTokenEndpointAudience,
-      },
-      now,
-    }),
-    federated: new FederatedMethod(attempts, createFederatedClientCheck(runtime), now),
-  });
 }
 
 /** One attempt while it is decided: what it presented, where from, and what the limiter holds for it. */

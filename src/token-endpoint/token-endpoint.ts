@@ -12,7 +12,7 @@ import { DependencyMonitor } from '../observability/dependency-monitor.js';
 import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../create-runtime.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
-import { createClientAuthenticator } from '../client-auth/client-authenticator.js';
+import { createClientAuthenticator } from '../client-auth/create-client-authenticator.js';
 import { createFailureLimiter } from '../client-auth/failure-limiter.js';
 import { createClientAuthentication } from './passport-adapter.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';

@@ -12,11 +12,9 @@
  * in flight counts as a failure. A repeat client verified without bcrypt cannot be a guess: it is only
  * checked ({@link FailureLimiter.check}), never counted in advance.
  *
- * Counts live in this process's memory by default ({@link MemoryFailureCounts}: at most `maxKeys`
- * keys, no timer per key), or in rate-limiter-flexible's `RateLimiterRedis` when an ioredis client is
- * given (shared by every instance). Every Redis call has the `storeTimeout` deadline; a Redis that
- * fails or hangs becomes a {@link StoreUnavailableError} (503 `temporarily_unavailable`), never a pass.
- * The Redis client keeps reconnecting on its own, so the limiter recovers without a restart.
+ * Counts live in this process's memory by default (here: {@link createMemoryLimiter} over
+ * {@link MemoryFailureCounts}), or in Redis, shared by every instance, when an ioredis client is given
+ * (create-failure-limiter.ts, which builds either from the option).
  *
  * A client address is counted in the form of {@link limiterAddress}. One host usually holds a whole
  * IPv6 /64 (RFC 4291 §2.5.4; RFC 6177 lets a site get a /48 or /56), so counting per full IPv6 address
@@ -26,12 +24,8 @@
  */
 import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { ResolvedConfig } from '../config.js';
-import { callStore } from '../runtime/call-store.js';
-import { MemoryFailureCounts } from './memory-failure-counts.js';
 import type { StoreUnavailableError } from '../errors.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
 
 /** What an attempt is counted under. */
 export interface FailureKeys {
@@ -143,66 +137,30 @@ export function limiterAddress(address: string, ipv6Prefix: number): string {
   return `${masked.map((h) => h.toString(16)).join(':')}/${ipv6Prefix}`;
 }
 
-/** The shape of an ioredis client that rate-limiter-flexible relies on, and our own give-back command. */
-interface IoredisLike {
-  readonly status: string;
-  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
-  ping(): Promise<unknown>;
-}
-
-function isIoredisClient(value: unknown): value is IoredisLike {
-  const client = value as { defineCommand?: unknown; multi?: unknown; status?: unknown } | null;
-  return (
-    typeof client === 'object' &&
-    client !== null &&
-    typeof client.defineCommand === 'function' &&
-    typeof client.multi === 'function' &&
-    typeof client.status === 'string'
-  );
-}
-
-/** Our Redis command that gives one count back: only while the key lives, never below zero (the key's TTL is kept). */
-const GIVE_BACK_COMMAND = 'esaFailuresGiveBack';
-const GIVE_BACK_LUA = `local n = tonumber(redis.call('get', KEYS[1]) or '0')
-if n > 0 then return redis.call('decr', KEYS[1]) end
-return n`;
-
 /**
  * A count is given back only while at least this much of the window it was counted in is left (a tenth
  * of the window, at most a second), so a late give-back never lands in the next window, where it would
  * erase a failure. Closer to the end, the count simply stays until the window passes.
- */
-const giveBackMarginMs = (windowSeconds: number): number => Math.min(1000, windowSeconds * 100);
-
-/**
- * Builds the limiter from the resolved `failureLimit` option. Throws a `TypeError` at start-up when
- * `redis` is given but is not an ioredis client.
  *
  * @example
  * ```ts
- * const limiter = createFailureLimiter({ max: 10, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100_000, redis: undefined }, 2000)
- * declare const checkSecret: () => Promise<boolean> // the client authentication
- * const attempt = await limiter.reserve({ clientId, address: '192.0.2.1' })
- * if (attempt.retryAfter > 0) throw new TooManyRequestsError(attempt.retryAfter)
- * if (await checkSecret()) attempt.release() // a failure keeps its count
+ * giveBackMarginMs(60) // 1000
  * ```
  */
-export function createFailureLimiter(
-  options: Exclude<ResolvedConfig['failureLimit'], false>,
-  timeoutMs: number,
-  observer?: CallObserver,
-): FailureLimiter {
-  const { redis } = options;
-  if (redis === undefined || redis === null) return createMemoryLimiter(options);
-  if (!isIoredisClient(redis)) {
-    throw new TypeError('express-service-accounts: option "failureLimit.redis" must be an ioredis client');
-  }
-  return createRedisLimiter(options, redis, timeoutMs, observer);
-}
+export const giveBackMarginMs = (windowSeconds: number): number => Math.min(1000, windowSeconds * 100);
 
-type LimiterOptions = Exclude<ResolvedConfig['failureLimit'], false>;
+/** The resolved `failureLimit` option, when there is a limit. */
+export type LimiterOptions = Exclude<ResolvedConfig['failureLimit'], false>;
 
-const keysOf = (keys: FailureKeys, ipv6Prefix: number, inMemory: boolean): string[] => {
+/**
+ * The limiter's keys of an attempt: its client ID's and its address's (see {@link limiterAddress}).
+ *
+ * @example
+ * ```ts
+ * keysOf({ clientId: 'esa_4fT0', address: '::ffff:192.0.2.1' }, 64, true) // ['c=esa_4fT0', 'a=192.0.2.1']
+ * ```
+ */
+export const keysOf = (keys: FailureKeys, ipv6Prefix: number, inMemory: boolean): string[] => {
   const out: string[] = [];
   if (keys.clientId !== undefined) out.push(keyOf('c', keys.clientId, inMemory));
   if (keys.address !== undefined) out.push(keyOf('a', limiterAddress(keys.address, ipv6Prefix), inMemory));
@@ -210,10 +168,15 @@ const keysOf = (keys: FailureKeys, ipv6Prefix: number, inMemory: boolean): strin
 };
 
 /**
- * Counts in this process (memory-failure-counts.ts). Every answer is known at once: a check and a
+ * Counts in this process ({@link MemoryFailureCounts}). Every answer is known at once: a check and a
  * reservation are one synchronous step each, so a refused attempt never counts (or adds) anything.
+ *
+ * @example
+ * ```ts
+ * const limiter = createMemoryLimiter({ max: 10, windowSeconds: 60, ipv6Prefix: 64, maxKeys: 100_000, redis: undefined })
+ * ```
  */
-function createMemoryLimiter({ max, windowSeconds, ipv6Prefix, maxKeys }: LimiterOptions): FailureLimiter {
+export function createMemoryLimiter({ max, windowSeconds, ipv6Prefix, maxKeys }: LimiterOptions): FailureLimiter {
   const counts = new MemoryFailureCounts({ max, windowMs: windowSeconds * 1000, maxKeys });
   const margin = giveBackMarginMs(windowSeconds);
   return {
@@ -241,83 +204,146 @@ function createMemoryLimiter({ max, windowSeconds, ipv6Prefix, maxKeys }: Limite
   };
 }
 
-/** Counts in Redis, shared by every instance (rate-limiter-flexible's `RateLimiterRedis`). */
-function createRedisLimiter(
-  { max, windowSeconds, ipv6Prefix }: LimiterOptions,
-  client: IoredisLike,
-  timeoutMs: number,
-  observer: CallObserver | undefined,
-): FailureLimiter {
-  const store = new RateLimiterRedis({
-    storeClient: client,
-    keyPrefix: FAILURE_KEY_PREFIX,
-    points: max,
-    duration: windowSeconds,
-    // A disconnected client answers at once (→ 503) instead of queueing commands until it reconnects.
-    rejectIfRedisNotReady: true,
-  });
-  client.defineCommand(GIVE_BACK_COMMAND, { numberOfKeys: 1, lua: GIVE_BACK_LUA });
-  const command = (client as unknown as Record<string, (key: string) => Promise<unknown>>)[GIVE_BACK_COMMAND]!.bind(client);
-  // Not queued while disconnected: delivered late, it could land in another window.
-  const giveBack = (key: string): Promise<unknown> => (client.status === 'ready' ? command(store.getKey(key)) : Promise.resolve());
-  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => callStore(work, timeoutMs, what, observer);
-  const margin = giveBackMarginMs(windowSeconds);
+/** Ended windows dropped, at most, from the front of the table each time a key is added. */
+export const SWEEP_PER_INSERT = 4;
 
-  const secondsFrom = (res: RateLimiterRes | null, over: (consumed: number) => boolean): number => {
-    if (!res || !over(res.consumedPoints)) return 0;
-    // A key whose TTL is unknown (-1 / 0) still blocks: wait at least one second.
-    return Math.max(1, Math.ceil(Math.max(0, res.msBeforeNext) / 1000));
-  };
+/** One key's window. Replaced, never reopened: a give-back only touches the window it was counted in. */
+export interface CountWindow {
+  count: number;
+  /** When the window ends, on `Date.now()`'s clock. */
+  readonly endsAt: number;
+}
 
-  /** Gives back each counted key whose window has room left; errors only leave the count in place. */
-  const releaseAll = (counted: ReadonlyArray<{ key: string; until: number }>): void => {
-    const now = Date.now();
-    for (const { key, until } of counted) {
-      if (now < until) call(() => giveBack(key), 'failure limiter give-back').catch(() => {});
+/** What {@link MemoryFailureCounts.count} did. */
+export type CountOutcome =
+  | { readonly retryAfter: number; readonly counted?: undefined }
+  | { readonly retryAfter: 0; readonly counted: ReadonlyArray<{ readonly key: string; readonly window: CountWindow }> };
+
+/**
+ * The failure limiter's counts in this process's memory (used when no Redis client is given): one
+ * fixed window per key, started by the key's first counted attempt.
+ *
+ * Bounded, with no timer per key:
+ * - Every window has the same length, so the order windows were opened in, kept in a queue beside the
+ *   table, is also the order they end. Each new key first drops at most {@link SWEEP_PER_INSERT} ended
+ *   windows from the front of the queue, so ended windows go at least as fast as new ones come and no
+ *   request ever walks the table; a key whose window has ended is also dropped when it is next read.
+ *   (The queue is ours, not the Map's insertion order: a Map keeps the slots of deleted entries until it
+ *   rehashes, and iterating it from the start after many deletions at the front skips them all, tens of
+ *   microseconds per new key at 100,000 keys.)
+ * - Past `maxKeys` live keys, a new key evicts the oldest one: the window that ends soonest. Refused
+ *   attempts (429) never add a key, and each new key needs a counted attempt, which the limit allows N
+ *   times per address and window; so pushing one key out takes `maxKeys` counted failures inside that
+ *   key's window, and gains the attacker at most N more guesses at one client ID (docs/security.md).
+ *
+ * @example
+ * ```ts
+ * const counts = new MemoryFailureCounts({ max: 10, windowMs: 60_000, maxKeys: 100_000 })
+ * const outcome = counts.count(['c=esa_4fT0', 'a=192.0.2.1'], Date.now())
+ * if (outcome.counted === undefined) console.log(`429, Retry-After: ${outcome.retryAfter}`)
+ * else for (const { key, window } of outcome.counted) counts.giveBack(key, window) // the attempt succeeded
+ * ```
+ */
+export class MemoryFailureCounts {
+  readonly #windows = new Map<string, CountWindow>();
+  /** Every window opened, oldest first, from `#head` on; an entry whose key has another window (or none) is stale. */
+  #queue: { readonly key: string; readonly window: CountWindow }[] = [];
+  #head = 0;
+  readonly #max: number;
+  readonly #windowMs: number;
+  readonly #maxKeys: number;
+
+  constructor(options: { max: number; windowMs: number; maxKeys: number }) {
+    this.#max = options.max;
+    this.#windowMs = options.windowMs;
+    this.#maxKeys = options.maxKeys;
+  }
+
+  /** Seconds until none of `keys` is at the limit any more (at least 1), or 0 when none is now. */
+  retryAfter(keys: readonly string[], now: number): number {
+    let ms = 0;
+    for (const key of keys) {
+      const window = this.#live(key, now);
+      if (window && window.count >= this.#max) ms = Math.max(ms, window.endsAt - now);
     }
-  };
+    return ms > 0 ? Math.max(1, Math.ceil(ms / 1000)) : 0;
+  }
 
-  return {
-    backend: 'redis',
-    probe: () => call(async () => void (await client.ping()), 'limiter ping'),
-    check(keys) {
-      // Redis is shared by other instances, whose counts this one never sees: every check asks it.
-      const keyList = keysOf(keys, ipv6Prefix, false);
-      return Promise.all(keyList.map((key) => call(() => store.get(key), 'failure limiter get'))).then((results) =>
-        Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed >= max))),
-      );
-    },
-    async reserve(keys) {
-      const keyList = keysOf(keys, ipv6Prefix, false);
-      const settled = await Promise.allSettled(keyList.map((key) => call(() => store.penalty(key, 1), 'failure limiter reserve')));
-      const now = Date.now();
-      const counted: Array<{ key: string; until: number }> = [];
-      settled.forEach((s, i) => {
-        if (s.status === 'fulfilled') counted.push({ key: keyList[i]!, until: now + Math.max(0, s.value.msBeforeNext) - margin });
-      });
-      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (failed) {
-        releaseAll(counted);
-        throw failed.reason;
+  /**
+   * Counts one attempt under every key, unless one of them is already at the limit: then nothing is
+   * counted (and no key added) and `retryAfter` says how long to wait.
+   */
+  count(keys: readonly string[], now: number): CountOutcome {
+    const retryAfter = this.retryAfter(keys, now);
+    if (retryAfter > 0) return { retryAfter };
+    const counted = keys.map((key) => {
+      const window = this.#live(key, now) ?? this.#open(key, now);
+      window.count += 1;
+      return { key, window };
+    });
+    return { retryAfter: 0, counted };
+  }
+
+  /** Gives one count back to `window`, if it is still the key's window. */
+  giveBack(key: string, window: CountWindow): void {
+    if (this.#windows.get(key) === window && window.count > 0) window.count -= 1;
+  }
+
+  /** Live keys held (ended windows not yet dropped included). */
+  get size(): number {
+    return this.#windows.size;
+  }
+
+  #live(key: string, now: number): CountWindow | undefined {
+    const window = this.#windows.get(key);
+    if (window === undefined || window.endsAt > now) return window;
+    this.#windows.delete(key);
+    return undefined;
+  }
+
+  #open(key: string, now: number): CountWindow {
+    // Ended windows go from the front, a few per new key; stale entries (already dropped or replaced)
+    // are passed over, each once, so every entry costs O(1) in all.
+    for (let swept = 0; swept < SWEEP_PER_INSERT; ) {
+      const oldest = this.#oldest();
+      if (oldest === undefined || oldest.window.endsAt > now) break;
+      this.#windows.delete(oldest.key);
+      this.#head += 1;
+      swept += 1;
+    }
+    if (this.#windows.size >= this.#maxKeys) {
+      const oldest = this.#oldest();
+      if (oldest !== undefined) {
+        this.#windows.delete(oldest.key);
+        this.#head += 1;
       }
-      const results = settled.map((s) => (s as PromiseFulfilledResult<RateLimiterRes>).value);
-      const retryAfter = Math.max(0, ...results.map((res) => secondsFrom(res, (consumed) => consumed > max)));
-      if (retryAfter > 0) {
-        // Past the limit: refused, and not a failure either.
-        releaseAll(counted);
-        return { retryAfter, release: () => {} };
+    }
+    const window: CountWindow = { count: 0, endsAt: now + this.#windowMs };
+    this.#windows.set(key, window);
+    this.#queue.push({ key, window });
+    return window;
+  }
+
+  /** The oldest live window in the queue, stale entries before it dropped; `undefined` when none. */
+  #oldest(): { readonly key: string; readonly window: CountWindow } | undefined {
+    while (this.#head < this.#queue.length) {
+      const entry = this.#queue[this.#head]!;
+      if (this.#windows.get(entry.key) === entry.window) {
+        this.#compact();
+        return entry;
       }
-      let held = true;
-      return {
-        retryAfter: 0,
-        release: () => {
-          if (held) releaseAll(counted);
-          held = false;
-        },
-      };
-    },
-    async close() {
-      // A host's Redis client stays open for the host to close.
-    },
-  };
+      this.#head += 1;
+    }
+    this.#queue = [];
+    this.#head = 0;
+    return undefined;
+  }
+
+  /** Drops the passed-over front of the queue once it is half the queue (amortised O(1)). */
+  #compact(): void {
+    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+  }
 }

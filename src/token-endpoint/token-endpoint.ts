@@ -13,7 +13,7 @@ import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../create-runtime.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
 import { createClientAuthenticator } from '../client-auth/create-client-authenticator.js';
-import { createFailureLimiter } from '../client-auth/failure-limiter.js';
+import { createFailureLimiter } from '../client-auth/create-failure-limiter.js';
 import { createClientAuthentication } from './passport-adapter.js';
 import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createIntrospectionStep } from './introspection-step.js';

@@ -6,7 +6,8 @@
  */
 import Redis from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { createFailureLimiter, FAILURE_KEY_PREFIX } from '../../src/client-auth/failure-limiter.js';
+import { createFailureLimiter } from '../../src/client-auth/create-failure-limiter.js';
+import { FAILURE_KEY_PREFIX } from '../../src/client-auth/failure-limiter.js';
 import { redisUrl, testKeyPrefix } from './helpers.js';
 
 const keys = { clientId: 'esa_giveback', address: '192.0.2.1' };

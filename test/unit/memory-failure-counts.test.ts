@@ -5,7 +5,7 @@
  * adds none, and ended windows are dropped a few at a time, never by one walk of the whole table.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryFailureCounts, SWEEP_PER_INSERT } from '../../src/client-auth/memory-failure-counts.js';
+import { MemoryFailureCounts, SWEEP_PER_INSERT } from '../../src/client-auth/failure-limiter.js';
 
 describe('MemoryFailureCounts', () => {
   it('counts N attempts per key and window, then refuses until the window ends', () => {

@@ -6,7 +6,7 @@
  * own results (admin-summaries.ts) serialised with `JSON.stringify`; the type checks at the end of
  * this file fail to compile when those results and these schemas drift apart.
  */
-import { FEDERATED_LIMITS } from '../federation/federation-options.js';
+import { FEDERATED_LIMITS } from '../federation/address-policy.js';
 import { CLAIM_CONDITION_LIMITS } from '../client-auth/claim-conditions.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';

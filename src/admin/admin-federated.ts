@@ -5,7 +5,7 @@
  * trust. Each credential counts against the same cap as secrets and keys, and every change is
  * reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
-import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/federation-options.js';
+import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/address-policy.js';
 import { generateFederatedCredentialId, isFederatedCredentialId } from '../credentials/generate-credentials.js';
 import type { NewFederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf, isLiveTwin } from '../store/credential-kinds.js';

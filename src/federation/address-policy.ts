@@ -1,6 +1,14 @@
 /**
  * @module address-policy
- * Which network addresses the server may connect to when it fetches an outside issuer's documents,
+ * What an outside issuer's URLs may be, and where fetching them may reach.
+ *
+ * URLs: an issuer identifier or a JWK Set URL is an absolute https URL of printable ASCII (http only
+ * on a loopback host), without credentials, query or fragment, within {@link FEDERATED_LIMITS}
+ * ({@link federatedUrlProblem}: checked on the options, on the admin API's input, and, as cheap text,
+ * on every federated token request); a document is fetched only under that rule, and plain http only
+ * with `federation.allowHttpLoopback` ({@link fetchPolicyProblem}).
+ *
+ * Addresses: which network addresses the server may connect to when it fetches an outside issuer's documents,
  * checked on the address actually connected to: a host name is resolved once, by a `lookup` of our
  * own, and the socket connects to exactly the addresses checked, so a DNS answer cannot change
  * between the check and the connection (DNS rebinding). A literal IP address is checked before any
@@ -137,3 +145,83 @@ export function checkedLookup(reach: AddressReach): LookupFunction {
     });
   };
 }
+
+/** Whether a URL names a loopback host. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * The longest values of a federated credential: an issuer URL and a JWK Set URL in characters (printable
+ * ASCII only), a subject and an audience in bytes of UTF-8. They keep the store's index entries small
+ * (PostgreSQL refuses an index entry over 2704 bytes); real ones are a few dozen characters.
+ *
+ * @example
+ * ```ts
+ * const fits = Buffer.byteLength('system:serviceaccount:payments:exporter') <= FEDERATED_LIMITS.subjectBytes
+ * ```
+ */
+export const FEDERATED_LIMITS = Object.freeze({ issuer: 600, jwksUri: 2048, subjectBytes: 1000, audienceBytes: 600 });
+
+/** Printable ASCII without spaces: what an issuer identifier or key URL may hold, so what is shown is what is compared. */
+const URL_CHARACTERS = /^[\x21-\x7e]+$/;
+
+/**
+ * Whether `value` has the text a federated URL may have (at most `maxLength` printable ASCII
+ * characters without spaces), before any URL parsing: cheap enough for every token request.
+ *
+ * @example
+ * ```ts
+ * isFederatedUrlText('https://token.actions.githubusercontent.com', FEDERATED_LIMITS.issuer) // true
+ * isFederatedUrlText(' https://issuer.example', FEDERATED_LIMITS.issuer) // false
+ * ```
+ */
+export function isFederatedUrlText(value: string, maxLength: number): boolean {
+  return value.length <= maxLength && URL_CHARACTERS.test(value);
+}
+
+/**
+ * Whether `value` may name an outside issuer or a key URL: an absolute https URL of printable ASCII
+ * without spaces, credentials, query or fragment, or an http one on a loopback host (fetched only with
+ * `allowHttpLoopback`); at most `maxLength` characters.
+ *
+ * @example
+ * ```ts
+ * federatedUrlProblem('https://token.actions.githubusercontent.com') // undefined: fine
+ * federatedUrlProblem('http://example.com') // 'must be an https URL (http only on a loopback host)'
+ * ```
+ */
+export function federatedUrlProblem(value: unknown, maxLength: number = FEDERATED_LIMITS.issuer): string | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) return `must be a URL of at most ${maxLength} characters`;
+  if (!isFederatedUrlText(value, maxLength)) return 'must be printable ASCII, without spaces (encode other characters, and use the punycode form of a host name)';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) return 'must be an https URL (http only on a loopback host)';
+  if (url.username !== '' || url.password !== '') return 'must not hold a user name or password';
+  if (url.search !== '' || url.hash !== '' || value.includes('?') || value.includes('#')) return 'must have no query or fragment';
+  return undefined;
+}
+
+/**
+ * Why `url` may not be fetched under these settings, or `undefined` when it may: the policy of
+ * federated URLs, plus plain http only with `allowHttpLoopback`.
+ *
+ * @example
+ * ```ts
+ * fetchPolicyProblem('http://127.0.0.1:8080/jwks', false) // 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback'
+ * fetchPolicyProblem('https://issuer.example.com/jwks', false) // undefined
+ * ```
+ */
+export function fetchPolicyProblem(url: string, allowHttpLoopback: boolean): string | undefined {
+  // Any document URL may be as long as a JWK Set URL (an issuer's own discovery URL is shorter).
+  const problem = federatedUrlProblem(url, FEDERATED_LIMITS.jwksUri);
+  if (problem !== undefined) return problem;
+  if (!allowHttpLoopback && url.toLowerCase().startsWith('http:')) return 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback';
+  return undefined;
+}
+

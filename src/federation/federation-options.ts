@@ -5,6 +5,7 @@
  */
 import { MAX_KEYS_PER_SET } from '../keys/candidate-keys.js';
 import { fail, integer } from '../config-checks.js';
+import { FEDERATED_LIMITS, federatedUrlProblem } from './address-policy.js';
 
 /**
  * Where an outside issuer's public keys are, for an issuer that publishes no OpenID Connect discovery
@@ -120,67 +121,6 @@ export interface ResolvedFederationConfig {
 }
 
 const KNOWN = ['maxTokenLifetime', 'allowHttpLoopback', 'allowPrivateNetworks', 'issuers', 'allowedIssuers', 'fetchTimeout', 'maxDocumentBytes', 'minCacheSeconds', 'maxCacheSeconds', 'refreshInterval'];
-
-/** Whether a URL names a loopback host. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
-/**
- * The longest values of a federated credential: an issuer URL and a JWK Set URL in characters (printable
- * ASCII only), a subject and an audience in bytes of UTF-8. They keep the store's index entries small
- * (PostgreSQL refuses an index entry over 2704 bytes); real ones are a few dozen characters.
- *
- * @example
- * ```ts
- * const fits = Buffer.byteLength('system:serviceaccount:payments:exporter') <= FEDERATED_LIMITS.subjectBytes
- * ```
- */
-export const FEDERATED_LIMITS = Object.freeze({ issuer: 600, jwksUri: 2048, subjectBytes: 1000, audienceBytes: 600 });
-
-/** Printable ASCII without spaces: what an issuer identifier or key URL may hold, so what is shown is what is compared. */
-const URL_CHARACTERS = /^[\x21-\x7e]+$/;
-
-/**
- * Whether `value` has the text a federated URL may have (at most `maxLength` printable ASCII
- * characters without spaces), before any URL parsing: cheap enough for every token request.
- *
- * @example
- * ```ts
- * isFederatedUrlText('https://token.actions.githubusercontent.com', FEDERATED_LIMITS.issuer) // true
- * isFederatedUrlText(' https://issuer.example', FEDERATED_LIMITS.issuer) // false
- * ```
- */
-export function isFederatedUrlText(value: string, maxLength: number): boolean {
-  return value.length <= maxLength && URL_CHARACTERS.test(value);
-}
-
-/**
- * Whether `value` may name an outside issuer or a key URL: an absolute https URL of printable ASCII
- * without spaces, credentials, query or fragment, or an http one on a loopback host (fetched only with
- * `allowHttpLoopback`); at most `maxLength` characters.
- *
- * @example
- * ```ts
- * federatedUrlProblem('https://token.actions.githubusercontent.com') // undefined: fine
- * federatedUrlProblem('http://example.com') // 'must be an https URL (http only on a loopback host)'
- * ```
- */
-export function federatedUrlProblem(value: unknown, maxLength: number = FEDERATED_LIMITS.issuer): string | undefined {
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) return `must be a URL of at most ${maxLength} characters`;
-  if (!isFederatedUrlText(value, maxLength)) return 'must be printable ASCII, without spaces (encode other characters, and use the punycode form of a host name)';
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'must be an absolute URL';
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) return 'must be an https URL (http only on a loopback host)';
-  if (url.username !== '' || url.password !== '') return 'must not hold a user name or password';
-  if (url.search !== '' || url.hash !== '' || value.includes('?') || value.includes('#')) return 'must have no query or fragment';
-  return undefined;
-}
 
 /**
  * Validates an allow-list of issuer identifiers (the option `name`), adding the issuers of `also`;

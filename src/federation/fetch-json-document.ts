@@ -1,8 +1,8 @@
 /**
  * @module fetch-json-document
  * One GET of an outside issuer's discovery document or JWK Set, under the rules that keep a slow,
- * broken or hostile issuer from hurting the server: the URL policy (https; plain http only on a
- * loopback host and only when allowed), the addresses it may connect to (address-policy.ts: no
+ * broken or hostile issuer from hurting the server: the URL policy (address-policy.ts: https; plain http only on a
+ * loopback host and only when allowed), the addresses it may connect to (address-policy.ts too: no
  * loopback, private or link-local address unless allowed, checked on the address connected to), one
  * deadline over connecting, the headers and the body, a size limit, no redirect to another origin,
  * 200 only, and a JSON object as the body.
@@ -20,8 +20,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { addressProblem, checkedLookup, REFUSED_ADDRESS_CODE, refusedAddressError, type AddressReach } from './address-policy.js';
-import { FEDERATED_LIMITS, federatedUrlProblem } from './federation-options.js';
+import { addressProblem, checkedLookup, fetchPolicyProblem, REFUSED_ADDRESS_CODE, refusedAddressError, type AddressReach } from './address-policy.js';
 
 /** What one fetch is allowed: the caller's resolved federation settings, in the fetch's own terms. */
 export interface FetchJsonDocumentOptions {
@@ -56,24 +55,6 @@ export interface JsonDocument {
 
 /** A same-origin redirect is followed at most this many times. */
 const MAX_REDIRECTS = 2;
-
-/**
- * Why `url` may not be fetched under these settings, or `undefined` when it may: the policy of
- * federated URLs, plus plain http only with `allowHttpLoopback`.
- *
- * @example
- * ```ts
- * fetchPolicyProblem('http://127.0.0.1:8080/jwks', false) // 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback'
- * fetchPolicyProblem('https://issuer.example.com/jwks', false) // undefined
- * ```
- */
-export function fetchPolicyProblem(url: string, allowHttpLoopback: boolean): string | undefined {
-  // Any document URL may be as long as a JWK Set URL (an issuer's own discovery URL is shorter).
-  const problem = federatedUrlProblem(url, FEDERATED_LIMITS.jwksUri);
-  if (problem !== undefined) return problem;
-  if (!allowHttpLoopback && url.toLowerCase().startsWith('http:')) return 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback';
-  return undefined;
-}
 
 /**
  * The seconds a response may be cached, from its `Cache-Control` header: `no-store` and `no-cache`

@@ -21,7 +21,8 @@ import { createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'nod
 import { decodeProtectedHeader, jwtVerify, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
 import { keyAttemptOf, MAX_KEYS_PER_SET, tryCandidateKeys } from '../keys/candidate-keys.js';
 import type { ResolvedFederationConfig } from './federation-options.js';
-import { fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from './fetch-json-document.js';
+import { fetchPolicyProblem } from './address-policy.js';
+import { fetchJsonDocument, type FetchJsonDocumentOptions } from './fetch-json-document.js';
 
 /** One key of a JWK Set, as published: only the members read here are typed. */
 export interface SetKey {

@@ -6,7 +6,8 @@
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cacheMaxAge, fetchJsonDocument, fetchPolicyProblem, type FetchJsonDocumentOptions } from '../../src/federation/fetch-json-document.js';
+import { fetchPolicyProblem } from '../../src/federation/address-policy.js';
+import { cacheMaxAge, fetchJsonDocument, type FetchJsonDocumentOptions } from '../../src/federation/fetch-json-document.js';
 import { startLocalIssuer, type LocalIssuer, type LocalIssuerMode } from '../helpers/local-oidc-issuer.js';
 
 const options: FetchJsonDocumentOptions = { timeout: 200, maxBytes: 64 * 1024, allowHttpLoopback: true, allowPrivateNetworks: false };

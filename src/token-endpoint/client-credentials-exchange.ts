@@ -17,7 +17,7 @@ import { chooseAudience } from '../resources.js';
 import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from '../client-auth/presented-credentials.js';
-import type { Step } from './token-request-context.js';
+import type { Step } from './request-guards.js';
 import { ExpiringCredentialNotices } from '../observability/expiring-credentials.js';
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */

@@ -12,7 +12,7 @@ import { dpopHeaderOf } from '../dpop/dpop-proof.js';
 import type { DpopRuntime } from '../dpop/dpop-runtime.js';
 import { callStore } from '../runtime/call-store.js';
 import type { Runtime } from '../create-runtime.js';
-import type { Step } from './token-request-context.js';
+import type { Step } from './request-guards.js';
 
 /** The step that checks a token request's `DPoP` proof, if it carries one, and records it on the context. */
 export function createDpopProofStep(dpop: DpopRuntime, now: () => Date): Step {

@@ -24,7 +24,7 @@ import { SecretVerifier } from '../secrets/secret-verifier.js';
 import { createClientAuthenticator } from '../client-auth/client-authenticator.js';
 import { createFailureLimiter } from '../client-auth/failure-limiter.js';
 import { createClientAuthentication } from './passport-adapter.js';
-import { createClientCredentialsExchange, requireClientCredentialsGrant } from './client-credentials-exchange.js';
+import { createClientCredentialsExchange, createDpopBindingStep, createDpopProofStep, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createIntrospectionStep } from './introspection-step.js';
 import {
   createBrowserGuard,
@@ -37,7 +37,6 @@ import {
   type TokenHttpRequest,
 } from './request-guards.js';
 import { createRevocationStep } from './revocation-step.js';
-import { createDpopBindingStep, createDpopProofStep } from './dpop-steps.js';
 import { isBodyParserError, readTokenBody, toBodyError } from './token-request-body.js';
 
 /** A framework-free middleware. */

@@ -7,7 +7,7 @@ import type { AuditEvent } from './audit/audit-events.js';
 import type { AccountStore } from './store/account-store.js';
 import { checkKnownKeys, fail, integer, nonEmptyString, optionalFunction } from './config-checks.js';
 import { resolveAllowedIssuers } from './federation/federation-options.js';
-import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-lifetime-limits.js';
+import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-grant.js';
 
 /**
  * Options of {@link createAdminApi}: a store and the settings of provisioning, nothing about tokens.

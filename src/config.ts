@@ -13,7 +13,7 @@ import { resolveAdminSettings, type ResolvedAdminConfig } from './admin-options.
 import { resolveFederation, type FederationOptions, type ResolvedFederationConfig } from './federation/federation-options.js';
 
 import { resolveDpop, type DpopOptions, type ResolvedDpopConfig } from './dpop/dpop-options.js';
-import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-lifetime-limits.js';
+import { MAX_CLOCK_TOLERANCE, MAX_TOKEN_LIFETIME } from './token-grant.js';
 import type { ExtraTokenClaims } from './extra-token-claims.js';
 import { resolveTokenEndpointAudience, type TokenEndpointAudienceSetting } from './token-endpoint-audience.js';
 

@@ -12,8 +12,7 @@ import { parse as parseContentType } from 'content-type';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { isCrossOriginRequest } from '../cross-origin-request.js';
-import { collectBody } from '../token-endpoint/collect-body.js';
-import { alreadyParsed, hasBody } from '../token-endpoint/token-request-body.js';
+import { alreadyParsed, collectBody, hasBody } from '../token-endpoint/token-request-body.js';
 import { AdminProblem } from './admin-problem.js';
 
 /** The largest body accepted, in bytes. */

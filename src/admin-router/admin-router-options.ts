@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import type { AdminApi } from '../admin/admin-api.js';
 import type { AuditActor } from '../audit/audit-events.js';
 import { checkKnownKeys, fail } from '../config-checks.js';
-import { isScopeToken } from '../scopes.js';
+import { isScopeToken } from '../token-grant.js';
 
 /**
  * An administrator of one client account: sees and changes only that client account's service accounts.

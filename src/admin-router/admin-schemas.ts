@@ -9,8 +9,7 @@
 import { FEDERATED_LIMITS } from '../federation/address-policy.js';
 import { CLAIM_CONDITION_LIMITS } from '../client-auth/claim-conditions.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
-import { MAX_TOKEN_LIFETIME } from '../token-lifetime-limits.js';
+import { MAX_RESOURCES, MAX_RESOURCE_LENGTH, MAX_TOKEN_LIFETIME } from '../token-grant.js';
 import type {
   AccountPolicy,
   AccountResources,

@@ -5,8 +5,7 @@
  */
 import { AdminError } from './admin-errors.js';
 import { rejectCredentialLookalike } from './reject-credential-lookalike.js';
-import { isScopeToken } from '../scopes.js';
-import { isResourceIndicator, MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../resources.js';
+import { isResourceIndicator, isScopeToken, MAX_RESOURCES, MAX_RESOURCE_LENGTH } from '../token-grant.js';
 import { unsafeCharacter } from './printable-text.js';
 import type { AccountPolicyChange } from '../store/account-store.js';
 import type { CredentialExpiryInput } from './credential-expiry.js';

@@ -6,7 +6,7 @@
  */
 import { createAdminApi, type AdminApi } from '../index.js';
 import { openAccountStore } from '../sql/index.js';
-import { MAX_TOKEN_LIFETIME } from '../token-lifetime-limits.js';
+import { MAX_TOKEN_LIFETIME } from '../token-grant.js';
 import { parseDuration } from '../admin/credential-expiry.js';
 
 /** The admin API over one store, and how to release it. */

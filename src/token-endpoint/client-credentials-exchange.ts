@@ -1,23 +1,32 @@
 /**
  * @module client-credentials-exchange
- * The RFC 6749 §4.4 exchange: checks `grant_type`, the requested scope and resource (RFC 8707), then issues an RFC 9068
- * access token. oauth2orize is a thin adapter here: it dispatches the exchange and writes the token
- * response; it sees only a view of the request's context (the validated parameters and the
- * authenticated client). Its own statuses (501 for an unknown grant type, 403 for `invalid_grant`)
- * never reach the client: the grant type is checked here first (400 `invalid_grant`, docs/errors.md).
+ * The RFC 6749 §4.4 exchange: checks `grant_type`, the request's DPoP proof, the requested scope and
+ * resource (RFC 8707), then issues an RFC 9068 access token. oauth2orize is a thin adapter here: it
+ * dispatches the exchange and writes the token response; it sees only a view of the request's context
+ * (the validated parameters and the authenticated client). Its own statuses (501 for an unknown grant
+ * type, 403 for `invalid_grant`) never reach the client: the grant type is checked here first (400
+ * `invalid_grant`, docs/errors.md).
+ *
+ * DPoP (RFC 9449 §5): the `DPoP` proof is checked before client authentication, so a bad proof costs
+ * no secret check and is no authentication failure (400 `invalid_dpop_proof`, not counted by the
+ * limiter); once the client is authenticated, an account that requires DPoP-bound tokens is refused
+ * without a proof, and the proof's `jti` is recorded as used on every instance through the store
+ * record client assertions use (`consumeAssertionId`), so the exchange can bind the token to the
+ * proof's key.
  */
 import oauth2orize from 'oauth2orize';
-import { InvalidGrantError, ServerError } from '../errors.js';
+import { InvalidDpopProofError, InvalidGrantError, ServerError } from '../errors.js';
+import { dpopHeaderOf } from '../dpop/dpop-proof.js';
+import type { DpopRuntime } from '../dpop/dpop-runtime.js';
+import { callStore } from '../runtime/call-store.js';
 import { collectExtraClaims, type ExtraClaimsError } from '../extra-token-claims.js';
-import { accessTokenLifetimeOf } from '../token-lifetime-limits.js';
+import { accessTokenLifetimeOf, chooseAudience, grantScopes } from '../token-grant.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { signAccessToken } from '../access-tokens/access-token.js';
-import { grantScopes } from '../scopes.js';
-import { chooseAudience } from '../resources.js';
 import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from '../client-auth/presented-credentials.js';
-import type { Step } from './token-request-context.js';
+import type { Step } from './request-guards.js';
 import { ExpiringCredentialNotices } from '../client-auth/credential-use.js';
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
@@ -30,6 +39,63 @@ export const requireClientCredentialsGrant: Step = (context, next) => {
     ),
   );
 };
+
+/** The step that checks a token request's `DPoP` proof, if it carries one, and records it on the context. */
+export function createDpopProofStep(dpop: DpopRuntime, now: () => Date): Step {
+  return (context, next) => {
+    // No `DPoP` header at all (Node joins repeats of a header it does not know, so one or more give a
+    // value): nothing to check. With one, dpopHeaderOf counts them and the proof check runs.
+    if (context.req.headers.dpop === undefined) return next();
+    const proof = dpopHeaderOf(context.req);
+    if (proof === undefined) return next();
+    if (proof === null) return next(new InvalidDpopProofError('The request must carry exactly one DPoP header'));
+    try {
+      context.dpopProof = dpop.proofs.check(proof, { req: context.req, accessToken: undefined, now: now(), status: 400 });
+    } catch (err) {
+      return next(err);
+    }
+    next();
+  };
+}
+
+/** Namespace of proof IDs in the store's record of used assertion IDs, apart from every issuer's. */
+const PROOF_NAMESPACE = 'urn:ietf:params:oauth:dpop:';
+
+/**
+ * The step after client authentication: refuses an account that requires DPoP-bound tokens when the
+ * request has no proof, and records the proof's `jti` as used (a replay is `invalid_dpop_proof`).
+ */
+export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | undefined): Step {
+  const { config } = runtime;
+  return (context, next) => {
+    const proof = context.dpopProof;
+    if (proof === undefined) {
+      if (context.client.account.dpopBoundAccessTokens === true) {
+        return next(
+          new InvalidDpopProofError(
+            dpop === undefined
+              ? 'This client requires DPoP-bound tokens, which this server does not issue (DPoP is turned off)'
+              : 'This client must send a DPoP proof with its token requests',
+          ),
+        );
+      }
+      return next();
+    }
+    if (dpop === undefined) return next();
+    const now = config.now();
+    const store = config.store;
+    const used =
+      store.consumeAssertionId === undefined
+        ? Promise.resolve(dpop.replay.firstUse(proof.jkt, proof.jti, now.getTime()))
+        : callStore(
+            () => store.consumeAssertionId!(`${PROOF_NAMESPACE}${proof.jkt}`, proof.jti, new Date(now.getTime() + dpop.proofs.replayWindowSeconds * 1000), now),
+            config.storeTimeout,
+            'consumeAssertionId',
+            runtime.storeCalls,
+          );
+    used.then((first) => next(first ? undefined : new InvalidDpopProofError('The DPoP proof was already used: make a fresh proof, with a new jti, for every request')), next);
+  };
+}
 
 /** Where oauth2orize finds the client on the request it is given (`userProperty`). */
 const CLIENT_PROPERTY = 'client';

@@ -13,7 +13,7 @@ import type { Inspection, TokenInspector } from '../token-check/token-inspector.
 import { withinClientAccount } from '../client-account-boundary.js';
 import { InvalidRequestError, UnauthorizedClientError } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
-import type { Step } from './token-request-context.js';
+import type { Step } from './request-guards.js';
 
 /**
  * The scope an account needs to call the introspection endpoint (`service-accounts create --scope token:introspect`).

@@ -34,7 +34,7 @@ import { BasicStrategy } from 'passport-http';
 import { Strategy as ClientPasswordStrategy } from 'passport-oauth2-client-password';
 import type { AuthenticatedClient, AuthenticationDone, PresentedCredentials } from '../client-auth/presented-credentials.js';
 import type { ClientAuthenticator } from '../client-auth/client-authenticator.js';
-import type { Step } from './token-request-context.js';
+import type { Step } from './request-guards.js';
 
 /** What a strategy reports: an error, or the user (`false` when authentication failed) plus details. */
 export type StrategyCallback = (err: unknown, user?: unknown, challenge?: unknown, status?: number) => void;

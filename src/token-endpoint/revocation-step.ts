@@ -14,7 +14,7 @@ import type { OperationalEventInput } from '../observability/operational-events.
 import type { AccountStore } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
-import type { Step } from './token-request-context.js';
+import type { Step } from './request-guards.js';
 
 /** What the step needs, built by the token endpoint. */
 export interface RevocationParts {

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../src/errors.js';
 import { readTokenBody } from '../../src/token-endpoint/token-request-body.js';
-import type { TokenHttpRequest } from '../../src/token-endpoint/token-request-context.js';
+import type { TokenHttpRequest } from '../../src/token-endpoint/request-guards.js';
 
 /** A request whose body arrives in `chunks`; without a `content-length` header it stands for a chunked body. */
 function fakeRequest(headers: Record<string, string>, chunks: readonly string[], extra: Record<string, unknown> = {}): TokenHttpRequest {

@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidScopeError } from '../../src/errors.js';
-import { grantScopes, isScopeToken, parseScopeList } from '../../src/scopes.js';
+import { grantScopes, isScopeToken, parseScopeList } from '../../src/token-grant.js';
 
 class BadScope extends Error {
   constructor(readonly item: unknown) {

@@ -6,16 +6,16 @@
  * call, change reported). Each kind's module says only what differs: its input checks, its record,
  * its errors, and its audit event.
  */
-import type { AccountRecord, AccountStore, NewFederatedCredentialRecord, NewKeyRecord, NewSecretRecord } from '../store/account-store.js';
+import type { AccountRecord } from '../store/account-store.js';
 import {
   CREDENTIAL_KINDS,
   credentialsOf,
   findOfKind,
   supportsKind,
   type CredentialKindName,
+  type CredentialKindStores,
   type CredentialRecords,
-  type FederatedCredentialStore,
-  type KeyCredentialStore,
+  type NewCredentialRecords,
 } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
 import { accountNotFound, credentialLimitReached, type AdminError, type LiveCredentials } from './admin-errors.js';
@@ -58,20 +58,6 @@ export function liveTotal(live: LiveCredentials): number {
   return live.secrets + live.keys + live.federated;
 }
 
-/** The store, as it holds each kind. */
-interface KindStores {
-  readonly secret: AccountStore;
-  readonly key: KeyCredentialStore;
-  readonly federated: FederatedCredentialStore;
-}
-
-/** What the admin API hands the store to add a credential of each kind. */
-interface NewCredentialRecords {
-  readonly secret: NewSecretRecord;
-  readonly key: NewKeyRecord;
-  readonly federated: NewFederatedCredentialRecord;
-}
-
 /** A kind's add method (`addKey`, ...), as the shared flow calls it. */
 type AddMethod = (clientId: string, record: unknown, options: { maxLiveCredentials: number }) => Promise<unknown>;
 /** A kind's revoke method (`revokeKey`, ...), as the shared flow calls it. */
@@ -91,14 +77,14 @@ type RevokeMethod = (clientId: string, id: string, at: Date) => Promise<{ readon
  * await store.revokeKey(clientId, keyId, new Date())
  * ```
  */
-export function requireKindStore<K extends CredentialKindName>(context: AdminContext, kind: K): KindStores[K] {
+export function requireKindStore<K extends CredentialKindName>(context: AdminContext, kind: K): CredentialKindStores[K] {
   const store = context.config.store;
   if (!supportsKind(store, kind)) {
     const { noun, storeMethods } = CREDENTIAL_KINDS[kind];
     const lacks = `${storeMethods.slice(0, -1).join(', ')} or ${String(storeMethods.at(-1))}`;
     throw new Error(`This account store cannot hold ${noun}s: it lacks ${lacks} (see docs/writing-a-store.md)`);
   }
-  return store as KindStores[K];
+  return store as CredentialKindStores[K];
 }
 
 /** What adding a credential of one kind needs besides the shared flow (the store method follows its descriptor). */

@@ -13,7 +13,16 @@
  * see docs/architecture.md.
  */
 import { FEDERATED_CREDENTIAL_ID_PREFIX, KEY_ID_PREFIX, isFederatedCredentialId, isKeyId, isSecretId } from '../credentials/generate-credentials.js';
-import type { AccountRecord, AccountStore, FederatedCredentialRecord, KeyRecord, SecretRecord } from './account-store.js';
+import type {
+  AccountRecord,
+  AccountStore,
+  FederatedCredentialRecord,
+  KeyRecord,
+  NewFederatedCredentialRecord,
+  NewKeyRecord,
+  NewSecretRecord,
+  SecretRecord,
+} from './account-store.js';
 
 /** The name of a credential kind, as tokens, audit events and `lastUsed` summaries carry it. */
 export type CredentialKindName = 'secret' | 'key' | 'federated';
@@ -216,6 +225,28 @@ export type KeyCredentialStore = AccountStore & Required<Pick<AccountStore, 'add
  */
 export type FederatedCredentialStore = AccountStore &
   Required<Pick<AccountStore, 'addFederatedCredential' | 'revokeFederatedCredential' | 'recordFederatedCredentialUse' | 'findFederatedClients' | 'consumeAssertionId'>>;
+
+/**
+ * The store, as it holds each kind (what {@link supportsKind} proves of it).
+ *
+ * @example
+ * ```ts
+ * const store = supportsKind(sa.store, 'key') ? (sa.store as CredentialKindStores['key']) : undefined
+ * await store?.revokeKey(clientId, keyId, new Date())
+ * ```
+ */
+export interface CredentialKindStores {
+  readonly secret: AccountStore;
+  readonly key: KeyCredentialStore;
+  readonly federated: FederatedCredentialStore;
+}
+
+/** What a store is given to add a credential of each kind. */
+export interface NewCredentialRecords {
+  readonly secret: NewSecretRecord;
+  readonly key: NewKeyRecord;
+  readonly federated: NewFederatedCredentialRecord;
+}
 
 /**
  * Whether a store holds key-pair credentials (every method of the `key` kind present).

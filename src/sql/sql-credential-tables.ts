@@ -4,14 +4,7 @@
  * its name, the columns read back, its record ⇄ row mappings and what makes a live twin. The life
  * they share (add under the cap, revoke, record a use) is `SqlCredentialTable` (sql-credential-table.ts).
  */
-import type {
-  FederatedCredentialRecord,
-  KeyRecord,
-  NewFederatedCredentialRecord,
-  NewKeyRecord,
-  NewSecretRecord,
-  SecretRecord,
-} from '../store/account-store.js';
+import type { FederatedCredentialRecord, KeyRecord, NewFederatedCredentialRecord, NewKeyRecord, NewSecretRecord, SecretRecord } from '../store/account-store.js';
 import type { CredentialKindName } from '../store/credential-kinds.js';
 import { serializeClaims, toFederatedRecord, toKeyRecord, toSecretRecord, type FederatedRow, type KeyRow, type SecretRow } from './records.js';
 import type { CredentialTable } from './sql-credential-table.js';

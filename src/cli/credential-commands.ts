@@ -55,8 +55,14 @@ function expiryOf(options: { expiresIn?: string }): { expiresIn?: string } {
 interface CliKind {
   readonly word: string;
   readonly description: string;
-  /** Defines `add`'s description, options, help and action on the command `group.command('add')` made, given `<clientId>`. */
-  readonly add: (add: Command, run: RunCredentialCall) => void;
+  readonly add: {
+    readonly description: string;
+    /** Its options besides `<clientId>`, in the order the help lists them. */
+    readonly options: (add: Command) => Command;
+    readonly help: string;
+    /** Reads what the options name (before the store is opened) and gives the admin call, and the session it needs. */
+    readonly prepare: (clientId: string, options: never) => Promise<{ call: (admin: AdminApi) => Promise<CommandResult>; session?: AdminSessionOptions }>;
+  };
   readonly revoke: { readonly description: string; readonly id: string; readonly idDescription: string; readonly answer: (revoked: never) => CommandResult };
 }
 
@@ -72,17 +78,17 @@ export const CLI_KINDS: { readonly [K in CredentialKindName]: CliKind } = {
   secret: {
     word: 'secret',
     description: 'add or revoke client secrets (rotation, breach response)',
-    add: (add, run) =>
-      add
-        .description('add a client secret to an account (shown once); the others keep working')
-        .option(...EXPIRES_IN)
-        .addHelpText('after', '\nExample (rotation with expiring secrets, docs/rotation.md):\n  service-accounts secret add esa_... --expires-in 90d --json')
-        .action(async (clientId: string, options: { expiresIn?: string }, command: Command) => {
-          await run(command, async (admin) => {
-            const created = await admin.addSecret(clientId, expiryOf(options));
-            return { json: createdSecretJson(created), text: createdSecretText(clientId, created) };
-          });
-        }),
+    add: {
+      description: 'add a client secret to an account (shown once); the others keep working',
+      options: (add) => add.option(...EXPIRES_IN),
+      help: '\nExample (rotation with expiring secrets, docs/rotation.md):\n  service-accounts secret add esa_... --expires-in 90d --json',
+      prepare: async (clientId, options: { expiresIn?: string }) => ({
+        call: async (admin) => {
+          const created = await admin.addSecret(clientId, expiryOf(options));
+          return { json: createdSecretJson(created), text: createdSecretText(clientId, created) };
+        },
+      }),
+    },
     revoke: {
       description: 'revoke a client secret and every access token issued against it',
       id: '<secretId>',
@@ -93,19 +99,20 @@ export const CLI_KINDS: { readonly [K in CredentialKindName]: CliKind } = {
   key: {
     word: 'key',
     description: 'register or revoke public keys: credentials whose private half stays with the client',
-    add: (add, run) =>
-      add
-        .description('register a public key (EC P-256, RSA 2048+ or Ed25519; PEM or JWK) as a credential of an account')
-        .requiredOption('--public-key <file>', 'the public key file (PEM or JWK); - reads standard input')
-        .option(...EXPIRES_IN)
-        .addHelpText('after', '\nExample:\n  openssl pkey -in private.pem -pubout | service-accounts key add esa_... --public-key - --json')
-        .action(async (clientId: string, options: { publicKey: string; expiresIn?: string }, command: Command) => {
-          const publicKey = await readPublicKeyArgument(options.publicKey);
-          await run(command, async (admin) => {
+    add: {
+      description: 'register a public key (EC P-256, RSA 2048+ or Ed25519; PEM or JWK) as a credential of an account',
+      options: (add) => add.requiredOption('--public-key <file>', 'the public key file (PEM or JWK); - reads standard input').option(...EXPIRES_IN),
+      help: '\nExample:\n  openssl pkey -in private.pem -pubout | service-accounts key add esa_... --public-key - --json',
+      prepare: async (clientId, options: { publicKey: string; expiresIn?: string }) => {
+        const publicKey = await readPublicKeyArgument(options.publicKey);
+        return {
+          call: async (admin) => {
             const created = await admin.addKey(clientId, publicKey, expiryOf(options));
             return { json: createdKeyJson(created), text: createdKeyText(clientId, created) };
-          });
-        }),
+          },
+        };
+      },
+    },
     revoke: {
       description: 'revoke a public key and every access token issued against it',
       id: '<keyId>',
@@ -116,51 +123,53 @@ export const CLI_KINDS: { readonly [K in CredentialKindName]: CliKind } = {
   federated: {
     word: 'federated',
     description: "trust or stop trusting an outside issuer's tokens (Kubernetes, GitHub Actions, any OpenID Connect provider) for one subject",
-    add: (add, run) =>
-      add
-        .description('trust tokens of an outside issuer for exactly one subject as a credential of an account (no secret is stored)')
-        .requiredOption('--issuer <url>', "the issuer's identifier, exactly as its tokens carry it in iss (https)")
-        .requiredOption('--subject <sub>', 'the one subject (sub) accepted, compared exactly: patterns are not supported')
-        .option('--audience <aud>', "the audience (aud) the tokens must carry (default: this server's issuer identifier)")
-        .option('--jwks-uri <url>', "the issuer's JWK Set URL, when it has no OpenID Connect discovery")
-        .option(
-          '--claim <name=value>',
-          'a claim condition: another claim the token must carry with exactly this value (repeatable, all must hold); ' +
-            'a nested claim as a JSON Pointer, e.g. /kubernetes.io/namespace=payments',
-          collectClaim,
-        )
-        .option(...EXPIRES_IN)
-        .addOption(
-          new Option('--allowed-issuers <urls>', "refuse any issuer but these (comma-separated; none; any), as the server's federation.allowedIssuers does")
-            .env('FEDERATION_ALLOWED_ISSUERS'),
-        )
-        .addHelpText(
-          'after',
-          '\nWithout --audience the tokens must be issued for your server\'s issuer identifier (its `issuer` option,\n' +
-            'TOKEN_ISSUER in the example server). The CLI cannot read it from the server: it prints TOKEN_ISSUER when\n' +
-            'set, and otherwise null, meaning "the server\'s issuer option".\n' +
-            '\nWith --allowed-issuers (or FEDERATION_ALLOWED_ISSUERS, as the example server reads it), an issuer outside\n' +
-            'the list and --jwks-uri are refused, as the server refuses them.\n' +
-            '\nExample:\n' +
-            '  service-accounts federated add esa_... --issuer https://token.actions.githubusercontent.com \\\n' +
-            '    --subject repo:acme/billing:environment:production --claim repository_owner=acme --json',
-        )
-        .action(async (clientId: string, options: FederatedAddOptions, command: Command) => {
-          const claims = options.claim !== undefined ? claimConditionsOf(options.claim) : undefined;
-          const input = {
-            issuer: options.issuer,
-            subject: options.subject,
-            ...(options.audience !== undefined && { audience: options.audience }),
-            ...(options.jwksUri !== undefined && { jwksUri: options.jwksUri }),
-            ...(claims !== undefined && { claims }),
-            ...expiryOf(options),
-          };
-          const session = { allowedIssuers: cliAllowedIssuers(options.allowedIssuers) };
-          await run(command, async (admin) => {
+    add: {
+      description: 'trust tokens of an outside issuer for exactly one subject as a credential of an account (no secret is stored)',
+      options: (add) =>
+        add
+          .requiredOption('--issuer <url>', "the issuer's identifier, exactly as its tokens carry it in iss (https)")
+          .requiredOption('--subject <sub>', 'the one subject (sub) accepted, compared exactly: patterns are not supported')
+          .option('--audience <aud>', "the audience (aud) the tokens must carry (default: this server's issuer identifier)")
+          .option('--jwks-uri <url>', "the issuer's JWK Set URL, when it has no OpenID Connect discovery")
+          .option(
+            '--claim <name=value>',
+            'a claim condition: another claim the token must carry with exactly this value (repeatable, all must hold); ' +
+              'a nested claim as a JSON Pointer, e.g. /kubernetes.io/namespace=payments',
+            collectClaim,
+          )
+          .option(...EXPIRES_IN)
+          .addOption(
+            new Option('--allowed-issuers <urls>', "refuse any issuer but these (comma-separated; none; any), as the server's federation.allowedIssuers does")
+              .env('FEDERATION_ALLOWED_ISSUERS'),
+          ),
+      help:
+        '\nWithout --audience the tokens must be issued for your server\'s issuer identifier (its `issuer` option,\n' +
+          'TOKEN_ISSUER in the example server). The CLI cannot read it from the server: it prints TOKEN_ISSUER when\n' +
+          'set, and otherwise null, meaning "the server\'s issuer option".\n' +
+          '\nWith --allowed-issuers (or FEDERATION_ALLOWED_ISSUERS, as the example server reads it), an issuer outside\n' +
+          'the list and --jwks-uri are refused, as the server refuses them.\n' +
+          '\nExample:\n' +
+          '  service-accounts federated add esa_... --issuer https://token.actions.githubusercontent.com \\\n' +
+          '    --subject repo:acme/billing:environment:production --claim repository_owner=acme --json',
+      prepare: async (clientId, options: FederatedAddOptions) => {
+        const claims = options.claim !== undefined ? claimConditionsOf(options.claim) : undefined;
+        const input = {
+          issuer: options.issuer,
+          subject: options.subject,
+          ...(options.audience !== undefined && { audience: options.audience }),
+          ...(options.jwksUri !== undefined && { jwksUri: options.jwksUri }),
+          ...(claims !== undefined && { claims }),
+          ...expiryOf(options),
+        };
+        return {
+          call: async (admin) => {
             const created = await admin.addFederatedCredential(clientId, input);
             return { json: createdFederatedJson(created), text: createdFederatedText(clientId, created) };
-          }, session);
-        }),
+          },
+          session: { allowedIssuers: cliAllowedIssuers(options.allowedIssuers) },
+        };
+      },
+    },
     revoke: {
       description: 'revoke a federated credential and every access token issued against it',
       id: '<credentialId>',
@@ -190,7 +199,14 @@ export function addCredentialCommands(program: Command, run: RunCredentialCall):
     const { word, description, add, revoke } = CLI_KINDS[kind];
     const method = CREDENTIAL_KINDS[kind].revoke;
     const group = program.command(word).description(description);
-    add(group.command('add').argument('<clientId>', 'client ID of the account'), run);
+    add
+      .options(group.command('add').description(add.description).argument('<clientId>', 'client ID of the account'))
+      .addHelpText('after', add.help)
+      .action(async (clientId: string, options: unknown, command: Command) => {
+        // Commander parsed the options this kind's `add.options` defined.
+        const { call, session } = await add.prepare(clientId, options as never);
+        await run(command, call, session);
+      });
     group
       .command('revoke')
       .description(revoke.description)

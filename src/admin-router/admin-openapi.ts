@@ -7,7 +7,8 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { AdminProblem, PROBLEM_TYPE_BASE, type AdminProblemName } from './admin-problem.js';
-import { ADMIN_ROUTES, type AdminRoute } from './admin-routes.js';
+import type { AdminRoute } from './admin-route.js';
+import { ADMIN_ROUTES } from './admin-routes.js';
 import {
   AccountPageSchema,
   AccountStatusSchema,

@@ -4,9 +4,9 @@
  * router dispatches on this table and the OpenAPI document is generated from it, so the two cannot
  * disagree. Handlers get only the request's {@link ScopedAdminApi}, never the admin API itself.
  */
-import type { TSchema } from '@sinclair/typebox';
 import { pageAccounts } from './account-pages.js';
-import type { AdminProblemName } from './admin-problem.js';
+import { CHANGE_PROBLEMS, type AdminRoute } from './admin-route.js';
+import { CREDENTIAL_ROUTES } from './credential-routes.js';
 import {
   AccountPageSchema,
   AccountResourcesSchema,
@@ -17,81 +17,19 @@ import {
   type SetPolicyBody,
   AccountStatusSchema,
   AccountSummarySchema,
-  AddFederatedCredentialBodySchema,
-  AddKeyBodySchema,
-  AddSecretBodySchema,
-  type AddSecretBody,
   CreateAccountBodySchema,
-  CreatedKeySchema,
-  RevokedKeySchema,
-  type AddKeyBody,
   CreatedAccountSchema,
-  CreatedFederatedCredentialSchema,
-  CreatedSecretSchema,
   ListQuerySchema,
   StaleCredentialListSchema,
   StaleQuerySchema,
   type StaleQuery,
-  RevokedFederatedCredentialSchema,
-  RevokedSecretSchema,
-  type AddFederatedCredentialBody,
   type CreateAccountBody,
   type ListQuery,
 } from './admin-schemas.js';
-import type { ScopedAdminApi } from './tenant-scope.js';
-
-/** What a handler gets: the scoped admin API, the path parameters, the checked body and query. */
-export interface RouteCall {
-  readonly admin: ScopedAdminApi;
-  readonly params: Readonly<Record<string, string>>;
-  readonly body: unknown;
-  readonly query: unknown;
-  /** The request's path as the client sent it (mount included), for `Location` and `Link`. */
-  readonly path: string;
-}
-
-/** What a handler answers: always JSON. */
-export interface RouteResult {
-  readonly status: number;
-  readonly body: unknown;
-  readonly headers?: Record<string, string>;
-}
-
-/**
- * One operation.
- *
- * @example
- * ```ts
- * const route = ADMIN_ROUTES.find((r) => r.operationId === 'listServiceAccounts')
- * ```
- */
-export interface AdminRoute {
-  readonly method: 'GET' | 'POST' | 'DELETE';
-  /** Relative to the mount, with `{param}` segments (the OpenAPI path template). */
-  readonly path: string;
-  readonly operationId: string;
-  readonly summary: string;
-  readonly description: string;
-  /** The body's schema; an operation without one accepts no body or `{}`. */
-  readonly body?: TSchema;
-  /** Whether the body may be left out altogether (then the handler gets `undefined`). */
-  readonly bodyOptional?: boolean;
-  readonly query?: TSchema;
-  readonly success: {
-    readonly status: number;
-    readonly description: string;
-    readonly schema: TSchema;
-    /** Documented response headers besides `Cache-Control`. */
-    readonly headers?: readonly ('Location' | 'Link')[];
-  };
-  /** The problems it may answer besides those every operation may (401, 403, 500, 503). */
-  readonly problems: readonly AdminProblemName[];
-  handle(call: RouteCall): Promise<RouteResult>;
-}
 
 const ACCOUNTS = '/service-accounts';
 const ACCOUNT = '/service-accounts/{clientId}';
-const changeProblems: readonly AdminProblemName[] = ['invalid-request', 'not-found', 'unsupported-media-type', 'payload-too-large', 'cross-origin-request'];
+const changeProblems = CHANGE_PROBLEMS;
 
 /** Every operation of the admin router. */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
@@ -157,88 +95,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     problems: ['not-found'],
     handle: async ({ admin, params }) => ({ status: 200, body: await admin.getAccount(params.clientId!) }),
   },
-  {
-    method: 'POST',
-    path: `${ACCOUNT}/secrets`,
-    operationId: 'addServiceAccountSecret',
-    summary: 'Add a secret',
-    description:
-      'Adds a secret for rotation; the others keep working until revoked. The value is in this response only. ' +
-      'With `expiresIn` or `expiresAt`, the secret stops working on its own at that time (required, and bounded, when the ' +
-      'server sets `maxCredentialLifetime`). Refused past the configured number of live secrets.',
-    body: AddSecretBodySchema,
-    bodyOptional: true,
-    success: { status: 201, description: 'The new secret.', schema: CreatedSecretSchema },
-    problems: [...changeProblems, 'secret-limit-reached'],
-    handle: async ({ admin, params, body }) => ({ status: 201, body: await admin.addSecret(params.clientId!, body as AddSecretBody | undefined) }),
-  },
-  {
-    method: 'DELETE',
-    path: `${ACCOUNT}/secrets/{secretId}`,
-    operationId: 'revokeServiceAccountSecret',
-    summary: 'Revoke a secret',
-    description: 'Revokes a secret and every token issued against it, on every server sharing the store within a second.',
-    success: { status: 200, description: 'The revoked secret.', schema: RevokedSecretSchema },
-    problems: changeProblems,
-    handle: async ({ admin, params }) => ({ status: 200, body: await admin.revokeSecret(params.clientId!, params.secretId!) }),
-  },
-  {
-    method: 'POST',
-    path: `${ACCOUNT}/keys`,
-    operationId: 'addServiceAccountKey',
-    summary: 'Add a public key',
-    description:
-      'Registers the client’s public key as a credential of the account, for `private_key_jwt` (RFC 7523): the client signs ' +
-      'its token requests with the private key, which never leaves it. A private key is refused and never stored. ' +
-      'Counts against the same limit as secrets.',
-    body: AddKeyBodySchema,
-    success: { status: 201, description: 'The new key.', schema: CreatedKeySchema },
-    problems: [...changeProblems, 'secret-limit-reached'],
-    handle: async ({ admin, params, body }) => ({ status: 201, body: await admin.addKey(params.clientId!, body as AddKeyBody) }),
-  },
-  {
-    method: 'DELETE',
-    path: `${ACCOUNT}/keys/{keyId}`,
-    operationId: 'revokeServiceAccountKey',
-    summary: 'Revoke a public key',
-    description: 'Assertions the key signs are refused, and so is every token issued against it, on every server sharing the store within a second.',
-    success: { status: 200, description: 'The revoked key.', schema: RevokedKeySchema },
-    problems: changeProblems,
-    handle: async ({ admin, params }) => ({ status: 200, body: await admin.revokeKey(params.clientId!, params.keyId!) }),
-  },
-  {
-    method: 'POST',
-    path: `${ACCOUNT}/federated`,
-    operationId: 'addServiceAccountFederatedCredential',
-    summary: 'Add a federated credential',
-    description:
-      'Trusts an outside issuer’s tokens (a Kubernetes cluster, GitHub Actions, any OpenID Connect provider) for one exact ' +
-      'subject as a credential of the account: the workload authenticates with the token its platform gives it, and no ' +
-      'secret is stored. Subject patterns are refused. Without `audience`, the outside token must be issued for this ' +
-      'server’s issuer identifier. Counts against the same limit as secrets.',
-    body: AddFederatedCredentialBodySchema,
-    success: { status: 201, description: 'The new federated credential.', schema: CreatedFederatedCredentialSchema },
-    problems: [...changeProblems, 'secret-limit-reached'],
-    handle: async ({ admin, params, body }) => ({
-      status: 201,
-      body: await admin.addFederatedCredential(params.clientId!, body as AddFederatedCredentialBody),
-    }),
-  },
-  {
-    method: 'DELETE',
-    path: `${ACCOUNT}/federated/{credentialId}`,
-    operationId: 'revokeServiceAccountFederatedCredential',
-    summary: 'Revoke a federated credential',
-    description:
-      'The issuer’s tokens no longer authenticate the account through this credential, and every token issued against it ' +
-      'is refused on every server sharing the store within a second.',
-    success: { status: 200, description: 'The revoked federated credential.', schema: RevokedFederatedCredentialSchema },
-    problems: changeProblems,
-    handle: async ({ admin, params }) => ({
-      status: 200,
-      body: await admin.revokeFederatedCredential(params.clientId!, params.credentialId!),
-    }),
-  },
+  ...CREDENTIAL_ROUTES,
   {
     method: 'POST',
     path: `${ACCOUNT}/disable`,

@@ -182,19 +182,10 @@ export const CreatedKeySchema = Type.Object(
 export const RevokedKeySchema = Type.Object({ clientId: ClientId, keyId: Type.String(), revokedAt: DateTime }, { ...closed, title: 'RevokedKey' });
 
 /** A new federated credential. */
-export const CreatedFederatedCredentialSchema = Type.Object(
-  {
-    id: Type.String(),
-    issuer: FederatedIssuer,
-    subject: FederatedSubject,
-    audience: FederatedAudience,
-    jwksUri: Type.Optional(JwksUri),
-    claims: Type.Optional(ClaimConditions),
-    createdAt: DateTime,
-    expiresAt: ExpiresAt,
-  },
-  { ...closed, title: 'CreatedFederatedCredential' },
-);
+export const CreatedFederatedCredentialSchema = Type.Omit(FederatedCredentialSummarySchema, ['lastUsedAt', 'revokedAt'], {
+  ...closed,
+  title: 'CreatedFederatedCredential',
+});
 
 /** A revoked federated credential. */
 export const RevokedFederatedCredentialSchema = Type.Object(

@@ -6,7 +6,7 @@
  * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
 import type { AuditActor } from '../audit/audit-events.js';
-import { generateClientId, generateSecret, isSecretId } from '../credentials/generate-credentials.js';
+import { generateClientId, generateSecret } from '../credentials/generate-credentials.js';
 import { hashSecret } from '../secrets/hash-secret.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
@@ -260,14 +260,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     addSecret,
 
     async revokeSecret(clientId, secretId) {
-      const { account, revokedAt } = await revokeCredential(context, { call, requireAccount }, clientId, secretId, {
-        kind: 'secret',
-        isId: isSecretId,
-        notFound: secretNotFound,
-        store: () => store,
-        method: 'revokeSecret',
-        revoke: (store, id, at) => store.revokeSecret(clientId, id, at),
-      });
+      const { account, revokedAt } = await revokeCredential(context, { call, requireAccount }, clientId, secretId, 'secret', secretNotFound);
       audit({ type: 'secret.revoked', clientId, name: account.name, secretId });
       return { clientId, secretId, revokedAt };
     },

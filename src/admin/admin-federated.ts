@@ -6,7 +6,7 @@
  * reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
 import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/address-policy.js';
-import { generateFederatedCredentialId, isFederatedCredentialId } from '../credentials/generate-credentials.js';
+import { generateFederatedCredentialId } from '../credentials/generate-credentials.js';
 import type { NewFederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf, isLiveTwin } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
@@ -193,12 +193,10 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         throw new Error(`${CANNOT_HOLD_CLAIMS}: it does not say keepsClaimConditions (see docs/writing-a-store.md)`);
       }
       const { account, record, stored } = await addCredential(context, helpers, clientId, {
-        store: () => requireKindStore(context, 'federated'),
+        kind: 'federated',
         twin: (account) => federatedOf(account).find((existing) => isLiveTwin(existing, checked)),
         alreadyRegistered: federatedCredentialAlreadyRegistered,
         record: (): NewFederatedCredentialRecord => ({ id: generateFederatedCredentialId(), ...checked, createdAt: config.now(), expiresAt }),
-        method: 'addFederatedCredential',
-        add: (store, record, options) => store.addFederatedCredential(clientId, record, options),
       });
       if (!sameClaimConditions(checked.claims, stored.claims)) {
         // A store from before claim conditions dropped them: the credential would trust every workload of the subject.
@@ -221,14 +219,7 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
     },
 
     async revokeFederatedCredential(clientId, credentialId) {
-      const { account, credential, revokedAt } = await revokeCredential(context, helpers, clientId, credentialId, {
-        kind: 'federated',
-        isId: isFederatedCredentialId,
-        notFound: federatedCredentialNotFound,
-        store: () => requireKindStore(context, 'federated'),
-        method: 'revokeFederatedCredential',
-        revoke: (store, id, at) => store.revokeFederatedCredential(clientId, id, at),
-      });
+      const { account, credential, revokedAt } = await revokeCredential(context, helpers, clientId, credentialId, 'federated', federatedCredentialNotFound);
       audit({
         type: 'federated_credential.revoked',
         clientId,

@@ -5,11 +5,11 @@
  * {@link AdminContext.changed} at once and announced to the audit hook.
  */
 import { parsePublicKey } from '../keys/parse-public-key.js';
-import { generateKeyId, isKeyId } from '../credentials/generate-credentials.js';
+import { generateKeyId } from '../credentials/generate-credentials.js';
 import { keysOf } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
 import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
-import { addCredential, requireKindStore, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
+import { addCredential, revokeCredential, type CredentialOperationHelpers } from './admin-credential-life.js';
 import { AdminError, keyAlreadyRegistered, keyNotFound } from './admin-errors.js';
 import type { CreatedKey, RevokedKey } from './admin-summaries.js';
 
@@ -85,26 +85,17 @@ export function buildKeyOperations(context: AdminContext, helpers: KeyOperationH
       if ('refused' in parsed) throw new AdminError('invalid_input', `publicKey: ${parsed.refused}`);
       const expiresAt = resolveExpiry(expiry, config, 'expiresIn');
       const { account, record } = await addCredential(context, helpers, clientId, {
-        store: () => requireKindStore(context, 'key'),
+        kind: 'key',
         twin: (account) => keysOf(account).find((key) => key.revokedAt === null && key.thumbprint === parsed.thumbprint),
         alreadyRegistered: keyAlreadyRegistered,
         record: () => ({ id: generateKeyId(), thumbprint: parsed.thumbprint, publicKey: parsed.publicKey, createdAt: config.now(), expiresAt }),
-        method: 'addKey',
-        add: (store, record, options) => store.addKey(clientId, record, options),
       });
       audit({ type: 'key.created', clientId, name: account.name, keyId: record.id, thumbprint: record.thumbprint, ...(expiresAt && { expiresAt }) });
       return { id: record.id, thumbprint: record.thumbprint, createdAt: record.createdAt, expiresAt };
     },
 
     async revokeKey(clientId, keyId) {
-      const { account, credential, revokedAt } = await revokeCredential(context, helpers, clientId, keyId, {
-        kind: 'key',
-        isId: isKeyId,
-        notFound: keyNotFound,
-        store: () => requireKindStore(context, 'key'),
-        method: 'revokeKey',
-        revoke: (store, id, at) => store.revokeKey(clientId, id, at),
-      });
+      const { account, credential, revokedAt } = await revokeCredential(context, helpers, clientId, keyId, 'key', keyNotFound);
       audit({ type: 'key.revoked', clientId, name: account.name, keyId, thumbprint: credential.thumbprint });
       return { clientId, keyId, revokedAt };
     },

@@ -61,19 +61,13 @@ export interface FederatedCredentialSummary {
  * console.log(`registered ${created.id}; tokens must be issued for ${created.audience}`)
  * ```
  */
-export interface CreatedFederatedCredential {
-  readonly id: string;
-  readonly issuer: string;
-  readonly subject: string;
+export interface CreatedFederatedCredential extends Omit<FederatedCredentialSummary, 'lastUsedAt' | 'revokedAt'> {
   /** As in {@link FederatedCredentialSummary.audience}. */
   readonly audience: string | null;
   /** Present only when given. */
   readonly jwksUri?: string;
   /** As in {@link FederatedCredentialSummary.claims}: present only when given. */
   readonly claims?: Readonly<Record<string, string>>;
-  readonly createdAt: Date;
-  /** When it stops working on its own; `null`: never. */
-  readonly expiresAt: Date | null;
 }
 
 /**

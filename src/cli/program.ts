@@ -10,7 +10,7 @@ import { Command, Option } from 'commander';
 import type { AdminApi } from '../index.js';
 import { redactSecrets } from '../credentials/redact-secrets.js';
 import { parseAccountStoreUrl } from '../sql/index.js';
-import { cliAllowedIssuers, openAdminSession, type AdminSessionOptions } from './admin-session.js';
+import { openAdminSession, type AdminSessionOptions } from './admin-session.js';
 import {
   accountResourcesJson,
   accountResourcesText,
@@ -20,26 +20,13 @@ import {
   accountStatusText,
   createdAccountJson,
   createdAccountText,
-  createdFederatedJson,
-  createdFederatedText,
-  createdKeyJson,
-  createdKeyText,
-  createdSecretJson,
-  createdSecretText,
-  revokedFederatedJson,
-  revokedFederatedText,
-  revokedKeyJson,
-  revokedKeyText,
-  revokedSecretJson,
-  revokedSecretText,
   revokedTokenJson,
   revokedTokenText,
   staleCredentialsJson,
   staleCredentialsText,
   type Json,
 } from './output.js';
-import { readPublicKeyArgument } from './read-public-key.js';
-import { claimConditionsOf, collectClaim } from './claim-options.js';
+import { addCredentialCommands } from './credential-commands.js';
 import { addPolicyCommands, parseDuration } from './policy-commands.js';
 import { UsageError } from './usage-error.js';
 
@@ -76,17 +63,6 @@ function collectScopes(value: string, previous: string | undefined): string {
   return previous === undefined ? value : `${previous} ${value}`;
 }
 
-/** The options of `federated add`, as Commander parses them. */
-interface FederatedAddOptions {
-  issuer: string;
-  subject: string;
-  audience?: string;
-  jwksUri?: string;
-  claim?: string[];
-  expiresIn?: string;
-  allowedIssuers?: string;
-}
-
 /** The options of `create`. */
 interface CreateOptions {
   name: string;
@@ -96,11 +72,6 @@ interface CreateOptions {
   tokenLifetime?: string;
   requireDpop?: boolean;
   expiresIn?: string;
-}
-
-/** `--expires-in`, as the admin API takes it (it reads and checks the duration). */
-function expiryOf(options: { expiresIn?: string }): { expiresIn?: string } {
-  return options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn };
 }
 
 function collectResources(value: string, previous: string[] | undefined): string[] {
@@ -221,130 +192,7 @@ export function buildProgram(io: CliIo): Command {
       });
     });
 
-  const secret = program
-    .command('secret')
-    .description('add or revoke client secrets (rotation, breach response)');
-
-  secret
-    .command('add')
-    .description('add a client secret to an account (shown once); the others keep working')
-    .argument('<clientId>', 'client ID of the account')
-    .option('--expires-in <duration>', 'when it stops working on its own: 90d, 12h, 30m or 4s (default: never, unless the server requires an expiry)')
-    .addHelpText('after', '\nExample (rotation with expiring secrets, docs/rotation.md):\n  service-accounts secret add esa_... --expires-in 90d --json')
-    .action(async (clientId: string, options: { expiresIn?: string }, command: Command) => {
-      await run(command, async (admin) => {
-        const created = await admin.addSecret(clientId, expiryOf(options));
-        return { json: createdSecretJson(created), text: createdSecretText(clientId, created) };
-      });
-    });
-
-  secret
-    .command('revoke')
-    .description('revoke a client secret and every access token issued against it')
-    .argument('<clientId>', 'client ID of the account')
-    .argument('<secretId>', 'ID of the secret, as `list` shows it')
-    .action(async (clientId: string, secretId: string, _options: unknown, command: Command) => {
-      await run(command, async (admin) => {
-        const revoked = await admin.revokeSecret(clientId, secretId);
-        return { json: revokedSecretJson(revoked), text: revokedSecretText(revoked) };
-      });
-    });
-
-  const key = program
-    .command('key')
-    .description('register or revoke public keys: credentials whose private half stays with the client');
-
-  key
-    .command('add')
-    .description('register a public key (EC P-256, RSA 2048+ or Ed25519; PEM or JWK) as a credential of an account')
-    .argument('<clientId>', 'client ID of the account')
-    .requiredOption('--public-key <file>', 'the public key file (PEM or JWK); - reads standard input')
-    .option('--expires-in <duration>', 'when it stops working on its own: 90d, 12h, 30m or 4s (default: never, unless the server requires an expiry)')
-    .addHelpText('after', '\nExample:\n  openssl pkey -in private.pem -pubout | service-accounts key add esa_... --public-key - --json')
-    .action(async (clientId: string, options: { publicKey: string; expiresIn?: string }, command: Command) => {
-      const publicKey = await readPublicKeyArgument(options.publicKey);
-      await run(command, async (admin) => {
-        const created = await admin.addKey(clientId, publicKey, expiryOf(options));
-        return { json: createdKeyJson(created), text: createdKeyText(clientId, created) };
-      });
-    });
-
-  key
-    .command('revoke')
-    .description('revoke a public key and every access token issued against it')
-    .argument('<clientId>', 'client ID of the account')
-    .argument('<keyId>', 'ID of the key, as `list` shows it')
-    .action(async (clientId: string, keyId: string, _options: unknown, command: Command) => {
-      await run(command, async (admin) => {
-        const revoked = await admin.revokeKey(clientId, keyId);
-        return { json: revokedKeyJson(revoked), text: revokedKeyText(revoked) };
-      });
-    });
-
-  const federated = program
-    .command('federated')
-    .description("trust or stop trusting an outside issuer's tokens (Kubernetes, GitHub Actions, any OpenID Connect provider) for one subject");
-
-  federated
-    .command('add')
-    .description('trust tokens of an outside issuer for exactly one subject as a credential of an account (no secret is stored)')
-    .argument('<clientId>', 'client ID of the account')
-    .requiredOption('--issuer <url>', "the issuer's identifier, exactly as its tokens carry it in iss (https)")
-    .requiredOption('--subject <sub>', 'the one subject (sub) accepted, compared exactly: patterns are not supported')
-    .option('--audience <aud>', "the audience (aud) the tokens must carry (default: this server's issuer identifier)")
-    .option('--jwks-uri <url>', "the issuer's JWK Set URL, when it has no OpenID Connect discovery")
-    .option(
-      '--claim <name=value>',
-      'a claim condition: another claim the token must carry with exactly this value (repeatable, all must hold); ' +
-        'a nested claim as a JSON Pointer, e.g. /kubernetes.io/namespace=payments',
-      collectClaim,
-    )
-    .option('--expires-in <duration>', 'when it stops working on its own: 90d, 12h, 30m or 4s (default: never, unless the server requires an expiry)')
-    .addOption(
-      new Option('--allowed-issuers <urls>', "refuse any issuer but these (comma-separated; none; any), as the server's federation.allowedIssuers does")
-        .env('FEDERATION_ALLOWED_ISSUERS'),
-    )
-    .addHelpText(
-      'after',
-      '\nWithout --audience the tokens must be issued for your server\'s issuer identifier (its `issuer` option,\n' +
-        'TOKEN_ISSUER in the example server). The CLI cannot read it from the server: it prints TOKEN_ISSUER when\n' +
-        'set, and otherwise null, meaning "the server\'s issuer option".\n' +
-        '\nWith --allowed-issuers (or FEDERATION_ALLOWED_ISSUERS, as the example server reads it), an issuer outside\n' +
-        'the list and --jwks-uri are refused, as the server refuses them.\n' +
-        '\nExample:\n' +
-        '  service-accounts federated add esa_... --issuer https://token.actions.githubusercontent.com \\\n' +
-        '    --subject repo:acme/billing:environment:production --claim repository_owner=acme --json',
-    )
-    .action(async (clientId: string, options: FederatedAddOptions, command: Command) => {
-      const claims = options.claim !== undefined ? claimConditionsOf(options.claim) : undefined;
-      await run(
-        command,
-        async (admin) => {
-          const created = await admin.addFederatedCredential(clientId, {
-            issuer: options.issuer,
-            subject: options.subject,
-            ...(options.audience !== undefined && { audience: options.audience }),
-            ...(options.jwksUri !== undefined && { jwksUri: options.jwksUri }),
-            ...(claims !== undefined && { claims }),
-            ...expiryOf(options),
-          });
-          return { json: createdFederatedJson(created), text: createdFederatedText(clientId, created) };
-        },
-        { allowedIssuers: cliAllowedIssuers(options.allowedIssuers) },
-      );
-    });
-
-  federated
-    .command('revoke')
-    .description('revoke a federated credential and every access token issued against it')
-    .argument('<clientId>', 'client ID of the account')
-    .argument('<credentialId>', 'ID of the federated credential, as `list` shows it')
-    .action(async (clientId: string, credentialId: string, _options: unknown, command: Command) => {
-      await run(command, async (admin) => {
-        const revoked = await admin.revokeFederatedCredential(clientId, credentialId);
-        return { json: revokedFederatedJson(revoked), text: revokedFederatedText(revoked) };
-      });
-    });
+  addCredentialCommands(program, run);
 
   program
     .command('credentials')

@@ -3,7 +3,7 @@
  * The conversions between SQL rows and the store's records: integer timestamps ⇄ `Date`, JSON scopes
  * ⇄ arrays, JSON public keys ⇄ JWK objects. The account query is account-rows.ts.
  */
-import type { FederatedCredentialRecord, KeyRecord, NewSecretRecord, PublicKeyJwk, SecretRecord } from '../store/account-store.js';
+import type { FederatedCredentialRecord, KeyRecord, PublicKeyJwk, SecretRecord } from '../store/account-store.js';
 
 /**
  * An integer column as a driver returns it: `pg` gives `BIGINT` as a string.
@@ -277,27 +277,6 @@ export function toKeyRecord(row: KeyRow): KeyRecord {
     revokedAt: toNullableDate(row.revoked_at),
     // Present only for a credential that expires, as a store without expiry would return the record.
     ...(row.expires_at != null && { expiresAt: toDate(row.expires_at) }),
-  };
-}
-
-/**
- * The `secrets` columns of a secret being added.
- *
- * @example
- * ```ts
- * const secret: NewSecretRecord = { id: secretId, hash, createdAt: new Date() }
- * await trx.insertInto('secrets').values(secretValues(clientId, secret)).execute()
- * ```
- */
-export function secretValues(clientId: string, secret: NewSecretRecord) {
-  return {
-    id: secret.id,
-    client_id: clientId,
-    hash: secret.hash,
-    created_at: secret.createdAt.getTime(),
-    last_used_at: null,
-    revoked_at: null,
-    expires_at: secret.expiresAt?.getTime() ?? null,
   };
 }
 

@@ -30,12 +30,15 @@ import { onceUntilSuccess } from '../runtime/init-store.js';
 import { selectAccountRows, toAccountRecords } from './account-rows.js';
 import { ChangeFeed } from './change-feed.js';
 import { appendChange, readLatestSeq, readSince, type ChangeFeedTarget } from './change-feed-table.js';
-import { secretValues, serializeScopes } from './records.js';
+import { serializeScopes } from './records.js';
 import { insertRevokedToken, selectRevokedTokens } from './revoked-token-queries.js';
 import { type Database, migrateToLatest, runWriteTransaction, type SqlDialectName } from './schema.js';
-import { SqlFederatedCredentials } from './sql-federated-credentials.js';
-import { SqlKeyCredentials } from './sql-key-credentials.js';
-import { SqlSecrets } from './sql-secrets.js';
+import { SqlAssertionIds } from './sql-assertion-ids.js';
+import { SqlCredentialTable } from './sql-credential-table.js';
+import { SQL_CREDENTIAL_TABLES, secretValues } from './sql-credential-tables.js';
+import { findFederatedClients } from './sql-federated-clients.js';
+import { recordSecretDigest } from './sql-secret-digests.js';
+import type { FederatedRow, KeyRow, SecretRow } from './records.js';
 import type { SqlAccountStoreOptions } from './sql-account-store-options.js';
 
 export type { SqlAccountStoreOptions } from './sql-account-store-options.js';
@@ -112,9 +115,10 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #feedTarget: ChangeFeedTarget;
   readonly #destroyOnClose: boolean;
   readonly #feed: ChangeFeed;
-  readonly #secrets: SqlSecrets;
-  readonly #keys: SqlKeyCredentials;
-  readonly #federated: SqlFederatedCredentials;
+  readonly #secrets: SqlCredentialTable<SecretRow, NewSecretRecord, SecretRecord, never>;
+  readonly #keys: SqlCredentialTable<KeyRow, NewKeyRecord, KeyRecord>;
+  readonly #federated: SqlCredentialTable<FederatedRow, NewFederatedCredentialRecord, FederatedCredentialRecord>;
+  readonly #assertionIds: SqlAssertionIds;
   /** Keeps the `expiresAt` of new credentials (schema version 8). */
   readonly keepsCredentialExpiry: boolean = true;
   /** Keeps the claim conditions of new federated credentials (schema version 10). */
@@ -150,9 +154,10 @@ export class KyselyAccountStore implements SqlAccountStore {
       write: <T>(work: (trx: Kysely<Database>) => Promise<T>) => this.#write(work),
       appendChange: (trx: Kysely<Database>, clientId: string) => this.#appendChange(trx, clientId),
     };
-    this.#secrets = new SqlSecrets(credentials);
-    this.#keys = new SqlKeyCredentials(credentials);
-    this.#federated = new SqlFederatedCredentials(credentials);
+    this.#secrets = new SqlCredentialTable(credentials, SQL_CREDENTIAL_TABLES.secret);
+    this.#keys = new SqlCredentialTable(credentials, SQL_CREDENTIAL_TABLES.key);
+    this.#federated = new SqlCredentialTable(credentials, SQL_CREDENTIAL_TABLES.federated);
+    this.#assertionIds = new SqlAssertionIds(credentials);
   }
 
   /** Applies pending migrations (once; retried on the next call if it failed). Safe across processes. */
@@ -254,73 +259,57 @@ export class KyselyAccountStore implements SqlAccountStore {
     });
   }
 
-  /** Under the shared cap, counted and inserted atomically (sql-secrets.ts). */
-  async addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
-    await this.init();
-    return this.#secrets.add(clientId, secret, options);
-  }
+  // The credential methods: each kind's table (sql-credential-tables.ts) under the life they share (sql-credential-table.ts).
 
-  async revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
-    await this.init();
-    return this.#secrets.revoke(clientId, secretId, at);
+  /** Under the shared cap, counted and inserted atomically. */
+  addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
+    return this.#ready(() => this.#secrets.add(clientId, secret, options));
   }
-
-  async recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
-    await this.init();
-    await this.#secrets.recordUse(clientId, secretId, at);
+  revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
+    return this.#ready(() => this.#secrets.revoke(clientId, secretId, at));
   }
-
+  recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
+    return this.#ready(() => this.#secrets.recordUse(clientId, secretId, at));
+  }
   /** Column `secrets.verified_digest`; bookkeeping like `recordSecretUse`, not on the change feed. */
-  async recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void> {
-    await this.init();
-    await this.#secrets.recordDigest(clientId, secretId, digest);
+  recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void> {
+    return this.#ready(() => recordSecretDigest(this.#db, clientId, secretId, digest));
   }
 
   /** Under the shared cap and atomic like `addSecret`; a live key with the same thumbprint is a `'duplicate'`. */
-  async addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
-    await this.init();
-    return this.#keys.add(clientId, key, options);
+  addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
+    return this.#ready(() => this.#keys.add(clientId, key, options));
   }
-
-  async revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
-    await this.init();
-    return this.#keys.revoke(clientId, keyId, at);
+  revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
+    return this.#ready(() => this.#keys.revoke(clientId, keyId, at));
   }
-
-  async recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void> {
-    await this.init();
-    await this.#keys.recordUse(clientId, keyId, at);
+  recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void> {
+    return this.#ready(() => this.#keys.recordUse(clientId, keyId, at));
   }
 
   /** One upsert, atomic across processes; expired assertion IDs are swept at most once a minute. */
-  async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
-    await this.init();
-    return this.#keys.consumeAssertionId(issuer, jti, expiresAt, now);
+  consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
+    return this.#ready(() => this.#assertionIds.consumeAssertionId(issuer, jti, expiresAt, now));
   }
 
   /** Under the shared cap and atomic like `addKey`; a live credential with the same issuer, subject and audience is a `'duplicate'`. */
-  async addFederatedCredential(
-    clientId: string,
-    credential: NewFederatedCredentialRecord,
-    options: AddKeyOptions,
-  ): Promise<AddFederatedCredentialResult> {
-    await this.init();
-    return this.#federated.add(clientId, credential, options);
+  addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult> {
+    return this.#ready(() => this.#federated.add(clientId, credential, options));
+  }
+  revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined> {
+    return this.#ready(() => this.#federated.revoke(clientId, credentialId, at));
+  }
+  recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void> {
+    return this.#ready(() => this.#federated.recordUse(clientId, credentialId, at));
+  }
+  findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
+    return this.#ready(() => findFederatedClients(this.#db, issuer, subject, limit));
   }
 
-  async revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined> {
+  /** Runs `work` once the migrations are applied. */
+  async #ready<T>(work: () => Promise<T>): Promise<T> {
     await this.init();
-    return this.#federated.revoke(clientId, credentialId, at);
-  }
-
-  async recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void> {
-    await this.init();
-    await this.#federated.recordUse(clientId, credentialId, at);
-  }
-
-  async findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
-    await this.init();
-    return this.#federated.findClients(issuer, subject, limit);
+    return work();
   }
 
   /** Adds the deny-list entry and announces it on the change feed in the same transaction (revoked-token-queries.ts). */

@@ -12,7 +12,7 @@ import type { Database, SqlDialectName } from './schema.js';
  * @example
  * ```ts
  * import { runWriteTransaction } from './schema.js'
- * import { SqlKeyCredentials } from './sql-key-credentials.js'
+ * import { SqlAssertionIds } from './sql-assertion-ids.js'
  *
  * const context: SqlCredentialsContext = {
  *   db,
@@ -23,7 +23,7 @@ import type { Database, SqlDialectName } from './schema.js';
  *     await trx.insertInto('account_changes').values({ client_id: clientId, changed_at: Date.now() }).execute()
  *   },
  * }
- * const keys = new SqlKeyCredentials(context)
+ * const assertionIds = new SqlAssertionIds(context)
  * ```
  */
 export interface SqlCredentialsContext {

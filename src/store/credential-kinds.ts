@@ -12,8 +12,17 @@
  * and store methods in account-store.ts, one client-authentication method file, and their tests:
  * see docs/architecture.md.
  */
-import { FEDERATED_CREDENTIAL_ID_PREFIX, KEY_ID_PREFIX } from '../credentials/generate-credentials.js';
-import type { AccountRecord, AccountStore, FederatedCredentialRecord, KeyRecord, SecretRecord } from './account-store.js';
+import { FEDERATED_CREDENTIAL_ID_PREFIX, KEY_ID_PREFIX, isFederatedCredentialId, isKeyId, isSecretId } from '../credentials/generate-credentials.js';
+import type {
+  AccountRecord,
+  AccountStore,
+  FederatedCredentialRecord,
+  KeyRecord,
+  NewFederatedCredentialRecord,
+  NewKeyRecord,
+  NewSecretRecord,
+  SecretRecord,
+} from './account-store.js';
 
 /** The name of a credential kind, as tokens, audit events and `lastUsed` summaries carry it. */
 export type CredentialKindName = 'secret' | 'key' | 'federated';
@@ -32,10 +41,16 @@ export interface CredentialKind<K extends CredentialKindName> {
   readonly noun: string;
   /** The prefix of its IDs, so an ID says its kind; a secret's ID has none (it is read from the secret's value, `esas_<ID>_...`). */
   readonly idPrefix: string | undefined;
+  /** Whether a text has the shape of this kind's IDs (another text is no credential of the kind). */
+  readonly isId: (value: string) => boolean;
   /** Where an account record holds it (`undefined` there, from a store that predates the kind, is none). */
   readonly field: 'secrets' | 'keys' | 'federated';
   /** The store methods a store must have to hold this kind; a store lacking one holds none. */
   readonly storeMethods: readonly (keyof AccountStore)[];
+  /** The store method that adds one (under the cap on live credentials). */
+  readonly add: 'addSecret' | 'addKey' | 'addFederatedCredential';
+  /** The store method that revokes one. */
+  readonly revoke: 'revokeSecret' | 'revokeKey' | 'revokeFederatedCredential';
   /** The store method that records a use (`lastUsedAt`). */
   readonly recordUse: 'recordSecretUse' | 'recordKeyUse' | 'recordFederatedCredentialUse';
   /** Its audit event types. */
@@ -55,8 +70,11 @@ export const CREDENTIAL_KINDS: { readonly [K in CredentialKindName]: CredentialK
     kind: 'secret',
     noun: 'secret',
     idPrefix: undefined,
+    isId: isSecretId,
     field: 'secrets',
     storeMethods: ['addSecret', 'revokeSecret', 'recordSecretUse'],
+    add: 'addSecret',
+    revoke: 'revokeSecret',
     recordUse: 'recordSecretUse',
     events: { created: 'secret.created', revoked: 'secret.revoked' },
   },
@@ -64,8 +82,11 @@ export const CREDENTIAL_KINDS: { readonly [K in CredentialKindName]: CredentialK
     kind: 'key',
     noun: 'public key',
     idPrefix: KEY_ID_PREFIX,
+    isId: isKeyId,
     field: 'keys',
     storeMethods: ['addKey', 'revokeKey', 'recordKeyUse', 'consumeAssertionId'],
+    add: 'addKey',
+    revoke: 'revokeKey',
     recordUse: 'recordKeyUse',
     events: { created: 'key.created', revoked: 'key.revoked' },
   },
@@ -73,8 +94,11 @@ export const CREDENTIAL_KINDS: { readonly [K in CredentialKindName]: CredentialK
     kind: 'federated',
     noun: 'federated credential',
     idPrefix: FEDERATED_CREDENTIAL_ID_PREFIX,
+    isId: isFederatedCredentialId,
     field: 'federated',
     storeMethods: ['addFederatedCredential', 'revokeFederatedCredential', 'recordFederatedCredentialUse', 'findFederatedClients', 'consumeAssertionId'],
+    add: 'addFederatedCredential',
+    revoke: 'revokeFederatedCredential',
     recordUse: 'recordFederatedCredentialUse',
     events: { created: 'federated_credential.created', revoked: 'federated_credential.revoked' },
   },
@@ -201,6 +225,28 @@ export type KeyCredentialStore = AccountStore & Required<Pick<AccountStore, 'add
  */
 export type FederatedCredentialStore = AccountStore &
   Required<Pick<AccountStore, 'addFederatedCredential' | 'revokeFederatedCredential' | 'recordFederatedCredentialUse' | 'findFederatedClients' | 'consumeAssertionId'>>;
+
+/**
+ * The store, as it holds each kind (what {@link supportsKind} proves of it).
+ *
+ * @example
+ * ```ts
+ * const store = supportsKind(sa.store, 'key') ? (sa.store as CredentialKindStores['key']) : undefined
+ * await store?.revokeKey(clientId, keyId, new Date())
+ * ```
+ */
+export interface CredentialKindStores {
+  readonly secret: AccountStore;
+  readonly key: KeyCredentialStore;
+  readonly federated: FederatedCredentialStore;
+}
+
+/** What a store is given to add a credential of each kind. */
+export interface NewCredentialRecords {
+  readonly secret: NewSecretRecord;
+  readonly key: NewKeyRecord;
+  readonly federated: NewFederatedCredentialRecord;
+}
 
 /**
  * Whether a store holds key-pair credentials (every method of the `key` kind present).

@@ -77,13 +77,7 @@ export interface FederatedCredentialRecord {
  * }
  * ```
  */
-export interface NewFederatedCredentialRecord {
-  readonly id: string;
-  readonly issuer: string;
-  readonly subject: string;
-  readonly audience: string | null;
-  readonly jwksUri: string | null;
-  readonly createdAt: Date;
+export interface NewFederatedCredentialRecord extends Omit<FederatedCredentialRecord, 'lastUsedAt' | 'revokedAt'> {
   /**
    * The claim conditions (see {@link FederatedCredentialRecord.claims}), present only when there are
    * some. A store must keep them and give them back: the admin API refuses to register conditions

@@ -4,11 +4,8 @@
  * (RFC 9449 §5.2) given to `createAccount` and changed by the optional `setAccountPolicy`. They run
  * when the store has the method, and are reported skipped otherwise.
  */
-import type { AccountRecord, AccountStore } from '../store/account-store.js';
-import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
-import { waitFor, type IdFactory } from './contract-fixtures.js';
-
-const NO_POLICY = 'the store has no setAccountPolicy';
+import type { AccountRecord } from '../store/account-store.js';
+import { announcedTest, storeWithMethod, type DescribeStorePart } from './store-holding.js';
 
 /** The two policy fields of a record, as compared. */
 const policyOf = (account: AccountRecord | undefined) => ({
@@ -16,32 +13,18 @@ const policyOf = (account: AccountRecord | undefined) => ({
   dpopBoundAccessTokens: account?.dpopBoundAccessTokens,
 });
 
-type PolicyStore = AccountStore & Required<Pick<AccountStore, 'setAccountPolicy'>>;
-
 /**
  * Registers the policy tests in a `describe('account policy')` of the enclosing suite, on the store
  * `currentStore()` returns.
  *
  * @example
  * ```ts
- * import { describe, expect, it } from 'vitest'
- * import { IdFactory } from './contract-fixtures.js'
- *
- * describeAccountPolicy(() => store, new IdFactory(), { describe, it, expect })
+ * describeAccountPolicy(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
  * ```
  */
-export function describeAccountPolicy(
-  currentStore: () => AccountStore,
-  ids: IdFactory,
-  { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
-): void {
-  /** The store when it keeps policies; otherwise marks the running test skipped and returns undefined. */
-  const policyStore = (testArguments: IArguments): PolicyStore | undefined => {
-    const store = currentStore();
-    if (typeof store.setAccountPolicy === 'function') return store as PolicyStore;
-    skipRunningTest(testArguments, NO_POLICY);
-    return undefined;
-  };
+export const describeAccountPolicy: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {
+  /** The store when it has setAccountPolicy; otherwise marks the running test skipped and returns undefined. */
+  const policyStore = storeWithMethod(currentStore, 'setAccountPolicy');
 
   describe('account policy', () => {
     it('createAccount keeps accessTokenLifetime and dpopBoundAccessTokens; findAccount and listAccounts return them', async function () {
@@ -87,20 +70,6 @@ export function describeAccountPolicy(
       expect(await store.setAccountPolicy(ids.clientId(), { accessTokenLifetime: 60 })).toBeUndefined();
     });
 
-    it('setAccountPolicy is announced to watch listeners', async function () {
-      const store = policyStore(arguments);
-      if (!store) return;
-      if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
-      const account = await store.createAccount(ids.account());
-      const calls: string[] = [];
-      const stop = await store.watch((clientId) => calls.push(clientId));
-      try {
-        calls.length = 0;
-        await store.setAccountPolicy(account.clientId, { dpopBoundAccessTokens: true });
-        await waitFor(() => calls.includes(account.clientId), 'setAccountPolicy');
-      } finally {
-        await stop();
-      }
-    });
+    it('setAccountPolicy is announced to watch listeners', announcedTest(policyStore, ids, 'setAccountPolicy', (store, clientId) => store.setAccountPolicy(clientId, { dpopBoundAccessTokens: true })));
   });
-}
+};

@@ -4,13 +4,7 @@
  * `createAccount` and changed by the optional `setAccountResources`. They run when the store has the
  * method, and are reported skipped otherwise.
  */
-import type { AccountStore } from '../store/account-store.js';
-import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
-import { waitFor, type IdFactory } from './contract-fixtures.js';
-
-const NO_RESOURCES = 'the store has no setAccountResources';
-
-type ResourceStore = AccountStore & Required<Pick<AccountStore, 'setAccountResources'>>;
+import { announcedTest, storeWithMethod, type DescribeStorePart } from './store-holding.js';
 
 /**
  * Registers the resource tests in a `describe('account resources')` of the enclosing suite, on the
@@ -18,24 +12,12 @@ type ResourceStore = AccountStore & Required<Pick<AccountStore, 'setAccountResou
  *
  * @example
  * ```ts
- * import { describe, expect, it } from 'vitest'
- * import { IdFactory } from './contract-fixtures.js'
- *
- * describeAccountResources(() => store, new IdFactory(), { describe, it, expect })
+ * describeAccountResources(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
  * ```
  */
-export function describeAccountResources(
-  currentStore: () => AccountStore,
-  ids: IdFactory,
-  { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
-): void {
-  /** The store when it keeps resources; otherwise marks the running test skipped and returns undefined. */
-  const resourceStore = (testArguments: IArguments): ResourceStore | undefined => {
-    const store = currentStore();
-    if (typeof store.setAccountResources === 'function') return store as ResourceStore;
-    skipRunningTest(testArguments, NO_RESOURCES);
-    return undefined;
-  };
+export const describeAccountResources: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {
+  /** The store when it has setAccountResources; otherwise marks the running test skipped and returns undefined. */
+  const resourceStore = storeWithMethod(currentStore, 'setAccountResources');
 
   describe('account resources', () => {
     it('createAccount keeps the resources in their order; findAccount and listAccounts return them', async function () {
@@ -76,20 +58,6 @@ export function describeAccountResources(
       expect(await store.setAccountResources(ids.clientId(), ['a'])).toBeUndefined();
     });
 
-    it('setAccountResources is announced to watch listeners', async function () {
-      const store = resourceStore(arguments);
-      if (!store) return;
-      if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
-      const account = await store.createAccount(ids.account());
-      const calls: string[] = [];
-      const stop = await store.watch((clientId) => calls.push(clientId));
-      try {
-        calls.length = 0;
-        await store.setAccountResources(account.clientId, ['a']);
-        await waitFor(() => calls.includes(account.clientId), 'setAccountResources');
-      } finally {
-        await stop();
-      }
-    });
+    it('setAccountResources is announced to watch listeners', announcedTest(resourceStore, ids, 'setAccountResources', (store, clientId) => store.setAccountResources(clientId, ['a'])));
   });
-}
+};

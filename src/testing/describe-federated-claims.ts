@@ -6,14 +6,14 @@
  * credentials; a store that gives a credential back without its conditions (one written before them)
  * is reported skipped, and the admin API refuses to register conditions with it.
  */
-import type { AccountStore, FederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, supportsFederatedCredentials } from '../store/credential-kinds.js';
-import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
-import { storeHolding } from './describe-credential-life.js';
-import { cap, type IdFactory } from './contract-fixtures.js';
+import type { FederatedCredentialRecord } from '../store/account-store.js';
+import { federatedOf } from '../store/credential-kinds.js';
+import { skipRunningTest } from './account-store-test-api.js';
+import { kindStore } from './describe-credential-life.js';
+import type { DescribeStorePart } from './store-holding.js';
+import { cap } from './contract-fixtures.js';
 
 const ROOM = cap(100);
-const NO_FEDERATED = 'the store has no federated credentials';
 const NO_CLAIMS = 'the store gives federated credentials back without their claim conditions (claims)';
 
 /** Conditions that exercise the edges: a JSON Pointer with escapes, a value with `=` and non-ASCII text, a name like `__proto__`. */
@@ -31,18 +31,11 @@ const CONDITIONS: Readonly<Record<string, string>> = Object.fromEntries([
  *
  * @example
  * ```ts
- * import { describe, expect, it } from 'vitest'
- * import { IdFactory } from './contract-fixtures.js'
- *
- * describeFederatedClaims(() => store, new IdFactory(), { describe, it, expect })
+ * describeFederatedClaims(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
  * ```
  */
-export function describeFederatedClaims(
-  currentStore: () => AccountStore,
-  ids: IdFactory,
-  { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
-): void {
-  const federatedStore = storeHolding(currentStore, supportsFederatedCredentials, NO_FEDERATED);
+export const describeFederatedClaims: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {
+  const federatedStore = kindStore(currentStore, 'federated');
   /** The conditions of `credential`, in their order, as [name, value] pairs (own properties only). */
   const pairs = (credential: FederatedCredentialRecord | undefined) => Object.entries(credential?.claims ?? {});
 
@@ -80,4 +73,4 @@ export function describeFederatedClaims(
       expect(pairs(held.find((c) => c.id === conditioned.id))).toEqual([['environment', 'production']]);
     });
   });
-}
+};

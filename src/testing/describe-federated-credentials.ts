@@ -6,16 +6,14 @@
  * announcements. They run when the store has the five federated methods, and are reported skipped
  * otherwise (a store without federated credentials).
  */
-import type { AccountStore, AddFederatedCredentialResult, AddKeyResult, AddSecretResult } from '../store/account-store.js';
-import { supportsFederatedCredentials, supportsKeyCredentials } from '../store/credential-kinds.js';
-import type { AccountStoreTestApi } from './account-store-test-api.js';
-import { describeCredentialLife, storeHolding } from './describe-credential-life.js';
-import { cap, type IdFactory } from './contract-fixtures.js';
+import type { AddFederatedCredentialResult, AddKeyResult, AddSecretResult } from '../store/account-store.js';
+import { supportsKeyCredentials } from '../store/credential-kinds.js';
+import type { DescribeStorePart } from './store-holding.js';
+import { describeCredentialLife, kindStore } from './describe-credential-life.js';
+import { cap } from './contract-fixtures.js';
 
 const ROOM = cap(100);
 const RACERS = 10;
-const NO_FEDERATED =
-  'the store has no federated credentials (addFederatedCredential, revokeFederatedCredential, recordFederatedCredentialUse, findFederatedClients, consumeAssertionId)';
 
 /**
  * Registers the federated credential tests in a `describe('federated credentials')` of the enclosing
@@ -24,35 +22,24 @@ const NO_FEDERATED =
  *
  * @example
  * ```ts
- * import { describe, expect, it } from 'vitest'
- * import { IdFactory } from './contract-fixtures.js'
- *
- * describeFederatedCredentials(() => store, new IdFactory(), { describe, it, expect })
+ * describeFederatedCredentials(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
  * ```
  */
-export function describeFederatedCredentials(
-  currentStore: () => AccountStore,
-  ids: IdFactory,
-  { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
-): void {
+export const describeFederatedCredentials: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {
   /** The store when it holds federated credentials; otherwise marks the running test skipped and returns undefined. */
-  const federatedStore = storeHolding(currentStore, supportsFederatedCredentials, NO_FEDERATED);
+  const federatedStore = kindStore(currentStore, 'federated');
   const stored = <T extends object>(credential: T) => ({ ...credential, lastUsedAt: null, revokedAt: null });
 
   describe('federated credentials', () => {
     describeCredentialLife(
+      currentStore,
       {
         kind: 'federated',
         thing: 'credential',
-        names: { add: 'addFederatedCredential', revoke: 'revokeFederatedCredential' },
         twins: 'adds of the same trust (default audience)',
-        store: federatedStore,
         make: () => ids.federated(),
         makeOther: () => ids.federated({ audience: 'api://payments', jwksUri: 'https://oidc.example.com/keys.json' }),
         newId: () => ids.federatedId(),
-        add: (store, clientId, credential, options) => store.addFederatedCredential(clientId, credential, options),
-        revoke: (store, clientId, id, at) => store.revokeFederatedCredential(clientId, id, at),
-        recordUse: (store, clientId, id, at) => store.recordFederatedCredentialUse(clientId, id, at),
         // An add for an unknown account leaves no trust behind, and a revocation leaves the account's other trusts.
         checkUnknownAdd: async (store, credential) => {
           expect(await store.findFederatedClients(credential.issuer, credential.subject, 10)).toEqual([]);
@@ -202,4 +189,4 @@ export function describeFederatedCredentials(
     });
 
   });
-}
+};

@@ -4,16 +4,14 @@
  * duplicate live key), `revokeKey`, `recordKeyUse`, and the change announcements. They run when the
  * store has all four key methods, and are reported skipped otherwise (a store without keys).
  */
-import type { AccountStore, AddKeyResult, AddSecretResult } from '../store/account-store.js';
-import { supportsKeyCredentials } from '../store/credential-kinds.js';
-import type { AccountStoreTestApi } from './account-store-test-api.js';
+import type { AddKeyResult, AddSecretResult } from '../store/account-store.js';
+import type { DescribeStorePart } from './store-holding.js';
 import { describeAssertionIds } from './describe-assertion-ids.js';
-import { describeCredentialLife, storeHolding } from './describe-credential-life.js';
-import { cap, type IdFactory } from './contract-fixtures.js';
+import { describeCredentialLife, kindStore } from './describe-credential-life.js';
+import { cap } from './contract-fixtures.js';
 
 const ROOM = cap(100);
 const RACERS = 10;
-const NO_KEYS = 'the store has no key credentials (addKey, revokeKey, recordKeyUse, consumeAssertionId)';
 
 /**
  * Registers the key-credential tests in a `describe('key credentials')` of the enclosing suite, on
@@ -21,38 +19,16 @@ const NO_KEYS = 'the store has no key credentials (addKey, revokeKey, recordKeyU
  *
  * @example
  * ```ts
- * import { describe, expect, it } from 'vitest'
- * import { IdFactory } from './contract-fixtures.js'
- *
- * describeKeyCredentials(() => store, new IdFactory(), { describe, it, expect })
+ * describeKeyCredentials(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
  * ```
  */
-export function describeKeyCredentials(
-  currentStore: () => AccountStore,
-  ids: IdFactory,
-  { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
-): void {
+export const describeKeyCredentials: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {
   /** The store when it holds keys; otherwise marks the running test skipped and returns undefined. */
-  const keyStore = storeHolding(currentStore, supportsKeyCredentials, NO_KEYS);
+  const keyStore = kindStore(currentStore, 'key');
 
   describe('key credentials', () => {
-    describeCredentialLife(
-      {
-        kind: 'key',
-        thing: 'key',
-        names: { add: 'addKey', revoke: 'revokeKey' },
-        twins: 'addKey calls with the same key',
-        store: keyStore,
-        make: () => ids.key(),
-        makeOther: () => ids.key(),
-        newId: () => ids.keyId(),
-        add: (store, clientId, key, options) => store.addKey(clientId, key, options),
-        revoke: (store, clientId, id, at) => store.revokeKey(clientId, id, at),
-        recordUse: (store, clientId, id, at) => store.recordKeyUse(clientId, id, at),
-      },
-      ids,
-      { it, expect },
-    );
+    const life = { kind: 'key', thing: 'key', twins: 'addKey calls with the same key', make: () => ids.key(), makeOther: () => ids.key(), newId: () => ids.keyId() } as const;
+    describeCredentialLife(currentStore, life, ids, { it, expect });
 
     // The test functions read vitest's test context from `arguments` (see skipRunningTest).
     it('addKey resolves duplicate and stores nothing for a live key of the account; a revoked one or another account may have it', async function () {
@@ -123,4 +99,4 @@ export function describeKeyCredentials(
 
     describeAssertionIds(keyStore, ids, { it, expect });
   });
-}
+};

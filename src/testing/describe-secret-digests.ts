@@ -4,18 +4,13 @@
  * digest (`SecretRecord.verifiedDigest`) so no instance pays bcrypt twice for one value. They run when
  * the store has the method, and are reported skipped otherwise.
  */
-import type { AccountStore } from '../store/account-store.js';
-import type { AccountStoreTestApi } from './account-store-test-api.js';
-import { storeHolding } from './describe-credential-life.js';
-import { cap, type IdFactory } from './contract-fixtures.js';
+import { storeWithMethod, type DescribeStorePart } from './store-holding.js';
+import { cap } from './contract-fixtures.js';
 
 const ROOM = cap(100);
-const NO_DIGESTS = 'the store has no recordSecretDigest';
 
 /** What the library writes: `v1.`, a key ID and a base64url HMAC-SHA-256 (any string of that size must do). */
 const digest = (n: number): string => `v1.k3yId0000000000${n}.${String(n).repeat(43).slice(0, 43)}`;
-
-type DigestStore = AccountStore & Required<Pick<AccountStore, 'recordSecretDigest'>>;
 
 /**
  * Registers the digest tests in a `describe('verified secret digests')` of the enclosing suite, on the
@@ -23,19 +18,12 @@ type DigestStore = AccountStore & Required<Pick<AccountStore, 'recordSecretDiges
  *
  * @example
  * ```ts
- * import { describe, expect, it } from 'vitest'
- * import { IdFactory } from './contract-fixtures.js'
- *
- * describeSecretDigests(() => store, new IdFactory(), { describe, it, expect })
+ * describeSecretDigests(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
  * ```
  */
-export function describeSecretDigests(
-  currentStore: () => AccountStore,
-  ids: IdFactory,
-  { describe, it, expect }: Pick<AccountStoreTestApi, 'describe' | 'it' | 'expect'>,
-): void {
+export const describeSecretDigests: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {
   /** The store when it keeps digests; otherwise marks the running test skipped and returns undefined. */
-  const digestStore = storeHolding(currentStore, (store): store is DigestStore => typeof store.recordSecretDigest === 'function', NO_DIGESTS);
+  const digestStore = storeWithMethod(currentStore, 'recordSecretDigest');
 
   describe('verified secret digests', () => {
     it('recordSecretDigest sets verifiedDigest of that secret only; findAccount and listAccounts return it', async function () {
@@ -84,4 +72,4 @@ export function describeSecretDigests(
       expect(await store.findAccount(b.clientId)).toEqual(b);
     });
   });
-}
+};

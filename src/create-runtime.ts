@@ -17,10 +17,9 @@ import { missingDriverOf } from './store/missing-driver-error.js';
 import { RevokedTokenCache } from './runtime/revoked-token-cache.js';
 import { DependencyMonitor, type CallObserver } from './observability/dependency-monitor.js';
 import type { StoreHealthSources } from './observability/health.js';
-import { createHookEmitter } from './observability/hook-emitter.js';
 import type { ChangeFeedState } from './store/account-store.js';
 import type { OperationalEvent, OperationalEventInput } from './observability/operational-events.js';
-import { createTelemetry, type Telemetry } from './observability/telemetry.js';
+import { createHookEmitter, createTelemetry, type Telemetry } from './observability/telemetry.js';
 import { LIBRARY_VERSION } from './version.js';
 import { createDpopRuntime, type DpopRuntime } from './dpop/dpop-runtime.js';
 

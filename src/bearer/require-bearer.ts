@@ -16,7 +16,7 @@ import {
   toOAuthError,
   type DpopChallenge,
 } from '../errors.js';
-import { RequestSpan } from '../observability/request-span.js';
+import { RequestSpan } from '../observability/telemetry.js';
 import type { AccountRecord } from '../store/account-store.js';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';

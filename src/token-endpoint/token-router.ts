@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { context as otelContext, trace } from '@opentelemetry/api';
 import { InvalidClientError, sendOAuthError, toOAuthError } from '../errors.js';
-import { RequestSpan } from '../observability/request-span.js';
+import { RequestSpan } from '../observability/telemetry.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { setNoStore } from './request-guards.js';
 import { isBodyParserError, toBodyError } from './token-request-body.js';

@@ -25,7 +25,7 @@ import { callStore } from '../runtime/call-store.js';
 import { MemoryFailureCounts } from './memory-failure-counts.js';
 import { limiterAddress } from './limiter-address.js';
 import type { StoreUnavailableError } from '../errors.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 
 /** What an attempt is counted under. */
 export interface FailureKeys {

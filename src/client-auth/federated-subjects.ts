@@ -7,7 +7,7 @@
  * on its first use.
  */
 import { LRUCache } from 'lru-cache';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { FederatedCredentialStore } from '../store/credential-kinds.js';
 import { callStore } from '../runtime/call-store.js';

@@ -42,8 +42,7 @@
  * store read, and a hit needs none of an LRU's reordering on every request.
  */
 import type { AccountRecord, AccountStore, ChangeFeedState } from '../store/account-store.js';
-import { callStore } from './call-store.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import { callStore, type CallObserver } from './call-store.js';
 
 /** Cache lifetime when the store cannot announce changes: half of the 1-second revocation bound (docs/security.md). */
 export const WATCHLESS_TTL_MS = 500;

@@ -8,7 +8,7 @@ import { LRUCache } from 'lru-cache';
 import type { AccountStore } from '../store/account-store.js';
 import { CREDENTIAL_KINDS, type CredentialKindName } from '../store/credential-kinds.js';
 import { callStore } from '../runtime/call-store.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 
 /** How often, at most, one secret's `lastUsedAt` is written. */
 export const SECRET_USE_WRITE_INTERVAL_MS = 60_000;

@@ -23,7 +23,7 @@ import type { Keyring } from '../access-tokens/keyring.js';
 import { parseSecret } from '../credentials/generate-credentials.js';
 import type { AccountStore, SecretRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 import type { PresentedSecret } from './remembered-secrets.js';
 
 /** The format version every digest starts with. */

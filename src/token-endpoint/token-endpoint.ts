@@ -8,7 +8,7 @@
  * comes from the runtime.
  */
 import { TokenInspector } from '../token-check/token-inspector.js';
-import { DependencyMonitor } from '../observability/dependency-monitor.js';
+import { DependencyMonitor } from '../runtime/call-store.js';
 import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../create-runtime.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';

@@ -49,7 +49,15 @@ export interface Runtime {
   onClose(task: () => Promise<void>): void;
   /** Resolves once the instance has started; retried on the next call after a failure. */
   ready(): Promise<void>;
-  /** Whether {@link Runtime.ready} has resolved (and the instance is not closed): callers may skip awaiting it. */
+  /**
+   * Whether {@link Runtime.ready} has resolved and the instance is not closed: callers may skip awaiting
+   * it. A field, kept current by the runtime, so reading it on every request calls nothing.
+   */
+  readonly started: boolean;
+  /**
+   * The same as {@link Runtime.started}, as a call. Kept only for the token endpoint's readiness step
+   * until it reads `started`; then this goes.
+   */
   isReady(): boolean;
   close(): Promise<void>;
 }
@@ -80,7 +88,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   };
   const accounts = new AccountCache({ ...config, observer: storeMonitor, onFeedState });
   telemetry.observe({ accountCacheCounts: () => accounts.counts() });
-  const revokedTokens = new RevokedTokenCache({ ...config, observer: storeMonitor, announcing: () => accounts.announcing });
+  const revokedTokens = new RevokedTokenCache({ ...config, observer: storeMonitor, announcing: accounts.announcing });
   accounts.onInvalidate((key) => revokedTokens.onChange(key));
   const verifiedTokens = new VerifiedTokenCache({
     keyring: config.keyring,
@@ -90,7 +98,6 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   });
   const startTasks: Array<() => Promise<void>> = [];
   const closeTasks: Array<() => Promise<void>> = [];
-  let started = false;
   let closed = false;
 
   let missingDriverReported = false;
@@ -109,7 +116,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
     await accounts.start();
     await revokedTokens.start(); // after subscribing, so no revocation falls between the read and the announcements
     for (const task of startTasks) await task();
-    started = true;
+    if (!closed) (runtime as { started: boolean }).started = true;
   });
 
   const runtime: Runtime = {
@@ -145,11 +152,13 @@ export function createRuntime(config: ResolvedConfig): Runtime {
       if (closed) return Promise.reject(new Error('express-service-accounts: this instance was closed'));
       return start();
     },
+    started: false,
     isReady() {
-      return started && !closed;
+      return runtime.started;
     },
     async close() {
       closed = true;
+      (runtime as { started: boolean }).started = false;
       await accounts.stop();
       for (const task of closeTasks) await task();
       await config.store.close?.();

@@ -183,10 +183,11 @@ export class AccountCache {
     return this.#watching;
   }
 
-  /** Whether the store's change announcements are arriving: watched, and the feed not reported failing. */
-  get announcing(): boolean {
-    return this.#watching && !this.#feedFailing;
-  }
+  /**
+   * Whether the store's change announcements are arriving: watched, and the feed not reported failing.
+   * A function of the cache itself, so the revoked-token cache can hold it and ask on every lookup.
+   */
+  readonly announcing = (): boolean => this.#watching && !this.#feedFailing;
 
   /** Lookups answered from the cache (`hits`) and by the store (`misses`) since start. */
   counts(): { hits: number; misses: number } {

@@ -7,7 +7,7 @@
  * of their own (the token endpoint's dummy hash and failure limiter) register it here.
  */
 import type { ResolvedConfig } from './config.js';
-import { VerifiedTokenCache } from './access-tokens/verified-token-cache.js';
+import { VerifiedTokenCache } from './token-check/token-check.js';
 import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.js';
 import { createDebugLog } from './audit/debug-log.js';
 import { AccountCache } from './runtime/account-cache.js';

@@ -7,7 +7,7 @@
  * exchange, the revocation, or the introspection (docs/token-endpoint.md). The instance's shared state
  * comes from the runtime.
  */
-import { TokenInspector } from '../token-check/token-inspector.js';
+import { TokenInspector } from '../token-check/token-check.js';
 import { DependencyMonitor } from '../runtime/call-store.js';
 import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../create-runtime.js';

@@ -7,20 +7,18 @@
  * of their own (the token endpoint's dummy hash and failure limiter) register it here.
  */
 import type { ResolvedConfig } from './config.js';
-import { VerifiedTokenCache } from './access-tokens/verified-token-cache.js';
+import { VerifiedTokenCache } from './token-check/token-check.js';
 import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.js';
 import { createDebugLog } from './audit/debug-log.js';
 import { AccountCache } from './runtime/account-cache.js';
-import { callStore } from './runtime/call-store.js';
+import { callStore, DependencyMonitor, type CallObserver } from './runtime/call-store.js';
 import { initStore, onceUntilSuccess } from './runtime/init-store.js';
 import { missingDriverOf } from './store/missing-driver-error.js';
 import { RevokedTokenCache } from './runtime/revoked-token-cache.js';
-import { DependencyMonitor, type CallObserver } from './observability/dependency-monitor.js';
 import type { StoreHealthSources } from './observability/health.js';
-import { createHookEmitter } from './observability/hook-emitter.js';
 import type { ChangeFeedState } from './store/account-store.js';
 import type { OperationalEvent, OperationalEventInput } from './observability/operational-events.js';
-import { createTelemetry, type Telemetry } from './observability/telemetry.js';
+import { createHookEmitter, createTelemetry, type Telemetry } from './observability/telemetry.js';
 import { LIBRARY_VERSION } from './version.js';
 import { createDpopRuntime, type DpopRuntime } from './dpop/dpop-runtime.js';
 
@@ -51,8 +49,11 @@ export interface Runtime {
   onClose(task: () => Promise<void>): void;
   /** Resolves once the instance has started; retried on the next call after a failure. */
   ready(): Promise<void>;
-  /** Whether {@link Runtime.ready} has resolved (and the instance is not closed): callers may skip awaiting it. */
-  isReady(): boolean;
+  /**
+   * Whether {@link Runtime.ready} has resolved and the instance is not closed: callers may skip awaiting
+   * it. A field, kept current by the runtime, so reading it on every request calls nothing.
+   */
+  readonly started: boolean;
   close(): Promise<void>;
 }
 
@@ -82,7 +83,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   };
   const accounts = new AccountCache({ ...config, observer: storeMonitor, onFeedState });
   telemetry.observe({ accountCacheCounts: () => accounts.counts() });
-  const revokedTokens = new RevokedTokenCache({ ...config, observer: storeMonitor, announcing: () => accounts.announcing });
+  const revokedTokens = new RevokedTokenCache({ ...config, observer: storeMonitor, announcing: accounts.announcing });
   accounts.onInvalidate((key) => revokedTokens.onChange(key));
   const verifiedTokens = new VerifiedTokenCache({
     keyring: config.keyring,
@@ -92,7 +93,6 @@ export function createRuntime(config: ResolvedConfig): Runtime {
   });
   const startTasks: Array<() => Promise<void>> = [];
   const closeTasks: Array<() => Promise<void>> = [];
-  let started = false;
   let closed = false;
 
   let missingDriverReported = false;
@@ -111,7 +111,7 @@ export function createRuntime(config: ResolvedConfig): Runtime {
     await accounts.start();
     await revokedTokens.start(); // after subscribing, so no revocation falls between the read and the announcements
     for (const task of startTasks) await task();
-    started = true;
+    if (!closed) (runtime as { started: boolean }).started = true;
   });
 
   const runtime: Runtime = {
@@ -147,11 +147,10 @@ export function createRuntime(config: ResolvedConfig): Runtime {
       if (closed) return Promise.reject(new Error('express-service-accounts: this instance was closed'));
       return start();
     },
-    isReady() {
-      return started && !closed;
-    },
+    started: false,
     async close() {
       closed = true;
+      (runtime as { started: boolean }).started = false;
       await accounts.stop();
       for (const task of closeTasks) await task();
       await config.store.close?.();

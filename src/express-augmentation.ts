@@ -2,7 +2,7 @@
  * @module express
  * Types `req.serviceAccount` and `req.actor` on every Express request once this package is imported.
  */
-import type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
+import type { ServiceAccountPrincipal } from './bearer/require-bearer.js';
 import type { Actor } from './actor/actor.js';
 
 declare global {

@@ -14,7 +14,7 @@ export type { SigningKeyOptions, SigningAlgorithm } from './access-tokens/keyrin
 export type { AccessTokenClaims } from './access-tokens/access-token.js';
 export type { RequireBearerOptions } from './bearer/require-bearer.js';
 export { INTROSPECTION_SCOPE } from './token-endpoint/introspection-step.js';
-export type { ServiceAccountPrincipal } from './bearer/service-account-principal.js';
+export type { ServiceAccountPrincipal } from './bearer/require-bearer.js';
 export type { Actor, UserIdentity } from './actor/actor.js';
 export type { RequireActorOptions } from './actor/require-actor.js';
 export { isCrossOriginRequest } from './cross-origin-request.js';

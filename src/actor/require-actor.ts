@@ -12,7 +12,7 @@ import { InvalidRequestError, MissingTokenError, sendOAuthError, type DpopChalle
 import { isCrossOriginRequest } from '../cross-origin-request.js';
 import { presentsBearer } from '../bearer/extract-bearer-token.js';
 import type { RequireBearerOptions } from '../bearer/require-bearer.js';
-import type { ServiceAccountPrincipal } from '../bearer/service-account-principal.js';
+import type { ServiceAccountPrincipal } from '../bearer/require-bearer.js';
 import type { Actor, UserIdentity } from './actor.js';
 
 /**

@@ -4,7 +4,7 @@
  * known, name) and never carries a secret or a hash.
  */
 import type { ClientAuthenticationFailure, InvalidTokenReason } from '../errors.js';
-import { createHookEmitter, type EventInput } from '../observability/hook-emitter.js';
+import { createHookEmitter, type EventInput } from '../observability/telemetry.js';
 
 interface AuditBase {
   /** When it happened (the configured clock). */

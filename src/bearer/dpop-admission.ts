@@ -11,21 +11,19 @@ import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
 import type { DpopRuntime } from '../dpop/dpop-runtime.js';
 import { dpopHeaderOf, type CheckedProof } from '../dpop/dpop-proof.js';
-import { InsufficientScopeError, InvalidDpopProofError, InvalidTokenError, type DpopChallenge } from '../errors.js';
+import { InvalidDpopProofError, InvalidTokenError, type DpopChallenge, type InsufficientScopeError } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
-import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
+import { checkToken, type TokenCheckReceiver, type TokenCredential } from '../token-check/token-check.js';
 import { extractDpopToken } from './extract-bearer-token.js';
-import { grantedScopes, principalOf, type ServiceAccountPrincipal } from './service-account-principal.js';
 
 type NodeNext = (err?: unknown) => void;
 
-/** What one route's DPoP admission needs. */
-export interface DpopAdmissionParts {
+/** What one route's DPoP admission needs; `P` is the principal put on `req.serviceAccount`. */
+export interface DpopAdmissionParts<P> {
   readonly runtime: Runtime;
   readonly dpop: DpopRuntime;
-  readonly audience: string;
-  readonly needed: readonly string[];
-  readonly neededText: string;
+  /** The route's principal of a good token (its audience and scope checked), or the route's refusal. */
+  readonly grant: (claims: AccessTokenClaims, account: AccountRecord, credential: TokenCredential) => P | InvalidTokenError | InsufficientScopeError;
   /** The route's renderer of refusals. */
   readonly refuse: (res: ServerResponse, error: unknown, claims?: AccessTokenClaims, account?: AccountRecord, challenge?: DpopChallenge) => void;
 }
@@ -38,15 +36,15 @@ interface DpopRequest {
 }
 
 /** Returns the admission of DPoP requests for one route. */
-export function createDpopAdmission(parts: DpopAdmissionParts): (header: string, req: IncomingMessage, res: ServerResponse, next: NodeNext) => void {
-  const { runtime, dpop, audience, needed, neededText, refuse } = parts;
+export function createDpopAdmission<P extends object>(parts: DpopAdmissionParts<P>): (header: string, req: IncomingMessage, res: ServerResponse, next: NodeNext) => void {
+  const { runtime, dpop, grant, refuse } = parts;
   const used = dpop.challenges.used;
   const now = runtime.config.now;
 
-  const admitted = (request: DpopRequest, res: ServerResponse, next: NodeNext, principal: ServiceAccountPrincipal, at: Date): void => {
+  const admitted = (request: DpopRequest, res: ServerResponse, next: NodeNext, principal: P, at: Date): void => {
     const nonce = dpop.proofs.nextNonce(at);
     if (nonce !== undefined) res.setHeader('DPoP-Nonce', nonce);
-    (request.req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
+    (request.req as IncomingMessage & { serviceAccount?: P }).serviceAccount = principal;
     next();
   };
   const replayed = (): InvalidDpopProofError =>
@@ -59,7 +57,7 @@ export function createDpopAdmission(parts: DpopAdmissionParts): (header: string,
     request: DpopRequest,
     res: ServerResponse,
     next: NodeNext,
-    principal: ServiceAccountPrincipal,
+    principal: P,
     at: Date,
   ): void => {
     if (first === false) return refuse(res, replayed(), claims, account, used);
@@ -83,14 +81,13 @@ export function createDpopAdmission(parts: DpopAdmissionParts): (header: string,
   const outcome: TokenCheckReceiver<DpopRequest, ServerResponse, NodeNext> = {
     good(claims, account, credential, request, res, next) {
       const at = now();
-      let principal: ServiceAccountPrincipal;
+      let principal: P;
       let first: boolean | Promise<boolean>;
       try {
         const proof = boundProof(claims, request, at);
-        if (claims.aud !== audience) throw new InvalidTokenError('wrong_audience');
-        const granted = grantedScopes(claims, account, needed);
-        if (granted === undefined) throw new InsufficientScopeError(neededText);
-        principal = principalOf(claims, account, credential, granted);
+        const granted = grant(claims, account, credential);
+        if (granted instanceof Error) throw granted;
+        principal = granted;
         // Written after every other check, so a refused request never uses up a proof (§11.1).
         first = dpop.replay.firstUse(proof.jkt, proof.jti, at.getTime());
       } catch (err) {

@@ -2,8 +2,8 @@
  * @module require-bearer
  * `requireBearer({ scope, audience })`: Express middleware that admits a request only with a valid,
  * unrevoked access token of an enabled account, made for the route's API (audience) and with the
- * route's scope, and puts the principal on
- * `req.serviceAccount`. Written directly (no passport) to keep the per-request cost in microseconds.
+ * route's scope, and puts the principal ({@link ServiceAccountPrincipal}, made from the good token and
+ * its granted scopes) on `req.serviceAccount`. Written directly (no passport) to keep the per-request cost in microseconds.
  * A DPoP-bound token (RFC 9449) is admitted only with `Authorization: DPoP` and a proof of its key
  * (dpop-admission.ts); the Bearer path pays one character comparison for it.
  */
@@ -16,15 +16,64 @@ import {
   toOAuthError,
   type DpopChallenge,
 } from '../errors.js';
-import { RequestSpan } from '../observability/request-span.js';
+import { RequestSpan } from '../observability/telemetry.js';
 import type { AccountRecord } from '../store/account-store.js';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
 import { isResourceIndicator, parseScopeList } from '../token-grant.js';
 import { extractBearerToken, hasRepeatedAuthorization, usesDpopScheme } from './extract-bearer-token.js';
 import { createDpopAdmission } from './dpop-admission.js';
-import { checkToken, type TokenCheckReceiver } from '../token-check/token-check.js';
-import { grantedScopes, principalOf, type ServiceAccountPrincipal } from './service-account-principal.js';
+import { checkToken, type TokenCheckReceiver, type TokenCredential } from '../token-check/token-check.js';
+
+/**
+ * Who made a request that passed `requireBearer()`.
+ * @example
+ * ```ts
+ * app.get('/api/whoami', sa.requireBearer(), (req, res) => res.json(req.serviceAccount))
+ * ```
+ */
+export interface ServiceAccountPrincipal {
+  readonly type: 'service_account';
+  readonly clientId: string;
+  /** The account's name: what audit logs and activity history show for every action. */
+  readonly name: string;
+  readonly clientAccountId: string | null;
+  /** Scopes granted to the token; empty for an unrestricted account (one provisioned without scopes). */
+  readonly scopes: readonly string[];
+  /** ID of the secret, public key or federated credential the token was issued against (the `id` the CLI and admin API show). */
+  readonly secretId: string;
+  /** The token's `jti`. */
+  readonly tokenId: string;
+}
+
+// A plain loop: no closure per request on this path.
+function includesAll(granted: readonly string[], needed: readonly string[]): boolean {
+  for (const scope of needed) if (!granted.includes(scope)) return false;
+  return true;
+}
+
+/**
+ * The token's granted scopes when they hold every `needed` scope (an unrestricted account's token
+ * holds all: its list is empty), or `undefined` when one is missing.
+ */
+export function grantedScopes(claims: AccessTokenClaims, account: AccountRecord, needed: readonly string[]): readonly string[] | undefined {
+  const unrestricted = claims.scope === undefined && account.scopes.length === 0;
+  const granted = claims.scope === undefined ? [] : claims.scope.split(' ');
+  return unrestricted || includesAll(granted, needed) ? granted : undefined;
+}
+
+/** The principal of a good token. */
+export function principalOf(claims: AccessTokenClaims, account: AccountRecord, credential: TokenCredential, granted: readonly string[]): ServiceAccountPrincipal {
+  return {
+    type: 'service_account',
+    clientId: account.clientId,
+    name: account.name,
+    clientAccountId: account.clientAccountId,
+    scopes: granted,
+    secretId: credential.id,
+    tokenId: claims.jti,
+  };
+}
 
 /**
  * Options of {@link ServiceAccounts.requireBearer}.
@@ -111,16 +160,26 @@ export function createRequireBearer(
       sendOAuthError(res, err, config.realm, challenge);
     };
 
+    /**
+     * This route's principal of a good token: its audience is the route's (RFC 9068 §4: the resource
+     * server checks that `aud` names it; one string comparison) and its scopes hold the route's, else the
+     * refusal. The same for Bearer and DPoP requests.
+     */
+    const grant = (claims: AccessTokenClaims, account: AccountRecord, credential: TokenCredential): ServiceAccountPrincipal | InvalidTokenError | InsufficientScopeError => {
+      if (claims.aud !== audience) return new InvalidTokenError('wrong_audience');
+      const granted = grantedScopes(claims, account, needed);
+      if (granted === undefined) return new InsufficientScopeError(neededText);
+      return principalOf(claims, account, credential, granted);
+    };
+
     // One receiver per route: the token check answers it with the request, response and next passed through.
     const outcome: TokenCheckReceiver<IncomingMessage, ServerResponse, NodeNext> = {
       good(claims, account, credential, req, res, next) {
         // RFC 9449 §7.2: a DPoP-bound token is not a Bearer token.
         if (claims.cnf !== undefined) return refuse(res, new InvalidTokenError('dpop_bound'), claims, account);
-        // RFC 9068 §4: the resource server checks that `aud` names it. One string comparison.
-        if (claims.aud !== audience) return refuse(res, new InvalidTokenError('wrong_audience'), claims, account);
-        const granted = grantedScopes(claims, account, needed);
-        if (granted === undefined) return refuse(res, new InsufficientScopeError(neededText), claims, account);
-        (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principalOf(claims, account, credential, granted);
+        const principal = grant(claims, account, credential);
+        if (principal instanceof Error) return refuse(res, principal, claims, account);
+        (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
         next();
       },
       refused(error, claims, account, _req, res) {
@@ -133,7 +192,7 @@ export function createRequireBearer(
       },
     };
 
-    const admitDpop = dpop && createDpopAdmission({ runtime, dpop, audience, needed, neededText, refuse });
+    const admitDpop = dpop && createDpopAdmission({ runtime, dpop, grant, refuse });
 
     const check = (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
       let token: string;

@@ -12,7 +12,7 @@
 import { errors, type JWTPayload } from 'jose';
 import type { AssertionRefusal } from '../errors.js';
 import type { TokenEndpointAudienceSetting } from '../token-endpoint-audience.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 import { callStore } from '../runtime/call-store.js';
 import type { AccountStore } from '../store/account-store.js';
 

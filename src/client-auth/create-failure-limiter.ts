@@ -10,7 +10,7 @@
 import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { ResolvedConfig } from '../config.js';
 import { callStore } from '../runtime/call-store.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 import { createMemoryLimiter, FAILURE_KEY_PREFIX, giveBackMarginMs, keysOf, type FailureLimiter, type LimiterOptions } from './failure-limiter.js';
 
 /** The shape of an ioredis client that rate-limiter-flexible relies on, and our own give-back command. */

@@ -15,7 +15,7 @@ import { LRUCache } from 'lru-cache';
 import type { AccountRecord, AccountStore } from '../store/account-store.js';
 import { CREDENTIAL_KINDS, findOfKind, type CredentialKindName } from '../store/credential-kinds.js';
 import { callStore } from '../runtime/call-store.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 import type { OperationalEventInput } from '../observability/operational-events.js';
 
 /** How often, at most, one credential's `lastUsedAt` is written. */

@@ -21,7 +21,7 @@ import { describeError } from '../observability/operational-events.js';
 import type { Runtime } from '../create-runtime.js';
 import type { AccountCache } from '../runtime/account-cache.js';
 import { callStore } from '../runtime/call-store.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf, hasExpired, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/credential-kinds.js';
 import { isClientIdLookup, isLookupValue } from '../credentials/generate-credentials.js';

@@ -8,7 +8,7 @@
  * a hash: errors are reduced to their class name and message.
  */
 import { redactSecrets } from '../credentials/redact-secrets.js';
-import type { EventInput } from './hook-emitter.js';
+import type { EventInput } from './telemetry.js';
 import type { ChangeFeedState } from '../store/account-store.js';
 
 import type { ExtraClaimsRefusal } from '../extra-token-claims.js';

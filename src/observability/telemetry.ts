@@ -1,9 +1,13 @@
 /**
  * @module telemetry
- * Metrics and traces through the OpenTelemetry API. The API alone records nothing: every instrument is
- * a no-op until the host installs an OpenTelemetry SDK (a `MeterProvider` and `TracerProvider`), which
- * is the convention for libraries. Instruments are created once per instance, from the providers given
- * in the `telemetry` option or else the global ones registered when `createServiceAccounts()` runs.
+ * What an instance reports to its host while it runs, each kept off the request's path: metrics and
+ * traces through the OpenTelemetry API (the instruments, and the span of one HTTP request), and events
+ * handed to the host's hooks (`onAudit`, `onEvent`).
+ *
+ * The OpenTelemetry API alone records nothing: every instrument is a no-op until the host installs an
+ * OpenTelemetry SDK (a `MeterProvider` and `TracerProvider`), which is the convention for libraries.
+ * Instruments are created once per instance, from the providers given in the `telemetry` option or else
+ * the global ones registered when `createServiceAccounts()` runs.
  *
  * No client secret, access token or hash ever becomes an attribute: attributes are error codes,
  * reasons and store operation names only. The full list is in docs/observability.md.
@@ -11,6 +15,7 @@
 import {
   metrics,
   trace,
+  SpanStatusCode,
   type Attributes,
   type Counter,
   type Histogram,
@@ -20,6 +25,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
+import type { ServerResponse } from 'node:http';
 
 /** Name and version under which instruments and spans are reported (the instrumentation scope). */
 export const INSTRUMENTATION_SCOPE = 'express-service-accounts';
@@ -172,5 +178,71 @@ export function createTelemetry(options: TelemetryOptions, version: string): Tel
     secretQueueWait: (seconds) => queueWait.record(seconds),
     startStoreSpan: (operation) => tracer.startSpan(`${PREFIX}.store ${operation}`, { attributes: { [OPERATION]: operation } }),
     observe: (sources) => void Object.assign(gauges, sources),
+  };
+}
+
+/**
+ * One span per HTTP request handled by the library (the token endpoint, and `requireBearer()` when the
+ * host opts in): ended when the response closes, with its status code, or earlier by its owner.
+ */
+export class RequestSpan {
+  #ended = false;
+
+  private constructor(
+    readonly span: Span,
+    res: ServerResponse,
+  ) {
+    res.once('close', () => this.end(res.statusCode));
+  }
+
+  /**
+   * Starts `name` for the request answered by `res`, or returns `undefined` when the span would record
+   * nothing (no OpenTelemetry SDK installed, or not sampled): then the caller skips its bookkeeping.
+   */
+  static start(tracer: Tracer, name: string, res: ServerResponse): RequestSpan | undefined {
+    const span = tracer.startSpan(name);
+    return span.isRecording() ? new RequestSpan(span, res) : undefined;
+  }
+
+  /** Ends the span once (later calls do nothing); with the response's status code when it is known. */
+  end(statusCode?: number): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (statusCode !== undefined) {
+      this.span.setAttribute('http.response.status_code', statusCode);
+      if (statusCode >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    this.span.end();
+  }
+}
+
+/**
+ * `Omit` applied to each member of a union on its own. Plain `Omit<A | B, K>` keeps only the keys the
+ * members share, so an event union would lose its `type`-specific fields.
+ */
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** An event before the emitter stamps it with `at`. */
+export type EventInput<E> = DistributiveOmit<E, 'at'>;
+
+/**
+ * Returns a function that stamps an event with `at` (the configured clock) and calls `hook` with it on
+ * the next turn of the event loop, off the current call stack: a hook that throws, rejects or is slow
+ * never breaks or delays a request. A no-op when there is no hook.
+ */
+export function createHookEmitter<E extends { readonly at: Date }>(
+  hook: ((event: E) => void | Promise<void>) | undefined,
+  now: () => Date,
+): (event: EventInput<E>) => void {
+  if (!hook) return () => {};
+  return (input) => {
+    const event = Object.freeze({ ...input, at: now() }) as unknown as E;
+    setImmediate(() => {
+      try {
+        Promise.resolve(hook(event)).catch(() => {});
+      } catch {
+        // The hook's failure is the host's to log; it never reaches the request.
+      }
+    });
   };
 }

@@ -42,8 +42,7 @@
  * store read, and a hit needs none of an LRU's reordering on every request.
  */
 import type { AccountRecord, AccountStore, ChangeFeedState } from '../store/account-store.js';
-import { callStore } from './call-store.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import { callStore, type CallObserver } from './call-store.js';
 
 /** Cache lifetime when the store cannot announce changes: half of the 1-second revocation bound (docs/security.md). */
 export const WATCHLESS_TTL_MS = 500;
@@ -184,10 +183,11 @@ export class AccountCache {
     return this.#watching;
   }
 
-  /** Whether the store's change announcements are arriving: watched, and the feed not reported failing. */
-  get announcing(): boolean {
-    return this.#watching && !this.#feedFailing;
-  }
+  /**
+   * Whether the store's change announcements are arriving: watched, and the feed not reported failing.
+   * A function of the cache itself, so the revoked-token cache can hold it and ask on every lookup.
+   */
+  readonly announcing = (): boolean => this.#watching && !this.#feedFailing;
 
   /** Lookups answered from the cache (`hits`) and by the store (`misses`) since start. */
   counts(): { hits: number; misses: number } {

@@ -1,12 +1,29 @@
 /**
  * @module call-store
- * Every store call goes through here: a failure or a call slower than `storeTimeout` becomes a
- * {@link StoreUnavailableError} (a {@link StoreTimeoutError} for the latter), which the HTTP layer answers with 503 and never lets a request through.
- * An optional observer sees each call start and end (duration metrics, spans, outage events).
+ * Every call to a dependency goes through here: the account store's, and the failure limiter's Redis.
+ * {@link callStore} gives a call its deadline: a failure or a call slower than `storeTimeout` becomes a
+ * {@link StoreUnavailableError} (a {@link StoreTimeoutError} for the latter), which the HTTP layer
+ * answers with 503 and never lets a request through. A {@link DependencyMonitor} sees each call start
+ * and end and keeps the dependency's health: the duration metric and a span of each store call, and
+ * the state changes. The first failure after success is a `*.unavailable` event, the first success
+ * after failure a `*.recovered` event, so an outage gives two events however many requests it fails.
+ * A dependency that flaps is limited to {@link MAX_EVENTS_PER_MINUTE} events a minute; the state
+ * itself is always current.
  */
+import { performance } from 'node:perf_hooks';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { StoreTimeoutError, StoreUnavailableError } from '../errors.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import { describeError, type OperationalEventInput } from '../observability/operational-events.js';
+import type { Telemetry } from '../observability/telemetry.js';
 import { MissingDriverError } from '../store/missing-driver-error.js';
+
+/** Most events one dependency may emit in a minute (a flapping dependency is not a flood of events). */
+export const MAX_EVENTS_PER_MINUTE = 6;
+
+/** What `callStore` reports to: `begin` when a call starts, and the returned function when it ends. */
+export interface CallObserver {
+  begin(operation: string): (error?: unknown) => void;
+}
 
 /**
  * Runs a store call with a deadline.
@@ -47,4 +64,78 @@ export function callStore<T>(call: () => Promise<T>, timeoutMs: number, what: st
       (err: unknown) => fail(new StoreUnavailableError(`Store call ${what} failed${err instanceof MissingDriverError ? `: ${err.message}` : ''}`, { cause: err })),
     );
   });
+}
+
+/** Watches the calls made to one dependency (the account store, or the failure limiter's Redis); see the module description. */
+export class DependencyMonitor implements CallObserver {
+  readonly #dependency: 'store' | 'limiter';
+  readonly #telemetry: Telemetry;
+  readonly #emit: (event: OperationalEventInput) => void;
+  readonly #now: () => Date;
+  #available = true;
+  #since: Date | undefined;
+  #error: string | undefined;
+  #recent: number[] = [];
+
+  constructor(dependency: 'store' | 'limiter', telemetry: Telemetry, emit: (event: OperationalEventInput) => void, now: () => Date) {
+    this.#dependency = dependency;
+    this.#telemetry = telemetry;
+    this.#emit = emit;
+    this.#now = now;
+  }
+
+  begin(operation: string): (error?: unknown) => void {
+    const started = performance.now();
+    // Store calls get a span (a child of the request's); the limiter's Redis calls do not.
+    const span = this.#dependency === 'store' ? this.#telemetry.startStoreSpan(operation) : undefined;
+    return (error) => {
+      const failed = error !== undefined;
+      if (this.#dependency === 'store') {
+        this.#telemetry.storeCall(operation, (performance.now() - started) / 1000, failed ? errorType(error) : undefined);
+      }
+      if (span) {
+        if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: errorType(error) });
+        span.end();
+      }
+      if (failed) this.#failed(operation, error);
+      else if (!this.#available) this.#recovered();
+    };
+  }
+
+  #failed(operation: string, error: unknown): void {
+    if (!this.#available) return;
+    this.#available = false;
+    this.#since = this.#now();
+    this.#error = describeError(error);
+    if (!this.#mayEmit()) return;
+    this.#emit(
+      this.#dependency === 'store'
+        ? { type: 'store.unavailable', dependency: 'store', operation, error: this.#error }
+        : { type: 'limiter.unavailable', dependency: 'limiter', operation, error: this.#error, failMode: 'closed' },
+    );
+  }
+
+  #recovered(): void {
+    const downtimeMs = this.#since ? this.#now().getTime() - this.#since.getTime() : 0;
+    this.#available = true;
+    this.#since = this.#now();
+    this.#error = undefined;
+    if (!this.#mayEmit()) return;
+    this.#emit({ type: this.#dependency === 'store' ? 'store.recovered' : 'limiter.recovered', dependency: this.#dependency, downtimeMs });
+  }
+
+  #mayEmit(): boolean {
+    const now = Date.now();
+    this.#recent = this.#recent.filter((t) => now - t < 60_000);
+    if (this.#recent.length >= MAX_EVENTS_PER_MINUTE) return false;
+    this.#recent.push(now);
+    return true;
+  }
+}
+
+/** The `error.type` of a failed call: `timeout`, or the class name of the underlying error. */
+function errorType(error: unknown): string {
+  if (error instanceof StoreTimeoutError) return 'timeout';
+  if (!(error instanceof Error)) return 'unknown';
+  return error.cause instanceof Error ? error.cause.name : error.name;
 }

@@ -3,9 +3,8 @@
  * Store start-up shared by an instance and the standalone admin API: `store.init()` (which may migrate
  * a schema) with a deadline of its own, run once, and run again by the next caller after a failure.
  */
-import type { CallObserver } from '../observability/dependency-monitor.js';
 import type { AccountStore } from '../store/account-store.js';
-import { callStore } from './call-store.js';
+import { callStore, type CallObserver } from './call-store.js';
 
 /** `init()` may migrate a schema: it gets at least this long, whatever `storeTimeout` says. */
 const MIN_INIT_TIMEOUT_MS = 30_000;

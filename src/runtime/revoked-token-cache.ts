@@ -18,9 +18,8 @@
  */
 import type { AccountStore } from '../store/account-store.js';
 import { WATCHLESS_TTL_MS } from './account-cache.js';
-import { callStore } from './call-store.js';
+import { callStore, type CallObserver } from './call-store.js';
 import { parseRevokedTokenChangeKey } from '../store/revoked-token-change.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
 
 const PRUNE_EVERY_MS = 60_000;
 

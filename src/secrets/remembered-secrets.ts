@@ -42,7 +42,7 @@ import type { Keyring } from '../access-tokens/keyring.js';
 import { parseSecret } from '../credentials/generate-credentials.js';
 import type { AccountStore, SecretRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 
 /** Tuning of {@link RememberedSecrets}. */
 export interface RememberedSecretsOptions {

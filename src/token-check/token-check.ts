@@ -1,30 +1,97 @@
 /**
  * @module token-check
  * Whether an access token is still good, the one rule shared by `requireBearer()` and the
- * introspection endpoint, so an endpoint never calls active a token the bearer check refuses: its
- * signature and claims verify (through the instance's one verified-token cache) and it has not
- * expired; its account exists and is enabled; its audience (`aud`) is one the account may get now (the
- * server's audience for an account without resources, else one of its resources, RFC 8707), so a
- * change of an account's resources takes its tokens for other audiences with it; the credential it was issued against (its `secret_id`
- * claim names a secret, a public key or a federated credential) is known, live and not past its
- * `expiresAt` (read from the record the instance holds, against its clock: nothing is written when a
- * credential expires, yet every instance refuses its tokens from that instant); and the token
- * itself is not on the deny-list.
+ * introspection and revocation endpoints, so an endpoint never calls active a token the bearer check
+ * refuses: its signature and claims verify (through the instance's one {@link VerifiedTokenCache}) and
+ * it has not expired; its account exists and is enabled; its audience (`aud`) is one the account may
+ * get now (the server's audience for an account without resources, else one of its resources, RFC
+ * 8707), so a change of an account's resources takes its tokens for other audiences with it; the
+ * credential it was issued against (its `secret_id` claim names a secret, a public key or a federated
+ * credential) is known, live and not past its `expiresAt` (read from the record the instance holds,
+ * against its clock: nothing is written when a credential expires, yet every instance refuses its
+ * tokens from that instant); and the token itself is not on the deny-list.
  *
  * Answered synchronously when the instance's caches can tell (the account's status is cached and
  * fresh, and the deny-list can answer), with no allocation on the path that admits (the bearer
  * check's hot path); otherwise after start-up and a read of the store. The answer goes to a
  * {@link TokenCheckReceiver} together with up to three values passed through unchanged, so a caller
- * needs no closure per token.
+ * needs no closure per token. The endpoints read it as an {@link Inspection} ({@link TokenInspector}).
+ * Framework-free.
  */
 import { InvalidTokenError, type InvalidTokenReason } from '../errors.js';
-import { readVerifiedClaims, type AccessTokenClaims } from '../access-tokens/access-token.js';
-import type { Runtime } from '../create-runtime.js';
+import { readVerifiedClaims, verifyAccessToken, type AccessTokenClaims, type TokenVerification } from '../access-tokens/access-token.js';
+import type { AccountCache } from '../runtime/account-cache.js';
+import type { RevokedTokenCache } from '../runtime/revoked-token-cache.js';
 import { findCredential, hasExpired } from '../store/credential-kinds.js';
 import type { AccountRecord, FederatedCredentialRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
 
 /** The credential (secret, public key or federated credential) a good token was issued against. */
 export type TokenCredential = SecretRecord | KeyRecord | FederatedCredentialRecord;
+
+interface Verified {
+  readonly token: string;
+  readonly claims: AccessTokenClaims;
+}
+
+/** The signature segment: unique per token in practice, and far shorter to hash than the whole token. */
+function signatureOf(token: string): string {
+  return token.slice(token.lastIndexOf('.') + 1);
+}
+
+/**
+ * The claims of tokens whose signature and claims already verified, one cache per instance for every
+ * token check, so a client that presents the same token again costs a map lookup instead of a
+ * signature check. A token is immutable: only its expiry can change the answer, and that is checked on
+ * every hit against the configured clock. Revocation and disabling are not decided here: the check
+ * consults the account status on every request. Bounded (the oldest entry goes first); only tokens
+ * that verified are ever stored.
+ */
+export class VerifiedTokenCache {
+  // Keyed by signature (hashing a ~300-character key on every request costs more than the rest of the
+  // lookup); a hit counts only when the whole token is the same. A Map in insertion order, the oldest
+  // dropped when full: a hit is one lookup (an LRU's bookkeeping on every request is not worth it:
+  // an evicted token that comes back is verified once more).
+  readonly #claims = new Map<string, Verified>();
+  readonly #max: number;
+
+  constructor(
+    private readonly settings: TokenVerification,
+    max = 10_000,
+  ) {
+    this.#max = max;
+  }
+
+  /**
+   * Verifies a token (or finds it verified before) and returns its claims.
+   * @throws {InvalidTokenError} as {@link verifyAccessToken} does
+   */
+  verify(token: string, now: Date): AccessTokenClaims {
+    const key = signatureOf(token);
+    const known = this.#claims.get(key);
+    if (known !== undefined && known.token === token) {
+      // Same rule as jsonwebtoken: expired once now >= exp + tolerance.
+      if (Math.floor(now.getTime() / 1000) >= known.claims.exp + this.settings.clockTolerance) {
+        this.#claims.delete(key);
+        throw new InvalidTokenError('expired');
+      }
+      return known.claims;
+    }
+    const claims = verifyAccessToken(this.settings, token, now);
+    this.#claims.delete(key);
+    this.#claims.set(key, { token, claims });
+    if (this.#claims.size > this.#max) this.#claims.delete(this.#claims.keys().next().value!);
+    return claims;
+  }
+}
+
+/** What the token check reads of an instance (its `Runtime`): the clock and audience, its caches, its start-up. */
+export interface TokenCheckRuntime {
+  readonly config: { readonly now: () => Date; readonly audience: string };
+  readonly verifiedTokens: VerifiedTokenCache;
+  readonly accounts: Pick<AccountCache, 'peek' | 'get'>;
+  readonly revokedTokens: Pick<RevokedTokenCache, 'check' | 'isRevoked'>;
+  ready(): Promise<void>;
+}
 
 /** What {@link checkToken} hands its answer to; `a`, `b` and `c` are the values given to it, unchanged. */
 export interface TokenCheckReceiver<A, B, C> {
@@ -108,7 +175,7 @@ function answer<A, B, C>(
  * checkToken(runtime, token, receiver, res, undefined, undefined)
  * ```
  */
-export function checkToken<A, B, C>(runtime: Runtime, token: string, receiver: TokenCheckReceiver<A, B, C>, a: A, b: B, c: C): void {
+export function checkToken<A, B, C>(runtime: TokenCheckRuntime, token: string, receiver: TokenCheckReceiver<A, B, C>, a: A, b: B, c: C): void {
   let claims: AccessTokenClaims;
   const now = runtime.config.now();
   try {
@@ -131,4 +198,53 @@ export function checkToken<A, B, C>(runtime: Runtime, token: string, receiver: T
       ([account, revoked]) => answer(receiver, runtime.config.audience, claims, account, revoked, runtime.config.now().getTime(), a, b, c),
       (err: unknown) => receiver.failed(err, claims, a, b, c),
     );
+}
+
+/**
+ * What {@link TokenInspector.inspect} found: an active token with its claims and account, or an inactive
+ * one with the reason, and its claims (and account) when its signature verified.
+ */
+export type Inspection =
+  | { readonly active: true; readonly claims: AccessTokenClaims; readonly account: AccountRecord }
+  | {
+      readonly active: false;
+      readonly reason: InvalidTokenReason;
+      readonly claims?: AccessTokenClaims;
+      readonly account?: AccountRecord;
+    };
+
+type Settle = (inspection: Inspection) => void;
+
+/** Turns the token check's answer into an {@link Inspection}; the promise's resolve and reject pass through. */
+const toInspection: TokenCheckReceiver<Settle, (err: unknown) => void, undefined> = {
+  good: (claims, account, _credential, resolve) => resolve({ active: true, claims, account }),
+  refused: (error, claims, account, resolve) =>
+    resolve({ active: false, reason: error.reason, ...(claims ? { claims } : {}), ...(account ? { account } : {}) }),
+  failed: (error, _claims, _resolve, reject) => reject(error),
+};
+
+/**
+ * Decides whether an access token is active, for the revocation and introspection endpoints, with
+ * {@link checkToken}: the same rule and the same verified-token cache as `requireBearer()`. One per instance.
+ */
+export class TokenInspector {
+  constructor(private readonly runtime: TokenCheckRuntime) {}
+
+  /** The claims of a token whose signature and claims verify and that has not expired, else `undefined`. */
+  claimsOf(token: string): AccessTokenClaims | undefined {
+    try {
+      return this.runtime.verifiedTokens.verify(token, this.runtime.config.now());
+    } catch (err) {
+      if (err instanceof InvalidTokenError) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Whether `token` is active now.
+   * @throws {StoreUnavailableError} the store failed or timed out (→ 503): no answer is better than a wrong one
+   */
+  inspect(token: string): Promise<Inspection> {
+    return new Promise((resolve, reject) => checkToken(this.runtime, token, toInspection, resolve, reject, undefined));
+  }
 }

@@ -9,7 +9,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { AuditEventInput } from '../audit/audit-events.js';
-import type { Inspection, TokenInspector } from '../token-check/token-inspector.js';
+import type { Inspection, TokenInspector } from '../token-check/token-check.js';
 import { withinClientAccount } from '../client-account-boundary.js';
 import { InvalidRequestError, UnauthorizedClientError } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';

@@ -7,9 +7,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { AuditEventInput } from '../audit/audit-events.js';
-import type { TokenInspector } from '../token-check/token-inspector.js';
+import type { TokenInspector } from '../token-check/token-check.js';
 import { InvalidRequestError, UnsupportedTokenTypeError } from '../errors.js';
-import type { CallObserver } from '../observability/dependency-monitor.js';
+import type { CallObserver } from '../runtime/call-store.js';
 import type { OperationalEventInput } from '../observability/operational-events.js';
 import type { AccountStore } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';

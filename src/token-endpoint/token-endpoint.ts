@@ -14,10 +14,9 @@
 import type { ServerResponse } from 'node:http';
 import { context as otelContext, trace } from '@opentelemetry/api';
 import { InvalidClientError, sendOAuthError, toOAuthError } from '../errors.js';
-import { RequestSpan } from '../observability/request-span.js';
-import type { Telemetry } from '../observability/telemetry.js';
-import { TokenInspector } from '../token-check/token-inspector.js';
-import { DependencyMonitor } from '../observability/dependency-monitor.js';
+import { RequestSpan, type Telemetry } from '../observability/telemetry.js';
+import { TokenInspector } from '../token-check/token-check.js';
+import { DependencyMonitor } from '../runtime/call-store.js';
 import type { TokenEndpointHealthSources } from '../observability/health.js';
 import type { Runtime } from '../create-runtime.js';
 import { SecretVerifier } from '../secrets/secret-verifier.js';
@@ -149,7 +148,7 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
         next();
       });
   const ready: Step = (_context, next) => {
-    if (runtime.isReady()) return next();
+    if (runtime.started) return next();
     runtime.ready().then(() => next(), next);
   };
   // One client authentication for every endpoint of the router: same methods, limiter and errors.

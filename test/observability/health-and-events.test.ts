@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAccountStore, type AccountChangeListener, type ChangeFeedState, type OperationalEvent, type WatchOptions } from '../../src/index.js';
-import { MAX_EVENTS_PER_MINUTE } from '../../src/observability/dependency-monitor.js';
+import { MAX_EVENTS_PER_MINUTE } from '../../src/runtime/call-store.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { listen, redisUrl, RedisProxy, testKeyPrefix, tokenRequest, UnreliableStore, type LiveServer } from '../hardening/helpers.js';
 import { secretWithId } from '../helpers/secret-values.js';

@@ -1,12 +1,12 @@
 /**
- * The verified-token cache (src/access-tokens/verified-token-cache.ts) is keyed by the token's signature
+ * The verified-token cache (in src/token-check/token-check.ts) is keyed by the token's signature
  * segment, which is cheaper to hash than the whole token; it must still answer only for the exact token
  * that verified (RFC 7515 §5.2: the signature covers the header and payload it was computed over).
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidTokenError } from '../../src/index.js';
 import { signAccessToken } from '../../src/access-tokens/access-token.js';
-import { VerifiedTokenCache } from '../../src/access-tokens/verified-token-cache.js';
+import { VerifiedTokenCache } from '../../src/token-check/token-check.js';
 import { TOKEN_TEST_NOW, tokenConfig } from '../helpers/token-settings.js';
 
 const config = tokenConfig;

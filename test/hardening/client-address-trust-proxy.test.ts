@@ -23,13 +23,24 @@ describe.each([4, 5] as const)('failure limiter and trust proxy, Express %i', (v
     close = undefined;
   });
 
-  it('with trust proxy off (the default), X-Forwarded-For is ignored: the socket address is counted', async () => {
-    const { app, sa } = createTestApp({ express: version, failureLimit: { max: 2, windowSeconds: 60 } });
-    const live = await listen(app);
+  type Router = ReturnType<typeof createTestApp>['sa']['tokenRouter'];
+  /**
+   * Serves the test app (with `trust proxy` set when asked), or the host app `host` builds around the
+   * token router, and closes it after the test.
+   */
+  async function serve(max: number, setup: { trustProxy: boolean } | { host: (router: Router) => Parameters<typeof listen>[0] }): Promise<LiveServer> {
+    const { app, sa } = createTestApp({ express: version, failureLimit: { max, windowSeconds: 60 } });
+    if ('trustProxy' in setup && setup.trustProxy) app.set('trust proxy', true);
+    const live = await listen('host' in setup ? setup.host(sa.tokenRouter) : app);
     close = async () => {
       await live.close();
       await sa.close();
     };
+    return live;
+  }
+
+  it('with trust proxy off (the default), X-Forwarded-For is ignored: the socket address is counted', async () => {
+    const live = await serve(2, { trustProxy: false });
     expect((await attempt(live, '203.0.113.1')).status).toBe(401);
     expect((await attempt(live, '203.0.113.2')).status).toBe(401);
     // A third forwarded address gets no fresh budget: all three came from 127.0.0.1.
@@ -37,31 +48,22 @@ describe.each([4, 5] as const)('failure limiter and trust proxy, Express %i', (v
   });
 
   it('with trust proxy on, each forwarded address has its own budget', async () => {
-    const { app, sa } = createTestApp({ express: version, failureLimit: { max: 1, windowSeconds: 60 } });
-    app.set('trust proxy', true);
-    const live = await listen(app);
-    close = async () => {
-      await live.close();
-      await sa.close();
-    };
+    const live = await serve(1, { trustProxy: true });
     expect((await attempt(live, '203.0.113.1')).status).toBe(401);
     expect((await attempt(live, '203.0.113.2')).status).toBe(401);
     expect((await attempt(live, '203.0.113.1')).status).toBe(429);
   });
 
   it('a sub-app mounting the token router inherits its parent app\'s trust proxy', async () => {
-    const { sa } = createTestApp({ express: version, failureLimit: { max: 1, windowSeconds: 60 } });
-    const express = (version === 4 ? express4 : express5) as unknown as typeof express5;
-    const parent = express();
-    parent.set('trust proxy', true);
-    const child = express();
-    child.use('/oauth', sa.tokenRouter);
-    parent.use(child);
-    const live = await listen(parent);
-    close = async () => {
-      await live.close();
-      await sa.close();
-    };
+    const live = await serve(1, { host: (router) => {
+      const express = (version === 4 ? express4 : express5) as unknown as typeof express5;
+      const parent = express();
+      parent.set('trust proxy', true);
+      const child = express();
+      child.use('/oauth', router);
+      parent.use(child);
+      return parent;
+    } });
     expect((await attempt(live, '203.0.113.1')).status).toBe(401);
     expect((await attempt(live, '203.0.113.2')).status).toBe(401);
     expect((await attempt(live, '203.0.113.1')).status).toBe(429);

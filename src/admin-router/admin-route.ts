@@ -29,7 +29,9 @@ export interface RouteResult {
  *
  * @example
  * ```ts
- * const route = ADMIN_ROUTES.find((r) => r.operationId === 'listServiceAccounts')
+ * import { ADMIN_ROUTES } from './admin-routes.js'
+ *
+ * const route = ADMIN_ROUTES.find((r: AdminRoute) => r.operationId === 'listServiceAccounts')
  * ```
  */
 export interface AdminRoute {

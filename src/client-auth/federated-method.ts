@@ -258,7 +258,8 @@ interface Remembered {
  *
  * @example
  * ```ts
- * const subjects = new FederatedSubjects({ store, accounts, storeTimeout: 2000 })
+ * declare const parts: ConstructorParameters<typeof FederatedSubjects>[0] // the store, the account cache, the store timeout
+ * const subjects = new FederatedSubjects(parts)
  * const [clientId, ambiguous] = await subjects.clientIds('https://token.actions.githubusercontent.com', 'repo:acme/api:ref:refs/heads/main')
  * ```
  */

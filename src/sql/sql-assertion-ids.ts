@@ -16,7 +16,10 @@ const ASSERTION_SWEEP_MS = 60_000;
  *
  * @example
  * ```ts
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
+ *
  * declare const context: SqlCredentialsContext // the SQL store's database, dialect and transactions
+ * declare const jti: string
  * const assertionIds = new SqlAssertionIds(context)
  * const first = await assertionIds.consumeAssertionId(clientId, jti, new Date(Date.now() + 60_000), new Date()) // false: a replay
  * ```

@@ -23,13 +23,13 @@ type CommonColumn = 'id' | 'created_at' | 'last_used_at' | 'revoked_at';
  *
  * @example
  * ```ts
- * import { newCredentialColumns, toKeyRecord, type KeyRow } from './records.js'
+ * import { toKeyRecord, type KeyRow } from './records.js'
  *
  * const keys: CredentialTable<KeyRow, NewKeyRecord, KeyRecord> = {
  *   name: 'client_keys',
  *   columns: ['id', 'thumbprint', 'public_jwk', 'created_at', 'last_used_at', 'revoked_at', 'expires_at'],
  *   toRecord: toKeyRecord,
- *   toRow: (clientId, key) => ({ id: key.id, client_id: clientId, thumbprint: key.thumbprint, public_jwk: JSON.stringify(key.publicKey), ...newCredentialColumns(key) }),
+ *   toRow: (clientId, key) => ({ id: key.id, client_id: clientId, thumbprint: key.thumbprint, public_jwk: JSON.stringify(key.publicKey), created_at: key.createdAt.getTime(), last_used_at: null, revoked_at: null, expires_at: key.expiresAt?.getTime() ?? null }),
  *   twin: (key) => ({ thumbprint: key.thumbprint }),
  * }
  * ```
@@ -56,6 +56,7 @@ export interface CredentialTable<Row, New, R> {
  * @example
  * ```ts
  * import { SQL_CREDENTIAL_TABLES } from './sql-credential-tables.js'
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
  *
  * declare const context: SqlCredentialsContext // the SQL store's database, dialect and transactions
  * declare const newKey: NewKeyRecord // checked, with its ID and thumbprint, by the core

@@ -40,6 +40,7 @@ interface SqlCredentialTables {
  * @example
  * ```ts
  * import { SqlCredentialTable } from './sql-credential-table.js'
+ * import type { SqlCredentialsContext } from './sql-credentials-context.js'
  *
  * declare const context: SqlCredentialsContext // the SQL store's database, dialect and transactions
  * const keys = new SqlCredentialTable(context, SQL_CREDENTIAL_TABLES.key)

@@ -11,6 +11,7 @@ import type { Database } from './schema.js';
  *
  * @example
  * ```ts
+ * declare const digest: string // the verified digest of the secret's value
  * await recordSecretDigest(db, clientId, secretId, digest)
  * ```
  */

@@ -231,8 +231,9 @@ export type FederatedCredentialStore = AccountStore &
  *
  * @example
  * ```ts
- * const store = supportsKind(sa.store, 'key') ? (sa.store as CredentialKindStores['key']) : undefined
- * await store?.revokeKey(clientId, keyId, new Date())
+ * declare const keyId: string
+ * const keys = supportsKind(store, 'key') ? (store as CredentialKindStores['key']) : undefined
+ * await keys?.revokeKey(clientId, keyId, new Date())
  * ```
  */
 export interface CredentialKindStores {

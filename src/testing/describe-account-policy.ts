@@ -19,7 +19,10 @@ const policyOf = (account: AccountRecord | undefined) => ({
  *
  * @example
  * ```ts
- * describeAccountPolicy(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
+ * import { describe, expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeAccountPolicy(() => store, new IdFactory(), { describe, it, expect })
  * ```
  */
 export const describeAccountPolicy: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {

@@ -12,7 +12,10 @@ import { announcedTest, storeWithMethod, type DescribeStorePart } from './store-
  *
  * @example
  * ```ts
- * describeAccountResources(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
+ * import { describe, expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeAccountResources(() => store, new IdFactory(), { describe, it, expect })
  * ```
  */
 export const describeAccountResources: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {

@@ -31,7 +31,10 @@ const CONDITIONS: Readonly<Record<string, string>> = Object.fromEntries([
  *
  * @example
  * ```ts
- * describeFederatedClaims(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
+ * import { describe, expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeFederatedClaims(() => store, new IdFactory(), { describe, it, expect })
  * ```
  */
 export const describeFederatedClaims: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {

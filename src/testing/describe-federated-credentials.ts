@@ -22,7 +22,10 @@ const RACERS = 10;
  *
  * @example
  * ```ts
- * describeFederatedCredentials(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
+ * import { describe, expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeFederatedCredentials(() => store, new IdFactory(), { describe, it, expect })
  * ```
  */
 export const describeFederatedCredentials: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {

@@ -19,7 +19,10 @@ const RACERS = 10;
  *
  * @example
  * ```ts
- * describeKeyCredentials(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
+ * import { describe, expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeKeyCredentials(() => store, new IdFactory(), { describe, it, expect })
  * ```
  */
 export const describeKeyCredentials: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {

@@ -18,7 +18,10 @@ const digest = (n: number): string => `v1.k3yId0000000000${n}.${String(n).repeat
  *
  * @example
  * ```ts
- * describeSecretDigests(() => store, new IdFactory(), { describe, it, expect }) // describe, it and expect of vitest
+ * import { describe, expect, it } from 'vitest'
+ * import { IdFactory } from './contract-fixtures.js'
+ *
+ * describeSecretDigests(() => store, new IdFactory(), { describe, it, expect })
  * ```
  */
 export const describeSecretDigests: DescribeStorePart = (currentStore, ids, { describe, it, expect }) => {

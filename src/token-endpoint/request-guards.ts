@@ -32,15 +32,37 @@ export interface TokenParameters {
  */
 export type TokenHttpRequest = IncomingMessage & { body?: unknown; ip?: string; _body?: unknown; app?: { settings?: Record<string, unknown> } };
 
+/** Whether an `ip` getter is Express's own (4 and 5: `proxyaddr(this, trust)`), by function, checked once each. */
+const expressIpGetters = new WeakMap<object, boolean>();
+
+function isExpressIpGetter(getter: unknown): boolean {
+  if (typeof getter !== 'function') return false;
+  let known = expressIpGetters.get(getter);
+  if (known === undefined) {
+    known = getter.name === 'ip' && /\bproxyaddr\(this, trust\)/.test(Function.prototype.toString.call(getter));
+    expressIpGetters.set(getter, known);
+  }
+  return known;
+}
+
+/** The `ip` accessor the request would use: on the request itself or the nearest prototype that has one. */
+function ipGetterOf(req: object): unknown {
+  for (let holder: object | null = req; holder !== null; holder = Object.getPrototypeOf(holder) as object | null) {
+    const descriptor = Object.getOwnPropertyDescriptor(holder, 'ip');
+    if (descriptor !== undefined) return descriptor.get;
+  }
+  return undefined;
+}
+
 /**
- * The client's address as Express sees it. With `trust proxy` off (Express's default, read from the
- * app's settings as Express itself does) `req.ip` is the socket's address, so that is read directly:
- * Express computes `req.ip` anew on every read through proxy-addr, about 20,000 instructions a request
- * (measured with callgrind, docs/performance.md). Any other setting, or an `ip` a middleware set on the
- * request itself, is read through `req.ip`.
+ * The client's address as Express sees it. With `trust proxy` off (Express's default) and Express's
+ * own `req.ip`, that is the socket's address, so it is read directly: Express computes `req.ip` anew
+ * on every read through proxy-addr, about 20,000 instructions a request (measured with callgrind,
+ * docs/performance.md). Any other setting, and any `ip` a host defined itself (on the request, on
+ * `app.request` or on `express.request`), is read through `req.ip`.
  */
 function clientAddress(req: TokenHttpRequest): string | undefined {
-  if (req.app?.settings?.['trust proxy'] === false && !Object.hasOwn(req, 'ip')) return req.socket?.remoteAddress;
+  if (req.app?.settings?.['trust proxy'] === false && isExpressIpGetter(ipGetterOf(req))) return req.socket?.remoteAddress;
   const { ip } = req;
   return typeof ip === 'string' ? ip : req.socket?.remoteAddress;
 }

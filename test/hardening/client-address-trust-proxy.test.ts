@@ -68,4 +68,27 @@ describe.each([4, 5] as const)('failure limiter and trust proxy, Express %i', (v
     expect((await attempt(live, '203.0.113.2')).status).toBe(401);
     expect((await attempt(live, '203.0.113.1')).status).toBe(429);
   });
+
+  it('with trust proxy off, an ip getter the host defined on app.request is still what is counted', async () => {
+    const live = await serve(1, {
+      host: (router) => {
+        const express = (version === 4 ? express4 : express5) as unknown as typeof express5;
+        const app = express();
+        // A host that knows its edge puts the client's address in a header of its own.
+        Object.defineProperty(app.request, 'ip', {
+          configurable: true,
+          get(this: { headers: Record<string, string | undefined> }) {
+            return this.headers['x-client-address'];
+          },
+        });
+        app.use('/oauth', router);
+        return app;
+      },
+    });
+    const from = (address: string) =>
+      tokenRequest(live, { grant_type: 'client_credentials', client_id: `esa_unknown${n++}`, client_secret: WRONG }, { 'x-client-address': address });
+    expect((await from('198.51.100.1')).status).toBe(401);
+    expect((await from('198.51.100.2')).status).toBe(401);
+    expect((await from('198.51.100.1')).status).toBe(429);
+  });
 });

@@ -51,6 +51,27 @@ function expiryOf(options: { expiresIn?: string }): { expiresIn?: string } {
   return options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn };
 }
 
+/**
+ * The admin call of a kind's `add`: adds the credential, and answers with its `--json` document and
+ * its text (output.ts).
+ */
+function added<C>(
+  clientId: string,
+  add: (admin: AdminApi) => Promise<C>,
+  json: (created: C) => Json,
+  text: (clientId: string, created: C) => string,
+): (admin: AdminApi) => Promise<CommandResult> {
+  return async (admin) => {
+    const created = await add(admin);
+    return { json: json(created), text: text(clientId, created) };
+  };
+}
+
+/** A kind's answer to `revoke`: the revocation's `--json` document and its text (output.ts). */
+function answered<R>(json: (revoked: R) => Json, text: (revoked: R) => string): (revoked: R) => CommandResult {
+  return (revoked) => ({ json: json(revoked), text: text(revoked) });
+}
+
 /** One kind's commands: the group's word and description, `add` (its own), and what `revoke` says and prints. */
 interface CliKind {
   readonly word: string;
@@ -83,17 +104,14 @@ export const CLI_KINDS: { readonly [K in CredentialKindName]: CliKind } = {
       options: (add) => add.option(...EXPIRES_IN),
       help: '\nExample (rotation with expiring secrets, docs/rotation.md):\n  service-accounts secret add esa_... --expires-in 90d --json',
       prepare: async (clientId, options: { expiresIn?: string }) => ({
-        call: async (admin) => {
-          const created = await admin.addSecret(clientId, expiryOf(options));
-          return { json: createdSecretJson(created), text: createdSecretText(clientId, created) };
-        },
+        call: added(clientId, (admin) => admin.addSecret(clientId, expiryOf(options)), createdSecretJson, createdSecretText),
       }),
     },
     revoke: {
       description: 'revoke a client secret and every access token issued against it',
       id: '<secretId>',
       idDescription: 'ID of the secret, as `list` shows it',
-      answer: (revoked: Parameters<typeof revokedSecretJson>[0]) => ({ json: revokedSecretJson(revoked), text: revokedSecretText(revoked) }),
+      answer: answered(revokedSecretJson, revokedSecretText),
     },
   },
   key: {
@@ -105,19 +123,14 @@ export const CLI_KINDS: { readonly [K in CredentialKindName]: CliKind } = {
       help: '\nExample:\n  openssl pkey -in private.pem -pubout | service-accounts key add esa_... --public-key - --json',
       prepare: async (clientId, options: { publicKey: string; expiresIn?: string }) => {
         const publicKey = await readPublicKeyArgument(options.publicKey);
-        return {
-          call: async (admin) => {
-            const created = await admin.addKey(clientId, publicKey, expiryOf(options));
-            return { json: createdKeyJson(created), text: createdKeyText(clientId, created) };
-          },
-        };
+        return { call: added(clientId, (admin) => admin.addKey(clientId, publicKey, expiryOf(options)), createdKeyJson, createdKeyText) };
       },
     },
     revoke: {
       description: 'revoke a public key and every access token issued against it',
       id: '<keyId>',
       idDescription: 'ID of the key, as `list` shows it',
-      answer: (revoked: Parameters<typeof revokedKeyJson>[0]) => ({ json: revokedKeyJson(revoked), text: revokedKeyText(revoked) }),
+      answer: answered(revokedKeyJson, revokedKeyText),
     },
   },
   federated: {
@@ -162,10 +175,7 @@ export const CLI_KINDS: { readonly [K in CredentialKindName]: CliKind } = {
           ...expiryOf(options),
         };
         return {
-          call: async (admin) => {
-            const created = await admin.addFederatedCredential(clientId, input);
-            return { json: createdFederatedJson(created), text: createdFederatedText(clientId, created) };
-          },
+          call: added(clientId, (admin) => admin.addFederatedCredential(clientId, input), createdFederatedJson, createdFederatedText),
           session: { allowedIssuers: cliAllowedIssuers(options.allowedIssuers) },
         };
       },
@@ -174,7 +184,7 @@ export const CLI_KINDS: { readonly [K in CredentialKindName]: CliKind } = {
       description: 'revoke a federated credential and every access token issued against it',
       id: '<credentialId>',
       idDescription: 'ID of the federated credential, as `list` shows it',
-      answer: (revoked: Parameters<typeof revokedFederatedJson>[0]) => ({ json: revokedFederatedJson(revoked), text: revokedFederatedText(revoked) }),
+      answer: answered(revokedFederatedJson, revokedFederatedText),
     },
   },
 };

@@ -6,6 +6,7 @@
 import { sql, type ColumnType, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
 import type { ExpiresAtColumn } from './credential-expiry-schema.js';
+import { createCredentialTable } from './credential-table-schema.js';
 
 /**
  * `federated_credentials`: every federated credential of every account, live and revoked: the outside
@@ -58,17 +59,7 @@ export const FEDERATED_CREDENTIALS_MIGRATION = {
   version: 4,
   name: 'federated credentials',
   statements: (table: (name: 'accounts' | 'federated_credentials') => RawBuilder<unknown>): RawBuilder<unknown>[] => [
-    sql`create table ${table('federated_credentials')} (
-      id text primary key,
-      client_id text not null references ${table('accounts')} (client_id) on delete cascade,
-      issuer text not null,
-      subject text not null,
-      audience text,
-      jwks_uri text,
-      created_at bigint not null,
-      last_used_at bigint,
-      revoked_at bigint)`,
-    sql`create index federated_credentials_client_id_idx on ${table('federated_credentials')} (client_id, created_at)`,
+    ...createCredentialTable(table, 'federated_credentials', ['issuer text not null', 'subject text not null', 'audience text', 'jwks_uri text'], '      '),
     // The token endpoint's lookup of an outside token's (iss, sub): live credentials only.
     sql`create index federated_credentials_trust_idx on ${table('federated_credentials')} (issuer, subject) where revoked_at is null`,
     // A live trust is registered once per account, whoever adds it at the same time. Two indexes rather

@@ -6,6 +6,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { EpochMillis, NullableEpochMillis } from './column-types.js';
 import type { ExpiresAtColumn } from './credential-expiry-schema.js';
+import { createCredentialTable } from './credential-table-schema.js';
 
 /**
  * `client_keys`: every public key of every account, live and revoked. At most one live key per
@@ -61,15 +62,7 @@ export const KEY_CREDENTIALS_MIGRATION = {
   version: 2,
   name: 'key-pair credentials and used assertion IDs',
   statements: (table: (name: 'accounts' | 'client_keys' | 'used_assertion_ids') => RawBuilder<unknown>): RawBuilder<unknown>[] => [
-    sql`create table ${table('client_keys')} (
-      id text primary key,
-      client_id text not null references ${table('accounts')} (client_id) on delete cascade,
-      thumbprint text not null,
-      public_jwk text not null,
-      created_at bigint not null,
-      last_used_at bigint,
-      revoked_at bigint)`,
-    sql`create index client_keys_client_id_idx on ${table('client_keys')} (client_id, created_at)`,
+    ...createCredentialTable(table, 'client_keys', ['thumbprint text not null', 'public_jwk text not null'], '      '),
     // A live key is registered once per account, whoever adds it at the same time.
     sql`create unique index client_keys_live_thumbprint_idx on ${table('client_keys')} (client_id, thumbprint) where revoked_at is null`,
     sql`create table ${table('used_assertion_ids')} (digest text primary key, expires_at bigint not null)`,

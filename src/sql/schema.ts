@@ -13,6 +13,7 @@ import { ACCOUNT_RESOURCES_MIGRATION } from './account-resources-schema.js';
 import { ACCOUNT_POLICY_MIGRATION } from './account-policy-schema.js';
 import { FEDERATED_CLAIMS_MIGRATION } from './federated-claims-schema.js';
 import { CREDENTIAL_EXPIRY_MIGRATION, type ExpiresAtColumn } from './credential-expiry-schema.js';
+import { createCredentialTable } from './credential-table-schema.js';
 
 /**
  * The SQL dialects the store speaks.
@@ -178,14 +179,7 @@ const MIGRATIONS: readonly Migration[] = [
         enabled integer not null default 1,
         created_at bigint not null)`,
       sql`create index accounts_created_at_idx on ${t('accounts')} (created_at)`,
-      sql`create table ${t('secrets')} (
-        id text primary key,
-        client_id text not null references ${t('accounts')} (client_id) on delete cascade,
-        hash text not null,
-        created_at bigint not null,
-        last_used_at bigint,
-        revoked_at bigint)`,
-      sql`create index secrets_client_id_idx on ${t('secrets')} (client_id, created_at)`,
+      ...createCredentialTable(t, 'secrets', ['hash text not null'], '        '),
       // AUTOINCREMENT: SQLite must never reuse a sequence number, even after the feed was trimmed empty.
       dialect === 'postgres'
         ? sql`create table ${t('account_changes')} (seq bigserial primary key, client_id text not null, changed_at bigint not null)`

@@ -9,8 +9,6 @@ import type {
   AddFederatedCredentialResult,
   AddKeyOptions,
   AddKeyResult,
-  AddSecretOptions,
-  AddSecretResult,
   AccountPolicyChange,
   AccountRecord,
   AccountStore,
@@ -19,11 +17,9 @@ import type {
   NewAccountRecord,
   NewFederatedCredentialRecord,
   NewKeyRecord,
-  NewSecretRecord,
   RevokedTokenRecord,
   RevokeTokenOptions,
   RevokeTokenResult,
-  SecretRecord,
   WatchOptions,
 } from '../store/account-store.js';
 import { onceUntilSuccess } from '../runtime/init-store.js';
@@ -34,11 +30,10 @@ import { serializeScopes } from './records.js';
 import { insertRevokedToken, selectRevokedTokens } from './revoked-token-queries.js';
 import { type Database, migrateToLatest, runWriteTransaction, type SqlDialectName } from './schema.js';
 import { SqlAssertionIds } from './sql-assertion-ids.js';
-import { SqlCredentialTable } from './sql-credential-table.js';
-import { SQL_CREDENTIAL_TABLES, secretValues } from './sql-credential-tables.js';
+import { defineCredentialMethods, openKindTables, type SqlCredentialMethods, type SqlKindTables } from './sql-credential-methods.js';
+import { secretValues } from './sql-credential-tables.js';
 import { findFederatedClients } from './sql-federated-clients.js';
 import { recordSecretDigest } from './sql-secret-digests.js';
-import type { FederatedRow, KeyRow, SecretRow } from './records.js';
 import type { SqlAccountStoreOptions } from './sql-account-store-options.js';
 
 export type { SqlAccountStoreOptions } from './sql-account-store-options.js';
@@ -105,8 +100,13 @@ export interface SqlAccountStore extends AccountStore {
 
 /**
  * The {@link SqlAccountStore} over Kysely: one implementation for SQLite and PostgreSQL, built by
- * the store factories (its constructor takes the typed `Kysely<Database>` they create).
+ * the store factories (its constructor takes the typed `Kysely<Database>` they create). Its methods
+ * on each credential kind (`addSecret`, `revokeKey`, ...) are made from the kind table
+ * (sql-credential-methods.ts).
  */
+// Declares the per-kind methods that defineCredentialMethods puts on the prototype.
+export interface KyselyAccountStore extends SqlCredentialMethods {}
+
 export class KyselyAccountStore implements SqlAccountStore {
   readonly #base: Kysely<Database>;
   readonly #db: Kysely<Database>;
@@ -115,9 +115,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #feedTarget: ChangeFeedTarget;
   readonly #destroyOnClose: boolean;
   readonly #feed: ChangeFeed;
-  readonly #secrets: SqlCredentialTable<SecretRow, NewSecretRecord, SecretRecord, never>;
-  readonly #keys: SqlCredentialTable<KeyRow, NewKeyRecord, KeyRecord>;
-  readonly #federated: SqlCredentialTable<FederatedRow, NewFederatedCredentialRecord, FederatedCredentialRecord>;
+  readonly #credentials: SqlKindTables;
   readonly #assertionIds: SqlAssertionIds;
   /** Keeps the `expiresAt` of new credentials (schema version 8). */
   readonly keepsCredentialExpiry: boolean = true;
@@ -154,9 +152,7 @@ export class KyselyAccountStore implements SqlAccountStore {
       write: <T>(work: (trx: Kysely<Database>) => Promise<T>) => this.#write(work),
       appendChange: (trx: Kysely<Database>, clientId: string) => this.#appendChange(trx, clientId),
     };
-    this.#secrets = new SqlCredentialTable(credentials, SQL_CREDENTIAL_TABLES.secret);
-    this.#keys = new SqlCredentialTable(credentials, SQL_CREDENTIAL_TABLES.key);
-    this.#federated = new SqlCredentialTable(credentials, SQL_CREDENTIAL_TABLES.federated);
+    this.#credentials = openKindTables(credentials);
     this.#assertionIds = new SqlAssertionIds(credentials);
   }
 
@@ -259,32 +255,16 @@ export class KyselyAccountStore implements SqlAccountStore {
     });
   }
 
-  // The credential methods: each kind's table (sql-credential-tables.ts) under the life they share (sql-credential-table.ts).
+  // The credential methods of each kind (add under the shared cap, counted and inserted atomically,
+  // refusing a live twin as 'duplicate'; revoke; record a use): its table (sql-credential-tables.ts)
+  // under the life they share (sql-credential-table.ts), put on the prototype from the kind table.
+  static {
+    defineCredentialMethods(this.prototype, (store: KyselyAccountStore) => store.#credentials);
+  }
 
-  /** Under the shared cap, counted and inserted atomically. */
-  addSecret(clientId: string, secret: NewSecretRecord, options: AddSecretOptions): Promise<AddSecretResult> {
-    return this.#ready(() => this.#secrets.add(clientId, secret, options));
-  }
-  revokeSecret(clientId: string, secretId: string, at: Date): Promise<SecretRecord | undefined> {
-    return this.#ready(() => this.#secrets.revoke(clientId, secretId, at));
-  }
-  recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
-    return this.#ready(() => this.#secrets.recordUse(clientId, secretId, at));
-  }
   /** Column `secrets.verified_digest`; bookkeeping like `recordSecretUse`, not on the change feed. */
   recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void> {
     return this.#ready(() => recordSecretDigest(this.#db, clientId, secretId, digest));
-  }
-
-  /** Under the shared cap and atomic like `addSecret`; a live key with the same thumbprint is a `'duplicate'`. */
-  addKey(clientId: string, key: NewKeyRecord, options: AddKeyOptions): Promise<AddKeyResult> {
-    return this.#ready(() => this.#keys.add(clientId, key, options));
-  }
-  revokeKey(clientId: string, keyId: string, at: Date): Promise<KeyRecord | undefined> {
-    return this.#ready(() => this.#keys.revoke(clientId, keyId, at));
-  }
-  recordKeyUse(clientId: string, keyId: string, at: Date): Promise<void> {
-    return this.#ready(() => this.#keys.recordUse(clientId, keyId, at));
   }
 
   /** One upsert, atomic across processes; expired assertion IDs are swept at most once a minute. */
@@ -292,16 +272,6 @@ export class KyselyAccountStore implements SqlAccountStore {
     return this.#ready(() => this.#assertionIds.consumeAssertionId(issuer, jti, expiresAt, now));
   }
 
-  /** Under the shared cap and atomic like `addKey`; a live credential with the same issuer, subject and audience is a `'duplicate'`. */
-  addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult> {
-    return this.#ready(() => this.#federated.add(clientId, credential, options));
-  }
-  revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined> {
-    return this.#ready(() => this.#federated.revoke(clientId, credentialId, at));
-  }
-  recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void> {
-    return this.#ready(() => this.#federated.recordUse(clientId, credentialId, at));
-  }
   findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
     return this.#ready(() => findFederatedClients(this.#db, issuer, subject, limit));
   }

@@ -9,11 +9,11 @@
  */
 import type { Kysely } from 'kysely';
 import { countLiveCredentials, lockAccount } from './account-rows.js';
+import type { CredentialTableName } from './credential-table-schema.js';
 import type { Database } from './schema.js';
 import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
-/** The tables that hold credentials: each has `id`, `client_id`, `created_at`, `last_used_at` and `revoked_at`. */
-export type CredentialTableName = 'secrets' | 'client_keys' | 'federated_credentials';
+export type { CredentialTableName } from './credential-table-schema.js';
 
 /** The columns every credential table has, by which the shared queries below select and filter. */
 type CommonColumn = 'id' | 'created_at' | 'last_used_at' | 'revoked_at';

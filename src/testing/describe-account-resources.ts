@@ -4,7 +4,7 @@
  * `createAccount` and changed by the optional `setAccountResources`. They run when the store has the
  * method, and are reported skipped otherwise.
  */
-import { announcedTest, storeWithMethod, type DescribeStorePart } from './store-holding.js';
+import { announcedTest, heldTest, storeWithMethod, type DescribeStorePart } from './store-holding.js';
 
 /**
  * Registers the resource tests in a `describe('account resources')` of the enclosing suite, on the
@@ -23,28 +23,22 @@ export const describeAccountResources: DescribeStorePart = (currentStore, ids, {
   const resourceStore = storeWithMethod(currentStore, 'setAccountResources');
 
   describe('account resources', () => {
-    it('createAccount keeps the resources in their order; findAccount and listAccounts return them', async function () {
-      const store = resourceStore(arguments);
-      if (!store) return;
+    it('createAccount keeps the resources in their order; findAccount and listAccounts return them', heldTest(resourceStore, async (store) => {
       const input = ids.account({ resources: ['https://billing.example.com/', 'reports'] });
       const created = await store.createAccount(input);
       expect(created.resources).toEqual(['https://billing.example.com/', 'reports']);
       expect((await store.findAccount(input.clientId))?.resources).toEqual(['https://billing.example.com/', 'reports']);
       const listed = (await store.listAccounts()).find((a) => a.clientId === input.clientId);
       expect(listed?.resources).toEqual(['https://billing.example.com/', 'reports']);
-    });
+    }));
 
-    it('createAccount without resources gives an account with none', async function () {
-      const store = resourceStore(arguments);
-      if (!store) return;
+    it('createAccount without resources gives an account with none', heldTest(resourceStore, async (store) => {
       const input = ids.account();
       await store.createAccount(input);
       expect((await store.findAccount(input.clientId))?.resources).toEqual([]);
-    });
+    }));
 
-    it('setAccountResources replaces the list (empty clears it), returns the account, and leaves other accounts alone', async function () {
-      const store = resourceStore(arguments);
-      if (!store) return;
+    it('setAccountResources replaces the list (empty clears it), returns the account, and leaves other accounts alone', heldTest(resourceStore, async (store) => {
       const account = await store.createAccount(ids.account({ resources: ['a'] }));
       const bystander = await store.createAccount(ids.account({ resources: ['b'] }));
       const updated = await store.setAccountResources(account.clientId, ['https://x.example/', 'y']);
@@ -53,13 +47,11 @@ export const describeAccountResources: DescribeStorePart = (currentStore, ids, {
       expect((await store.setAccountResources(account.clientId, []))?.resources).toEqual([]);
       expect((await store.findAccount(account.clientId))?.resources).toEqual([]);
       expect(await store.findAccount(bystander.clientId)).toEqual(bystander);
-    });
+    }));
 
-    it('setAccountResources resolves undefined for an unknown client ID', async function () {
-      const store = resourceStore(arguments);
-      if (!store) return;
+    it('setAccountResources resolves undefined for an unknown client ID', heldTest(resourceStore, async (store) => {
       expect(await store.setAccountResources(ids.clientId(), ['a'])).toBeUndefined();
-    });
+    }));
 
     it('setAccountResources is announced to watch listeners', announcedTest(resourceStore, ids, 'setAccountResources', (store, clientId) => store.setAccountResources(clientId, ['a'])));
   });

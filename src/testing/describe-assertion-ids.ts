@@ -7,12 +7,13 @@
 import type { KeyCredentialStore } from '../store/credential-kinds.js';
 import type { AccountStoreTestApi } from './account-store-test-api.js';
 import type { IdFactory } from './contract-fixtures.js';
+import { heldTest } from './store-holding.js';
 
 const RACERS = 10;
 
 /**
- * Registers the `consumeAssertionId` tests in the enclosing `describe`. `keyStore(arguments)` returns
- * the store when it holds keys, and otherwise marks the running test skipped.
+ * Registers the `consumeAssertionId` tests in the enclosing `describe`. `keyStore(arguments)` (the test
+ * function's) returns the store when it holds keys, and otherwise marks the running test skipped.
  *
  * @example
  * ```ts
@@ -37,51 +38,41 @@ export function describeAssertionIds(
 
   // RFC 7523 §3: "The authorization server MAY ensure that JWTs are not replayed by maintaining the set
   // of used "jti" values for the length of time for which the JWT would be considered valid".
-  it('consumeAssertionId resolves true for the first use of an assertion ID and false for a replay', async function () {
-    const store = keyStore(arguments);
-    if (!store) return;
+  it('consumeAssertionId resolves true for the first use of an assertion ID and false for a replay', heldTest(keyStore, async (store) => {
     const { issuer, id, now, expiresAt } = fresh();
     expect(await store.consumeAssertionId(issuer, id, expiresAt, now)).toBe(true);
     expect(await store.consumeAssertionId(issuer, id, expiresAt, at(now, 1000))).toBe(false);
     expect(await store.consumeAssertionId(issuer, id, at(expiresAt, 60_000), at(expiresAt, -1))).toBe(false);
-  });
+  }));
 
   // RFC 7519 §4.1.7: the "jti" value is unique per issuer; another issuer may use the same one.
-  it('consumeAssertionId keeps assertion IDs apart per issuer', async function () {
-    const store = keyStore(arguments);
-    if (!store) return;
+  it('consumeAssertionId keeps assertion IDs apart per issuer', heldTest(keyStore, async (store) => {
     const { id, now, expiresAt } = fresh();
     expect(await store.consumeAssertionId(ids.clientId(), id, expiresAt, now)).toBe(true);
     expect(await store.consumeAssertionId(ids.clientId(), id, expiresAt, now)).toBe(true);
     expect(await store.consumeAssertionId('https://issuer.example', id, expiresAt, now)).toBe(true);
-  });
+  }));
 
   // AccountStore.consumeAssertionId: "An entry whose `expiresAt` is not after `now` counts as absent".
-  it('consumeAssertionId forgets an assertion ID once it has expired', async function () {
-    const store = keyStore(arguments);
-    if (!store) return;
+  it('consumeAssertionId forgets an assertion ID once it has expired', heldTest(keyStore, async (store) => {
     const { issuer, id, now, expiresAt } = fresh(120_000);
     expect(await store.consumeAssertionId(issuer, id, expiresAt, now)).toBe(true);
     expect(await store.consumeAssertionId(issuer, id, at(expiresAt, 120_000), expiresAt)).toBe(true);
     expect(await store.consumeAssertionId(issuer, id, at(expiresAt, 120_000), at(expiresAt, 1))).toBe(false);
-  });
+  }));
 
   // RFC 7519 §4.1.7: "jti" is a case-sensitive string chosen by the client: any length, any character.
-  it('consumeAssertionId takes any assertion ID, however long or strange', async function () {
-    const store = keyStore(arguments);
-    if (!store) return;
+  it('consumeAssertionId takes any assertion ID, however long or strange', heldTest(keyStore, async (store) => {
     const { issuer, id, now, expiresAt } = fresh();
     const strange = [`${id}${'x'.repeat(8000)}`, `${id} ' " \\ ; -- % _ * 名前 😀`, `${id}\u0000nul`, id.toUpperCase()];
     for (const value of strange) expect(await store.consumeAssertionId(issuer, value, expiresAt, now)).toBe(true);
     for (const value of strange) expect(await store.consumeAssertionId(issuer, value, expiresAt, now)).toBe(false);
     expect(await store.consumeAssertionId(issuer, id, expiresAt, now)).toBe(true);
-  });
+  }));
 
-  it(`consumeAssertionId resolves true for exactly one of ${RACERS} concurrent uses of one assertion ID`, async function () {
-    const store = keyStore(arguments);
-    if (!store) return;
+  it(`consumeAssertionId resolves true for exactly one of ${RACERS} concurrent uses of one assertion ID`, heldTest(keyStore, async (store) => {
     const { issuer, id, now, expiresAt } = fresh();
     const results = await Promise.all(Array.from({ length: RACERS }, () => store.consumeAssertionId(issuer, id, expiresAt, now)));
     expect(results.filter((first) => first).length).toBe(1);
-  });
+  }));
 }

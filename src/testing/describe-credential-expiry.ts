@@ -10,6 +10,7 @@ import type { AccountStore } from '../store/account-store.js';
 import { supportsFederatedCredentials, supportsKeyCredentials } from '../store/credential-kinds.js';
 import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { cap, type IdFactory } from './contract-fixtures.js';
+import { heldTest } from './store-holding.js';
 
 const NO_EXPIRY = 'the store does not keep credential expiry (keepsCredentialExpiry)';
 
@@ -46,20 +47,16 @@ export function describeCredentialExpiry(
   };
 
   describe('credential expiry', () => {
-    it("createAccount keeps its first secret's expiresAt; findAccount and listAccounts return it", async function () {
-      const store = expiryStore(arguments);
-      if (!store) return;
+    it("createAccount keeps its first secret's expiresAt; findAccount and listAccounts return it", heldTest(expiryStore, async (store) => {
       const input = ids.account();
       const created = await store.createAccount({ ...input, secret: { ...input.secret, expiresAt: LATER } });
       expect(created.secrets[0]?.expiresAt).toEqual(LATER);
       expect((await store.findAccount(input.clientId))?.secrets[0]?.expiresAt).toEqual(LATER);
       const listed = (await store.listAccounts()).find((account) => account.clientId === input.clientId);
       expect(listed?.secrets[0]?.expiresAt).toEqual(LATER);
-    });
+    }));
 
-    it('addSecret keeps expiresAt (returned, and read back); a secret given none has none', async function () {
-      const store = expiryStore(arguments);
-      if (!store) return;
+    it('addSecret keeps expiresAt (returned, and read back); a secret given none has none', heldTest(expiryStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const expiring = { ...ids.secret(), expiresAt: LATER };
       const stored = await store.addSecret(account.clientId, expiring, cap(5));
@@ -68,22 +65,18 @@ export function describeCredentialExpiry(
       expect(read?.secrets.find((secret) => secret.id === expiring.id)?.expiresAt).toEqual(LATER);
       // "null or absent: never" (SecretRecord.expiresAt)
       expect(read?.secrets[0]?.expiresAt ?? null).toBeNull();
-    });
+    }));
 
-    it('revoking an expiring secret keeps its expiresAt', async function () {
-      const store = expiryStore(arguments);
-      if (!store) return;
+    it('revoking an expiring secret keeps its expiresAt', heldTest(expiryStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const expiring = { ...ids.secret(), expiresAt: LATER };
       await store.addSecret(account.clientId, expiring, cap(5));
       const revoked = await store.revokeSecret(account.clientId, expiring.id, new Date());
       expect(revoked?.expiresAt).toEqual(LATER);
       expect(revoked?.revokedAt).toBeInstanceOf(Date);
-    });
+    }));
 
-    it('a secret past its expiresAt still counts against the cap until revoked (the store reads no clock)', async function () {
-      const store = expiryStore(arguments);
-      if (!store) return;
+    it('a secret past its expiresAt still counts against the cap until revoked (the store reads no clock)', heldTest(expiryStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const expired = { ...ids.secret(), expiresAt: PAST };
       expect(idAndExpiry(await store.addSecret(account.clientId, expired, cap(2)))).toEqual({ id: expired.id, expiresAt: PAST });
@@ -91,27 +84,23 @@ export function describeCredentialExpiry(
       await store.revokeSecret(account.clientId, expired.id, new Date());
       const next = ids.secret();
       expect(idAndExpiry(await store.addSecret(account.clientId, next, cap(2)))).toEqual({ id: next.id, expiresAt: null });
-    });
+    }));
 
-    it('addKey keeps expiresAt', async function () {
-      const store = expiryStore(arguments);
-      if (!store) return;
-      if (!supportsKeyCredentials(store)) return skipRunningTest(arguments, 'the store has no key credentials');
+    it('addKey keeps expiresAt', heldTest(expiryStore, async (store, testArguments) => {
+      if (!supportsKeyCredentials(store)) return skipRunningTest(testArguments, 'the store has no key credentials');
       const account = await store.createAccount(ids.account());
       const key = { ...ids.key(), expiresAt: LATER };
       expect(idAndExpiry(await store.addKey(account.clientId, key, cap(5)))).toEqual({ id: key.id, expiresAt: LATER });
       expect((await store.findAccount(account.clientId))?.keys?.find((k) => k.id === key.id)?.expiresAt).toEqual(LATER);
-    });
+    }));
 
-    it('addFederatedCredential keeps expiresAt', async function () {
-      const store = expiryStore(arguments);
-      if (!store) return;
-      if (!supportsFederatedCredentials(store)) return skipRunningTest(arguments, 'the store has no federated credentials');
+    it('addFederatedCredential keeps expiresAt', heldTest(expiryStore, async (store, testArguments) => {
+      if (!supportsFederatedCredentials(store)) return skipRunningTest(testArguments, 'the store has no federated credentials');
       const account = await store.createAccount(ids.account());
       const credential = { ...ids.federated(), expiresAt: LATER };
       expect(idAndExpiry(await store.addFederatedCredential(account.clientId, credential, cap(5)))).toEqual({ id: credential.id, expiresAt: LATER });
       const listed = (await store.listAccounts()).find((a) => a.clientId === account.clientId);
       expect(listed?.federated?.find((c) => c.id === credential.id)?.expiresAt).toEqual(LATER);
-    });
+    }));
   });
 }

@@ -10,7 +10,7 @@
 import type { AccountRecord, AccountStore } from '../store/account-store.js';
 import { CREDENTIAL_KINDS, supportsKind, type CredentialKindName, type CredentialKindStores, type NewCredentialRecords } from '../store/credential-kinds.js';
 import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
-import { storeHolding } from './store-holding.js';
+import { heldTest, storeHolding } from './store-holding.js';
 import { cap, waitFor, type IdFactory } from './contract-fixtures.js';
 
 const ROOM = cap(100);
@@ -25,13 +25,13 @@ const RACERS = 10;
  * ```ts
  * import { it } from 'vitest'
  * import type { AccountStore } from '../store/account-store.js'
+ * import { heldTest } from './store-holding.js'
  *
  * declare const store: AccountStore
  * const keyStore = kindStore(() => store, 'key')
- * it('addKey ...', async function () {
- *   const store = keyStore(arguments)
- *   if (!store) return
- * })
+ * it('addKey ...', heldTest(keyStore, async (store) => {
+ *   await store.recordKeyUse('esa_V1StGXR8Z5jdHi6BmyT0aQ2k', 'esak_V1StGXR8Z5jdHi6BmyT0aQ2k', new Date())
+ * }))
  * ```
  */
 export function kindStore<K extends CredentialKindName>(
@@ -111,10 +111,7 @@ export function describeCredentialLife<K extends CredentialKindName>(
   const held = (account: AccountRecord | undefined) => account?.[field];
   const stored = (credential: N) => ({ ...credential, lastUsedAt: null, revokedAt: null });
 
-  // The test functions read vitest's test context from `arguments` (see skipRunningTest).
-  it(`${add} stores the ${life.thing} after the existing ones and returns it as findAccount and listAccounts do`, async function () {
-    const kind = kindMethods(arguments);
-    if (!kind) return;
+  it(`${add} stores the ${life.thing} after the existing ones and returns it as findAccount and listAccounts do`, heldTest(kindMethods, async (kind) => {
     const { store } = kind;
     const account = await store.createAccount(ids.account());
     const first = life.make();
@@ -127,22 +124,18 @@ export function describeCredentialLife<K extends CredentialKindName>(
     expect(held(found)?.[0]?.createdAt.getTime()).toBe(first.createdAt.getTime());
     expect(found?.secrets).toEqual(account.secrets);
     expect((await store.listAccounts()).find((a) => a.clientId === account.clientId)).toEqual(found);
-  });
+  }));
 
-  it(`${add} resolves undefined for an unknown client ID and creates nothing`, async function () {
-    const kind = kindMethods(arguments);
-    if (!kind) return;
+  it(`${add} resolves undefined for an unknown client ID and creates nothing`, heldTest(kindMethods, async (kind) => {
     const { store } = kind;
     const clientId = ids.clientId();
     const credential = life.make();
     expect(await kind.add(clientId, credential, ROOM)).toBeUndefined();
     expect(await store.findAccount(clientId)).toBeUndefined();
     await life.checkUnknownAdd?.(store, credential);
-  });
+  }));
 
-  it(`stores one of ${RACERS} concurrent ${life.twins} and refuses the others as duplicate`, async function () {
-    const kind = kindMethods(arguments);
-    if (!kind) return;
+  it(`stores one of ${RACERS} concurrent ${life.twins} and refuses the others as duplicate`, heldTest(kindMethods, async (kind) => {
     const { store } = kind;
     const account = await store.createAccount(ids.account());
     const credential = life.make();
@@ -152,11 +145,9 @@ export function describeCredentialLife<K extends CredentialKindName>(
     expect(results.filter((r) => typeof r === 'object').length).toBe(1);
     expect(results.filter((r) => r === 'duplicate').length).toBe(RACERS - 1);
     expect(held(await store.findAccount(account.clientId))?.length).toBe(1);
-  });
+  }));
 
-  it(`${revoke} sets revokedAt on that ${life.thing} only, once; unknown IDs and ${life.thing}s of another account resolve undefined`, async function () {
-    const kind = kindMethods(arguments);
-    if (!kind) return;
+  it(`${revoke} sets revokedAt on that ${life.thing} only, once; unknown IDs and ${life.thing}s of another account resolve undefined`, heldTest(kindMethods, async (kind) => {
     const { store } = kind;
     const account = await store.createAccount(ids.account());
     const other = await store.createAccount(ids.account());
@@ -177,11 +168,9 @@ export function describeCredentialLife<K extends CredentialKindName>(
     expect(held(found)?.[1]?.revokedAt).toBeNull();
     expect(found?.secrets[0]?.revokedAt).toBeNull();
     await life.checkAfterRevoke?.(store, account.clientId, bystander);
-  });
+  }));
 
-  it(`${recordUse} sets lastUsedAt of that ${life.thing} only`, async function () {
-    const kind = kindMethods(arguments);
-    if (!kind) return;
+  it(`${recordUse} sets lastUsedAt of that ${life.thing} only`, heldTest(kindMethods, async (kind) => {
     const { store } = kind;
     const account = await store.createAccount(ids.account());
     const used = life.make();
@@ -200,13 +189,11 @@ export function describeCredentialLife<K extends CredentialKindName>(
     await kind.recordUse(account.clientId, used.id, later);
     found = await store.findAccount(account.clientId);
     expect(held(found)?.[0]?.lastUsedAt?.getTime()).toBe(later.getTime());
-  });
+  }));
 
-  it(`watch: the listener is called after ${add} and after ${revoke}`, async function () {
-    const kind = kindMethods(arguments);
-    if (!kind) return;
+  it(`watch: the listener is called after ${add} and after ${revoke}`, heldTest(kindMethods, async (kind, testArguments) => {
     const { store } = kind;
-    if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
+    if (!store.watch) return skipRunningTest(testArguments, 'the store has no watch');
     const account = await store.createAccount(ids.account());
     const calls: string[] = [];
     const stop = await store.watch((clientId) => calls.push(clientId));
@@ -221,5 +208,5 @@ export function describeCredentialLife<K extends CredentialKindName>(
     } finally {
       await stop();
     }
-  });
+  }));
 }

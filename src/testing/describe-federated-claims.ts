@@ -10,7 +10,7 @@ import type { FederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf } from '../store/credential-kinds.js';
 import { skipRunningTest } from './account-store-test-api.js';
 import { kindStore } from './describe-credential-life.js';
-import type { DescribeStorePart } from './store-holding.js';
+import { heldTest, type DescribeStorePart } from './store-holding.js';
 import { cap } from './contract-fixtures.js';
 
 const ROOM = cap(100);
@@ -43,15 +43,12 @@ export const describeFederatedClaims: DescribeStorePart = (currentStore, ids, { 
   const pairs = (credential: FederatedCredentialRecord | undefined) => Object.entries(credential?.claims ?? {});
 
   describe('federated claim conditions', () => {
-    // The test functions read vitest's test context from `arguments` (see skipRunningTest).
-    it('addFederatedCredential keeps claims exactly and in order; findAccount, listAccounts and revokeFederatedCredential return them', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it('addFederatedCredential keeps claims exactly and in order; findAccount, listAccounts and revokeFederatedCredential return them', heldTest(federatedStore, async (store, testArguments) => {
       const account = await store.createAccount(ids.account());
       const credential = ids.federated({ claims: CONDITIONS });
       const added = await store.addFederatedCredential(account.clientId, credential, ROOM);
       if (typeof added !== 'object') throw new Error(`addFederatedCredential answered ${String(added)}`);
-      if (added.claims === undefined) return skipRunningTest(arguments, NO_CLAIMS);
+      if (added.claims === undefined) return skipRunningTest(testArguments, NO_CLAIMS);
       expect(pairs(added)).toEqual(Object.entries(CONDITIONS));
       expect(Object.getPrototypeOf(added.claims)).toBe(Object.prototype);
       const found = federatedOf((await store.findAccount(account.clientId))!).find((c) => c.id === credential.id);
@@ -60,20 +57,18 @@ export const describeFederatedClaims: DescribeStorePart = (currentStore, ids, { 
       expect(pairs(federatedOf(listed!).find((c) => c.id === credential.id))).toEqual(Object.entries(CONDITIONS));
       const revoked = await store.revokeFederatedCredential(account.clientId, credential.id, ids.time());
       expect(pairs(revoked)).toEqual(Object.entries(CONDITIONS));
-    });
+    }));
 
-    it('a credential added without claims has none (claims absent or empty), beside one that has them', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it('a credential added without claims has none (claims absent or empty), beside one that has them', heldTest(federatedStore, async (store, testArguments) => {
       const account = await store.createAccount(ids.account());
       const plain = ids.federated();
       const conditioned = ids.federated({ claims: { environment: 'production' } });
       await store.addFederatedCredential(account.clientId, plain, ROOM);
       const added = await store.addFederatedCredential(account.clientId, conditioned, ROOM);
-      if (typeof added === 'object' && added.claims === undefined) return skipRunningTest(arguments, NO_CLAIMS);
+      if (typeof added === 'object' && added.claims === undefined) return skipRunningTest(testArguments, NO_CLAIMS);
       const held = federatedOf((await store.findAccount(account.clientId))!);
       expect(pairs(held.find((c) => c.id === plain.id))).toEqual([]);
       expect(pairs(held.find((c) => c.id === conditioned.id))).toEqual([['environment', 'production']]);
-    });
+    }));
   });
 };

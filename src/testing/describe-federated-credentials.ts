@@ -8,7 +8,7 @@
  */
 import type { AddFederatedCredentialResult, AddKeyResult, AddSecretResult } from '../store/account-store.js';
 import { supportsKeyCredentials } from '../store/credential-kinds.js';
-import type { DescribeStorePart } from './store-holding.js';
+import { heldTest, type DescribeStorePart } from './store-holding.js';
 import { describeCredentialLife, kindStore } from './describe-credential-life.js';
 import { cap } from './contract-fixtures.js';
 
@@ -55,10 +55,7 @@ export const describeFederatedCredentials: DescribeStorePart = (currentStore, id
       { it, expect },
     );
 
-    // The test functions read vitest's test context from `arguments` (see skipRunningTest).
-    it('addFederatedCredential shares the cap with secrets and keys: live ones count together, revoked ones do not', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it('addFederatedCredential shares the cap with secrets and keys: live ones count together, revoked ones do not', heldTest(federatedStore, async (store) => {
       const account = await store.createAccount(ids.account()); // one live secret
       const withKey = supportsKeyCredentials(store);
       if (withKey) await store.addKey(account.clientId, ids.key(), ROOM);
@@ -72,11 +69,9 @@ export const describeFederatedCredentials: DescribeStorePart = (currentStore, id
       const next = ids.federated();
       expect(await store.addFederatedCredential(account.clientId, next, limit)).toEqual(stored(next));
       expect((await store.findAccount(account.clientId))?.federated?.map((c) => c.id)).toEqual([trust.id, next.id]);
-    });
+    }));
 
-    it(`keeps the shared cap under ${RACERS} concurrent adds of federated credentials, secrets and keys: exactly the room left is stored`, async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it(`keeps the shared cap under ${RACERS} concurrent adds of federated credentials, secrets and keys: exactly the room left is stored`, heldTest(federatedStore, async (store) => {
       const account = await store.createAccount(ids.account()); // one live secret: room for 3 more under a cap of 4
       const adds: Promise<AddFederatedCredentialResult | AddSecretResult | AddKeyResult>[] = [];
       for (let i = 0; i < RACERS; i++) {
@@ -89,11 +84,9 @@ export const describeFederatedCredentials: DescribeStorePart = (currentStore, id
       expect(results.filter((r) => r === 'limit_reached').length).toBe(RACERS - 3);
       const found = await store.findAccount(account.clientId);
       expect((found?.secrets.length ?? 0) + (found?.keys?.length ?? 0) + (found?.federated?.length ?? 0)).toBe(4);
-    });
+    }));
 
-    it('addFederatedCredential resolves duplicate and stores nothing for a live credential of the account with the same issuer, subject and audience (a null audience equal to null)', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it('addFederatedCredential resolves duplicate and stores nothing for a live credential of the account with the same issuer, subject and audience (a null audience equal to null)', heldTest(federatedStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const defaultAudience = ids.federated();
       const trust = { issuer: defaultAudience.issuer, subject: defaultAudience.subject };
@@ -114,11 +107,9 @@ export const describeFederatedCredentials: DescribeStorePart = (currentStore, id
       await store.revokeFederatedCredential(account.clientId, defaultAudience.id, ids.time());
       const again = ids.federated({ ...trust, audience: null });
       expect(await store.addFederatedCredential(account.clientId, again, ROOM)).toEqual(stored(again));
-    });
+    }));
 
-    it('two accounts may trust the same issuer and subject', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it('two accounts may trust the same issuer and subject', heldTest(federatedStore, async (store) => {
       const a = await store.createAccount(ids.account());
       const b = await store.createAccount(ids.account());
       const trust = ids.federated();
@@ -126,11 +117,9 @@ export const describeFederatedCredentials: DescribeStorePart = (currentStore, id
       expect(await store.addFederatedCredential(a.clientId, trust, ROOM)).toEqual(stored(trust));
       expect(await store.addFederatedCredential(b.clientId, twin, ROOM)).toEqual(stored(twin));
       expect(await store.findFederatedClients(trust.issuer, trust.subject, 10)).toEqual([a.clientId, b.clientId]);
-    });
+    }));
 
-    it('findFederatedClients matches issuer and subject exactly: no prefix, case or wildcard matching', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it('findFederatedClients matches issuer and subject exactly: no prefix, case or wildcard matching', heldTest(federatedStore, async (store) => {
       const holder = await store.createAccount(ids.account());
       const trust = ids.federated({ subject: 'repo:acme/billing:ref:refs/heads/main' });
       await store.addFederatedCredential(holder.clientId, trust, ROOM);
@@ -152,11 +141,9 @@ export const describeFederatedCredentials: DescribeStorePart = (currentStore, id
         const found = await store.findFederatedClients(otherIssuer, otherSubject, 10);
         expect({ otherIssuer, otherSubject, found }).toEqual({ otherIssuer, otherSubject, found: [] });
       }
-    });
+    }));
 
-    it('findFederatedClients lists the accounts with a live credential, disabled ones too, oldest first, each once, at most limit', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it('findFederatedClients lists the accounts with a live credential, disabled ones too, oldest first, each once, at most limit', heldTest(federatedStore, async (store) => {
       const trust = ids.federated();
       const times = [ids.time(), ids.time(), ids.time(), ids.time()];
       // Created out of order: the oldest account comes first whatever the order of creation.
@@ -177,11 +164,9 @@ export const describeFederatedCredentials: DescribeStorePart = (currentStore, id
       expect(await store.findFederatedClients(trust.issuer, trust.subject, 1)).toEqual([oldest.clientId]);
       const unknown = ids.federated();
       expect(await store.findFederatedClients(unknown.issuer, unknown.subject, 10)).toEqual([]);
-    });
+    }));
 
-    it('returns copies of federated credentials: mutating a returned one does not change the store', async function () {
-      const store = federatedStore(arguments);
-      if (!store) return;
+    it('returns copies of federated credentials: mutating a returned one does not change the store', heldTest(federatedStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const trust = ids.federated();
       await store.addFederatedCredential(account.clientId, trust, ROOM);
@@ -189,7 +174,7 @@ export const describeFederatedCredentials: DescribeStorePart = (currentStore, id
       (found?.federated?.[0] as { subject: string } | undefined)!.subject = 'changed';
       (found?.federated as unknown[] | undefined)?.pop();
       expect((await store.findAccount(account.clientId))?.federated).toEqual([stored(trust)]);
-    });
+    }));
 
   });
 };

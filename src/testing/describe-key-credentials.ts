@@ -5,7 +5,7 @@
  * store has all four key methods, and are reported skipped otherwise (a store without keys).
  */
 import type { AddKeyResult, AddSecretResult } from '../store/account-store.js';
-import type { DescribeStorePart } from './store-holding.js';
+import { heldTest, type DescribeStorePart } from './store-holding.js';
 import { describeAssertionIds } from './describe-assertion-ids.js';
 import { describeCredentialLife, kindStore } from './describe-credential-life.js';
 import { cap } from './contract-fixtures.js';
@@ -33,10 +33,7 @@ export const describeKeyCredentials: DescribeStorePart = (currentStore, ids, { d
     const life = { kind: 'key', thing: 'key', twins: 'addKey calls with the same key', make: () => ids.key(), makeOther: () => ids.key(), newId: () => ids.keyId() } as const;
     describeCredentialLife(currentStore, life, ids, { it, expect });
 
-    // The test functions read vitest's test context from `arguments` (see skipRunningTest).
-    it('addKey resolves duplicate and stores nothing for a live key of the account; a revoked one or another account may have it', async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
+    it('addKey resolves duplicate and stores nothing for a live key of the account; a revoked one or another account may have it', heldTest(keyStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const key = ids.key();
       await store.addKey(account.clientId, key, ROOM);
@@ -48,11 +45,9 @@ export const describeKeyCredentials: DescribeStorePart = (currentStore, ids, { d
       await store.revokeKey(account.clientId, key.id, ids.time());
       const again = { ...ids.key(), thumbprint: key.thumbprint, publicKey: key.publicKey };
       expect(await store.addKey(account.clientId, again, ROOM)).toEqual({ ...again, lastUsedAt: null, revokedAt: null });
-    });
+    }));
 
-    it('addKey and addSecret share the cap: live secrets and live keys count together, revoked ones do not', async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
+    it('addKey and addSecret share the cap: live secrets and live keys count together, revoked ones do not', heldTest(keyStore, async (store) => {
       const account = await store.createAccount(ids.account()); // one live secret
       const key = ids.key();
       expect(await store.addKey(account.clientId, key, { maxLiveCredentials: 2 })).toEqual({ ...key, lastUsedAt: null, revokedAt: null });
@@ -67,11 +62,9 @@ export const describeKeyCredentials: DescribeStorePart = (currentStore, ids, { d
       const found = await store.findAccount(account.clientId);
       expect(found?.secrets.length).toBe(2);
       expect(found?.keys?.map((k) => k.id)).toEqual([key.id, next.id]);
-    });
+    }));
 
-    it(`keeps the shared cap under ${RACERS} concurrent addKey and addSecret calls: exactly the room left is stored`, async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
+    it(`keeps the shared cap under ${RACERS} concurrent addKey and addSecret calls: exactly the room left is stored`, heldTest(keyStore, async (store) => {
       const account = await store.createAccount(ids.account()); // one live secret: room for 3 more under a cap of 4
       const keys = Array.from({ length: RACERS / 2 }, () => ids.key());
       const secrets = Array.from({ length: RACERS / 2 }, () => ids.secret());
@@ -83,11 +76,9 @@ export const describeKeyCredentials: DescribeStorePart = (currentStore, ids, { d
       expect(results.filter((r) => r === 'limit_reached').length).toBe(RACERS - 3);
       const found = await store.findAccount(account.clientId);
       expect((found?.secrets.length ?? 0) + (found?.keys?.length ?? 0)).toBe(4);
-    });
+    }));
 
-    it('returns copies of keys: mutating a returned key does not change the store', async function () {
-      const store = keyStore(arguments);
-      if (!store) return;
+    it('returns copies of keys: mutating a returned key does not change the store', heldTest(keyStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const key = ids.key();
       const expected = [{ ...key, publicKey: { ...key.publicKey }, lastUsedAt: null, revokedAt: null }];
@@ -98,7 +89,7 @@ export const describeKeyCredentials: DescribeStorePart = (currentStore, ids, { d
       (found?.keys?.[0]?.publicKey as { x: string } | undefined)!.x = 'changed';
       (found?.keys as unknown[] | undefined)?.pop();
       expect((await store.findAccount(account.clientId))?.keys).toEqual(expected);
-    });
+    }));
 
     describeAssertionIds(keyStore, ids, { it, expect });
   });

@@ -4,7 +4,7 @@
  * digest (`SecretRecord.verifiedDigest`) so no instance pays bcrypt twice for one value. They run when
  * the store has the method, and are reported skipped otherwise.
  */
-import { storeWithMethod, type DescribeStorePart } from './store-holding.js';
+import { heldTest, storeWithMethod, type DescribeStorePart } from './store-holding.js';
 import { cap } from './contract-fixtures.js';
 
 const ROOM = cap(100);
@@ -29,9 +29,7 @@ export const describeSecretDigests: DescribeStorePart = (currentStore, ids, { de
   const digestStore = storeWithMethod(currentStore, 'recordSecretDigest');
 
   describe('verified secret digests', () => {
-    it('recordSecretDigest sets verifiedDigest of that secret only; findAccount and listAccounts return it', async function () {
-      const store = digestStore(arguments);
-      if (!store) return;
+    it('recordSecretDigest sets verifiedDigest of that secret only; findAccount and listAccounts return it', heldTest(digestStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const other = ids.secret();
       await store.addSecret(account.clientId, other, ROOM);
@@ -45,11 +43,9 @@ export const describeSecretDigests: DescribeStorePart = (currentStore, ids, { de
       const listed = (await store.listAccounts()).find((a) => a.clientId === account.clientId);
       expect(listed?.secrets[0]?.verifiedDigest).toBe(digest(1));
       expect(await store.findAccount(bystander.clientId)).toEqual(bystander);
-    });
+    }));
 
-    it('recordSecretDigest replaces an earlier digest and keeps every other field of the secret', async function () {
-      const store = digestStore(arguments);
-      if (!store) return;
+    it('recordSecretDigest replaces an earlier digest and keeps every other field of the secret', heldTest(digestStore, async (store) => {
       const account = await store.createAccount(ids.account());
       const secretId = account.secrets[0]?.id ?? '';
       const [used, revoked] = [ids.time(), ids.time()];
@@ -59,11 +55,9 @@ export const describeSecretDigests: DescribeStorePart = (currentStore, ids, { de
       await store.revokeSecret(account.clientId, secretId, revoked);
       const found = await store.findAccount(account.clientId);
       expect(found?.secrets[0]).toEqual({ ...account.secrets[0], lastUsedAt: used, revokedAt: revoked, verifiedDigest: digest(2) });
-    });
+    }));
 
-    it('recordSecretDigest ignores an unknown account, an unknown secret, or a secret of another account', async function () {
-      const store = digestStore(arguments);
-      if (!store) return;
+    it('recordSecretDigest ignores an unknown account, an unknown secret, or a secret of another account', heldTest(digestStore, async (store) => {
       const a = await store.createAccount(ids.account());
       const b = await store.createAccount(ids.account());
       const unknown = ids.clientId();
@@ -73,6 +67,6 @@ export const describeSecretDigests: DescribeStorePart = (currentStore, ids, { de
       expect(await store.findAccount(unknown)).toBeUndefined();
       expect(await store.findAccount(a.clientId)).toEqual(a);
       expect(await store.findAccount(b.clientId)).toEqual(b);
-    });
+    }));
   });
 };

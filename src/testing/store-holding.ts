@@ -35,10 +35,9 @@ export type DescribeStorePart = (
  *
  * declare const store: AccountStore
  * const keyStore = storeHolding(() => store, supportsKeyCredentials, 'the store has no key credentials')
- * it('addKey ...', async function () {
- *   const store = keyStore(arguments)
- *   if (!store) return
- * })
+ * it('addKey ...', heldTest(keyStore, async (store) => {
+ *   await store.recordKeyUse('esa_V1StGXR8Z5jdHi6BmyT0aQ2k', 'esak_V1StGXR8Z5jdHi6BmyT0aQ2k', new Date())
+ * }))
  * ```
  */
 export function storeHolding<S extends AccountStore>(
@@ -73,6 +72,33 @@ export function storeWithMethod<M extends keyof AccountStore>(
 }
 
 /**
+ * A contract test on the part of the store `storeOf` gives (see {@link storeHolding}): `body` runs
+ * with it, and a store without that part has the test reported skipped. `body` is given the test
+ * function's `arguments` too, to report the test skipped for another reason (see skipRunningTest).
+ *
+ * @example
+ * ```ts
+ * import { it } from 'vitest'
+ *
+ * declare const store: AccountStore
+ * const policyStore = storeWithMethod(() => store, 'setAccountPolicy')
+ * it('setAccountPolicy resolves undefined for an unknown client ID', heldTest(policyStore, async (store) => {
+ *   await store.setAccountPolicy('esa_V1StGXR8Z5jdHi6BmyT0aQ2k', { dpopBoundAccessTokens: true })
+ * }))
+ * ```
+ */
+export function heldTest<S>(
+  storeOf: (testArguments: IArguments) => S | undefined,
+  body: (store: S, testArguments: IArguments) => Promise<unknown>,
+): () => Promise<void> {
+  // A function, not an arrow: it reads vitest's test context from `arguments` (see skipRunningTest).
+  return async function () {
+    const store = storeOf(arguments);
+    if (store) await body(store, arguments);
+  };
+}
+
+/**
  * The body of a test that `change` (made through the store `storeOf` gives, to a new account) is
  * announced to `watch` listeners; skipped for a store without `watch`.
  *
@@ -94,11 +120,8 @@ export function announcedTest<S extends AccountStore>(
   what: string,
   change: (store: S, clientId: string) => Promise<unknown>,
 ): () => Promise<void> {
-  // A function, not an arrow: it reads vitest's test context from `arguments` (see skipRunningTest).
-  return async function () {
-    const store = storeOf(arguments);
-    if (!store) return;
-    if (!store.watch) return skipRunningTest(arguments, 'the store has no watch');
+  return heldTest(storeOf, async (store, testArguments) => {
+    if (!store.watch) return skipRunningTest(testArguments, 'the store has no watch');
     const account = await store.createAccount(ids.account());
     const calls: string[] = [];
     const stop = await store.watch((clientId) => calls.push(clientId));
@@ -109,5 +132,5 @@ export function announcedTest<S extends AccountStore>(
     } finally {
       await stop();
     }
-  };
+  });
 }

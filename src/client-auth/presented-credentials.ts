@@ -159,6 +159,8 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** application/x-www-form-urlencoded decoding of one value ('+' is a space). */
 function formDecode(value: string): string | undefined {
+  // Nothing to decode (a generated client ID or secret): decodeURIComponent would return it as it is.
+  if (value.indexOf('%') < 0 && value.indexOf('+') < 0) return value;
   try {
     return decodeURIComponent(value.replace(/\+/g, ' '));
   } catch {

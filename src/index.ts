@@ -110,7 +110,7 @@ export type {
   CredentialExpiringEvent,
   DpopReplayCacheFullEvent,
 } from './observability/operational-events.js';
-export { CREDENTIAL_EXPIRING_LEAD_TIME } from './client-auth/credential-use.js';
+export { CREDENTIAL_EXPIRING_LEAD_TIME } from './client-auth/client-authenticator.js';
 export type { DpopOptions, DpopAlgorithm } from './dpop/dpop-options.js';
 export type { HealthReport, HealthStatus } from './observability/health.js';
 export type { TelemetryOptions } from './observability/telemetry.js';

@@ -7,7 +7,7 @@
  */
 import type { AuditActor } from '../audit/audit-events.js';
 import { generateClientId, generateSecret } from '../credentials/generate-credentials.js';
-import { hashSecret } from '../secrets/hash-secret.js';
+import { hashSecret } from '../secrets/secret-verifier.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { AdminError, accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';

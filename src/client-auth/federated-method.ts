@@ -5,7 +5,8 @@
  * assertion (RFC 7523 §2.2) whose `iss` is an outside issuer. The account is the one holding a live
  * federated credential for exactly that issuer and subject (or the one `client_id` names, which must
  * hold one). Only then are the issuer's keys looked up (federation/issuer-key-sets.ts), so a token
- * naming an issuer nobody trusts never causes a request. The token must carry the credential's
+ * naming an issuer nobody trusts never causes a request; a few of them are tried on it (the bounded
+ * key-try loop of assertion-rules.ts, {@link verifyIssuerToken}). The token must carry the credential's
  * audience as its sole audience, be signed by the issuer, be within its lifetime and no longer-lived
  * than allowed, meet every claim condition of the credential (claim-conditions.ts), and, when it has
  * a `jti`, be used once (assertion-rules.ts).
@@ -14,7 +15,7 @@
  * decided, as for key-pair assertions. Which accounts trust an issuer and subject is remembered
  * ({@link FederatedSubjects}).
  */
-import type { JWTPayload, JWTVerifyOptions, JWTVerifyResult } from 'jose';
+import { decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { AssertionRefusal, ClientAuthenticationFailure } from '../errors.js';
 import { describeError } from '../observability/operational-events.js';
@@ -27,8 +28,9 @@ import { federatedOf, hasExpired, supportsFederatedCredentials, type FederatedCr
 import { isClientIdLookup, isLookupValue } from '../credentials/generate-credentials.js';
 import { FEDERATED_LIMITS, isFederatedUrlText } from '../federation/address-policy.js';
 import type { ResolvedFederationConfig } from '../federation/federation-options.js';
-import { IssuerKeySets } from '../federation/issuer-key-sets.js';
-import { claimRefusalOf, firstUse, hasUsableJti, timesRefusalOf, type AssertionReplayParts } from './assertion-rules.js';
+import { IssuerKeySets, type FederatedKeySource } from '../federation/issuer-key-sets.js';
+import { verifiableAlgorithms } from '../federation/key-set.js';
+import { claimRefusalOf, firstUse, hasUsableJti, keyAttemptOf, timesRefusalOf, tryCandidateKeys, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
 import { unmetClaimCondition } from './claim-conditions.js';
 import type { AuthenticationDone, FederatedCredentials, FederatedTokenNames } from './presented-credentials.js';
@@ -39,24 +41,53 @@ import type { AuthenticationDone, FederatedCredentials, FederatedTokenNames } fr
  */
 function couldBeTrusted(names: FederatedTokenNames): boolean {
   const { issuer, subject } = names;
-  return (
-    isFederatedUrlText(issuer, FEDERATED_LIMITS.issuer) &&
-    isLookupValue(subject, FEDERATED_LIMITS.subjectBytes) &&
-    Buffer.byteLength(subject) <= FEDERATED_LIMITS.subjectBytes
-  );
+  return isFederatedUrlText(issuer, FEDERATED_LIMITS.issuer) && isLookupValue(subject, FEDERATED_LIMITS.subjectBytes) && Buffer.byteLength(subject) <= FEDERATED_LIMITS.subjectBytes;
 }
 
 /**
- * Verifies an outside token with its issuer's keys (issuer-key-sets.ts): the result when the signature
- * and `options` hold, `undefined` when not; rejects when the keys are needed and cannot be fetched.
+ * Verifies `token` as one of `source.issuer`'s with that issuer's keys (held by `keySets`): its signature
+ * (asymmetric algorithms only, whatever `options.algorithms` says; a token that could never verify
+ * causes no fetch), its `iss`, and the claims `options` asks for (at `options.currentDate`, by default
+ * the key sets' clock). The keys tried are the bounded loop's: those with the token's `kid`, or without
+ * one every key suiting its algorithm, when at most `MAX_CANDIDATE_KEYS`. `undefined` when not valid;
+ * rejects only when keys are needed and cannot be fetched. `onRefused` gets jose's error when a key made
+ * the signature but a claim failed.
+ *
+ * @example
+ * ```ts
+ * import { IssuerKeySets } from '../federation/issuer-key-sets.js'
+ *
+ * const keySets = new IssuerKeySets({ settings: config.federation, now: () => new Date() })
+ * const verified = await verifyIssuerToken(keySets, token, { issuer: 'https://token.actions.githubusercontent.com' }, { audience: issuer })
+ * ```
  */
-export interface FederatedKeyVerifier {
-  verify(
-    token: string,
-    source: { readonly issuer: string; readonly jwksUri?: string | null },
-    options: JWTVerifyOptions,
-    onRefused?: (error: unknown) => void,
-  ): Promise<JWTVerifyResult | undefined>;
+export async function verifyIssuerToken(
+  keySets: Pick<IssuerKeySets, 'verify' | 'now'>,
+  token: string,
+  source: FederatedKeySource,
+  options: JWTVerifyOptions,
+  onRefused?: (error: unknown) => void,
+): Promise<JWTVerifyResult | undefined> {
+  const algorithms = verifiableAlgorithms(token, options.algorithms);
+  if (algorithms === undefined) return undefined;
+  const { alg, kid } = decodeProtectedHeader(token); // read by verifiableAlgorithms: alg is one of them
+  const verifyOptions: JWTVerifyOptions = { ...options, algorithms, issuer: source.issuer, currentDate: options.currentDate ?? keySets.now() };
+  return keySets.verify(source, async (keySet) => {
+    const outcome = await tryCandidateKeys(keySet.keysFor(alg!), { kid, named: (key, id) => key.kid === id, unnamedFallsBack: false }, async (key) => {
+      const keyObject = keySet.keyObject(key);
+      if (keyObject === undefined) return 'other_key';
+      try {
+        return { verified: await jwtVerify(token, keyObject, verifyOptions) };
+      } catch (error) {
+        const attempt = keyAttemptOf(error);
+        if (attempt === 'refused') onRefused?.(error);
+        return attempt;
+      }
+    });
+    if ('key' in outcome) return { result: outcome.verified, mayBeRotated: false };
+    // The issuer may have rotated its keys: none has the token's kid, or none tried made a kid-less token's signature.
+    return { result: undefined, mayBeRotated: outcome.failure === 'no_key' || (outcome.failure === 'not_verified' && !outcome.signed && typeof kid !== 'string') };
+  });
 }
 
 /** What the check found: the account and the credential it authenticated with, or why not. */
@@ -73,7 +104,7 @@ export type FederatedOutcome =
 export interface FederatedClientCheckParts {
   readonly accounts: AccountCache;
   readonly subjects: Pick<FederatedSubjects, 'clientIds' | 'forget'>;
-  readonly keySets: FederatedKeyVerifier;
+  readonly keySets: Pick<IssuerKeySets, 'verify' | 'now'>;
   readonly settings: ResolvedFederationConfig;
   /** This server's issuer identifier: the audience of a credential that names none. */
   readonly issuerIdentifier: string;
@@ -149,19 +180,9 @@ export class FederatedClientCheck {
     const { keySets, issuerIdentifier, settings } = this.parts;
     const { clockTolerance } = this.parts.replays;
     let claimError: unknown;
-    const verified = await keySets.verify(
-      assertion,
-      { issuer: credential.issuer, jwksUri: credential.jwksUri },
-      {
-        issuer: credential.issuer,
-        subject: credential.subject,
-        audience: credential.audience ?? issuerIdentifier,
-        requiredClaims: ['exp'],
-        currentDate: now,
-        clockTolerance,
-      },
-      (error) => (claimError = error),
-    );
+    const { issuer, subject, jwksUri } = credential;
+    const options = { issuer, subject, audience: credential.audience ?? issuerIdentifier, requiredClaims: ['exp'], currentDate: now, clockTolerance };
+    const verified = await verifyIssuerToken(keySets, assertion, { issuer, jwksUri }, options, (error) => (claimError = error));
     if (!verified) return claimError === undefined ? 'invalid_assertion' : claimRefusalOf(claimError);
     const { aud, exp, iat, jti } = verified.payload;
     // The credential's audience as the token's sole audience (jose checked it is among them): a token
@@ -244,10 +265,7 @@ export function createFederatedClientCheck(runtime: Runtime): FederatedClientChe
 /** At most this many client IDs are asked for: two already make the pair ambiguous. */
 const LOOKUP_LIMIT = 2;
 
-interface Remembered {
-  readonly clientIds: readonly string[];
-  readonly until: number;
-}
+type Remembered = { readonly clientIds: readonly string[]; readonly until: number };
 
 /**
  * Which accounts trust an outside token's issuer and subject: the store's `findFederatedClients`,

@@ -3,8 +3,8 @@
  * The options of federated credentials (outside issuers' tokens as client credentials), validated once
  * into the frozen settings the token endpoint and the issuer key sets receive.
  */
-import { MAX_KEYS_PER_SET } from '../keys/candidate-keys.js';
 import { fail, integer } from '../config-checks.js';
+import { MAX_KEYS_PER_SET } from './key-set.js';
 import { FEDERATED_LIMITS, federatedUrlProblem } from './address-policy.js';
 
 /**

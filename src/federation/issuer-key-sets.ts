@@ -1,6 +1,8 @@
 /**
  * @module issuer-key-sets
- * Caches and refreshes outside issuers' public keys, and verifies their tokens with them.
+ * Caches and refreshes outside issuers' public keys, and hands them to the one verifying a token
+ * (the federated method, which decides which keys are tried on it, and tells whether the issuer may
+ * have rotated them).
  *
  * Only the issuers of `federation.allowedIssuers` have keys, when it is set. An issuer's keys come
  * from an inline JWK Set configured for it (never fetched), else from a JWK Set URL or OpenID
@@ -12,20 +14,18 @@
  * cached set lacks, or no `kid` and no cached key made its signature) causes one refetch per refresh
  * interval per source at most, and so does a failed fetch: a flood of made-up key IDs or a dead
  * issuer cannot turn into a flood of requests. A set of more than `MAX_KEYS_PER_SET` keys is refused
- * as unusable, and a token costs a few signature checks at most (candidate-keys.ts).
+ * as unusable.
  *
  * Fetching is written here (key-set.ts, fetch-json-document.ts) rather than left to jose's
  * `createRemoteJWKSet`: jose 5's remote key set has no size limit, follows redirects to any host,
- * ignores the response's max-age and does not do discovery. Key selection is ours (key-set.ts,
- * bounded by candidate-keys.ts: jose 5's local key set tries every key matching a token without
- * `kid`); signature and claim checks are jose's `jwtVerify`, with only asymmetric algorithms allowed
- * (key-set.ts).
+ * ignores the response's max-age and does not do discovery. Which keys suit an algorithm is
+ * key-set.ts's; which are tried on a token is the caller's (jose 5's local key set would try every
+ * key matching a token without `kid`).
  */
-import type { JWTVerifyOptions, JWTVerifyResult } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { FederatedKeysUnavailableError } from '../errors.js';
 import type { ResolvedFederationConfig } from './federation-options.js';
-import { KeySet, keySetSource, loadKeySet, verifiableAlgorithms, verifyWithKeySet, type KeySetSource } from './key-set.js';
+import { KeySet, keySetSource, loadKeySet, type KeySetSource } from './key-set.js';
 
 /** Fetched keys are never used longer than this after their last successful fetch. */
 const MAX_KEY_AGE_MS = 24 * 60 * 60 * 1000;
@@ -84,6 +84,22 @@ export interface FederatedKeySource {
   readonly jwksUri?: string | null;
 }
 
+/**
+ * What verifying a token with one key set gave: the caller's result, or `undefined` with whether the
+ * issuer may have rotated its keys since the set was fetched (no key of the set has the token's `kid`,
+ * or, for a token without `kid`, none of the keys tried made its signature): then they are fetched
+ * again, once per refresh interval at most.
+ *
+ * @example
+ * ```ts
+ * const notFound: KeySetVerification<string> = { result: undefined, mayBeRotated: true }
+ * ```
+ */
+export interface KeySetVerification<R> {
+  readonly result: R | undefined;
+  readonly mayBeRotated: boolean;
+}
+
 interface CachedKeys {
   readonly keySet: KeySet;
   /** Injected-clock milliseconds of the successful fetch. */
@@ -105,18 +121,18 @@ interface SourceState {
 }
 
 /**
- * The keys of the outside issuers federated credentials trust, and the one place their tokens are
- * verified. Call {@link IssuerKeySets.verify} only for an issuer a live credential names: it fetches
- * that issuer's keys when it has none (never for an issuer outside `federation.allowedIssuers`).
+ * The keys of the outside issuers federated credentials trust. Call {@link IssuerKeySets.verify} only
+ * for an issuer a live credential names: it fetches that issuer's keys when it has none (never for an
+ * issuer outside `federation.allowedIssuers`).
  *
  * @example
  * ```ts
+ * import type { KeySet } from './key-set.js'
+ *
+ * declare function verifyWith(keySet: KeySet): Promise<KeySetVerification<string>> // tries a few of its keys on the token
  * const keySets = new IssuerKeySets({ settings: config.federation, now: () => new Date() })
- * const verified = await keySets.verify(token, { issuer: 'https://token.actions.githubusercontent.com' }, {
- *   audience: 'https://api.example.com',
- *   subject: 'repo:acme/billing:ref:refs/heads/main',
- * })
- * if (verified === undefined) console.log('not a valid token from that issuer')
+ * const subject = await keySets.verify({ issuer: 'https://token.actions.githubusercontent.com' }, verifyWith)
+ * if (subject === undefined) console.log('not a valid token from that issuer')
  * ```
  */
 export class IssuerKeySets {
@@ -136,40 +152,41 @@ export class IssuerKeySets {
     }
   }
 
+  /** The clock every cache decision reads (and the time a token is verified at, unless told otherwise). */
+  now(): Date {
+    return this.#now();
+  }
+
   /**
-   * Verifies `token` as one of `source.issuer`'s: its signature with the issuer's keys (asymmetric
-   * algorithms only, whatever `options.algorithms` says), its `iss` equal to `source.issuer`, and the
-   * claims `options` asks for (at `options.currentDate`, by default the injected clock's now).
+   * Verifies a token of `source.issuer` by `verifyWith`, given the issuer's keys: the inline JWK Set
+   * configured for it, else the cached or freshly fetched one; and once more with keys fetched again
+   * when `verifyWith` says the issuer may have rotated them (once per refresh interval at most).
    *
-   * Resolves to `undefined` when the token is not valid: its issuer is not among
-   * `federation.allowedIssuers` (nothing is fetched), a bad signature or claim, or no key of the
-   * issuer's matches it (after one refetch, when the refresh interval allows it). Rejects with a
-   * `FederatedKeysUnavailableError` (503 with `Retry-After`) only when keys are needed and cannot be
-   * fetched. `onRefused` gets jose's error when a key made the signature but a claim failed.
+   * Resolves to `verifyWith`'s result, or `undefined` when the token is not valid: its issuer is not
+   * among `federation.allowedIssuers` or its keys' URL may not be fetched (nothing is fetched), or no
+   * key of the issuer's verified it. Rejects with a `FederatedKeysUnavailableError` (503 with
+   * `Retry-After`) only when keys are needed and cannot be fetched.
    *
    * @example
    * ```ts
    * import { FederatedKeysUnavailableError } from '../errors.js'
+   * import type { KeySet } from './key-set.js'
    *
+   * declare function verifyWith(keySet: KeySet): Promise<KeySetVerification<string>>
    * const keySets = new IssuerKeySets({ settings: config.federation, now: () => new Date() })
    * try {
-   *   const verified = await keySets.verify(token, { issuer: 'https://kubernetes.default.svc', jwksUri: null }, { audience: issuer })
-   *   console.log(verified?.payload.sub)
+   *   console.log(await keySets.verify({ issuer: 'https://kubernetes.default.svc', jwksUri: null }, verifyWith))
    * } catch (err) {
    *   if (err instanceof FederatedKeysUnavailableError) console.log(`retry in ${err.retryAfterSeconds} s`)
    * }
    * ```
    */
-  async verify(token: string, source: FederatedKeySource, options: JWTVerifyOptions, onRefused?: (error: unknown) => void): Promise<JWTVerifyResult | undefined> {
+  async verify<R>(source: FederatedKeySource, verifyWith: (keySet: KeySet) => Promise<KeySetVerification<R>>): Promise<R | undefined> {
     // federation.allowedIssuers: no key is ever fetched for another issuer, whatever a credential names.
     if (this.#settings.allowedIssuers !== undefined && !this.#settings.allowedIssuers.has(source.issuer)) return undefined;
-    // A token that could never verify causes no fetch.
-    const algorithms = verifiableAlgorithms(token, options.algorithms);
-    if (algorithms === undefined) return undefined;
-    const verifyOptions: JWTVerifyOptions = { ...options, algorithms, issuer: source.issuer, currentDate: options.currentDate ?? this.#now() };
 
     const inline = this.#inline.get(source.issuer);
-    if (inline !== undefined) return (await verifyWithKeySet(token, inline, verifyOptions, onRefused)).result;
+    if (inline !== undefined) return (await verifyWith(inline)).result;
 
     const fetched = keySetSource(source.issuer, source.jwksUri, this.#settings);
     // A URL our policy refuses (plain http without allowHttpLoopback) is never fetched: no key, no token.
@@ -182,7 +199,7 @@ export class IssuerKeySets {
     }
 
     const keys = await this.#usableKeys(fetched, state);
-    const first = await verifyWithKeySet(token, keys.keySet, verifyOptions, onRefused);
+    const first = await verifyWith(keys.keySet);
     if (!first.mayBeRotated) return first.result;
 
     // An unknown key ID, or no kid and no cached key made the signature (the issuer rotated its
@@ -193,7 +210,7 @@ export class IssuerKeySets {
     }
     await this.#refresh(fetched, state);
     if (state.lastError !== undefined || state.keys === undefined) throw this.#unavailable(fetched, state);
-    return (await verifyWithKeySet(token, state.keys.keySet, verifyOptions, onRefused)).result;
+    return (await verifyWith(state.keys.keySet)).result;
   }
 
   /** Whether a fetch may start now: none yet, or the last one began a refresh interval ago. */

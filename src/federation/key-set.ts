@@ -1,8 +1,9 @@
 /**
  * @module key-set
- * One outside issuer's JWK Set (RFC 7517 §5): where it comes from, one load of it, and one
- * verification of a token with it. Caching what is loaded, and deciding when to load it again, is
- * issuer-key-sets.ts's.
+ * One outside issuer's JWK Set (RFC 7517 §5): where it comes from, one load of it, and which of its
+ * keys suit an algorithm. Caching what is loaded, and deciding when to load it again, is
+ * issuer-key-sets.ts's; verifying a token with it (which keys are tried, at most a few) is the
+ * federated method's, in client-auth/.
  *
  * - The set ({@link KeySet}), fetched or configured inline: at most `MAX_KEYS_PER_SET` keys, each a
  *   candidate only for the algorithms its type, curve, `alg`, `use` and `key_ops` allow (the rules of
@@ -12,17 +13,26 @@
  *   (`{issuer}/.well-known/openid-configuration` → `jwks_uri`), whose document must name the same
  *   issuer. Each document is fetched under fetch-json-document.ts's rules, and the whole load
  *   ({@link loadKeySet}), discovery and JWK Set together, within one `fetchTimeout`.
- * - Verifying with it ({@link verifyWithKeySet}): which algorithms a token may be signed with
- *   (asymmetric ones only, whatever the caller asks), and which of the set's keys are tried on it,
- *   under the rule of candidate-keys.ts (a few at most: a token without `kid` is refused untried when
- *   more keys than that suit its algorithm).
+ * - Which algorithms a token may be verified with ({@link verifiableAlgorithms}): asymmetric ones
+ *   only, whatever the caller asks.
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
-import { decodeProtectedHeader, jwtVerify, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
-import { keyAttemptOf, MAX_KEYS_PER_SET, tryCandidateKeys } from '../keys/candidate-keys.js';
-import type { ResolvedFederationConfig } from './federation-options.js';
+import { decodeProtectedHeader } from 'jose';
 import { fetchPolicyProblem } from './address-policy.js';
 import { fetchJsonDocument, type FetchJsonDocumentOptions } from './fetch-json-document.js';
+
+/**
+ * The most keys a JWK Set of an outside issuer may hold, fetched or configured inline. Public issuers
+ * publish a handful (Google two or three, Microsoft Entra ID four to six, a Kubernetes cluster one or
+ * two); a larger set is refused as unusable.
+ *
+ * @example
+ * ```ts
+ * declare const jwks: { keys: object[] } // a JWK Set, as fetched
+ * if (jwks.keys.length > MAX_KEYS_PER_SET) throw new Error(`more than ${MAX_KEYS_PER_SET} keys`)
+ * ```
+ */
+export const MAX_KEYS_PER_SET = 100;
 
 /** One key of a JWK Set, as published: only the members read here are typed. */
 export interface SetKey {
@@ -152,60 +162,14 @@ export function verifiableAlgorithms(token: string, requested?: readonly string[
   return typeof alg === 'string' && algorithms.includes(alg) ? algorithms : undefined;
 }
 
-/**
- * What one verification with a key set gave: the verified token, or `undefined` with whether the
- * issuer may have rotated its keys since the set was fetched: no key of the set has the token's
- * `kid`, or, for a token without `kid`, none of the keys tried made its signature.
- */
-export interface KeySetVerification {
-  readonly result: JWTVerifyResult | undefined;
-  readonly mayBeRotated: boolean;
-}
-
-/**
- * Verifies `token` with a key set, trying the keys candidate-keys.ts allows: those with the token's
- * `kid`, or without one every key suiting its algorithm, when there are at most `MAX_CANDIDATE_KEYS`
- * of them; the first that verifies wins. `options.algorithms` must hold the token's algorithm (see
- * {@link verifiableAlgorithms}). Never rejects: a bad signature or claim, or a key that cannot be
- * used, is a token that is not valid. `onRefused` gets jose's error when a key made the signature but
- * a claim failed (which claim, for the audit reason).
- *
- * @example
- * ```ts
- * const keySet = new KeySet({ keys: [] })
- * const { result, mayBeRotated } = await verifyWithKeySet(token, keySet, { issuer, algorithms: ['RS256'] })
- * if (mayBeRotated) console.log('refetch the keys: the issuer may have rotated them')
- * console.log(result?.payload.sub)
- * ```
- */
-export async function verifyWithKeySet(
-  token: string,
-  keySet: KeySet,
-  options: JWTVerifyOptions,
-  onRefused?: (error: unknown) => void,
-): Promise<KeySetVerification> {
-  let alg: unknown;
-  let kid: unknown;
-  try {
-    ({ alg, kid } = decodeProtectedHeader(token));
-  } catch {
-    return { result: undefined, mayBeRotated: false };
-  }
-  if (typeof alg !== 'string') return { result: undefined, mayBeRotated: false };
-  const outcome = await tryCandidateKeys(keySet.keysFor(alg), { kid, named: (key, id) => key.kid === id, unnamedFallsBack: false }, async (key) => {
-    const keyObject = keySet.keyObject(key);
-    if (keyObject === undefined) return 'other_key';
-    try {
-      return { verified: await jwtVerify(token, keyObject, options) };
-    } catch (error) {
-      const attempt = keyAttemptOf(error);
-      if (attempt === 'refused') onRefused?.(error);
-      return attempt;
-    }
-  });
-  if ('key' in outcome) return { result: outcome.verified, mayBeRotated: false };
-  const mayBeRotated = outcome.failure === 'no_key' || (outcome.failure === 'not_verified' && !outcome.signed && typeof kid !== 'string');
-  return { result: undefined, mayBeRotated };
+/** What finding and loading a key set reads of the `federation` settings (federation-options.ts resolves them). */
+export interface KeySetSettings {
+  readonly issuers: ReadonlyMap<string, { readonly jwksUri?: string | undefined }>;
+  readonly allowedIssuers: ReadonlySet<string> | undefined;
+  readonly allowHttpLoopback: boolean;
+  readonly allowPrivateNetworks: boolean;
+  readonly fetchTimeout: number;
+  readonly maxDocumentBytes: number;
 }
 
 /**
@@ -256,7 +220,7 @@ export interface LoadedKeySet {
  * // { issuer, url: 'https://token.actions.githubusercontent.com/.well-known/openid-configuration', discovery: true }
  * ```
  */
-export function keySetSource(issuer: string, jwksUri: string | null | undefined, settings: ResolvedFederationConfig): KeySetSource | undefined {
+export function keySetSource(issuer: string, jwksUri: string | null | undefined, settings: KeySetSettings): KeySetSource | undefined {
   const credentialUri = settings.allowedIssuers === undefined ? (jwksUri ?? undefined) : undefined;
   const configured = settings.issuers.get(issuer)?.jwksUri ?? credentialUri;
   const url = configured ?? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
@@ -279,7 +243,7 @@ export function keySetSource(issuer: string, jwksUri: string | null | undefined,
  * }
  * ```
  */
-export async function loadKeySet(source: KeySetSource, settings: ResolvedFederationConfig): Promise<LoadedKeySet> {
+export async function loadKeySet(source: KeySetSource, settings: KeySetSettings): Promise<LoadedKeySet> {
   // One deadline for the discovery document and the JWK Set: startedAt is shared by both fetches.
   const fetchOptions: FetchJsonDocumentOptions = {
     timeout: settings.fetchTimeout,

@@ -189,7 +189,7 @@ export interface VerifiedSecretDigestsStore {
  * @example
  * ```ts
  * import type { Keyring } from '../access-tokens/keyring.js'
- * import { verifySecretHash } from './hash-secret.js'
+ * import { verifySecretHash } from './secret-verifier.js'
  * import type { PresentedSecret } from './remembered-secrets.js'
  *
  * declare const keyring: Keyring // the instance's resolved signing keys

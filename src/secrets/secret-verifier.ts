@@ -1,5 +1,9 @@
 /**
  * @module secret-verifier
+ * The secret hash, made and checked in one home ({@link hashSecret}, {@link verifySecretHash}): bcrypt
+ * reads only 72 bytes and stops at a NUL byte, so it is fed a fixed-length SHA-256 digest of the
+ * secret (44 base64 characters), never the raw value.
+ *
  * Compares presented secrets with stored hashes by bcrypt, through the bcrypt gate: every compare, real
  * or against a dummy hash when no real hash exists, waits for a slot and its address's turn, so every
  * failure (unknown client, wrong, revoked, disabled) costs the time of one compare and a flood can
@@ -17,12 +21,45 @@
  * ends with what that check learned (see {@link FlightOutcome}); the waiting requests then decide
  * their own answer from it (secret-method.ts).
  */
-import { randomBytes } from 'node:crypto';
-import { hashSecret, verifySecretHash } from './hash-secret.js';
+import { createHash, randomBytes } from 'node:crypto';
+import bcrypt from 'bcrypt';
 import { BcryptGate, type BcryptGateKeys, type BcryptGateOptions } from './bcrypt-gate.js';
 import { SecretChecksBusyError } from '../errors.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { secretFingerprint, type PresentedSecret } from './remembered-secrets.js';
+
+/** What bcrypt is fed for a secret: its SHA-256 digest, 44 characters with no NUL byte, whatever the secret's length. */
+function prehash(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('base64');
+}
+
+/**
+ * Hashes a secret for storage.
+ * @example
+ * ```ts
+ * const hash = await hashSecret(value, 10)
+ * ```
+ */
+export function hashSecret(value: string, rounds: number): Promise<string> {
+  return bcrypt.hash(prehash(value), rounds);
+}
+
+/**
+ * Compares a presented secret with a stored hash, in bcrypt's constant time (`false` for a hash that
+ * is no bcrypt hash).
+ * @example
+ * ```ts
+ * const presented = clientSecret
+ * const matches = await verifySecretHash(presented, account.secrets[0]!.hash)
+ * ```
+ */
+export async function verifySecretHash(value: string, hash: string): Promise<boolean> {
+  try {
+    return await bcrypt.compare(prehash(value), hash);
+  } catch {
+    return false;
+  }
+}
 
 /** At most one "queue full" report in this many milliseconds. */
 const SATURATION_REPORT_INTERVAL_MS = 10_000;

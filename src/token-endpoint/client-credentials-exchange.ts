@@ -27,7 +27,7 @@ import type { Runtime } from '../create-runtime.js';
 import type { ServerResponse } from 'node:http';
 import type { AuthenticatedClient } from '../client-auth/presented-credentials.js';
 import type { Step } from './request-guards.js';
-import { ExpiringCredentialNotices } from '../client-auth/credential-use.js';
+import { ExpiringCredentialNotices } from '../client-auth/client-authenticator.js';
 
 /** Rejects any `grant_type` but `client_credentials` with 400 `invalid_grant`. Runs after client authentication. */
 export const requireClientCredentialsGrant: Step = (context, next) => {

@@ -9,12 +9,14 @@
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type KeyLike } from 'jose';
 import * as jose from 'jose';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_CANDIDATE_KEYS, MAX_KEYS_PER_SET } from '../../src/keys/candidate-keys.js';
+import { MAX_CANDIDATE_KEYS } from '../../src/client-auth/assertion-rules.js';
 import { FederatedKeysUnavailableError } from '../../src/errors.js';
 import { resolveFederation } from '../../src/federation/federation-options.js';
+import { MAX_KEYS_PER_SET } from '../../src/federation/key-set.js';
 import { IssuerKeySets } from '../../src/federation/issuer-key-sets.js';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../../src/store/account-store.js';
 import { KeyAssertionChecker } from '../../src/client-auth/key-pair-method.js';
+import { verifyIssuerToken } from '../../src/client-auth/federated-method.js';
 import { TEST_ISSUER } from '../helpers/create-app.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
 
@@ -66,7 +68,7 @@ describe('outside issuers: signature checks per token', () => {
 
   it(`refuses a fetched JWK Set of more than ${MAX_KEYS_PER_SET} keys as unusable, with no signature check, and says why`, async () => {
     await idp.setMode({ body: JSON.stringify(p521Set(published, 1000)) }, 'jwks');
-    const error = await keySets().verify(await kidlessToken(idp.issuer), { issuer: idp.issuer }, { audience: AUDIENCE }).catch((caught: unknown) => caught);
+    const error = await verifyIssuerToken(keySets(), await kidlessToken(idp.issuer), { issuer: idp.issuer }, { audience: AUDIENCE }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(FederatedKeysUnavailableError);
     expect((error as Error).message).toBe(`The keys of ${idp.issuer} cannot be fetched: ${idp.jwksUri} holds 1000 keys, more than the 100 a JWK Set may hold`);
     expect(signatureChecks()).toBe(0);
@@ -74,7 +76,7 @@ describe('outside issuers: signature checks per token', () => {
 
   it(`refuses a token without kid untried when more than ${MAX_CANDIDATE_KEYS} keys suit its algorithm (a set of ${MAX_KEYS_PER_SET})`, async () => {
     const sets = keySets({ issuers: { [idp.issuer]: { jwks: p521Set(published, MAX_KEYS_PER_SET) } } });
-    expect(await sets.verify(await kidlessToken(idp.issuer), { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, await kidlessToken(idp.issuer), { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
     expect(signatureChecks()).toBe(0);
   });
 
@@ -83,7 +85,7 @@ describe('outside issuers: signature checks per token', () => {
     set.keys.push({ ...attacker.publicJwk, kid: 'the-key', alg: 'ES512' });
     const sets = keySets({ issuers: { [idp.issuer]: { jwks: set } } });
     const token = await new SignJWT({ sub: 'x', aud: AUDIENCE, exp: seconds + 60 }).setIssuer(idp.issuer).setProtectedHeader({ alg: 'ES512', kid: 'the-key' }).sign(attacker.privateKey);
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
     expect(signatureChecks()).toBe(1);
   });
 
@@ -92,13 +94,13 @@ describe('outside issuers: signature checks per token', () => {
     let clock = now.getTime();
     const sets = new IssuerKeySets({ settings: resolveFederation({ allowHttpLoopback: true }), now: () => new Date(clock) });
     const options = { audience: AUDIENCE, currentDate: now };
-    expect(await sets.verify(await kidlessToken(idp.issuer), { issuer: idp.issuer }, options)).toBeUndefined();
+    expect(await verifyIssuerToken(sets, await kidlessToken(idp.issuer), { issuer: idp.issuer }, options)).toBeUndefined();
     expect(signatureChecks()).toBe(MAX_CANDIDATE_KEYS);
     expect(idp.fetches('jwks')).toBe(1); // just fetched: no refetch within the refresh interval
     clock += 30_000;
     vi.mocked(jose.jwtVerify).mockClear();
     // No cached key made the signature: the issuer may have rotated its keys, so they are fetched again once.
-    expect(await sets.verify(await kidlessToken(idp.issuer), { issuer: idp.issuer }, options)).toBeUndefined();
+    expect(await verifyIssuerToken(sets, await kidlessToken(idp.issuer), { issuer: idp.issuer }, options)).toBeUndefined();
     expect(idp.fetches('jwks')).toBe(2);
     expect(signatureChecks()).toBe(2 * MAX_CANDIDATE_KEYS);
   });

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { resolveFederation, type FederationOptions } from '../../src/federation/federation-options.js';
 import { IssuerKeySets, type IssuerKeySetsObserver } from '../../src/federation/issuer-key-sets.js';
 import { FederatedKeysUnavailableError } from '../../src/errors.js';
+import { verifyIssuerToken } from '../../src/client-auth/federated-method.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
 
 const AUDIENCE = 'https://api.example.com';
@@ -52,7 +53,7 @@ function keySets(options: FederationOptions = {}): IssuerKeySets {
 
 /** A fresh token at the current clock (each test's tokens live an hour). */
 const token = (): Promise<string> => idp.kubernetesToken({ audience: AUDIENCE, now: new Date(clock) });
-const verify = async (sets: IssuerKeySets, jwt?: string) => sets.verify(jwt ?? (await token()), { issuer: idp.issuer, jwksUri: idp.jwksUri }, { audience: AUDIENCE });
+const verify = async (sets: IssuerKeySets, jwt?: string) => verifyIssuerToken(sets, jwt ?? (await token()), { issuer: idp.issuer, jwksUri: idp.jwksUri }, { audience: AUDIENCE });
 const unavailable = async (promise: Promise<unknown>): Promise<FederatedKeysUnavailableError> => {
   const error = await promise.then(() => undefined, (e: unknown) => e);
   expect(error).toBeInstanceOf(FederatedKeysUnavailableError);
@@ -64,7 +65,7 @@ describe('IssuerKeySets: cache', () => {
   it('shares one fetch among concurrent verifications (discovery and JWK Set alike)', async () => {
     const sets = keySets();
     const jwt = await token();
-    const results = await Promise.all(Array.from({ length: 20 }, () => sets.verify(jwt, { issuer: idp.issuer }, { audience: AUDIENCE })));
+    const results = await Promise.all(Array.from({ length: 20 }, () => verifyIssuerToken(sets, jwt, { issuer: idp.issuer }, { audience: AUDIENCE })));
     expect(results.every((r) => r !== undefined)).toBe(true);
     expect(idp.fetches('discovery')).toBe(1);
     expect(idp.fetches('jwks')).toBe(1);
@@ -172,7 +173,7 @@ describe('IssuerKeySets: cache', () => {
     // each failed fetch is answered at its deadline (fetchTimeout), whenever it failed.
     const jwt = await token();
     await Promise.all(
-      Array.from({ length: 1000 }, (_, n) => sets.verify(jwt, { issuer: idp.issuer, jwksUri: `http://127.0.0.1:1/jwks-${n}` }, { audience: AUDIENCE }).catch(() => undefined)),
+      Array.from({ length: 1000 }, (_, n) => verifyIssuerToken(sets, jwt, { issuer: idp.issuer, jwksUri: `http://127.0.0.1:1/jwks-${n}` }, { audience: AUDIENCE }).catch(() => undefined)),
     );
     expect(await verify(sets)).toBeDefined();
     expect(idp.fetches('jwks')).toBe(2);

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveFederation, type FederationOptions } from '../../src/federation/federation-options.js';
 import { IssuerKeySets } from '../../src/federation/issuer-key-sets.js';
 import { FederatedKeysUnavailableError } from '../../src/errors.js';
+import { verifyIssuerToken } from '../../src/client-auth/federated-method.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
 
 const AUDIENCE = 'https://api.example.com';
@@ -30,7 +31,7 @@ function keySets(options: FederationOptions = {}): IssuerKeySets {
 describe('IssuerKeySets: key sources', () => {
   it('finds the keys through discovery and verifies a Kubernetes-shaped token', async () => {
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    const verified = await keySets().verify(token, { issuer: idp.issuer }, { audience: AUDIENCE });
+    const verified = await verifyIssuerToken(keySets(), token, { issuer: idp.issuer }, { audience: AUDIENCE });
     expect(verified?.payload).toMatchObject({
       iss: idp.issuer,
       sub: 'system:serviceaccount:payments:exporter',
@@ -44,7 +45,7 @@ describe('IssuerKeySets: key sources', () => {
     const github = await startLocalIssuer({ alg: 'ES256' });
     try {
       const token = await github.githubActionsToken({ repository: 'acme/billing', audience: AUDIENCE, now });
-      const verified = await keySets().verify(token, { issuer: github.issuer }, { audience: AUDIENCE, subject: 'repo:acme/billing:ref:refs/heads/main' });
+      const verified = await verifyIssuerToken(keySets(), token, { issuer: github.issuer }, { audience: AUDIENCE, subject: 'repo:acme/billing:ref:refs/heads/main' });
       expect(verified?.protectedHeader.alg).toBe('ES256');
       expect(verified?.payload).toMatchObject({ repository: 'acme/billing', ref: 'refs/heads/main', runner_environment: 'github-hosted' });
     } finally {
@@ -56,7 +57,7 @@ describe('IssuerKeySets: key sources', () => {
     const tenant = await startLocalIssuer({ pathPrefix: '/tenant-a' });
     try {
       const token = await tenant.kubernetesToken({ audience: AUDIENCE, now });
-      expect(await keySets().verify(token, { issuer: tenant.issuer }, { audience: AUDIENCE })).toBeDefined();
+      expect(await verifyIssuerToken(keySets(), token, { issuer: tenant.issuer }, { audience: AUDIENCE })).toBeDefined();
       expect(tenant.requests.map((r) => r.path)).toEqual(['/tenant-a/.well-known/openid-configuration', '/tenant-a/jwks']);
     } finally {
       await tenant.close();
@@ -65,14 +66,14 @@ describe('IssuerKeySets: key sources', () => {
 
   it("uses the credential's JWK Set URL without discovery", async () => {
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    expect(await keySets().verify(token, { issuer: idp.issuer, jwksUri: idp.movedJwksUri }, { audience: AUDIENCE })).toBeDefined();
+    expect(await verifyIssuerToken(keySets(), token, { issuer: idp.issuer, jwksUri: idp.movedJwksUri }, { audience: AUDIENCE })).toBeDefined();
     expect(idp.requests.map((r) => r.path)).toEqual(['/jwks-moved']);
   });
 
   it("prefers the JWK Set URL configured for the issuer over the credential's", async () => {
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
     const sets = keySets({ issuers: { [idp.issuer]: { jwksUri: idp.jwksUri } } });
-    expect(await sets.verify(token, { issuer: idp.issuer, jwksUri: idp.movedJwksUri }, { audience: AUDIENCE })).toBeDefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer, jwksUri: idp.movedJwksUri }, { audience: AUDIENCE })).toBeDefined();
     expect(idp.requests.map((r) => r.path)).toEqual(['/jwks']);
   });
 
@@ -80,11 +81,11 @@ describe('IssuerKeySets: key sources', () => {
   it('verifies with an inline JWK Set and makes no request at all', async () => {
     const sets = keySets({ issuers: { [idp.issuer]: { jwks: idp.jwks() } } });
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
     // An unknown kid cannot be fetched: refused, still no request.
-    expect(await sets.verify(await idp.sign({ sub: 'x', aud: AUDIENCE }, { kid: 'unknown' }), { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, await idp.sign({ sub: 'x', aud: AUDIENCE }, { kid: 'unknown' }), { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
     await idp.setMode('down');
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
     expect(idp.requests).toHaveLength(0);
   });
 
@@ -93,7 +94,7 @@ describe('IssuerKeySets: key sources', () => {
   it('refuses a discovery document naming another issuer (no JWK Set fetched)', async () => {
     idp.discoveryOverrides = { issuer: `${idp.issuer}/` };
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    const error = await keySets().verify(token, { issuer: idp.issuer }, { audience: AUDIENCE }).catch((e: unknown) => e);
+    const error = await verifyIssuerToken(keySets(), token, { issuer: idp.issuer }, { audience: AUDIENCE }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FederatedKeysUnavailableError);
     expect((error as Error).message).toBe(`The keys of ${idp.issuer} cannot be fetched: ${idp.discoveryUrl} names another issuer`);
     expect(idp.fetches('jwks')).toBe(0);
@@ -102,27 +103,27 @@ describe('IssuerKeySets: key sources', () => {
   it('refuses a discovered jwks_uri that breaks the URL policy', async () => {
     idp.discoveryOverrides = { jwks_uri: 'http://keys.example.com/jwks' };
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    await expect(keySets().verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).rejects.toThrow(/names a jwks_uri that must be an https URL/);
+    await expect(verifyIssuerToken(keySets(), token, { issuer: idp.issuer }, { audience: AUDIENCE })).rejects.toThrow(/names a jwks_uri that must be an https URL/);
   });
 
   // "over https (plain http only for loopback issuers when explicitly allowed ...)"
   it('never fetches from a plain http issuer unless allowHttpLoopback', async () => {
     const sets = new IssuerKeySets({ settings: resolveFederation({}), now: () => now });
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
-    expect(await sets.verify(token, { issuer: idp.issuer, jwksUri: idp.jwksUri }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer, jwksUri: idp.jwksUri }, { audience: AUDIENCE })).toBeUndefined();
     expect(idp.requests).toHaveLength(0);
   });
 
   it("checks the claims it is asked to, and the token's iss against the issuer", async () => {
     const sets = keySets();
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: 'https://other.example.com' })).toBeUndefined();
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE, currentDate: new Date(now.getTime() + 2 * 3600_000) })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: 'https://other.example.com' })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE, currentDate: new Date(now.getTime() + 2 * 3600_000) })).toBeUndefined();
     const otherIss = await idp.sign({ iss: 'https://elsewhere.example.com', sub: 'x', aud: AUDIENCE });
-    expect(await sets.verify(otherIss, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, otherIss, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
     const forged = `${token.slice(0, token.lastIndexOf('.'))}.${'A'.repeat(342)}`;
-    expect(await sets.verify(forged, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, forged, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
   });
 
   // Asymmetric algorithms only: an HMAC token (signed with a public key as the secret, say) or an
@@ -130,14 +131,14 @@ describe('IssuerKeySets: key sources', () => {
   it('refuses symmetric and unsigned tokens without fetching, even when the caller allows them', async () => {
     const sets = keySets();
     const hs256 = await new SignJWT({ iss: idp.issuer, sub: 'x', aud: AUDIENCE }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('a'.repeat(32)));
-    expect(await sets.verify(hs256, { issuer: idp.issuer }, { audience: AUDIENCE, algorithms: ['HS256', 'RS256'] })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, hs256, { issuer: idp.issuer }, { audience: AUDIENCE, algorithms: ['HS256', 'RS256'] })).toBeUndefined();
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(`{"iss":"${idp.issuer}"}`).toString('base64url')}.`;
-    expect(await sets.verify(none, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
-    expect(await sets.verify('not a token', { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, none, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, 'not a token', { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
     expect(idp.requests).toHaveLength(0);
     // The caller may narrow the asymmetric list: an RS256 token then fails without a fetch too.
     const rs256 = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    expect(await sets.verify(rs256, { issuer: idp.issuer }, { audience: AUDIENCE, algorithms: ['ES256'] })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, rs256, { issuer: idp.issuer }, { audience: AUDIENCE, algorithms: ['ES256'] })).toBeUndefined();
     expect(idp.requests).toHaveLength(0);
   });
 
@@ -149,11 +150,11 @@ describe('IssuerKeySets: key sources', () => {
     expect(served.keys.map((k) => k.kid)).toEqual([idp.currentKid, idp.currentKid]);
     const sets = keySets();
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
     // Neither key verifies a token whose claims fail, nor a forged signature.
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: 'https://other.example.com' })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: 'https://other.example.com' })).toBeUndefined();
     const forged = `${token.slice(0, token.lastIndexOf('.'))}.${'A'.repeat(342)}`;
-    expect(await sets.verify(forged, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(sets, forged, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
   });
 });
 
@@ -171,11 +172,11 @@ describe('IssuerKeySets: Ed25519 under both names', () => {
     const sets = keySets({ issuers: { [idp.issuer]: { jwks: { keys: [jwk] } } } });
     const seconds = Math.floor(now.getTime() / 1000);
     const token = await new SignJWT({ iss: idp.issuer, sub: 'x', aud: AUDIENCE, exp: seconds + 60 }).setProtectedHeader({ alg }).sign(privateKey);
-    expect((await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE }))?.protectedHeader.alg).toBe(alg);
+    expect((await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE }))?.protectedHeader.alg).toBe(alg);
     // A P-256 key is no Ed25519 key, whatever the token's alg says.
     const ec = { ...(await exportJWK((await generateKeyPair('ES256')).publicKey)), kid: 'ec' };
     const ecSets = keySets({ issuers: { [idp.issuer]: { jwks: { keys: [ec] } } } });
-    expect(await ecSets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+    expect(await verifyIssuerToken(ecSets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
   });
 });
 
@@ -187,12 +188,12 @@ describe('IssuerKeySets: allowed issuers', () => {
     try {
       const sets = keySets({ allowedIssuers: [other.issuer] });
       const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-      expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
-      expect(await sets.verify(token, { issuer: idp.issuer, jwksUri: idp.jwksUri }, { audience: AUDIENCE })).toBeUndefined();
+      expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeUndefined();
+      expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer, jwksUri: idp.jwksUri }, { audience: AUDIENCE })).toBeUndefined();
       expect(idp.requests).toHaveLength(0);
       // The allowed issuer's tokens still verify.
       const allowed = await other.kubernetesToken({ audience: AUDIENCE, now });
-      expect(await sets.verify(allowed, { issuer: other.issuer }, { audience: AUDIENCE })).toBeDefined();
+      expect(await verifyIssuerToken(sets, allowed, { issuer: other.issuer }, { audience: AUDIENCE })).toBeDefined();
       expect(other.requests.map((r) => r.path)).toEqual(['/.well-known/openid-configuration', '/jwks']);
     } finally {
       await other.close();
@@ -202,7 +203,7 @@ describe('IssuerKeySets: allowed issuers', () => {
   it('allows the issuers configured with their keys as well', async () => {
     const sets = keySets({ allowedIssuers: ['https://token.actions.githubusercontent.com'], issuers: { [idp.issuer]: { jwksUri: idp.jwksUri } } });
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    expect(await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
     expect(idp.requests.map((r) => r.path)).toEqual(['/jwks']);
   });
 });
@@ -215,7 +216,7 @@ describe('IssuerKeySets: one deadline per load', () => {
     await idp.setMode({ delay: 400 });
     const sets = keySets({ fetchTimeout: 600 });
     const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
-    const error = await sets.verify(token, { issuer: idp.issuer }, { audience: AUDIENCE }).catch((e: unknown) => e);
+    const error = await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FederatedKeysUnavailableError);
     expect((error as Error).message).toMatch(/did not answer within 600 ms$/);
     expect(idp.fetches('discovery')).toBe(1);

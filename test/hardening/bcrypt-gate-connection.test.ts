@@ -19,9 +19,7 @@ import { createTestApp } from '../helpers/create-app.js';
 import { heldBcrypt } from '../helpers/held-bcrypt.js';
 
 // bcrypt compares counted, and held until released (test/helpers/held-bcrypt.ts).
-vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) =>
-  (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()),
-);
+vi.mock('bcrypt', async (importOriginal) => (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()));
 
 const QUEUE = 2;
 

@@ -17,9 +17,7 @@ import { json, listen, redisUrl, testKeyPrefix, tokenRequest, type LiveServer, t
 import { heldBcrypt } from '../helpers/held-bcrypt.js';
 
 // bcrypt compares counted, and held until released (test/helpers/held-bcrypt.ts).
-vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) =>
-  (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()),
-);
+vi.mock('bcrypt', async (importOriginal) => (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()));
 const bcrypt = heldBcrypt;
 
 const grant = { grant_type: 'client_credentials' };

@@ -18,9 +18,7 @@ import { json, listen, tokenRequest, type LiveServer, type RawResponse } from '.
 import { heldBcrypt } from '../helpers/held-bcrypt.js';
 
 // bcrypt compares counted, and held until released (test/helpers/held-bcrypt.ts).
-vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) =>
-  (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()),
-);
+vi.mock('bcrypt', async (importOriginal) => (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()));
 const bcrypt = heldBcrypt;
 
 /** A memory store whose change feed the test can report as failing and back, as a flood's event-loop lag does. */

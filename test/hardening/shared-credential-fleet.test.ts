@@ -16,9 +16,7 @@ import { heldBcrypt } from '../helpers/held-bcrypt.js';
 import { secretWithId } from '../helpers/secret-values.js';
 import { listen, tokenRequest, type LiveServer, type RawResponse } from './helpers.js';
 
-vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) =>
-  (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()),
-);
+vi.mock('bcrypt', async (importOriginal) => (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()));
 
 const FLEET = 50;
 const grant = { grant_type: 'client_credentials' };

@@ -7,14 +7,13 @@
  */
 import { buildAdminApi, type AdminApi } from '../../src/admin/admin-api.js';
 import type { AuditEventInput } from '../../src/audit/audit-events.js';
-import { Attempts } from '../../src/client-auth/client-authenticator.js';
+import { Attempts, CredentialUseRecorder } from '../../src/client-auth/client-authenticator.js';
 import { createFailureLimiter } from '../../src/client-auth/create-failure-limiter.js';
 import type { FailureLimiter } from '../../src/client-auth/failure-limiter.js';
 import type { AuthenticatedClient, AuthenticationDone } from '../../src/client-auth/presented-credentials.js';
 import { resolveConfig, type ResolvedConfig, type ServiceAccountsOptions } from '../../src/config.js';
 import { createRuntime, type Runtime } from '../../src/create-runtime.js';
 import { MemoryAccountStore } from '../../src/index.js';
-import { CredentialUseRecorder } from '../../src/client-auth/credential-use.js';
 import { captureText, leakGuard } from './leak-guard.js';
 import { TEST_HS256_KEY, TEST_ISSUER, TestClock, watchAdmin } from './create-app.js';
 

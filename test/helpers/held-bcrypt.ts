@@ -1,14 +1,18 @@
 /**
  * bcrypt compares that a test counts and can hold until it releases them, so the bcrypt queue stays
- * full, or secret checks stay undecided, for as long as the test needs (no sleeping). Use with
+ * full, or secret checks stay undecided, for as long as the test needs (no sleeping). The `bcrypt`
+ * package itself is mocked, so every compare the library makes is seen, wherever it is called from.
+ * Use with
  *
  * ```ts
  * import { heldBcrypt } from './held-bcrypt.js';
- * vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) =>
- *   (await import('./held-bcrypt.js')).withHeldCompares(await importOriginal()));
+ * vi.mock('bcrypt', async (importOriginal) => (await import('./held-bcrypt.js')).withHeldCompares(await importOriginal()));
  * ```
  */
-import type * as HashSecret from '../../src/secrets/hash-secret.js';
+import type * as Bcrypt from 'bcrypt';
+
+/** The `bcrypt` package as imported: its functions, and the same as its default export. */
+type BcryptModule = typeof Bcrypt & { readonly default: typeof Bcrypt };
 
 let releaseHeld: () => void = () => {};
 
@@ -27,14 +31,12 @@ export const heldBcrypt = {
   },
 };
 
-/** The hash-secret module with its compare counted and held. */
-export function withHeldCompares(real: typeof HashSecret): typeof HashSecret {
-  return {
-    ...real,
-    verifySecretHash: async (value: string, hash: string): Promise<boolean> => {
-      heldBcrypt.compares++;
-      await heldBcrypt.held;
-      return real.verifySecretHash(value, hash);
-    },
+/** The `bcrypt` package with its compare counted and held (hashing is left as it is). */
+export function withHeldCompares(real: BcryptModule): BcryptModule {
+  const compare = async (data: string | Buffer, encrypted: string): Promise<boolean> => {
+    heldBcrypt.compares++;
+    await heldBcrypt.held;
+    return real.default.compare(data, encrypted);
   };
+  return { ...real, compare, default: { ...real.default, compare } } as BcryptModule;
 }

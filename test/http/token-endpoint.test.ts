@@ -10,7 +10,7 @@ import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryAccountStore, type CreatedAccount } from '../../src/index.js';
 import { generateSecret } from '../../src/credentials/generate-credentials.js';
-import { hashSecret } from '../../src/secrets/hash-secret.js';
+import { hashSecret } from '../../src/secrets/secret-verifier.js';
 import { createTestApp, type TestAppOptions } from '../helpers/create-app.js';
 import { expectNoCorsHeaders, expectNoSecret, expectNoStore, expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { FailingStore } from '../helpers/failing-store.js';

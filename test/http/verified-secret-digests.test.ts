@@ -24,9 +24,7 @@ import { secretWithId } from '../helpers/secret-values.js';
 import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
 
-vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) =>
-  (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()),
-);
+vi.mock('bcrypt', async (importOriginal) => (await import('../helpers/held-bcrypt.js')).withHeldCompares(await importOriginal()));
 
 /** The documented bound on a revocation or a disable reaching every instance. */
 const BOUND_MS = 1000;

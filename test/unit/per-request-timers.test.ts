@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAccountStore } from '../../src/index.js';
-import { hashSecret } from '../../src/secrets/hash-secret.js';
+import { hashSecret } from '../../src/secrets/secret-verifier.js';
 import { RememberedSecrets } from '../../src/secrets/remembered-secrets.js';
 import { AccountCache } from '../../src/runtime/account-cache.js';
 

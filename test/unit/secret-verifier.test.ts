@@ -7,14 +7,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SecretChecksBusyError, toOAuthError } from '../../src/errors.js';
 import type { Telemetry } from '../../src/observability/telemetry.js';
-import { hashSecret } from '../../src/secrets/hash-secret.js';
-import { SecretVerifier, type SecretVerifierOptions } from '../../src/secrets/secret-verifier.js';
+import { hashSecret, SecretVerifier, type SecretVerifierOptions } from '../../src/secrets/secret-verifier.js';
 
-/** Lets a test decide what bcrypt answers (`undefined`: the real compare). */
+/** Lets a test decide what bcrypt's compare answers (`undefined`: the real compare). */
 const bcrypt = vi.hoisted(() => ({ says: undefined as boolean | undefined }));
-vi.mock('../../src/secrets/hash-secret.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/secrets/hash-secret.js')>();
-  return { ...real, verifySecretHash: async (value: string, hash: string) => bcrypt.says ?? real.verifySecretHash(value, hash) };
+vi.mock('bcrypt', async (importOriginal) => {
+  const real = await importOriginal<typeof import('bcrypt') & { default: typeof import('bcrypt') }>();
+  const compare = async (data: string | Buffer, encrypted: string): Promise<boolean> => bcrypt.says ?? real.default.compare(data, encrypted);
+  return { ...real, compare, default: { ...real.default, compare } };
 });
 
 const ROUNDS = 4; // the smallest secretHashRounds the options accept
@@ -51,6 +51,19 @@ describe('SecretVerifier: verify', () => {
     expect(await verifier.verify('right-secret', hash)).toBe(true);
     expect(await verifier.verify('wrong-secret', hash)).toBe(false);
     expect(await verifier.verify('right-secret', hash)).toBe(true);
+  });
+
+  // bcrypt reads only 72 bytes and stops at a NUL byte: the secret hash must see all of the secret.
+  it('tells apart secrets that share their first 72 bytes, or differ only after a NUL byte', async () => {
+    const { verifier } = setUp();
+    const long = 'x'.repeat(72);
+    const hash = await hashOf(`${long}-right`);
+    expect(await verifier.verify(`${long}-right`, hash)).toBe(true);
+    expect(await verifier.verify(`${long}-wrong`, hash)).toBe(false);
+    const withNul = await hashOf('abc\u0000right');
+    expect(await verifier.verify('abc\u0000right', withNul)).toBe(true);
+    expect(await verifier.verify('abc\u0000wrong', withNul)).toBe(false);
+    expect(await verifier.verify('abc', withNul)).toBe(false);
   });
 
   it('refuses against a malformed hash (a store error is not a match)', async () => {

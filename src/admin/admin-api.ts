@@ -15,7 +15,7 @@ import { checkAccountInput, checkPolicy, checkResources, type CreateAccountInput
 import type { AccountPolicyChange } from '../store/account-store.js';
 import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
 import { findStaleCredentials, type StaleCredential, type StaleCredentialCriteria } from './stale-credentials.js';
-import { isClientIdLookup } from '../credentials/generate-credentials.js';
+import { isClientIdLookup } from '../client-auth/presented-credentials.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
 import { liveCredentials, liveTotal, revokeCredential } from './admin-credential-life.js';
 import { buildKeyOperations, type KeyOperations } from './admin-keys.js';

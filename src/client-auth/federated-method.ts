@@ -25,7 +25,6 @@ import { callStore } from '../runtime/call-store.js';
 import type { CallObserver } from '../runtime/call-store.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf, hasExpired, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/credential-kinds.js';
-import { isClientIdLookup, isLookupValue } from '../credentials/generate-credentials.js';
 import { FEDERATED_LIMITS, isFederatedUrlText } from '../federation/address-policy.js';
 import type { ResolvedFederationConfig } from '../federation/federation-options.js';
 import { IssuerKeySets, type FederatedKeySource } from '../federation/issuer-key-sets.js';
@@ -33,7 +32,7 @@ import { verifiableAlgorithms } from '../federation/key-set.js';
 import { claimRefusalOf, firstUse, hasUsableJti, keyAttemptOf, timesRefusalOf, tryCandidateKeys, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
 import { unmetClaimCondition } from './claim-conditions.js';
-import type { AuthenticationDone, FederatedCredentials, FederatedTokenNames } from './presented-credentials.js';
+import { isClientIdLookup, isLookupValue, type AuthenticationDone, type FederatedCredentials, type FederatedTokenNames } from './presented-credentials.js';
 
 /**
  * Whether an outside token's issuer and subject could name a registered credential at all (what a

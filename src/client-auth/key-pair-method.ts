@@ -21,7 +21,6 @@ import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { AccountCache } from '../runtime/account-cache.js';
 import type { AccountRecord, KeyRecord, PublicKeyJwk } from '../store/account-store.js';
-import { isClientIdLookup } from '../credentials/generate-credentials.js';
 import { hasExpired } from '../store/credential-kinds.js';
 import {
   claimRefusalOf,
@@ -39,7 +38,7 @@ import {
 import type { AssertionRefusal } from '../errors.js';
 import type { TokenEndpointAudienceSetting } from '../token-endpoint-audience.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
-import type { AuthenticationDone, KeyPairCredentials } from './presented-credentials.js';
+import { isClientIdLookup, type AuthenticationDone, type KeyPairCredentials } from './presented-credentials.js';
 
 const EC_ALGORITHMS = ['ES256'] as const;
 const RSA_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;

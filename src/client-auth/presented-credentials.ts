@@ -4,8 +4,9 @@
  * validated: HTTP Basic (decoded as RFC 6749 §2.3.1 and Appendix B require), the body, or a signed
  * client assertion (RFC 7523 §2.2). Reading them also decides which method authenticates the request,
  * once: a secret, a key-pair assertion (it names the client as both `iss` and `sub`), or an outside
- * issuer's token (a federated credential: it names the issuer and the workload). The types the
- * request's validation, the client authenticator and the grant share. Framework-free.
+ * issuer's token (a federated credential: it names the issuer and the workload). Also which presented
+ * values are worth a store lookup at all ({@link isLookupValue}). The types the request's validation,
+ * the client authenticator and the grant share. Framework-free.
  */
 import { decodeJwt, type JWTPayload } from 'jose';
 import { InvalidRequestError } from '../errors.js';
@@ -191,4 +192,45 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
   const secret = formDecode(decoded.slice(colon + 1));
   if (!clientId || !secret) return { kind: 'malformed' };
   return { kind: 'present', clientId, secret };
+}
+
+// Which presented values are worth a store lookup: bounded in length, and free of control characters.
+// PostgreSQL refuses a NUL in a text parameter with an error that would read as a store outage (a 503,
+// and a false `store.unavailable` event), and no stored client ID, issuer or subject holds a control
+// character, so such a value is answered "unknown" without any store call.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Whether `value` may be looked up: at most `maxLength` characters, none of them a control character.
+ *
+ * @example
+ * ```ts
+ * isLookupValue('esa_V1StGXR8Z5jdHi6BmyT0aQ2k', 256) // true
+ * isLookupValue('esa_\u0000', 256) // false: answered as unknown, without a store call
+ * ```
+ */
+export function isLookupValue(value: string, maxLength: number): boolean {
+  return value.length > 0 && value.length <= maxLength && !CONTROL_CHARACTER.test(value);
+}
+
+/**
+ * The most characters of a client ID worth looking up: the token endpoint's and the admin API's bound.
+ * @example
+ * ```ts
+ * const worthALookup = clientId.length <= MAX_CLIENT_ID_LENGTH
+ * ```
+ */
+export const MAX_CLIENT_ID_LENGTH = 256;
+
+/**
+ * Whether a presented client ID may be looked up (see {@link isLookupValue}): longer ones, or ones
+ * holding a control character, name no account.
+ *
+ * @example
+ * ```ts
+ * const account = isClientIdLookup(clientId) ? await store.findAccount(clientId) : undefined
+ * ```
+ */
+export function isClientIdLookup(clientId: unknown): clientId is string {
+  return typeof clientId === 'string' && isLookupValue(clientId, MAX_CLIENT_ID_LENGTH);
 }

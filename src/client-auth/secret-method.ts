@@ -16,7 +16,7 @@
  */
 import { GATE_IPV6_PREFIX } from '../secrets/bcrypt-gate.js';
 import { SecretChecksBusyError, TooManyRequestsError } from '../errors.js';
-import { isClientIdLookup, parseSecret } from '../credentials/generate-credentials.js';
+import { parseSecret } from '../credentials/generate-credentials.js';
 import type { PresentedSecret, RememberedSecrets, VerifiedSecretDigests } from '../secrets/remembered-secrets.js';
 import type { FlightOutcome, SecretCheckFlights, SecretVerifier } from '../secrets/secret-verifier.js';
 import type { AccountCache } from '../runtime/account-cache.js';
@@ -24,7 +24,7 @@ import type { AccountRecord, SecretRecord } from '../store/account-store.js';
 import { findSecret, hasExpired } from '../store/credential-kinds.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
 import { limiterAddress } from './failure-limiter.js';
-import type { AuthenticatedClient, AuthenticationDone, PresentedCredentials } from './presented-credentials.js';
+import { isClientIdLookup, type AuthenticatedClient, type AuthenticationDone, type PresentedCredentials } from './presented-credentials.js';
 
 /** What the secret method works with, built once per token endpoint. */
 export interface SecretMethodParts {

@@ -27,8 +27,8 @@ import type { AccountRecord, FederatedCredentialRecord } from '../store/account-
 import { federatedOf, hasExpired, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/credential-kinds.js';
 import { FEDERATED_LIMITS, isFederatedUrlText } from '../federation/address-policy.js';
 import type { ResolvedFederationConfig } from '../federation/federation-options.js';
-import { IssuerKeySets, type FederatedKeySource } from '../federation/issuer-key-sets.js';
-import { verifiableAlgorithms } from '../federation/key-set.js';
+import { IssuerKeySets, type FederatedKeySource, type KeySetVerification } from '../federation/issuer-key-sets.js';
+import { verifiableAlgorithms, type KeySet } from '../federation/key-set.js';
 import { claimRefusalOf, firstUse, hasUsableJti, keyAttemptOf, timesRefusalOf, tryCandidateKeys, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
 import { unmetClaimCondition } from './claim-conditions.js';
@@ -71,22 +71,32 @@ export async function verifyIssuerToken(
   if (algorithms === undefined) return undefined;
   const { alg, kid } = decodeProtectedHeader(token); // read by verifiableAlgorithms: alg is one of them
   const verifyOptions: JWTVerifyOptions = { ...options, algorithms, issuer: source.issuer, currentDate: options.currentDate ?? keySets.now() };
-  return keySets.verify(source, async (keySet) => {
-    const outcome = await tryCandidateKeys(keySet.keysFor(alg!), { kid, named: (key, id) => key.kid === id, unnamedFallsBack: false }, async (key) => {
-      const keyObject = keySet.keyObject(key);
-      if (keyObject === undefined) return 'other_key';
-      try {
-        return { verified: await jwtVerify(token, keyObject, verifyOptions) };
-      } catch (error) {
-        const attempt = keyAttemptOf(error);
-        if (attempt === 'refused') onRefused?.(error);
-        return attempt;
-      }
-    });
-    if ('key' in outcome) return { result: outcome.verified, mayBeRotated: false };
-    // The issuer may have rotated its keys: none has the token's kid, or none tried made a kid-less token's signature.
-    return { result: undefined, mayBeRotated: outcome.failure === 'no_key' || (outcome.failure === 'not_verified' && !outcome.signed && typeof kid !== 'string') };
+  return keySets.verify(source, (keySet) => verifyWithKeySet(token, keySet, alg!, kid, verifyOptions, onRefused));
+}
+
+/** {@link verifyIssuerToken} with one of the issuer's key sets: the bounded loop over its candidate keys. */
+async function verifyWithKeySet(
+  token: string,
+  keySet: KeySet,
+  alg: string,
+  kid: unknown,
+  options: JWTVerifyOptions,
+  onRefused: ((error: unknown) => void) | undefined,
+): Promise<KeySetVerification<JWTVerifyResult>> {
+  const outcome = await tryCandidateKeys(keySet.keysFor(alg), { kid, named: (key, id) => key.kid === id, unnamedFallsBack: false }, async (key) => {
+    const keyObject = keySet.keyObject(key);
+    if (keyObject === undefined) return 'other_key';
+    try {
+      return { verified: await jwtVerify(token, keyObject, options) };
+    } catch (error) {
+      const attempt = keyAttemptOf(error);
+      if (attempt === 'refused') onRefused?.(error);
+      return attempt;
+    }
   });
+  if ('key' in outcome) return { result: outcome.verified, mayBeRotated: false };
+  // The issuer may have rotated its keys: none has the token's kid, or none tried made a kid-less token's signature.
+  return { result: undefined, mayBeRotated: outcome.failure === 'no_key' || (outcome.failure === 'not_verified' && !outcome.signed && typeof kid !== 'string') };
 }
 
 /** What the check found: the account and the credential it authenticated with, or why not. */

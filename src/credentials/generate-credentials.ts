@@ -115,7 +115,7 @@ function crc32(text: string, length = text.length): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-/** Each base62 digit's value, by character code (only the digits of {@link BASE62} are ever looked up). */
+/** Each base62 digit's value, by character code: only for text `SECRET_SHAPE` matched, so every character looked up is a digit of {@link BASE62}. */
 const BASE62_VALUE: readonly number[] = Array.from({ length: 128 }, (_, code) => Math.max(0, BASE62.indexOf(String.fromCharCode(code))));
 
 function checksum(text: string): string {

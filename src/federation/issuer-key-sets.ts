@@ -167,6 +167,10 @@ export class IssuerKeySets {
    * key of the issuer's verified it. Rejects with a `FederatedKeysUnavailableError` (503 with
    * `Retry-After`) only when keys are needed and cannot be fetched.
    *
+   * How many of a set's keys are tried on one token is `verifyWith`'s to bound: the federated method
+   * verifies only through the bounded key-try loop (`verifyIssuerToken` in
+   * client-auth/federated-method.ts), and a new caller must do the same.
+   *
    * @example
    * ```ts
    * import { FederatedKeysUnavailableError } from '../errors.js'

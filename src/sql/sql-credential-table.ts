@@ -13,8 +13,6 @@ import type { CredentialTableName } from './credential-table-schema.js';
 import type { Database } from './schema.js';
 import type { SqlCredentialsContext } from './sql-credentials-context.js';
 
-export type { CredentialTableName } from './credential-table-schema.js';
-
 /** The columns every credential table has, by which the shared queries below select and filter. */
 type CommonColumn = 'id' | 'created_at' | 'last_used_at' | 'revoked_at';
 

@@ -1,7 +1,8 @@
 /**
  * Which source files one request enters: the token request of each client-authentication method (a
  * client's first request, its account not yet cached; the federated one before the issuer's keys are
- * fetched), an introspection, and a cached requireBearer() call. Measured with V8's precise coverage
+ * fetched), an introspection (a resource server's first, then a repeat one), a repeat client's token
+ * request, and a cached requireBearer() call. Measured with V8's precise coverage
  * (call counts per function, reset before the request): a file is entered when one of its functions
  * ran during the request. Run with `npx tsx bench/trace-files.ts` (prints a table; `--list` also
  * names the files). Start-up work (the first request of the process) is done before counting.
@@ -111,6 +112,18 @@ async function main(): Promise<void> {
       const { access_token } = await post('/oauth/token', form({ grant_type: 'client_credentials' }), basic(c.id, c.secret));
       const rs = await newSecretClient(`i${Math.random()}`, ['token:introspect']);
       return () => post('/oauth/introspect', form({ token: String(access_token) }), basic(rs.id, rs.secret));
+    },
+    '/introspect (a repeat resource server)': async () => {
+      const c = await newSecretClient(`t${Math.random()}`);
+      const { access_token } = await post('/oauth/token', form({ grant_type: 'client_credentials' }), basic(c.id, c.secret));
+      const rs = await newSecretClient(`i${Math.random()}`, ['token:introspect']);
+      await post('/oauth/introspect', form({ token: String(access_token) }), basic(rs.id, rs.secret));
+      return () => post('/oauth/introspect', form({ token: String(access_token) }), basic(rs.id, rs.secret));
+    },
+    'token, client_secret_basic, repeat client': async () => {
+      const c = await newSecretClient(`r${Math.random()}`);
+      await post('/oauth/token', form({ grant_type: 'client_credentials' }), basic(c.id, c.secret));
+      return () => post('/oauth/token', form({ grant_type: 'client_credentials' }), basic(c.id, c.secret));
     },
     'requireBearer, everything cached': async () => {
       const c = await newSecretClient(`b${Math.random()}`);

@@ -81,7 +81,8 @@ async function main(): Promise<void> {
     await page.screenshot({ path: join(out, 'console-list.png'), fullPage: true });
 
     await billing.getByRole('button', { name: 'Add a secret' }).click();
-    await page.getByRole('dialog').waitFor();
+    await page.getByRole('button', { name: 'Add the secret' }).click();
+    await page.getByRole('dialog', { name: /^Copy the new secret/ }).waitFor();
     await page.screenshot({ path: join(out, 'console-new-secret.png') });
     await page.getByRole('button', { name: 'I have copied it, close' }).click();
 

@@ -37,6 +37,14 @@ export interface ConsoleStrings {
   readonly nameHint: string;
   readonly scopesLabel: string;
   readonly scopesHint: string;
+  readonly firstSecretExpiryLabel: string;
+  readonly expiryLabel: string;
+  readonly expiryHint: string;
+  readonly expiryNever: string;
+  readonly expiry30d: string;
+  readonly expiry90d: string;
+  readonly expiry180d: string;
+  readonly expiry365d: string;
   readonly create: string;
   readonly accountsHeading: string;
   readonly clientId: string;
@@ -78,6 +86,10 @@ export interface ConsoleStrings {
   readonly secretWarning: string;
   readonly secretLabel: string;
   readonly secretDone: string;
+  readonly secretExpiresAt: string;
+  readonly secretNoExpiry: string;
+  readonly secretAddTitle: string;
+  readonly secretAdd: string;
   readonly keyTitle: string;
   readonly keyLabel: string;
   readonly keyHint: string;
@@ -144,6 +156,14 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   nameHint: 'Shown in audit logs and activity history, such as billing-sync.',
   scopesLabel: 'Scopes (optional)',
   scopesHint: 'Separated by spaces. Leave empty for an account that is not restricted.',
+  firstSecretExpiryLabel: 'Its secret expires',
+  expiryLabel: 'Expires',
+  expiryHint: 'It then stops working on its own: add a new one before that.',
+  expiryNever: 'Never',
+  expiry30d: 'In 30 days',
+  expiry90d: 'In 90 days',
+  expiry180d: 'In 180 days',
+  expiry365d: 'In 1 year',
   create: 'Create',
   accountsHeading: 'Your service accounts',
   clientId: 'Client ID',
@@ -185,6 +205,10 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   secretWarning: 'This is the only time the secret is shown. It is stored as a hash and cannot be shown again: put it in your secret store before you close this window.',
   secretLabel: 'Client secret',
   secretDone: 'I have copied it, close',
+  secretExpiresAt: 'It expires {date}.',
+  secretNoExpiry: 'It does not expire.',
+  secretAddTitle: 'Add a secret to {name}',
+  secretAdd: 'Add the secret',
   keyTitle: 'Add a public key to {name}',
   keyLabel: 'Public key (PEM or JWK)',
   keyHint: 'Paste the public key, or choose its file. Never a private key: it is refused.',

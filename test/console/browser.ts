@@ -75,4 +75,22 @@ export async function axeViolations(page: Page): Promise<string[]> {
   return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')})`);
 }
 
+/** Presses Tab until the focused element's accessible text matches, at most `limit` times. */
+export async function tabTo(page: Page, text: RegExp, limit = 40): Promise<void> {
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press('Tab');
+    // The focused element's name as a person hears it: aria-label, text, or its label. (Evaluated in the page.)
+    const focused = await page.evaluate<string>(`(() => {
+      const el = document.activeElement;
+      if (!el) return '';
+      const label = el.id ? document.querySelector('label[for="' + el.id + '"]') : null;
+      return [el.getAttribute('aria-label'), el.textContent, label && label.textContent].filter(Boolean).join(' ');
+    })()`);
+    if (text.test(focused)) return;
+  }
+  throw new Error(`nothing matching ${text} was reached with Tab`);
+}
+/** The focused element's text. */
+export const focusedText = (page: Page) => page.evaluate<string>(`document.activeElement ? document.activeElement.textContent : ''`);
+
 export type { Browser, BrowserContext, Page };

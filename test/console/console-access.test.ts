@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { exportSPKI, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllServers, startServer, type ExampleServer } from '../examples/example-server.js';
-import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, launchBrowser, signIn, type Browser, type Page } from './browser.js';
+import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, launchBrowser, signIn, tabTo, type Browser } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
 let dir: string;
@@ -26,23 +26,6 @@ afterAll(async () => {
   await killAllServers();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Presses Tab until the focused element's accessible text matches, at most `limit` times. */
-async function tabTo(page: Page, text: RegExp, limit = 40): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    await page.keyboard.press('Tab');
-    // The focused element's name as a person hears it: aria-label, text, or its label. (Evaluated in the page.)
-    const focused = await page.evaluate<string>(`(() => {
-      const el = document.activeElement;
-      if (!el) return '';
-      const label = el.id ? document.querySelector('label[for="' + el.id + '"]') : null;
-      return [el.getAttribute('aria-label'), el.textContent, label && label.textContent].filter(Boolean).join(' ');
-    })()`);
-    if (text.test(focused)) return;
-  }
-  throw new Error(`nothing matching ${text} was reached with Tab`);
-}
-const focusedText = (page: Page) => page.evaluate<string>(`document.activeElement ? document.activeElement.textContent : ''`);
 
 describe.skipIf(!browserTestsRun)('the console, with a keyboard alone and for assistive technology', TIMEOUT, () => {
   it('signs in, creates an account, copies and closes its secret, revokes a secret and disables the account with the keyboard only', async () => {
@@ -73,6 +56,10 @@ describe.skipIf(!browserTestsRun)('the console, with a keyboard alone and for as
     await expect.poll(() => focusedText(page)).toBe('orbit-sync');
 
     await tabTo(page, /Add a secret/);
+    await page.keyboard.press('Enter');
+    // It asks when the secret expires (never, unless chosen), then adds it.
+    await page.getByRole('dialog', { name: 'Add a secret to orbit-sync' }).waitFor();
+    await tabTo(page, /Add the secret/, 6);
     await page.keyboard.press('Enter');
     const second = page.getByRole('dialog', { name: 'Copy the new secret of orbit-sync now' });
     await second.waitFor();
@@ -122,6 +109,10 @@ describe.skipIf(!browserTestsRun)('the console, with a keyboard alone and for as
     expect(await axeViolations(page)).toEqual([]); // an account with a secret and a key
 
     await card.getByRole('button', { name: 'Add a secret' }).click();
+    const addSecret = page.getByRole('dialog', { name: 'Add a secret to wind-tunnel' });
+    await addSecret.getByLabel('Expires').selectOption({ label: 'In 90 days' });
+    expect(await axeViolations(page)).toEqual([]); // the dialog asking when the secret expires
+    await addSecret.getByRole('button', { name: 'Add the secret' }).click();
     const secretDialog = page.getByRole('dialog', { name: 'Copy the new secret of wind-tunnel now' });
     await secretDialog.waitFor();
     expect(await axeViolations(page)).toEqual([]); // the secret dialog

@@ -93,6 +93,7 @@ describe.skipIf(!browserTestsRun)('the console, as a hirer uses it', TIMEOUT, ()
 
     // Rotation: a second secret, shown once too.
     await card.getByRole('button', { name: 'Add a secret' }).click();
+    await page.getByRole('dialog', { name: 'Add a secret to billing-sync' }).getByRole('button', { name: 'Add the secret' }).click();
     const second = page.getByRole('dialog', { name: 'Copy the new secret of billing-sync now' });
     const secondSecret = await second.getByLabel('Client secret').inputValue();
     await second.getByRole('button', { name: 'I have copied it, close' }).click();

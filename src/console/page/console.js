@@ -131,8 +131,11 @@
     });
   }
 
-  /** Shows a new secret this once. @param {string} name @param {string} clientId @param {string} value */
-  function showSecret(name, clientId, value) {
+  /**
+   * Shows a new secret this once, and when it expires.
+   * @param {string} name @param {string} clientId @param {string} value @param {string | null} expiresAt
+   */
+  function showSecret(name, clientId, value, expiresAt) {
     return new Promise((resolve) => {
       const idField = nextId('client-id');
       const secretField = nextId('secret');
@@ -150,6 +153,7 @@
         };
         return [
           h('p', { class: 'esa-warning', text: S.secretWarning }),
+          h('p', { text: expiresAt ? t('secretExpiresAt', { date: when(expiresAt) }) : S.secretNoExpiry }),
           h('label', { for: idField, text: S.clientIdLabel }),
           h('input', { id: idField, readonly: true, value: clientId, spellcheck: 'false' }),
           h('label', { for: secretField, text: S.secretLabel }),
@@ -179,8 +183,9 @@
   }
 
   /**
-   * A dialog with a form whose submission is one call; on success the dialog closes.
-   * @param {string} title @param {Node[]} fields @param {string} submit @param {(form: HTMLFormElement) => Promise<void>} run
+   * A dialog with a form whose submission is one call; on success the dialog closes, then what `run`
+   * returned, if anything, runs.
+   * @param {string} title @param {Node[]} fields @param {string} submit @param {(form: HTMLFormElement) => Promise<void | (() => void)>} run
    */
   function formDialog(title, fields, submit, run) {
     openDialog(title, (d, dialogAlert) => {
@@ -200,8 +205,9 @@
         const button = /** @type {HTMLButtonElement} */ (form.querySelector('[type=submit]'));
         button.disabled = true;
         try {
-          await run(form);
+          const after = await run(form);
           d.close();
+          if (after) after();
         } catch (error) {
           dialogAlert.textContent = `${S.errorPrefix} ${error instanceof Error ? error.message : String(error)}`;
         } finally {
@@ -212,8 +218,21 @@
     });
   }
 
+  /** The expiry of a new credential: never, or a lifetime sent as `expiresIn`. @param {string} [label] */
+  function expiryField(label = S.expiryLabel) {
+    const wrapper = field(label, { name: 'expiresIn' }, S.expiryHint, 'select');
+    const options = ['', '30d', '90d', '180d', '365d'].map((value) => h('option', { value, text: value ? S[`expiry${value}`] : S.expiryNever }));
+    /** @type {HTMLSelectElement} */ (wrapper.querySelector('select')).append(...options);
+    return wrapper;
+  }
+
   const valueOf = (/** @type {HTMLFormElement} */ form, /** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name)).value.trim();
   const accountPath = (/** @type {string} */ clientId) => `${API}/${encodeURIComponent(clientId)}`;
+  /** `{ expiresIn }` as chosen, or nothing for never. @param {HTMLFormElement} form */
+  const expiryOf = (form) => {
+    const expiresIn = valueOf(form, 'expiresIn');
+    return expiresIn ? { expiresIn } : {};
+  };
 
   /** @param {any} account */
   function addKey(account) {
@@ -229,9 +248,10 @@
         textarea.value = await file.text();
       },
     });
-    formDialog(t('keyTitle', { name: account.name }), [keyField, fileField], S.keyAdd, async (form) => {
-      const { data } = await call('POST', `${accountPath(account.clientId)}/keys`, { publicKey: valueOf(form, 'publicKey') });
+    formDialog(t('keyTitle', { name: account.name }), [keyField, fileField, expiryField()], S.keyAdd, async (form) => {
+      const { data } = await call('POST', `${accountPath(account.clientId)}/keys`, { publicKey: valueOf(form, 'publicKey'), ...expiryOf(form) });
       await refresh(account.clientId, t('added_key', { id: data.id, name: account.name }));
+      return () => focusAccount(account.clientId);
     });
   }
   /** @param {HTMLElement} near @param {string} message */
@@ -248,26 +268,28 @@
         field(S.issuerLabel, { name: 'issuer', type: 'url', required: true, spellcheck: 'false' }, S.issuerHint),
         field(S.subjectLabel, { name: 'subject', required: true, spellcheck: 'false' }, S.subjectHint),
         field(S.audienceLabel, { name: 'audience', spellcheck: 'false' }, S.audienceHint),
+        expiryField(),
       ],
       S.federatedAdd,
       async (form) => {
         const audience = valueOf(form, 'audience');
-        const body = { issuer: valueOf(form, 'issuer'), subject: valueOf(form, 'subject'), ...(audience && { audience }) };
+        const body = { issuer: valueOf(form, 'issuer'), subject: valueOf(form, 'subject'), ...(audience && { audience }), ...expiryOf(form) };
         const { data } = await call('POST', `${accountPath(account.clientId)}/federated`, body);
         await refresh(account.clientId, t('added_federated', { id: data.id, name: account.name }));
+        return () => focusAccount(account.clientId);
       },
     );
   }
 
-  /** @param {any} account */
-  async function addSecret(account) {
-    try {
-      const { data } = await call('POST', `${accountPath(account.clientId)}/secrets`);
-      await refresh(account.clientId, t('added_secret', { name: account.name }));
-      await showSecret(account.name, account.clientId, data.value);
-    } catch (error) {
-      complain(error);
-    }
+  /** Asks when the new secret expires, adds it, then shows it (even if the list cannot be reloaded). @param {any} account */
+  function addSecret(account) {
+    formDialog(t('secretAddTitle', { name: account.name }), [expiryField()], S.secretAdd, async (form) => {
+      const { data } = await call('POST', `${accountPath(account.clientId)}/secrets`, expiryOf(form));
+      return async () => {
+        await refresh(account.clientId, t('added_secret', { name: account.name })).catch(complain);
+        await showSecret(account.name, account.clientId, data.value, data.expiresAt);
+      };
+    });
   }
 
   /** @param {any} account @param {'secret' | 'key' | 'federated'} kind @param {string} id */
@@ -380,6 +402,9 @@
   }
 
   const list = h('div', { class: 'esa-list', 'aria-busy': 'true' }, h('p', { text: S.loading }));
+  /** Focus goes to an account's heading. @param {string} clientId */
+  const focusAccount = (clientId) =>
+    /** @type {HTMLElement | null | undefined} */ ([...list.querySelectorAll('article')].find((a) => a.dataset.clientId === clientId)?.querySelector('h3'))?.focus();
 
   /**
    * Reloads the list; with a client ID, focus goes to that account's heading (the buttons that had it
@@ -392,10 +417,7 @@
       const accounts = await listAccounts();
       list.replaceChildren(...(accounts.length ? accounts.map(accountView) : [h('p', { text: S.empty })]));
       if (message) say(message);
-      if (focusClientId) {
-        const article = [...list.querySelectorAll('article')].find((a) => a.dataset.clientId === focusClientId);
-        /** @type {HTMLElement | null | undefined} */ (article?.querySelector('h3'))?.focus();
-      }
+      if (focusClientId) focusAccount(focusClientId);
     } finally {
       list.setAttribute('aria-busy', 'false');
     }
@@ -407,6 +429,7 @@
       { class: 'esa-form esa-create' },
       field(S.nameLabel, { name: 'name', required: true, maxlength: '200', autocomplete: 'off' }, S.nameHint),
       field(S.scopesLabel, { name: 'scopes', maxlength: '4000', autocomplete: 'off', spellcheck: 'false' }, S.scopesHint),
+      expiryField(S.firstSecretExpiryLabel),
       h('div', { class: 'esa-buttons' }, h('button', { type: 'submit', class: 'esa-button esa-primary', text: S.create })),
     )
   );
@@ -416,11 +439,12 @@
     button.disabled = true;
     try {
       const scopes = valueOf(createForm, 'scopes').split(/\s+/).filter(Boolean);
-      const { data } = await call('POST', API, { name: valueOf(createForm, 'name'), ...(scopes.length && { scopes }) });
+      const expiresIn = valueOf(createForm, 'expiresIn');
+      const { data } = await call('POST', API, { name: valueOf(createForm, 'name'), ...(scopes.length && { scopes }), ...(expiresIn && { secret: { expiresIn } }) });
       createForm.reset();
       await refresh(undefined, t('created_account', { name: data.name }));
-      await showSecret(data.name, data.clientId, data.secret.value);
-      /** @type {HTMLElement | null | undefined} */ ([...list.querySelectorAll('article')].find((a) => a.dataset.clientId === data.clientId)?.querySelector('h3'))?.focus();
+      await showSecret(data.name, data.clientId, data.secret.value, data.secret.expiresAt);
+      focusAccount(data.clientId);
     } catch (error) {
       complain(error);
     } finally {

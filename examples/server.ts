@@ -69,6 +69,7 @@ function printDemoAccount(account: CreatedAccount, url: string): void {
       'People sign in beside the tokens (a stand-in login, any name) and call the same routes:',
       `  curl -s -c hirer-cookies.txt -d name=Ada ${url}/login`,
       `  curl -s -b hirer-cookies.txt ${url}/api/activity`,
+      ...(account.secret.expiresAt ? [`The demo secret expires at ${account.secret.expiresAt.toISOString()} (MAX_CREDENTIAL_LIFETIME).`] : []),
     ].join('\n'),
   );
 }
@@ -156,7 +157,7 @@ async function main(): Promise<void> {
 
   try {
     await sa.ready(); // create the schema and start watching for changes before saying we are ready
-    const demo = await provisionDemoAccount(sa.admin, provisioningLock(settings.store));
+    const demo = await provisionDemoAccount(sa.admin, provisioningLock(settings.store), settings.maxCredentialLifetime);
     if (demo) printDemoAccount(demo, url);
     // The provisioning's audit lines are logged off the request path (setImmediate): let them out
     // first, so "Listening on" is the last line of the start-up, as examples/README.md says.

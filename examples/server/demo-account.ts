@@ -11,11 +11,14 @@ export const DEMO_ACCOUNT = { name: 'demo-service-account', scopes: ['jobs:read'
 
 /**
  * Creates the demo account when the store has no account at all; resolves with it (its secret is in
- * it, to be shown once), or `undefined` when the store already had accounts.
+ * it, to be shown once), or `undefined` when the store already had accounts. With a
+ * `maxCredentialLifetime` (seconds), every new secret must expire within it: the demo secret expires
+ * at that limit.
  */
-export function provisionDemoAccount(admin: AdminApi, lock: ProvisioningLock): Promise<CreatedAccount | undefined> {
+export function provisionDemoAccount(admin: AdminApi, lock: ProvisioningLock, maxCredentialLifetime?: number): Promise<CreatedAccount | undefined> {
   return lock(async () => {
     if ((await admin.listAccounts()).length > 0) return undefined;
-    return admin.createAccount({ name: DEMO_ACCOUNT.name, scopes: [...DEMO_ACCOUNT.scopes] });
+    const secret = maxCredentialLifetime === undefined ? {} : { secret: { expiresIn: maxCredentialLifetime } };
+    return admin.createAccount({ name: DEMO_ACCOUNT.name, scopes: [...DEMO_ACCOUNT.scopes], ...secret });
   });
 }

@@ -12,7 +12,7 @@ import { createAuditEmitter, type AuditEventInput } from './audit/audit-events.j
 import { createDebugLog } from './audit/debug-log.js';
 import { AccountCache } from './runtime/account-cache.js';
 import { callStore, DependencyMonitor, type CallObserver } from './runtime/call-store.js';
-import { initStore, onceUntilSuccess, startupTimeout } from './runtime/init-store.js';
+import { initStore, onceUntilSuccess } from './runtime/init-store.js';
 import { missingDriverOf } from './store/missing-driver-error.js';
 import { RevokedTokenCache } from './runtime/revoked-token-cache.js';
 import type { StoreHealthSources } from './observability/health.js';
@@ -108,9 +108,8 @@ export function createRuntime(config: ResolvedConfig): Runtime {
       }
       throw error;
     }
-    // Start-up calls get the start-up deadline, not storeTimeout (init-store.ts).
-    await accounts.start(startupTimeout(config.storeTimeout));
-    await revokedTokens.start(startupTimeout(config.storeTimeout)); // after subscribing, so no revocation falls between the read and the announcements
+    await accounts.start();
+    await revokedTokens.start(); // after subscribing, so no revocation falls between the read and the announcements
     for (const task of startTasks) await task();
     if (!closed) (runtime as { started: boolean }).started = true;
   });

@@ -118,8 +118,8 @@ export class AccountCache {
     return this.#watching && !this.#feedFailing ? this.#watchedTtl : Math.min(this.#watchedTtl, WATCHLESS_TTL_MS);
   }
 
-  /** Subscribes to the store's change announcements, if it makes any, within `timeout` ms (default: `storeTimeout`). */
-  async start(timeout = this.#timeout): Promise<void> {
+  /** Subscribes to the store's change announcements, if it makes any. */
+  async start(): Promise<void> {
     if (!this.#store.watch || this.#unwatch) return;
     const options = {
       onStateChange: (state: ChangeFeedState): void => {
@@ -133,7 +133,7 @@ export class AccountCache {
     };
     this.#unwatch = await callStore(
       () => this.#store.watch!((clientId) => this.invalidate(clientId), options),
-      timeout,
+      this.#timeout,
       'watch',
       this.#observer,
     );

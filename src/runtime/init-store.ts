@@ -6,21 +6,12 @@
 import type { AccountStore } from '../store/account-store.js';
 import { callStore, type CallObserver } from './call-store.js';
 
-/**
- * Start-up calls (`init()`, which may migrate a schema; subscribing to the store's changes; the first
- * read of the deny-list) get at least this long, whatever `storeTimeout` says: `storeTimeout` bounds
- * what a request waits for, and no request is answered by a start-up call alone.
- */
-const MIN_STARTUP_TIMEOUT_MS = 30_000;
+/** `init()` may migrate a schema: it gets at least this long, whatever `storeTimeout` says. */
+const MIN_INIT_TIMEOUT_MS = 30_000;
 
-/** The deadline of a start-up call: `storeTimeout`, or {@link MIN_STARTUP_TIMEOUT_MS} if that is longer. */
-export function startupTimeout(storeTimeout: number): number {
-  return Math.max(storeTimeout, MIN_STARTUP_TIMEOUT_MS);
-}
-
-/** Runs the store's `init()`, if it has one, with the start-up deadline ({@link startupTimeout}). */
+/** Runs the store's `init()`, if it has one, with at least {@link MIN_INIT_TIMEOUT_MS}. */
 export async function initStore(store: AccountStore, storeTimeout: number, observer?: CallObserver): Promise<void> {
-  if (store.init) await callStore(() => store.init!(), startupTimeout(storeTimeout), 'init', observer);
+  if (store.init) await callStore(() => store.init!(), Math.max(storeTimeout, MIN_INIT_TIMEOUT_MS), 'init', observer);
 }
 
 /**

@@ -71,12 +71,9 @@ export class RevokedTokenCache {
     this.#clock = options.clock ?? performance;
   }
 
-  /**
-   * Reads the list within `timeout` ms (default: `storeTimeout`); called at start-up, after the store's
-   * announcements are subscribed to.
-   */
-  start(timeout = this.#timeout): Promise<void> {
-    return this.#supported ? this.#load(timeout) : Promise.resolve();
+  /** Reads the list; called at start-up, after the store's announcements are subscribed to. */
+  start(): Promise<void> {
+    return this.#supported ? this.#load() : Promise.resolve();
   }
 
   /** Hears every change key of the store (the account cache's invalidations): revocations and `'*'`. */
@@ -128,7 +125,7 @@ export class RevokedTokenCache {
     this.#prune();
   }
 
-  #load(timeout = this.#timeout): Promise<void> {
+  #load(): Promise<void> {
     const now = this.#clock.now();
     const joinable = this.#inflight && !this.#inflight.stale && now - this.#inflight.startedAt < WATCHLESS_TTL_MS;
     if (joinable) return this.#inflight!.promise;
@@ -136,7 +133,7 @@ export class RevokedTokenCache {
     const load: Load = {
       startedAt: now,
       stale: false,
-      promise: callStore(() => this.#store.listRevokedTokens!(new Date(read)), timeout, 'listRevokedTokens', this.#observer).then(
+      promise: callStore(() => this.#store.listRevokedTokens!(new Date(read)), this.#timeout, 'listRevokedTokens', this.#observer).then(
         (records) => {
           for (const record of records) this.#add(record.tokenId, record.expiresAt.getTime());
           if (!load.stale && (this.#trustedFrom === undefined || load.startedAt > this.#trustedFrom)) this.#trustedFrom = load.startedAt;

@@ -254,4 +254,21 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
     await context.close();
     await capped.stop();
   });
+  it('shows a new secret even when the list cannot be reloaded after it was made, and says the reload failed', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, server.url, 'Dorothy Vaughan', 'expiry-reload');
+    // From now on, reading the list fails (as if the server were restarting); writes still go through.
+    await page.route(/\/console\/api\/service-accounts\?limit=/, (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The store is unavailable' }) }));
+    await page.getByLabel('Name', { exact: true }).fill('reload-check');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Copy the new secret of reload-check now' });
+    expect(await dialog.getByLabel('Client secret').inputValue()).toMatch(/^esas_/);
+    await expect.poll(async () => (await page.getByRole('alert').allTextContents()).join(' ')).toMatch(/Not done/);
+    await dialog.getByRole('button', { name: 'I have copied it, close' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(errors.filter((e) => !e.includes('503'))).toEqual([]);
+    await context.close();
+  });
 });

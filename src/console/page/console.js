@@ -141,7 +141,8 @@
       const secretField = nextId('secret');
       const copyStatus = h('p', { class: 'esa-status', role: 'status' });
       const dialog = openDialog(t('secretTitle', { name }), (d) => {
-        const secret = /** @type {HTMLInputElement} */ (h('input', { id: secretField, class: 'esa-secret', readonly: true, autocomplete: 'off', spellcheck: 'false', value }));
+        const expiryNote = nextId('expiry');
+        const secret = /** @type {HTMLInputElement} */ (h('input', { id: secretField, class: 'esa-secret', readonly: true, autocomplete: 'off', spellcheck: 'false', value, 'aria-describedby': expiryNote }));
         const copy = async () => {
           try {
             await navigator.clipboard.writeText(secret.value);
@@ -153,7 +154,7 @@
         };
         return [
           h('p', { class: 'esa-warning', text: S.secretWarning }),
-          h('p', { text: expiresAt ? t('secretExpiresAt', { date: when(expiresAt) }) : S.secretNoExpiry }),
+          h('p', { id: expiryNote, text: expiresAt ? t('secretExpiresAt', { date: when(expiresAt) }) : S.secretNoExpiry }),
           h('label', { for: idField, text: S.clientIdLabel }),
           h('input', { id: idField, readonly: true, value: clientId, spellcheck: 'false' }),
           h('label', { for: secretField, text: S.secretLabel }),
@@ -185,7 +186,7 @@
   /**
    * A dialog with a form whose submission is one call; on success the dialog closes, then what `run`
    * returned, if anything, runs.
-   * @param {string} title @param {Node[]} fields @param {string} submit @param {(form: HTMLFormElement) => Promise<void | (() => void)>} run
+   * @param {string} title @param {Node[]} fields @param {string} submit @param {(form: HTMLFormElement) => Promise<void | (() => void | Promise<void>)>} run
    */
   function formDialog(title, fields, submit, run) {
     openDialog(title, (d, dialogAlert) => {
@@ -207,7 +208,7 @@
         try {
           const after = await run(form);
           d.close();
-          if (after) after();
+          if (after) Promise.resolve(after()).catch(complain);
         } catch (error) {
           dialogAlert.textContent = `${S.errorPrefix} ${error instanceof Error ? error.message : String(error)}`;
         } finally {
@@ -250,8 +251,8 @@
     });
     formDialog(t('keyTitle', { name: account.name }), [keyField, fileField, expiryField()], S.keyAdd, async (form) => {
       const { data } = await call('POST', `${accountPath(account.clientId)}/keys`, { publicKey: valueOf(form, 'publicKey'), ...expiryOf(form) });
-      await refresh(account.clientId, t('added_key', { id: data.id, name: account.name }));
-      return () => focusAccount(account.clientId);
+      // Added: a list that cannot be reloaded is said on the page, not as a refusal in this dialog.
+      return () => refresh(account.clientId, t('added_key', { id: data.id, name: account.name }));
     });
   }
   /** @param {HTMLElement} near @param {string} message */
@@ -275,8 +276,7 @@
         const audience = valueOf(form, 'audience');
         const body = { issuer: valueOf(form, 'issuer'), subject: valueOf(form, 'subject'), ...(audience && { audience }), ...expiryOf(form) };
         const { data } = await call('POST', `${accountPath(account.clientId)}/federated`, body);
-        await refresh(account.clientId, t('added_federated', { id: data.id, name: account.name }));
-        return () => focusAccount(account.clientId);
+        return () => refresh(account.clientId, t('added_federated', { id: data.id, name: account.name }));
       },
     );
   }
@@ -442,7 +442,8 @@
       const expiresIn = valueOf(createForm, 'expiresIn');
       const { data } = await call('POST', API, { name: valueOf(createForm, 'name'), ...(scopes.length && { scopes }), ...(expiresIn && { secret: { expiresIn } }) });
       createForm.reset();
-      await refresh(undefined, t('created_account', { name: data.name }));
+      // The secret is shown even when the list cannot be reloaded: it is shown only this once.
+      await refresh(undefined, t('created_account', { name: data.name })).catch(complain);
       await showSecret(data.name, data.clientId, data.secret.value, data.secret.expiresAt);
       focusAccount(data.clientId);
     } catch (error) {

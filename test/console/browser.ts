@@ -3,10 +3,12 @@
  * when missing) through playwright-core, which downloads no browser of its own. Without it the tests
  * are skipped with a note, except under CI=true, where they fail.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { killAllServers, startServer, type ExampleServer } from '../examples/example-server.js';
 import { ROOT } from '../helpers/run-cli.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -15,6 +17,33 @@ const present = existsSync(CHROMIUM);
 export const browserTestsRun = present || process.env.CI === 'true';
 if (!browserTestsRun) {
   console.warn(`note: ${CHROMIUM} is missing, so the console's browser tests are skipped (apt-get install chromium; under CI=true they fail)`);
+}
+
+/** The example server (on a scratch SQLite store of the file's own) and the browser one test file drives. */
+export interface ConsoleScene {
+  readonly server: ExampleServer;
+  readonly browser: Browser;
+  /** The scratch folder, holding the store `console.db`. */
+  readonly dir: string;
+}
+
+/**
+ * Starts the example server (with `env` beside its port and store) and the browser before the file's
+ * tests, and stops both after them; the scene's fields are set once they have started.
+ */
+export function useConsoleScene(prefix: string, env: Record<string, string> = {}): ConsoleScene {
+  const scene = {} as { server: ExampleServer; browser: Browser; dir: string };
+  beforeAll(async () => {
+    if (!browserTestsRun) return;
+    scene.dir = mkdtempSync(join(tmpdir(), prefix));
+    [scene.server, scene.browser] = await Promise.all([startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(scene.dir, 'console.db')}`, ...env }), launchBrowser()]);
+  }, 60_000);
+  afterAll(async () => {
+    await scene.browser?.close();
+    await killAllServers();
+    if (scene.dir) rmSync(scene.dir, { recursive: true, force: true });
+  });
+  return scene;
 }
 
 /** Launches the browser. */

@@ -3,43 +3,26 @@
  * practices) on every view, and is readable on a phone-sized window, in a real browser against the
  * example server. See docs/console.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { exportSPKI, generateKeyPair } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllServers, startServer, type ExampleServer } from '../examples/example-server.js';
-import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, launchBrowser, signIn, tabTo, type Browser } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, signIn, tabTo, useConsoleScene } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
-let dir: string;
-let server: ExampleServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!browserTestsRun) return;
-  dir = mkdtempSync(join(tmpdir(), 'sa-console-access-'));
-  [server, browser] = await Promise.all([startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'console.db')}` }), launchBrowser()]);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await killAllServers();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const scene = useConsoleScene('sa-console-access-');
 
 describe.skipIf(!browserTestsRun)('the console, with a keyboard alone and for assistive technology', TIMEOUT, () => {
   it('signs in, creates an account, copies and closes its secret, revokes a secret and disables the account with the keyboard only', async () => {
-    const context = await browser.newContext();
+    const context = await scene.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await page.goto(`${server.url}/login`);
+    await page.goto(`${scene.server.url}/login`);
     await tabTo(page, /Your name/);
     await page.keyboard.type('Katherine Johnson');
     await tabTo(page, /Client account/);
     await page.keyboard.press('ControlOrMeta+A');
     await page.keyboard.type('nasa');
     await page.keyboard.press('Enter');
-    await page.waitForURL(`${server.url}/console/`);
+    await page.waitForURL(`${scene.server.url}/console/`);
     await page.getByRole('heading', { name: 'Your service accounts' }).waitFor();
 
     await tabTo(page, /^\s*Name/);
@@ -89,14 +72,14 @@ describe.skipIf(!browserTestsRun)('the console, with a keyboard alone and for as
   });
 
   it('has no axe-core violation on the sign-in notice, the list, each dialog, and at phone width', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await scene.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
-    await page.goto(`${server.url}/console/`);
+    await page.goto(`${scene.server.url}/console/`);
     expect(await axeViolations(page)).toEqual([]);
-    await page.goto(`${server.url}/login`);
+    await page.goto(`${scene.server.url}/login`);
     expect(await axeViolations(page)).toEqual([]);
 
-    await signIn(page, server.url, 'Mary Jackson', 'langley');
+    await signIn(page, scene.server.url, 'Mary Jackson', 'langley');
     expect(await axeViolations(page)).toEqual([]); // the empty list
     await createAccount(page, 'wind-tunnel', 'data:read');
     const card = accountCard(page, 'wind-tunnel');

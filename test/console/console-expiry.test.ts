@@ -3,30 +3,15 @@
  * server: the expiry chosen reaches the admin router as `expiresIn`, and the new secret's dialog and
  * the credential table show the date it gives. See docs/console.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportSPKI, generateKeyPair } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllServers, startServer, type ExampleServer } from '../examples/example-server.js';
-import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, launchBrowser, signIn, tabTo, type Browser, type Page } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { startServer } from '../examples/example-server.js';
+import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, signIn, tabTo, useConsoleScene, type Page } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
 const DAY = 86_400_000;
-let dir: string;
-let server: ExampleServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!browserTestsRun) return;
-  dir = mkdtempSync(join(tmpdir(), 'sa-console-expiry-'));
-  [server, browser] = await Promise.all([startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'console.db')}` }), launchBrowser()]);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await killAllServers();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const scene = useConsoleScene('sa-console-expiry-');
 
 interface Credential {
   id: string;
@@ -34,7 +19,7 @@ interface Credential {
 }
 /** The account's credentials as the admin router (the page's own API, with the page's session) answers them. */
 async function credentialsOf(page: Page, clientId: string): Promise<{ secrets: Credential[]; keys: Credential[]; federated: Credential[] }> {
-  const res = await page.request.get(`${server.url}/console/api/service-accounts/${clientId}`);
+  const res = await page.request.get(`${scene.server.url}/console/api/service-accounts/${clientId}`);
   expect(res.status()).toBe(200);
   return (await res.json()) as { secrets: Credential[]; keys: Credential[]; federated: Credential[] };
 }
@@ -59,10 +44,10 @@ const expiresCell = (page: Page, account: string, id: string) => accountCard(pag
 
 describe.skipIf(!browserTestsRun)('the console, choosing when a credential expires', TIMEOUT, () => {
   it('creates an account whose first secret expires in 90 days: in the secret dialog, the table and the admin router', async () => {
-    const context = await browser.newContext();
+    const context = await scene.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await signIn(page, server.url, 'Ada Lovelace', 'expiry-acme');
+    await signIn(page, scene.server.url, 'Ada Lovelace', 'expiry-acme');
     const expiry = page.getByLabel('Its secret expires');
     expect(await expiry.inputValue()).toBe(''); // never, unless chosen
     await page.getByLabel('Name', { exact: true }).fill('quarterly-export');
@@ -91,10 +76,10 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
   });
 
   it('adds a secret expiring in 30 days, a public key in 1 year and a federated credential in 180 days; "Never" sends no expiry', async () => {
-    const context = await browser.newContext();
+    const context = await scene.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await signIn(page, server.url, 'Grace Hopper', 'expiry-initech');
+    await signIn(page, scene.server.url, 'Grace Hopper', 'expiry-initech');
     const { clientId } = await createAccount(page, 'nightly-sync'); // "Never", the default
     const card = accountCard(page, 'nightly-sync');
     const [first] = (await credentialsOf(page, clientId)).secrets;
@@ -166,10 +151,10 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
   });
 
   it('is reached and chosen with the keyboard alone, and has no axe-core violation where it appears', async () => {
-    const context = await browser.newContext();
+    const context = await scene.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await signIn(page, server.url, 'Katherine Johnson', 'expiry-nasa');
+    await signIn(page, scene.server.url, 'Katherine Johnson', 'expiry-nasa');
     expect(await axeViolations(page)).toEqual([]); // the create form, with its expiry
 
     await tabTo(page, /^\s*Name/);
@@ -223,8 +208,8 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
 
   it('on a server whose maxCredentialLifetime is 90 days, shows its refusal of "Never" and of a year readably, and accepts 90 days', async () => {
     // A second server on the same store (which already holds the demo account, so it provisions none).
-    const capped = await startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'console.db')}`, MAX_CREDENTIAL_LIFETIME: '90d' });
-    const context = await browser.newContext();
+    const capped = await startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(scene.dir, 'console.db')}`, MAX_CREDENTIAL_LIFETIME: '90d' });
+    const context = await scene.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
     await signIn(page, capped.url, 'Mary Jackson', 'expiry-langley');
@@ -255,10 +240,10 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
     await capped.stop();
   });
   it('shows a new secret even when the list cannot be reloaded after it was made, and says the reload failed', async () => {
-    const context = await browser.newContext();
+    const context = await scene.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await signIn(page, server.url, 'Dorothy Vaughan', 'expiry-reload');
+    await signIn(page, scene.server.url, 'Dorothy Vaughan', 'expiry-reload');
     // From now on, reading the list fails (as if the server were restarting); writes still go through.
     await page.route(/\/console\/api\/service-accounts\?limit=/, (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The store is unavailable' }) }));
     await page.getByLabel('Name', { exact: true }).fill('reload-check');

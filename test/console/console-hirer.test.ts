@@ -3,36 +3,16 @@
  * server: every action is checked against what the admin router and the token endpoint then answer.
  * See docs/console.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { exportJWK, exportSPKI, generateKeyPair } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllServers, startServer, type ExampleServer } from '../examples/example-server.js';
-import { accountCard, browserTestsRun, collectErrors, createAccount, launchBrowser, signIn, type Browser, type Page } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { accountCard, browserTestsRun, collectErrors, createAccount, signIn, useConsoleScene, type Page } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
-let dir: string;
-let server: ExampleServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!browserTestsRun) return;
-  dir = mkdtempSync(join(tmpdir(), 'sa-console-'));
-  [server, browser] = await Promise.all([
-    startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'console.db')}`, TOKEN_FAILURE_LIMIT: '0' }),
-    launchBrowser(),
-  ]);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await killAllServers();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const scene = useConsoleScene('sa-console-', { TOKEN_FAILURE_LIMIT: '0' });
 
 /** POST /oauth/token with HTTP Basic; resolves with the status and the access token, if any. */
 async function tokenFor(clientId: string, secret: string): Promise<{ status: number; token?: string }> {
-  const res = await fetch(`${server.url}/oauth/token`, {
+  const res = await fetch(`${scene.server.url}/oauth/token`, {
     method: 'POST',
     headers: { Authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}` },
     body: new URLSearchParams({ grant_type: 'client_credentials' }),
@@ -40,7 +20,7 @@ async function tokenFor(clientId: string, secret: string): Promise<{ status: num
   const body = (await res.json()) as { access_token?: string };
   return { status: res.status, ...(body.access_token !== undefined && { token: body.access_token }) };
 }
-const whoami = async (token: string): Promise<number> => (await fetch(`${server.url}/api/whoami`, { headers: { Authorization: `Bearer ${token}` } })).status;
+const whoami = async (token: string): Promise<number> => (await fetch(`${scene.server.url}/api/whoami`, { headers: { Authorization: `Bearer ${token}` } })).status;
 
 interface Summary {
   clientId: string;
@@ -52,17 +32,17 @@ interface Summary {
 }
 /** The account as the admin router (the page's own API, with the page's session) answers it. */
 async function adminView(page: Page, clientId: string): Promise<Summary> {
-  const res = await page.request.get(`${server.url}/console/api/service-accounts/${clientId}`);
+  const res = await page.request.get(`${scene.server.url}/console/api/service-accounts/${clientId}`);
   expect(res.status()).toBe(200);
   return (await res.json()) as Summary;
 }
 
 describe.skipIf(!browserTestsRun)('the console, as a hirer uses it', TIMEOUT, () => {
   it('creates an account whose secret is shown once and works at /oauth/token, rotates it, revokes the first secret', async () => {
-    const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+    const context = await scene.browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await signIn(page, server.url, 'Ada Lovelace', 'acme');
+    await signIn(page, scene.server.url, 'Ada Lovelace', 'acme');
 
     await page.getByLabel('Name', { exact: true }).fill('billing-sync');
     await page.getByLabel('Scopes (optional)').fill('jobs:read jobs:write');
@@ -121,10 +101,10 @@ describe.skipIf(!browserTestsRun)('the console, as a hirer uses it', TIMEOUT, ()
   });
 
   it('adds public keys (pasted PEM, JWK from a file), adds and revokes a federated credential, disables and enables the account', async () => {
-    const context = await browser.newContext();
+    const context = await scene.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await signIn(page, server.url, 'Grace Hopper', 'initech');
+    await signIn(page, scene.server.url, 'Grace Hopper', 'initech');
     const { clientId, secret } = await createAccount(page, 'ci-deployer');
     const card = accountCard(page, 'ci-deployer');
 
@@ -195,20 +175,20 @@ describe.skipIf(!browserTestsRun)('the console, as a hirer uses it', TIMEOUT, ()
   });
 
   it('shows a hirer of another client account none of it, and refuses their changes to it', async () => {
-    const ada = await browser.newContext();
+    const ada = await scene.browser.newContext();
     const adaPage = await ada.newPage();
-    await signIn(adaPage, server.url, 'Ada Lovelace', 'umbrella');
+    await signIn(adaPage, scene.server.url, 'Ada Lovelace', 'umbrella');
     const { clientId } = await createAccount(adaPage, 'umbrella-reports');
 
-    const bob = await browser.newContext();
+    const bob = await scene.browser.newContext();
     const page = await bob.newPage();
-    await signIn(page, server.url, 'Bob', 'globex');
+    await signIn(page, scene.server.url, 'Bob', 'globex');
     await page.getByText('No service accounts yet.').waitFor();
     expect(await page.getByRole('article').count()).toBe(0);
     expect(await page.content()).not.toContain(clientId);
     // Through the page's own API, with Bob's session: not found, and nothing changes.
-    expect((await page.request.get(`${server.url}/console/api/service-accounts/${clientId}`)).status()).toBe(404);
-    const disable = await page.request.post(`${server.url}/console/api/service-accounts/${clientId}/disable`, {
+    expect((await page.request.get(`${scene.server.url}/console/api/service-accounts/${clientId}`)).status()).toBe(404);
+    const disable = await page.request.post(`${scene.server.url}/console/api/service-accounts/${clientId}/disable`, {
       headers: { 'Content-Type': 'application/json' },
       data: {},
     });

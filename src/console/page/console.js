@@ -439,8 +439,8 @@
     button.disabled = true;
     try {
       const scopes = valueOf(createForm, 'scopes').split(/\s+/).filter(Boolean);
-      const expiresIn = valueOf(createForm, 'expiresIn');
-      const { data } = await call('POST', API, { name: valueOf(createForm, 'name'), ...(scopes.length && { scopes }), ...(expiresIn && { secret: { expiresIn } }) });
+      const expiry = expiryOf(createForm);
+      const { data } = await call('POST', API, { name: valueOf(createForm, 'name'), ...(scopes.length && { scopes }), ...('expiresIn' in expiry && { secret: expiry }) });
       createForm.reset();
       // The secret is shown even when the list cannot be reloaded: it is shown only this once.
       await refresh(undefined, t('created_account', { name: data.name })).catch(complain);

@@ -36,7 +36,9 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
 
 /** Starts one of the page's issuers with `command` and resolves with the issuer URL it printed. */
 async function startIssuer(command: string, port: number): Promise<string> {
-  const child = spawn('bash', ['-c', `exec ${command}`], { cwd: dir, env: { ...process.env, ISSUER_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // In a process group of its own: `npx tsx` runs the issuer two processes further down, and the
+  // group is what afterAll kills, so no issuer outlives the test.
+  const child = spawn('bash', ['-c', `exec ${command}`], { cwd: dir, env: { ...process.env, ISSUER_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.push(child);
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -68,7 +70,13 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  for (const child of children) {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group has already ended
+    }
+  }
   await killAllServers();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -114,6 +114,13 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
    * ```
    */
   withActor(actor: AuditActor): AdminApi;
+  /**
+   * The longest a new credential may live, in seconds: the server's `maxCredentialLifetime`. Every new
+   * secret, key and federated credential then needs an expiry at most this far ahead. Absent when the
+   * server sets no bound (an expiry is optional). The self-service page reads it to offer only the
+   * expiries the server accepts.
+   */
+  readonly maxCredentialLifetime?: number;
 }
 
 /**
@@ -278,6 +285,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       const copied = checkActor(actor);
       return buildAdminApi({ ...context, audit: (event) => context.audit(Object.assign({}, event, { actor: copied })) });
     },
+    ...(config.maxCredentialLifetime !== undefined && { maxCredentialLifetime: config.maxCredentialLifetime }),
   };
 }
 

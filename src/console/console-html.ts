@@ -51,7 +51,8 @@ ${body}
 }
 
 /**
- * The page for a signed-in person: a shell that console.js fills in.
+ * The page for a signed-in person: a shell that console.js fills in (its texts, its language and the
+ * server's `maxCredentialLifetime` as data attributes).
  *
  * @example
  * ```ts
@@ -65,12 +66,15 @@ export function renderConsolePage(options: ResolvedConsoleRouterOptions, princip
   const { strings } = options;
   const account = 'clientAccountId' in principal ? fill(strings.clientAccount, { id: principal.clientAccountId }) : strings.allClientAccounts;
   const who = `${fill(strings.signedInAs, { name: principal.actor.name })} · ${account}`;
+  // The server's bound on a new credential's lifetime: the page offers only the expiries it accepts.
+  const max = options.admin.maxCredentialLifetime;
+  const lifetime = max === undefined ? '' : ` data-max-credential-lifetime="${escapeHtml(String(max))}"`;
   const body = `<body class="esa-console">
 <header class="esa-header">
 <h1>${escapeHtml(strings.title)}</h1>
 <p class="esa-who">${escapeHtml(who)}</p>
 </header>
-<main id="esa-console" data-strings="${escapeHtml(JSON.stringify(strings))}" data-lang="${escapeHtml(options.lang)}">
+<main id="esa-console" data-strings="${escapeHtml(JSON.stringify(strings))}" data-lang="${escapeHtml(options.lang)}"${lifetime}>
 <p class="esa-intro">${escapeHtml(strings.intro)}</p>
 <noscript><p>${escapeHtml(strings.noScript)}</p></noscript>
 </main>

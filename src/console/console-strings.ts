@@ -45,6 +45,10 @@ export interface ConsoleStrings {
   readonly expiry90d: string;
   readonly expiry180d: string;
   readonly expiry365d: string;
+  /** The longest expiry the server allows, when it sets one; `{duration}` is that lifetime (for example "45 days"). */
+  readonly expiryLongest: string;
+  /** The expiry hint when the server bounds a credential's lifetime; `{duration}` is that bound. */
+  readonly expiryLimitHint: string;
   readonly create: string;
   readonly accountsHeading: string;
   readonly clientId: string;
@@ -164,6 +168,8 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   expiry90d: 'In 90 days',
   expiry180d: 'In 180 days',
   expiry365d: 'In 1 year',
+  expiryLongest: 'In {duration} (the longest allowed)',
+  expiryLimitHint: 'It then stops working on its own: add a new one before that. This server lets a credential live {duration} at most.',
   create: 'Create',
   accountsHeading: 'Your service accounts',
   clientId: 'Client ID',

@@ -1,7 +1,8 @@
 /**
  * Choosing when a credential expires on the self-service page, in a real browser against the example
  * server: the expiry chosen reaches the admin router as `expiresIn`, and the new secret's dialog and
- * the credential table show the date it gives. See docs/console.md.
+ * the credential table show the date it gives; a server that bounds a credential's lifetime is offered
+ * only the expiries it accepts. See docs/console.md.
  */
 import { join } from 'node:path';
 import { exportSPKI, generateKeyPair } from 'jose';
@@ -18,8 +19,8 @@ interface Credential {
   expiresAt: string | null;
 }
 /** The account's credentials as the admin router (the page's own API, with the page's session) answers them. */
-async function credentialsOf(page: Page, clientId: string): Promise<{ secrets: Credential[]; keys: Credential[]; federated: Credential[] }> {
-  const res = await page.request.get(`${scene.server.url}/console/api/service-accounts/${clientId}`);
+async function credentialsOf(page: Page, clientId: string, base = scene.server.url): Promise<{ secrets: Credential[]; keys: Credential[]; federated: Credential[] }> {
+  const res = await page.request.get(`${base}/console/api/service-accounts/${clientId}`);
   expect(res.status()).toBe(200);
   return (await res.json()) as { secrets: Credential[]; keys: Credential[]; federated: Credential[] };
 }
@@ -206,35 +207,61 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
     await context.close();
   });
 
-  it('on a server whose maxCredentialLifetime is 90 days, shows its refusal of "Never" and of a year readably, and accepts 90 days', async () => {
+  it('on a server whose maxCredentialLifetime is 45 days, offers only the expiries it accepts (the longest chosen), and shows a refusal readably', async () => {
     // A second server on the same store (which already holds the demo account, so it provisions none).
-    const capped = await startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(scene.dir, 'console.db')}`, MAX_CREDENTIAL_LIFETIME: '90d' });
+    const capped = await startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(scene.dir, 'console.db')}`, MAX_CREDENTIAL_LIFETIME: '45d' });
     const context = await scene.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
     await signIn(page, capped.url, 'Mary Jackson', 'expiry-langley');
+    const choices = ['In 30 days', 'In 45 days (the longest allowed)'];
+    const expiry = page.getByLabel('Its secret expires');
+    expect(await expiry.locator('option').allTextContents()).toEqual(choices); // no "Never", nothing past the bound
+    expect(await expiry.inputValue()).toBe(String(45 * 86_400) + 's');
+    await page.getByText('This server lets a credential live 45 days at most.', { exact: false }).first().waitFor();
     await page.getByLabel('Name', { exact: true }).fill('wind-tunnel');
-    await page.getByRole('button', { name: 'Create', exact: true }).click();
-    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/^Not done: .*expiresIn is required.*90d/);
-    await page.getByLabel('Its secret expires').selectOption({ label: 'In 1 year' });
-    await page.getByRole('button', { name: 'Create', exact: true }).click();
-    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/^Not done: .*beyond this server's maxCredentialLifetime/);
-    expect(await page.getByRole('article').count()).toBe(0);
-    await page.getByLabel('Its secret expires').selectOption({ label: 'In 90 days' });
-    await page.getByRole('button', { name: 'Create', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: 'Copy the new secret of wind-tunnel now' });
-    await dialog.getByText(/^It expires /).waitFor();
+    let clientId = '';
+    await expectExpiryIn(
+      45,
+      async () => {
+        await page.getByRole('button', { name: 'Create', exact: true }).click();
+        clientId = await dialog.getByLabel('Client ID').inputValue();
+      },
+      async () => (await credentialsOf(page, clientId, capped.url)).secrets[0]?.expiresAt,
+    );
     await dialog.getByRole('button', { name: 'I have copied it, close' }).click();
     await dialog.waitFor({ state: 'detached' });
 
-    // Adding a secret: the refusal is shown in its dialog, which stays open for another choice.
-    await accountCard(page, 'wind-tunnel').getByRole('button', { name: 'Add a secret' }).click();
+    // Adding a secret: the same choices; 30 days chosen.
+    const card = accountCard(page, 'wind-tunnel');
+    await card.getByRole('button', { name: 'Add a secret' }).click();
     const ask = page.getByRole('dialog', { name: 'Add a secret to wind-tunnel' });
+    expect(await ask.getByLabel('Expires').locator('option').allTextContents()).toEqual(choices);
+    await ask.getByLabel('Expires').selectOption({ label: 'In 30 days' });
+    await expectExpiryIn(
+      30,
+      async () => {
+        await ask.getByRole('button', { name: 'Add the secret' }).click();
+        await dialog.waitFor();
+      },
+      async () => (await credentialsOf(page, clientId, capped.url)).secrets[1]?.expiresAt,
+    );
+    await dialog.getByRole('button', { name: 'I have copied it, close' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    // The bound lowered while the page was open (here: a longer expiry than the page offers): the
+    // server's refusal is shown in the dialog, which stays open for another choice.
+    await card.getByRole('button', { name: 'Add a secret' }).click();
+    await ask.waitFor();
+    await page.evaluate(`document.querySelector('dialog select[name=expiresIn] option:checked').value = '365d'`);
     await ask.getByRole('button', { name: 'Add the secret' }).click();
-    await expect.poll(() => ask.getByRole('alert').textContent()).toMatch(/^Not done: .*expiresIn is required/);
+    await expect.poll(() => ask.getByRole('alert').textContent()).toMatch(/^Not done: .*beyond this server's maxCredentialLifetime.*45d/);
     await ask.getByLabel('Expires').selectOption({ label: 'In 30 days' });
     await ask.getByRole('button', { name: 'Add the secret' }).click();
     await dialog.getByText(/^It expires /).waitFor();
+    expect((await credentialsOf(page, clientId, capped.url)).secrets).toHaveLength(3);
+    expect(await axeViolations(page)).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
     await capped.stop();

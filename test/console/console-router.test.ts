@@ -46,6 +46,14 @@ describe.each([5, 4] as const)('createConsoleRouter in Express %i', (version) =>
     expect(strings).toEqual({ ...CONSOLE_STRINGS, title: 'Dienstkonten', signedInAs: 'Angemeldet als {name}' });
   });
 
+  it('tells the page the server\'s maxCredentialLifetime, when the admin API has one', async () => {
+    const { app } = consoleApp(version);
+    expect((await request(app).get('/console/').set('x-user', 'ada').expect(200)).text).not.toContain('data-max-credential-lifetime');
+    const bounded = consoleApp(version, { admin: createAdminApi({ store: new MemoryAccountStore(), secretHashRounds: 4, maxCredentialLifetime: 45 * 86_400 }) });
+    const res = await request(bounded.app).get('/console/').set('x-user', 'ada').expect(200);
+    expect(res.text).toContain(' data-max-credential-lifetime="3888000">');
+  });
+
   it('answers 401, 403 and 500 pages by what authorize says, and tells onError of the 500', async () => {
     const { app, errors } = consoleApp(version);
     await request(app).get('/console/').expect(401).expect('content-type', 'text/html; charset=utf-8');

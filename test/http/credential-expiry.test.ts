@@ -8,7 +8,7 @@
  */
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AdminError, MemoryAccountStore, type AccountStore, type AuditEvent, type OperationalEvent } from '../../src/index.js';
+import { AdminError, createAdminApi, MemoryAccountStore, type AccountStore, type AuditEvent, type OperationalEvent } from '../../src/index.js';
 import { createPostgresAccountStore } from '../../src/sql/index.js';
 import { assertionFields, newKeyPair, signAssertion } from '../helpers/client-assertions.js';
 import { createTestApp, TestClock } from '../helpers/create-app.js';
@@ -141,6 +141,16 @@ describe('maxCredentialLifetime', () => {
     );
     expect((await sa.admin.addSecret(account.clientId, { expiresIn: '30d' })).expiresAt).toEqual(new Date(clock.now().getTime() + 30 * 86_400_000));
     expect((await sa.admin.getAccount(account.clientId))?.secrets).toHaveLength(2);
+  });
+
+  it('is told by the admin API (and an admin API acting for a person), so a page can offer only the expiries it accepts', () => {
+    const { sa } = createTestApp({ maxCredentialLifetime: NINETY_DAYS });
+    expect(sa.admin.maxCredentialLifetime).toBe(NINETY_DAYS);
+    expect(sa.admin.withActor({ id: 'u_1', name: 'Ada' }).maxCredentialLifetime).toBe(NINETY_DAYS);
+    expect(createAdminApi({ store: new MemoryAccountStore(), maxCredentialLifetime: 3600 }).maxCredentialLifetime).toBe(3600);
+    const unbounded = createTestApp().sa.admin;
+    expect(unbounded.maxCredentialLifetime).toBeUndefined();
+    expect('maxCredentialLifetime' in unbounded).toBe(false);
   });
 
   it('is refused at start-up when it is not a whole number of seconds from 1 to 3650 days', () => {

@@ -219,10 +219,32 @@
     });
   }
 
-  /** The expiry of a new credential: never, or a lifetime sent as `expiresIn`. @param {string} [label] */
+  /** The server's bound on a new credential's lifetime, in seconds, if it sets one. */
+  const maxLifetime = Number(root.dataset.maxCredentialLifetime) || undefined;
+  /** A lifetime in words, in the largest unit that says it exactly ("45 days", "12 hours"). @param {number} seconds */
+  function lifetimeText(seconds) {
+    const [unit, size] = /** @type {[string, number]} */ (
+      [['day', 86400], ['hour', 3600], ['minute', 60], ['second', 1]].find(([, s]) => seconds % /** @type {number} */ (s) === 0)
+    );
+    return new Intl.NumberFormat(lang, { style: 'unit', unit, unitDisplay: 'long' }).format(seconds / size);
+  }
+  /**
+   * The expiry of a new credential, sent as `expiresIn`: never, or one of a few lifetimes. When the
+   * server bounds a credential's lifetime, only the shorter lifetimes and the longest allowed are
+   * offered (that one chosen), and never is not.
+   * @param {string} [label]
+   */
   function expiryField(label = S.expiryLabel) {
-    const wrapper = field(label, { name: 'expiresIn' }, S.expiryHint, 'select');
-    const options = ['', '30d', '90d', '180d', '365d'].map((value) => h('option', { value, text: value ? S[`expiry${value}`] : S.expiryNever }));
+    const presets = [['30d', 30], ['90d', 90], ['180d', 180], ['365d', 365]];
+    const limit = maxLifetime === undefined ? undefined : lifetimeText(maxLifetime);
+    const wrapper = field(label, { name: 'expiresIn' }, limit === undefined ? S.expiryHint : t('expiryLimitHint', { duration: limit }), 'select');
+    const options =
+      limit === undefined
+        ? [h('option', { value: '', text: S.expiryNever }), ...presets.map(([value]) => h('option', { value, text: S[`expiry${value}`] }))]
+        : [
+            ...presets.filter(([, days]) => /** @type {number} */ (days) * 86400 < /** @type {number} */ (maxLifetime)).map(([value]) => h('option', { value, text: S[`expiry${value}`] })),
+            h('option', { value: `${maxLifetime}s`, text: t('expiryLongest', { duration: limit }), selected: true }),
+          ];
     /** @type {HTMLSelectElement} */ (wrapper.querySelector('select')).append(...options);
     return wrapper;
   }

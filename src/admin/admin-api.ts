@@ -115,7 +115,7 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
    */
   withActor(actor: AuditActor): AdminApi;
   /**
-   * The longest a new credential may live, in seconds: the server's `maxCredentialLifetime`. Every new
+   * The longest a new credential may live, in whole seconds: the server's `maxCredentialLifetime`. Every new
    * secret, key and federated credential then needs an expiry at most this far ahead. Absent when the
    * server sets no bound (an expiry is optional). The self-service page reads it to offer only the
    * expiries the server accepts.

@@ -68,7 +68,7 @@ export function renderConsolePage(options: ResolvedConsoleRouterOptions, princip
   const who = `${fill(strings.signedInAs, { name: principal.actor.name })} · ${account}`;
   // The server's bound on a new credential's lifetime: the page offers only the expiries it accepts.
   const max = options.admin.maxCredentialLifetime;
-  const lifetime = max === undefined ? '' : ` data-max-credential-lifetime="${escapeHtml(String(max))}"`;
+  const lifetime = Number.isSafeInteger(max) && max! > 0 ? ` data-max-credential-lifetime="${max}"` : '';
   const body = `<body class="esa-console">
 <header class="esa-header">
 <h1>${escapeHtml(strings.title)}</h1>

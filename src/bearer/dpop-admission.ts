@@ -42,7 +42,7 @@ export function createDpopAdmission<P extends object>(parts: DpopAdmissionParts<
   const now = runtime.config.now;
 
   const admitted = (request: DpopRequest, res: ServerResponse, next: NodeNext, principal: P, at: Date): void => {
-    const nonce = dpop.proofs.nextNonce(at);
+    const nonce = dpop.proofs.nextNonce(at, 401);
     if (nonce !== undefined) res.setHeader('DPoP-Nonce', nonce);
     (request.req as IncomingMessage & { serviceAccount?: P }).serviceAccount = principal;
     next();

@@ -66,6 +66,13 @@ export interface DpopOptions {
    */
   nonceSecret?: string;
   /**
+   * Where `nonceSecret`'s nonces are required: at the token endpoint only (RFC 9449 §8: a proof for a
+   * token request cannot be made in advance), at protected routes only (§9), or at both. Servers often
+   * ask at the token endpoint only, so API calls cost no extra round trip after a pause. Needs
+   * `nonceSecret`. @default 'both'
+   */
+  nonceAt?: 'both' | 'token-endpoint' | 'protected-routes';
+  /**
    * Where used proofs are remembered: `memory` (per instance; a captured proof can be replayed once
    * on each other instance within its lifetime) or `redis` (one `SET NX PX` per proof on
    * `failureLimit.redis`: single use across instances; Redis down means 503). @default 'memory'
@@ -84,11 +91,14 @@ export interface ResolvedDpopConfig {
   readonly requestUrl: ((req: IncomingMessage, derived: string) => string) | undefined;
   readonly proofMaxAge: number;
   readonly nonceSecret: string | undefined;
+  /** Where nonces are required, when `nonceSecret` is set. */
+  readonly nonceAt: 'both' | 'token-endpoint' | 'protected-routes';
   readonly replay: 'memory' | 'redis';
   readonly maxReplayEntries: number;
 }
 
-const KNOWN = ['algorithms', 'origins', 'requestUrl', 'proofMaxAge', 'nonceSecret', 'replay', 'maxReplayEntries'];
+const KNOWN = ['algorithms', 'origins', 'requestUrl', 'proofMaxAge', 'nonceSecret', 'nonceAt', 'replay', 'maxReplayEntries'];
+const NONCE_PLACES = ['both', 'token-endpoint', 'protected-routes'] as const;
 
 /** An origin as `new URL(...).origin` writes it, or a `TypeError`. */
 function parseOrigin(value: unknown): string {
@@ -124,6 +134,9 @@ export function resolveDpop(value: unknown, redisAvailable: boolean): ResolvedDp
   if (options.nonceSecret !== undefined && (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)) {
     fail('dpop.nonceSecret', 'must be a string of at least 32 characters');
   }
+  const nonceAt = options.nonceAt ?? 'both';
+  if (!(NONCE_PLACES as readonly unknown[]).includes(nonceAt)) fail('dpop.nonceAt', 'must be "both", "token-endpoint" or "protected-routes"');
+  if (options.nonceAt !== undefined && options.nonceSecret === undefined) fail('dpop.nonceAt', 'needs dpop.nonceSecret, which turns nonces on');
   const replay = options.replay ?? 'memory';
   if (replay !== 'memory' && replay !== 'redis') fail('dpop.replay', 'must be "memory" or "redis"');
   if (replay === 'redis' && !redisAvailable) fail('dpop.replay', 'is "redis", which needs failureLimit.redis (an ioredis client)');
@@ -134,6 +147,7 @@ export function resolveDpop(value: unknown, redisAvailable: boolean): ResolvedDp
     requestUrl: options.requestUrl,
     proofMaxAge: integer('dpop.proofMaxAge', options.proofMaxAge, 60, 5, 300),
     nonceSecret: options.nonceSecret,
+    nonceAt,
     replay,
     maxReplayEntries: integer('dpop.maxReplayEntries', options.maxReplayEntries, 100_000, 1000, 10_000_000),
   });

@@ -178,11 +178,18 @@ export class DpopProofChecker {
   #lastToken = '';
   #lastAth = '';
 
+  /** The nonces required at the token endpoint (400) and at protected routes (401), as `nonceAt` says. */
+  readonly #tokenNonces: DpopNonces | undefined;
+  readonly #routeNonces: DpopNonces | undefined;
+
   constructor(
     private readonly settings: ResolvedDpopConfig,
     private readonly clockTolerance: number,
     private readonly nonces: DpopNonces | undefined,
-  ) {}
+  ) {
+    this.#tokenNonces = settings.nonceAt === 'protected-routes' ? undefined : nonces;
+    this.#routeNonces = settings.nonceAt === 'token-endpoint' ? undefined : nonces;
+  }
 
   /** Seconds a used proof must be remembered: as long as it could be accepted again. */
   get replayWindowSeconds(): number {
@@ -282,10 +289,11 @@ export class DpopProofChecker {
     return jti;
   }
 
-  /** `iat` within `proofMaxAge` back and the clock tolerance ahead; with nonces on, a live nonce instead (RFC 9449 §11.1). */
+  /** `iat` within `proofMaxAge` back and the clock tolerance ahead; where nonces are required, a live nonce instead (RFC 9449 §11.1). */
   #checkFreshness(iat: number, nonce: unknown, context: ProofContext): void {
-    if (this.nonces) {
-      if (this.nonces.validUntil(nonce, context.now) === undefined) throw new UseDpopNonceError(this.nonces.current(context.now), { status: context.status });
+    const nonces = context.status === 400 ? this.#tokenNonces : this.#routeNonces;
+    if (nonces) {
+      if (nonces.validUntil(nonce, context.now) === undefined) throw new UseDpopNonceError(nonces.current(context.now), { status: context.status });
       return;
     }
     const now = context.now.getTime() / 1000;
@@ -299,8 +307,8 @@ export class DpopProofChecker {
     }
   }
 
-  /** The nonce to send in `DPoP-Nonce` on a success, or `undefined` when nonces are off. */
-  nextNonce(now: Date): string | undefined {
-    return this.nonces?.current(now);
+  /** The nonce to send in `DPoP-Nonce` on a success at the token endpoint (400) or a protected route (401), or `undefined` where none is required. */
+  nextNonce(now: Date, status: 400 | 401): string | undefined {
+    return (status === 400 ? this.#tokenNonces : this.#routeNonces)?.current(now);
   }
 }

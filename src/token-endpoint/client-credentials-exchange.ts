@@ -188,7 +188,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
     const { grantType, scope, resource } = context.parameters;
     const jkt = context.dpopProof?.jkt;
     // RFC 9449 §8: with nonces on, every answer carries the next nonce.
-    const nonce = jkt !== undefined ? runtime.dpop?.proofs.nextNonce(config.now()) : undefined;
+    const nonce = jkt !== undefined ? runtime.dpop?.proofs.nextNonce(config.now(), 400) : undefined;
     if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
     token({ body: { grant_type: grantType, scope, resource, jkt }, [CLIENT_PROPERTY]: context.client }, context.res, next);
   };

@@ -89,6 +89,49 @@ describe('DPoP nonces across two instances', () => {
     const forged = await tokenRequest(a.app, `${Math.floor(now() / 60).toString(36)}.AAAAAAAAAAAAAAAAAAAAAA`);
     expectOAuthError(forged, 400, 'use_dpop_nonce');
   });
+
+  /** A DPoP-bound token from `app`, its nonce fetched first when the token endpoint asks for one. */
+  const tokenFrom = async (app: typeof a.app): Promise<string> => {
+    let issued = await tokenRequest(app);
+    if (issued.status === 400) issued = await tokenRequest(app, issued.headers['dpop-nonce'] as string);
+    expect(issued.status, issued.text).toBe(200);
+    return issued.body.access_token as string;
+  };
+  const whoami = async (app: typeof a.app, token: string, proof: { nonce?: string; iat?: number } = {}) =>
+    request(app)
+      .get('/api/whoami')
+      .set('Authorization', `DPoP ${token}`)
+      .set('DPoP', await key.proof({ htm: 'GET', htu: WHOAMI, iat: proof.iat ?? now(), accessToken: token, ...(proof.nonce !== undefined ? { nonce: proof.nonce } : {}) }));
+
+  // RFC 9449 §8 and §9: the authorization server and the resource server each decide whether they ask for nonces.
+  it("with nonceAt 'token-endpoint', asks at the token endpoint only: API calls are checked by iat and carry no DPoP-Nonce", async () => {
+    const app = make(new MemoryAccountStore(), { dpop: { origins: [TEST_ISSUER], nonceSecret: NONCE_SECRET, nonceAt: 'token-endpoint' } });
+    account = await app.sa.admin.createAccount({ name: 'token-endpoint-nonces' });
+    const asked = await tokenRequest(app.app);
+    expectOAuthError(asked, 400, 'use_dpop_nonce', { challenge: null });
+    const token = await tokenFrom(app.app);
+    const ok = await whoami(app.app, token);
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.headers['dpop-nonce']).toBeUndefined();
+    // Freshness at the route is the proof's iat again: a proof made 10 minutes ago is refused, not asked for a nonce.
+    expectOAuthError(await whoami(app.app, token, { iat: now() - 600 }), 401, 'invalid_dpop_proof');
+  });
+
+  it("with nonceAt 'protected-routes', asks at protected routes only: a token request is checked by iat and carries no DPoP-Nonce", async () => {
+    const app = make(new MemoryAccountStore(), { dpop: { origins: [TEST_ISSUER], nonceSecret: NONCE_SECRET, nonceAt: 'protected-routes' } });
+    account = await app.sa.admin.createAccount({ name: 'route-nonces' });
+    const issued = await tokenRequest(app.app);
+    expect(issued.status, issued.text).toBe(200);
+    expect(issued.headers['dpop-nonce']).toBeUndefined();
+    expectOAuthError(await tokenRequest(app.app, undefined, now() - 600), 400, 'invalid_dpop_proof');
+    const token = issued.body.access_token as string;
+    const asked = await whoami(app.app, token);
+    expectOAuthError(asked, 401, 'use_dpop_nonce', { challenge: /error="use_dpop_nonce"/ });
+    const nonce = asked.headers['dpop-nonce'] as string;
+    const ok = await whoami(app.app, token, { nonce });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.headers['dpop-nonce']).toBe(nonce);
+  });
 });
 
 const url = redisUrl('DPoP strict replay');

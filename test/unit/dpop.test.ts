@@ -14,7 +14,7 @@ import { TemporarilyUnavailableError } from '../../src/errors.js';
 
 describe('the dpop option', () => {
   it('defaults to ES256 and PS256, 60 s, memory replay', () => {
-    expect(resolveDpop(undefined, false)).toMatchObject({ algorithms: ['ES256', 'PS256'], algs: 'ES256 PS256', proofMaxAge: 60, replay: 'memory', maxReplayEntries: 100_000 });
+    expect(resolveDpop(undefined, false)).toMatchObject({ algorithms: ['ES256', 'PS256'], algs: 'ES256 PS256', proofMaxAge: 60, nonceAt: 'both', replay: 'memory', maxReplayEntries: 100_000 });
     expect(resolveDpop(false, false)).toBe(false);
   });
 
@@ -26,6 +26,8 @@ describe('the dpop option', () => {
     [{ origins: ['https://api.example.com/path'] }, /origins only/],
     [{ origins: ['not a url'] }, /not a URL/],
     [{ nonceSecret: 'short' }, /at least 32/],
+    [{ nonceAt: 'token-endpoint' }, /needs dpop.nonceSecret/],
+    [{ nonceSecret: 'nonce-secret-0123456789abcdef-0123456789', nonceAt: 'resource' }, /"both", "token-endpoint" or "protected-routes"/],
     [{ proofMaxAge: 1000 }, /from 5 to 300/],
     [{ replay: 'redis' }, /needs failureLimit.redis/],
     [{ replay: 'postgres' }, /"memory" or "redis"/],

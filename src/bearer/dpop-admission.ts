@@ -4,7 +4,7 @@
  * header, the token good as for a Bearer request and bound to a key (`cnf.jkt`; an unbound token is
  * refused, §7.2), the proof checked (dpop-proof.ts, with `ath` for this token) and signed by that key,
  * the route's audience and scope, and last the proof's single use. Every refusal carries the DPoP
- * challenge; with nonces on, a success carries the next nonce (`DPoP-Nonce`).
+ * challenge; where nonces are required, a success carries the next nonce (`DPoP-Nonce`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';

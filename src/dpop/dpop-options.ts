@@ -61,8 +61,8 @@ export interface DpopOptions {
   proofMaxAge?: number;
   /**
    * A secret (at least 32 characters, the same on every instance) that turns on server nonces
-   * (RFC 9449 §8, §9): every proof must carry a recent `nonce`, and every answer carries the next one
-   * in `DPoP-Nonce`. Without it, no nonce is asked for.
+   * (RFC 9449 §8, §9): where `nonceAt` requires them, every proof must carry a recent `nonce`, and
+   * every answer carries the next one in `DPoP-Nonce`. Without it, no nonce is asked for.
    */
   nonceSecret?: string;
   /**

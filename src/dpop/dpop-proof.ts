@@ -5,7 +5,7 @@
  * typed `dpop+jwt`, signed with an accepted asymmetric algorithm by the public `jwk` of its header (no
  * private members); `htm` and `htu` naming this request; a `jti` of at most 128 characters; `ath` the
  * hash of the access token sent with it; `iat` within `dpop.proofMaxAge` back and the clock tolerance
- * ahead, or, with nonces on, a live server `nonce` instead. Single use is the caller's last step
+ * ahead, or, where nonces are required (`dpop.nonceAt`), a live server `nonce` instead. Single use is the caller's last step
  * (dpop-replay.ts, or the store at the token endpoint). Imported keys are cached by proof header
  * (which holds the key), with how to verify their signatures: an import costs more than the signature
  * check. The per-request work is kept small (the last header and the last token's `ath` remembered,
@@ -191,10 +191,13 @@ export class DpopProofChecker {
     this.#routeNonces = settings.nonceAt === 'token-endpoint' ? undefined : nonces;
   }
 
-  /** Seconds a used proof must be remembered: as long as it could be accepted again. */
-  get replayWindowSeconds(): number {
+  /**
+   * Seconds a proof used at the token endpoint (400) or a protected route (401) must be remembered:
+   * as long as it could be accepted there again (by its `iat`, or by its nonce where nonces are required).
+   */
+  replayWindowSeconds(status: 400 | 401): number {
     const byIat = this.settings.proofMaxAge + this.clockTolerance;
-    return this.nonces ? Math.max(byIat, 120 + this.clockTolerance) : byIat;
+    return (status === 400 ? this.#tokenNonces : this.#routeNonces) ? Math.max(byIat, 120 + this.clockTolerance) : byIat;
   }
 
   /** §4.3 steps 4-7 for a header not seen before: the type, an accepted asymmetric algorithm, a public key of its type. */
@@ -233,8 +236,8 @@ export class DpopProofChecker {
 
   /**
    * Checks a proof (the `DPoP` header's value) for a request and returns its key's thumbprint and
-   * `jti`. Throws {@link InvalidDpopProofError}, or {@link UseDpopNonceError} when nonces are on and
-   * the proof lacks a live one.
+   * `jti`. Throws {@link InvalidDpopProofError}, or {@link UseDpopNonceError} when nonces are required
+   * there and the proof lacks a live one.
    */
   check(proof: string, context: ProofContext): CheckedProof {
     const status = context.status;

@@ -36,7 +36,7 @@ export function createDpopRuntime(config: DpopRuntimeSettings, event: (event: Op
   if (settings === false) return undefined;
   const nonces = settings.nonceSecret === undefined ? undefined : new DpopNonces(settings.nonceSecret);
   const proofs = new DpopProofChecker(settings, config.clockTolerance, nonces);
-  const windowMs = proofs.replayWindowSeconds * 1000;
+  const windowMs = proofs.replayWindowSeconds(401) * 1000;
   const replay =
     settings.replay === 'redis' && config.failureLimit !== false
       ? new RedisReplayGuard(config.failureLimit.redis, windowMs, config.storeTimeout)

@@ -88,7 +88,7 @@ export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | unde
       store.consumeAssertionId === undefined
         ? Promise.resolve(dpop.replay.firstUse(proof.jkt, proof.jti, now.getTime()))
         : callStore(
-            () => store.consumeAssertionId!(`${PROOF_NAMESPACE}${proof.jkt}`, proof.jti, new Date(now.getTime() + dpop.proofs.replayWindowSeconds * 1000), now),
+            () => store.consumeAssertionId!(`${PROOF_NAMESPACE}${proof.jkt}`, proof.jti, new Date(now.getTime() + dpop.proofs.replayWindowSeconds(400) * 1000), now),
             config.storeTimeout,
             'consumeAssertionId',
             runtime.storeCalls,
@@ -187,7 +187,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
   return (context, next) => {
     const { grantType, scope, resource } = context.parameters;
     const jkt = context.dpopProof?.jkt;
-    // RFC 9449 §8: with nonces on, every answer carries the next nonce.
+    // RFC 9449 §8: where nonces are required, every answer carries the next nonce.
     const nonce = jkt !== undefined ? runtime.dpop?.proofs.nextNonce(config.now(), 400) : undefined;
     if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
     token({ body: { grant_type: grantType, scope, resource, jkt }, [CLIENT_PROPERTY]: context.client }, context.res, next);

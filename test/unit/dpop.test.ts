@@ -5,10 +5,10 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { resolveDpop } from '../../src/dpop/dpop-options.js';
+import { resolveDpop, type ResolvedDpopConfig } from '../../src/dpop/dpop-options.js';
 import { normalizeHtu } from '../../src/dpop/dpop-request-url.js';
 import { DpopNonces } from '../../src/dpop/dpop-nonces.js';
-import { dpopHeaderOf, readDpopHeader } from '../../src/dpop/dpop-proof.js';
+import { DpopProofChecker, dpopHeaderOf, readDpopHeader } from '../../src/dpop/dpop-proof.js';
 import { MemoryReplayCache } from '../../src/dpop/dpop-replay.js';
 import { TemporarilyUnavailableError } from '../../src/errors.js';
 
@@ -34,6 +34,23 @@ describe('the dpop option', () => {
     [{ extra: true }, /not a known option/],
   ])('refuses %j at start-up', (value, message) => {
     expect(() => resolveDpop(value, false)).toThrow(message);
+  });
+});
+
+describe('how long a used proof is remembered', () => {
+  const secret = 'nonce-secret-0123456789abcdef-0123456789';
+  const checker = (nonceAt: 'both' | 'token-endpoint' | 'protected-routes' | undefined) =>
+    new DpopProofChecker(resolveDpop(nonceAt === undefined ? {} : { nonceSecret: secret, nonceAt }, false) as ResolvedDpopConfig, 5, nonceAt === undefined ? undefined : new DpopNonces(secret));
+
+  // A proof is remembered as long as it could be accepted again where it was used: by its iat (proofMaxAge + tolerance), or by a nonce (two 60 s steps + tolerance) where nonces are required.
+  it.each([
+    [undefined, 65, 65],
+    ['both', 125, 125],
+    ['token-endpoint', 125, 65],
+    ['protected-routes', 65, 125],
+  ] as const)('nonceAt %s: %i s at the token endpoint, %i s at protected routes', (nonceAt, token, routes) => {
+    expect(checker(nonceAt).replayWindowSeconds(400)).toBe(token);
+    expect(checker(nonceAt).replayWindowSeconds(401)).toBe(routes);
   });
 });
 

@@ -36,7 +36,9 @@ export function createDpopRuntime(config: DpopRuntimeSettings, event: (event: Op
   if (settings === false) return undefined;
   const nonces = settings.nonceSecret === undefined ? undefined : new DpopNonces(settings.nonceSecret);
   const proofs = new DpopProofChecker(settings, config.clockTolerance, nonces);
-  const windowMs = proofs.replayWindowSeconds(401) * 1000;
+  // The protected routes' replay guard also serves the token endpoint when the store has no
+  // consumeAssertionId: it remembers a proof as long as either place could accept it again.
+  const windowMs = Math.max(proofs.replayWindowSeconds(400), proofs.replayWindowSeconds(401)) * 1000;
   const replay =
     settings.replay === 'redis' && config.failureLimit !== false
       ? new RedisReplayGuard(config.failureLimit.redis, windowMs, config.storeTimeout)

@@ -185,7 +185,7 @@ export class DpopProofChecker {
   constructor(
     private readonly settings: ResolvedDpopConfig,
     private readonly clockTolerance: number,
-    private readonly nonces: DpopNonces | undefined,
+    nonces: DpopNonces | undefined,
   ) {
     this.#tokenNonces = settings.nonceAt === 'protected-routes' ? undefined : nonces;
     this.#routeNonces = settings.nonceAt === 'token-endpoint' ? undefined : nonces;
@@ -197,7 +197,12 @@ export class DpopProofChecker {
    */
   replayWindowSeconds(status: 400 | 401): number {
     const byIat = this.settings.proofMaxAge + this.clockTolerance;
-    return (status === 400 ? this.#tokenNonces : this.#routeNonces) ? Math.max(byIat, 120 + this.clockTolerance) : byIat;
+    return this.#noncesAt(status) ? Math.max(byIat, 120 + this.clockTolerance) : byIat;
+  }
+
+  /** The nonces required at the token endpoint (400) or at protected routes (401), if any. */
+  #noncesAt(status: 400 | 401): DpopNonces | undefined {
+    return status === 400 ? this.#tokenNonces : this.#routeNonces;
   }
 
   /** §4.3 steps 4-7 for a header not seen before: the type, an accepted asymmetric algorithm, a public key of its type. */
@@ -294,7 +299,7 @@ export class DpopProofChecker {
 
   /** `iat` within `proofMaxAge` back and the clock tolerance ahead; where nonces are required, a live nonce instead (RFC 9449 §11.1). */
   #checkFreshness(iat: number, nonce: unknown, context: ProofContext): void {
-    const nonces = context.status === 400 ? this.#tokenNonces : this.#routeNonces;
+    const nonces = this.#noncesAt(context.status);
     if (nonces) {
       if (nonces.validUntil(nonce, context.now) === undefined) throw new UseDpopNonceError(nonces.current(context.now), { status: context.status });
       return;
@@ -312,6 +317,6 @@ export class DpopProofChecker {
 
   /** The nonce to send in `DPoP-Nonce` on a success at the token endpoint (400) or a protected route (401), or `undefined` where none is required. */
   nextNonce(now: Date, status: 400 | 401): string | undefined {
-    return (status === 400 ? this.#tokenNonces : this.#routeNonces)?.current(now);
+    return this.#noncesAt(status)?.current(now);
   }
 }

@@ -228,6 +228,9 @@
     );
     return new Intl.NumberFormat(lang, { style: 'unit', unit, unitDisplay: 'long' }).format(seconds / size);
   }
+  /** The lifetimes offered (value sent, days), and the server's bound in words, if it sets one. */
+  const presets = [['30d', 30], ['90d', 90], ['180d', 180], ['365d', 365]];
+  const limit = maxLifetime === undefined ? undefined : lifetimeText(maxLifetime);
   /**
    * The expiry of a new credential, sent as `expiresIn`: never, or one of a few lifetimes. When the
    * server bounds a credential's lifetime, only the shorter lifetimes and the longest allowed are
@@ -235,8 +238,6 @@
    * @param {string} [label]
    */
   function expiryField(label = S.expiryLabel) {
-    const presets = [['30d', 30], ['90d', 90], ['180d', 180], ['365d', 365]];
-    const limit = maxLifetime === undefined ? undefined : lifetimeText(maxLifetime);
     const wrapper = field(label, { name: 'expiresIn' }, limit === undefined ? S.expiryHint : t('expiryLimitHint', { duration: limit }), 'select');
     const options =
       limit === undefined

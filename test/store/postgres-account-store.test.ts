@@ -149,7 +149,9 @@ function describePostgres(connectionString: string): void {
       const a = open(schema);
       const b = open(schema, { listen: false });
       const seen: string[] = [];
-      await b.watch((clientId) => seen.push(clientId));
+      // '*' ("anything may have changed", said when a read of the feed comes late, as on a loaded machine) is
+      // allowed at any time; these lists are about the announcements of single accounts.
+      await b.watch((clientId) => void (clientId !== ALL_ACCOUNTS && seen.push(clientId)));
       const account = await a.createAccount(newAccount());
       await vi.waitFor(() => expect(seen, 'poll seen by B').toContain(account.clientId), within(1000));
       const other = await a.createAccount(newAccount());
@@ -162,7 +164,9 @@ function describePostgres(connectionString: string): void {
       const a = open(schema);
       const b = open(schema, { pollIntervalMs: 20 });
       const seen: string[] = [];
-      await b.watch((clientId) => seen.push(clientId));
+      // '*' ("anything may have changed", said when a read of the feed comes late, as on a loaded machine) is
+      // allowed at any time; these lists are about the announcements of single accounts.
+      await b.watch((clientId) => void (clientId !== ALL_ACCOUNTS && seen.push(clientId)));
       const accounts = [];
       for (let i = 0; i < 5; i++) accounts.push(await a.createAccount(newAccount()));
       const last = accounts[4]?.clientId ?? '';

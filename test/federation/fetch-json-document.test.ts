@@ -10,7 +10,10 @@ import { fetchPolicyProblem } from '../../src/federation/address-policy.js';
 import { cacheMaxAge, fetchJsonDocument, type FetchJsonDocumentOptions } from '../../src/federation/fetch-json-document.js';
 import { startLocalIssuer, type LocalIssuer, type LocalIssuerMode } from '../helpers/local-oidc-issuer.js';
 
-const options: FetchJsonDocumentOptions = { timeout: 200, maxBytes: 64 * 1024, allowHttpLoopback: true, allowPrivateNetworks: false };
+/** Room for a loaded machine: fetches that should succeed are never cut. */
+const options: FetchJsonDocumentOptions = { timeout: 2000, maxBytes: 64 * 1024, allowHttpLoopback: true, allowPrivateNetworks: false };
+/** For the fetches that should be cut at their deadline. */
+const short: FetchJsonDocumentOptions = { ...options, timeout: 200 };
 
 let idp: LocalIssuer;
 beforeEach(async () => {
@@ -65,16 +68,17 @@ describe('fetchJsonDocument', () => {
   // "with a timeout": the deadline covers connecting, the headers and the body.
   it('cuts a server that accepts the request and never answers at the timeout', async () => {
     await idp.setMode('hang');
-    await expect(fetchJsonDocument(idp.jwksUri, options)).rejects.toThrow(`${idp.jwksUri} did not answer within 200 ms`);
+    await expect(fetchJsonDocument(idp.jwksUri, short)).rejects.toThrow(`${idp.jwksUri} did not answer within 200 ms`);
     expect(idp.fetches('jwks')).toBe(1);
   });
 
   // Several fetches can share one timeout (discovery, then the JWK Set it names).
   it('counts the timeout from startedAt, and makes no request once it has run out', async () => {
-    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 200 })).rejects.toThrow(`${idp.jwksUri} was not fetched: the 200 ms were spent`);
+    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 2000 })).rejects.toThrow(`${idp.jwksUri} was not fetched: the 2000 ms were spent`);
     expect(idp.requests).toHaveLength(0);
-    await idp.setMode({ delay: 150 });
-    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 100 })).rejects.toThrow(`${idp.jwksUri} did not answer within 200 ms`);
+    // 1000 ms left, an answer after 1500 ms: the request is made, and cut.
+    await idp.setMode({ delay: 1500 });
+    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 1000 })).rejects.toThrow(`${idp.jwksUri} did not answer within 2000 ms`);
     expect(idp.fetches('jwks')).toBe(1);
   });
 
@@ -148,7 +152,7 @@ describe('fetchJsonDocument', () => {
   it('closes its connection on every outcome: a document, a failure, the size limit, the timeout', async () => {
     const settled = async (mode: LocalIssuerMode): Promise<void> => {
       await idp.setMode(mode);
-      await fetchJsonDocument(idp.jwksUri, options).catch(() => undefined);
+      await fetchJsonDocument(idp.jwksUri, short).catch(() => undefined);
       await vi.waitFor(() => expect(idp.openConnections()).toBe(0), { timeout: 1000 });
     };
     await settled('normal');

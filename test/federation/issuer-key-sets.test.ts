@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 function keySets(options: FederationOptions = {}): IssuerKeySets {
-  return new IssuerKeySets({ settings: resolveFederation({ allowHttpLoopback: true, fetchTimeout: 200, ...options }), now: () => now });
+  return new IssuerKeySets({ settings: resolveFederation({ allowHttpLoopback: true, fetchTimeout: 2000, ...options }), now: () => now });
 }
 
 describe('IssuerKeySets: key sources', () => {

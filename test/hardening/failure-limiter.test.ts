@@ -311,7 +311,7 @@ if (!url) {
       const proxy = await RedisProxy.start(url);
       const redis = client({ port: proxy.port });
       await redis.ping();
-      const s = await setup({ max: 2, windowSeconds: 60, redis }, { storeTimeout: 200 });
+      const s = await setup({ max: 2, windowSeconds: 60, redis }, { storeTimeout: 1000 });
       try {
         const right = { ...grant, client_id: s.clientId, client_secret: s.secret };
         expect((await tokenRequest(s.server, right, from('10.8.0.1'))).status).toBe(200);
@@ -336,7 +336,7 @@ if (!url) {
       const proxy = await RedisProxy.start(url);
       const redis = client({ port: proxy.port });
       await redis.ping();
-      const s = await setup({ max: 2, windowSeconds: 60, redis }, { storeTimeout: 200 });
+      const s = await setup({ max: 2, windowSeconds: 60, redis }, { storeTimeout: 1000 });
       try {
         const right = { ...grant, client_id: s.clientId, client_secret: s.secret };
         proxy.cut();

@@ -195,7 +195,7 @@ describe.runIf(url)('the limiter on Redis', () => {
     redis.on('error', () => {});
     closers.push(async () => void redis.disconnect());
     await redis.ping();
-    const { sa, events, clock } = await started({ failureLimit: { max: 5, redis }, storeTimeout: 200 });
+    const { sa, events, clock } = await started({ failureLimit: { max: 5, redis }, storeTimeout: 1000 });
     expect((await sa.health()).limiter).toEqual({ status: 'ok', backend: 'redis' });
     proxy.freeze();
     clock.advance(1); // past the second a probe's result is reused for

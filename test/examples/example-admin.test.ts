@@ -63,7 +63,7 @@ describe('example server admin API', TIMEOUT, () => {
     expect(await off.json()).toEqual({ clientId, enabled: false });
     await vi.waitFor(() => {
       expect(server.output).toMatch(/"type":"account\.disabled".*"actor":\{"id":"admin-token","name":"Operator \(ADMIN_TOKEN\)"\}/);
-    });
+    }, { timeout: 5000 });
   });
 
   // RFC 6750 §3: a request without a valid token gets 401 and a Bearer challenge.

@@ -227,10 +227,10 @@ describe('when the store hangs but the account is cached and fresh (change feed 
     store.mode = 'hang';
 
     // Fresh cache: answered at once from memory, as with a healthy store; the store is not asked.
-    const admitted = await timed(() => whoami(tokens.kept));
-    expect(admitted.res.status).toBe(200);
-    expect(json(admitted.res)).toMatchObject({ clientId: kept.clientId, name: 'cached-kept' });
-    expect(admitted.ms).toBeLessThan(storeTimeout);
+    // (A 200 while the store hangs, and no lookup counted below, show the store was not asked.)
+    const admitted = await whoami(tokens.kept);
+    expect(admitted.status).toBe(200);
+    expect(json(admitted)).toMatchObject({ clientId: kept.clientId, name: 'cached-kept' });
     // The token endpoint reads the same cache: the right secret (checked against the cached hash) still gets a token.
     expect((await tokenRequest(server, form(kept))).status).toBe(200);
     expect(store.lookupsWhileDown).toBe(0);

@@ -302,12 +302,18 @@ describe('federated credentials through the example server and the CLI', { timeo
     for (const server of [a, b]) expect((await whoami(server, k8sAccessToken)).status).toBe(200);
     // Both instances are polled while the CLI runs: the time it takes to close its store and exit is not
     // theirs (before the revocation they answer 200, which is polled again).
+    // A failed CLI call ends the polling too: the servers serve the tests after this one.
+    let cliFailed = false;
     const [revoked, refusedAt] = await Promise.all([
-      cli<Record<string, string>>(['federated', 'revoke', exporter.clientId, k8sCredential.id]),
+      cli<Record<string, string>>(['federated', 'revoke', exporter.clientId, k8sCredential.id]).catch((error: unknown) => {
+        cliFailed = true;
+        throw error;
+      }),
       Promise.all(
         [a, b].map((server) =>
           vi.waitFor(
             async () => {
+              if (cliFailed) return 0;
               const me = await whoami(server, k8sAccessToken);
               if (me.status === 200) throw new Error(`${server.url} still accepts the access token`);
               // CONTRACT §3: "token revoked (its secret revoked) ... 401 Bearer ..., error="invalid_token""

@@ -181,6 +181,8 @@ export class DpopProofChecker {
   /** The nonces required at the token endpoint (400) and at protected routes (401), as `nonceAt` says. */
   readonly #tokenNonces: DpopNonces | undefined;
   readonly #routeNonces: DpopNonces | undefined;
+  /** {@link replayWindowSeconds} of the token endpoint (400) and of protected routes (401), worked out once. */
+  readonly #replayWindows: Readonly<Record<400 | 401, number>>;
 
   constructor(
     private readonly settings: ResolvedDpopConfig,
@@ -189,6 +191,9 @@ export class DpopProofChecker {
   ) {
     this.#tokenNonces = settings.nonceAt === 'protected-routes' ? undefined : nonces;
     this.#routeNonces = settings.nonceAt === 'token-endpoint' ? undefined : nonces;
+    const byIat = settings.proofMaxAge + clockTolerance;
+    const windowOf = (status: 400 | 401): number => (this.#noncesAt(status) ? Math.max(byIat, 120 + clockTolerance) : byIat);
+    this.#replayWindows = { 400: windowOf(400), 401: windowOf(401) };
   }
 
   /**
@@ -196,8 +201,7 @@ export class DpopProofChecker {
    * as long as it could be accepted there again (by its `iat`, or by its nonce where nonces are required).
    */
   replayWindowSeconds(status: 400 | 401): number {
-    const byIat = this.settings.proofMaxAge + this.clockTolerance;
-    return this.#noncesAt(status) ? Math.max(byIat, 120 + this.clockTolerance) : byIat;
+    return this.#replayWindows[status];
   }
 
   /** The nonces required at the token endpoint (400) or at protected routes (401), if any. */

@@ -17,12 +17,12 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { Pool } from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresAccountStore, createSqliteAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
-import { ALL_ACCOUNTS } from '../../src/sql/change-feed.js';
 import { SCHEMA_VERSIONS, migrateTo, type Database, type SchemaLocation } from '../../src/sql/schema.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
 import { quoteIdentifier, usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
 import { within } from './helpers.js';
+import { accountAnnouncements } from '../helpers/account-announcements.js';
 
 const ids = new IdFactory();
 const CREATED = Date.parse('2025-03-01T08:00:00.000Z');
@@ -122,10 +122,7 @@ function describeUpgrade(name: string, dialect: Dialect): void {
       const [a, b] = [open(), open()];
       const trust = ids.federated();
       await a.addFederatedCredential(clientId, trust, { maxLiveCredentials: 5 });
-      const seen: string[] = [];
-      // '*' ("anything may have changed", said when a read of the feed comes late, as on a loaded machine) is
-      // allowed at any time; these lists are about the announcements of single accounts.
-      await b.watch((changed) => void (changed !== ALL_ACCOUNTS && seen.push(changed)));
+      const seen = await accountAnnouncements(b);
       await a.revokeFederatedCredential(clientId, trust.id, new Date());
       await vi.waitFor(() => expect(seen, 'revokeFederatedCredential seen by B').toContain(clientId), within(1000));
       expect((await b.findAccount(clientId))?.federated?.[0]?.revokedAt).toBeInstanceOf(Date);

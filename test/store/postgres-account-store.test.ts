@@ -14,6 +14,7 @@ import { describeAccountStore } from '../../src/testing/index.js';
 import { quoteIdentifier, usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
 import { newAccount, runInitWorkers, within } from './helpers.js';
+import { accountAnnouncements } from '../helpers/account-announcements.js';
 
 withPostgres('PostgreSQL account store', describePostgres);
 
@@ -148,10 +149,7 @@ function describePostgres(connectionString: string): void {
       const schema = schemas.name();
       const a = open(schema);
       const b = open(schema, { listen: false });
-      const seen: string[] = [];
-      // '*' ("anything may have changed", said when a read of the feed comes late, as on a loaded machine) is
-      // allowed at any time; these lists are about the announcements of single accounts.
-      await b.watch((clientId) => void (clientId !== ALL_ACCOUNTS && seen.push(clientId)));
+      const seen = await accountAnnouncements(b);
       const account = await a.createAccount(newAccount());
       await vi.waitFor(() => expect(seen, 'poll seen by B').toContain(account.clientId), within(1000));
       const other = await a.createAccount(newAccount());
@@ -163,10 +161,7 @@ function describePostgres(connectionString: string): void {
       const schema = schemas.name();
       const a = open(schema);
       const b = open(schema, { pollIntervalMs: 20 });
-      const seen: string[] = [];
-      // '*' ("anything may have changed", said when a read of the feed comes late, as on a loaded machine) is
-      // allowed at any time; these lists are about the announcements of single accounts.
-      await b.watch((clientId) => void (clientId !== ALL_ACCOUNTS && seen.push(clientId)));
+      const seen = await accountAnnouncements(b);
       const accounts = [];
       for (let i = 0; i < 5; i++) accounts.push(await a.createAccount(newAccount()));
       const last = accounts[4]?.clientId ?? '';

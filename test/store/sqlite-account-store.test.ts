@@ -13,6 +13,7 @@ import { ALL_ACCOUNTS } from '../../src/sql/change-feed.js';
 import { SCHEMA_VERSIONS } from '../../src/sql/schema.js';
 import { describeAccountStore } from '../../src/testing/index.js';
 import { newAccount, runInitWorkers, within } from './helpers.js';
+import { accountAnnouncements } from '../helpers/account-announcements.js';
 
 const root = mkdtempSync(join(tmpdir(), 'esa-sqlite-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -120,10 +121,7 @@ describe('SQLite account store', () => {
     const filename = newDatabasePath();
     const a = open(filename);
     const b = open(filename);
-    const seen: string[] = [];
-    // '*' ("anything may have changed", said when a read of the feed comes late, as on a loaded machine) is
-    // allowed at any time; this list is about the announcements of single accounts.
-    await b.watch((clientId) => void (clientId !== ALL_ACCOUNTS && seen.push(clientId)));
+    const seen = await accountAnnouncements(b);
     const account = await a.createAccount(newAccount());
     await vi.waitFor(() => expect(seen, 'createAccount seen by B').toContain(account.clientId), within(1000));
     await a.revokeSecret(account.clientId, account.secrets[0]?.id ?? '', new Date());

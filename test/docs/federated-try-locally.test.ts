@@ -9,7 +9,8 @@ import { spawn, type ChildProcess, execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort, killAllServers, startServer, type ExampleServer } from '../examples/example-server.js';
+import { freePort } from '../helpers/free-port.js';
+import { killAllServers, startServer, type ExampleServer } from '../examples/example-server.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 const GUIDE = readFileSync(join(ROOT, 'docs', 'federated-credentials.md'), 'utf8');

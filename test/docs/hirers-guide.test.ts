@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../examples/example-server.js';
+import { freePort } from '../helpers/free-port.js';
 import { scratchFolder } from '../helpers/doc-scratch.js';
 
 const ROOT = resolve(__dirname, '..', '..');

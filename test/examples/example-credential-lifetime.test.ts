@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, killAllServers, requestToken, startServer } from './example-server.js';
+import { freePort } from '../helpers/free-port.js';
+import { killAllServers, requestToken, startServer } from './example-server.js';
 
 const NINETY_DAYS_MS = 90 * 86_400_000;
 

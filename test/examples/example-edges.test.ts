@@ -13,7 +13,8 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHttpServer, HTTP_TIMEOUTS } from '../../examples/server/http-server.js';
 import { loggablePath } from '../../examples/server/loggable-path.js';
-import { freePort, getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
+import { freePort } from '../helpers/free-port.js';
+import { getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
 
 const DETAILS_TOKEN = 'a'.repeat(20) + 'readiness-details-token';
 

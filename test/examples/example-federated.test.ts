@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
 import { runCliJson } from '../helpers/run-cli.js';
-import { bearer, freePort, killAllServers, startServer, type ExampleServer } from './example-server.js';
+import { freePort } from '../helpers/free-port.js';
+import { bearer, killAllServers, startServer, type ExampleServer } from './example-server.js';
 
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const K8S_SUBJECT = 'system:serviceaccount:payments:exporter';

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { withLastCharChanged } from '../helpers/tokens.js';
-import { bearer, freePort, getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
+import { freePort } from '../helpers/free-port.js';
+import { bearer, getToken, killAllServers, requestToken, startServer, type DemoCredentials, type ExampleServer } from './example-server.js';
 
 interface LogLine {
   readonly level: number;

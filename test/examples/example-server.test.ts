@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { runCliJson } from '../helpers/run-cli.js';
 import { withLastCharChanged } from '../helpers/tokens.js';
 import { withPostgres } from '../helpers/with-postgres.js';
 import {
   bearer,
-  freePort,
   getToken,
   killAllServers,
   requestToken,

@@ -4,7 +4,6 @@
  * even after a failure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { vi } from 'vitest';
 import { leakGuard } from '../helpers/leak-guard.js';
 import { ROOT } from '../helpers/run-cli.js';
@@ -63,18 +62,6 @@ export async function killAllServers(): Promise<void> {
 process.once('exit', () => {
   for (const server of running) server.child.kill('SIGKILL');
 });
-
-/** A port free right now. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
-}
 
 const BASE_ENV_REMOVED = [
   'PORT', 'SERVICE_ACCOUNTS_STORE', 'TOKEN_TTL_SECONDS', 'TOKEN_ISSUER', 'TOKEN_FAILURE_LIMIT', 'TOKEN_SIGNING_KEY', 'ADMIN_TOKEN', 'ADMIN_TENANT_TOKENS',

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload, type KeyLike } from 'jose';
+import { freePort } from './free-port.js';
 
 export type LocalIssuerAlg = 'RS256' | 'ES256';
 
@@ -283,7 +284,13 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
       server.close(() => resolve());
       server.closeAllConnections();
     });
-  await listen(0);
+  // A port below the ephemeral range, so an outgoing connection cannot hold it while the issuer is
+  // 'down' and setMode brings it back on the same port.
+  for (let attempt = 1; !server.listening; attempt++) {
+    await listen(await freePort()).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EADDRINUSE' || attempt === 5) throw error;
+    });
+  }
   const port = (server.address() as AddressInfo).port;
   const origin = `http://127.0.0.1:${port}`;
 

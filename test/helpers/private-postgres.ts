@@ -8,12 +8,12 @@
  */
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
+import { freePort } from './free-port.js';
 import { withPrerequisite } from './with-postgres.js';
 
 const run = promisify(execFile);
@@ -29,24 +29,6 @@ export function postgresBinDir(): string | undefined {
 }
 
 const asRoot = userInfo().uid === 0;
-
-function freeListenPort(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const probe = createServer();
-    probe.once('error', () => done(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => done(true)));
-  });
-}
-
-async function randomFreePort(): Promise<number> {
-  // Below Linux's ephemeral range (32768-60999): the kernel never hands this port to an outgoing
-  // connection while the cluster is stopped between a test's stop and start.
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 12_000 + Math.floor(Math.random() * 20_000);
-    if (await freeListenPort(port)) return port;
-  }
-  throw new Error('no free port between 12000 and 32000');
-}
 
 export class PrivatePostgres {
   private constructor(
@@ -72,7 +54,7 @@ export class PrivatePostgres {
       const { stdout: gid } = await run('id', ['-g', 'postgres']);
       chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
     }
-    const cluster = new PrivatePostgres(bin, dir, await randomFreePort());
+    const cluster = new PrivatePostgres(bin, dir, await freePort());
     try {
       await cluster.#tool('initdb', ['-D', cluster.dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
       const settings = [

@@ -91,10 +91,16 @@ async function main(): Promise<void> {
     await page.screenshot({ path: join(out, 'console-revoke.png') });
     await page.getByRole('button', { name: 'Cancel' }).click();
 
+    await billing.getByRole('button', { name: 'Token settings' }).click();
+    const settings = page.getByRole('dialog', { name: 'Token settings of billing-sync' });
+    await settings.getByLabel('Its access tokens last').selectOption({ label: '15 minutes' });
+    await page.screenshot({ path: join(out, 'console-token-settings.png') });
+    await settings.getByRole('button', { name: 'Cancel' }).click();
+
     await page.setViewportSize({ width: 390, height: 844 });
     await billing.scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(out, 'console-phone.png') });
-    console.log(`wrote ${out}/console-{list,new-secret,revoke,phone}.png`);
+    console.log(`wrote ${out}/console-{list,new-secret,revoke,token-settings,phone}.png`);
   } finally {
     await browser.close();
     server.stop();

@@ -121,6 +121,18 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
    * expiries the server accepts.
    */
   readonly maxCredentialLifetime?: number;
+  /**
+   * The longest access token lifetime, in whole seconds, that {@link AdminApi.setPolicy} may give an
+   * account: the server's `maxAccessTokenLifetime`. The self-service page offers only the lifetimes
+   * up to it.
+   */
+  readonly maxAccessTokenLifetime: number;
+  /**
+   * Whether the server can issue DPoP-bound tokens (RFC 9449): false when it was created with
+   * `dpop: false`, and then an account cannot be made to require them. The self-service page offers
+   * that choice only when this is true.
+   */
+  readonly dpopAvailable: boolean;
 }
 
 /**
@@ -286,6 +298,8 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       return buildAdminApi({ ...context, audit: (event) => context.audit(Object.assign({}, event, { actor: copied })) });
     },
     ...(config.maxCredentialLifetime !== undefined && { maxCredentialLifetime: config.maxCredentialLifetime }),
+    maxAccessTokenLifetime: config.maxAccessTokenLifetime,
+    dpopAvailable: context.dpopDisabled !== true,
   };
 }
 

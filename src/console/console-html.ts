@@ -51,8 +51,9 @@ ${body}
 }
 
 /**
- * The page for a signed-in person: a shell that console.js fills in (its texts, its language and the
- * server's `maxCredentialLifetime` as data attributes).
+ * The page for a signed-in person: a shell that console.js fills in (its texts, its language, the
+ * server's `maxCredentialLifetime` and `maxAccessTokenLifetime`, and whether it offers DPoP, as data
+ * attributes).
  *
  * @example
  * ```ts
@@ -66,9 +67,13 @@ export function renderConsolePage(options: ResolvedConsoleRouterOptions, princip
   const { strings } = options;
   const account = 'clientAccountId' in principal ? fill(strings.clientAccount, { id: principal.clientAccountId }) : strings.allClientAccounts;
   const who = `${fill(strings.signedInAs, { name: principal.actor.name })} · ${account}`;
-  // The server's bound on a new credential's lifetime: the page offers only the expiries it accepts.
-  const max = options.admin.maxCredentialLifetime;
-  const lifetime = Number.isSafeInteger(max) && max! > 0 ? ` data-max-credential-lifetime="${max}"` : '';
+  // The server's bounds: the page offers only the expiries and token lifetimes it accepts, and DPoP
+  // only where the server can issue DPoP-bound tokens.
+  const { maxCredentialLifetime: max, maxAccessTokenLifetime: maxToken, dpopAvailable } = options.admin;
+  const lifetime =
+    (Number.isSafeInteger(max) && max! > 0 ? ` data-max-credential-lifetime="${max}"` : '') +
+    (Number.isSafeInteger(maxToken) && maxToken > 0 ? ` data-max-access-token-lifetime="${maxToken}"` : '') +
+    (dpopAvailable === false ? ' data-dpop="off"' : '');
   const body = `<body class="esa-console">
 <header class="esa-header">
 <h1>${escapeHtml(strings.title)}</h1>

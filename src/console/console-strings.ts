@@ -57,6 +57,17 @@ export interface ConsoleStrings {
   readonly disabled: string;
   readonly scopes: string;
   readonly unrestricted: string;
+  /** The account's resources (RFC 8707): the APIs its tokens may be for. */
+  readonly resources: string;
+  /** Shown when the account names no resource: its tokens are for the server's own audience. */
+  readonly resourcesDefault: string;
+  readonly tokenLifetime: string;
+  /** Shown when the account has no lifetime of its own. */
+  readonly tokenLifetimeDefault: string;
+  /** Whether the account's tokens must be DPoP-bound (RFC 9449). */
+  readonly dpop: string;
+  readonly dpopRequired: string;
+  readonly dpopOptional: string;
   readonly created: string;
   readonly credentials: string;
   readonly noCredentials: string;
@@ -77,6 +88,7 @@ export interface ConsoleStrings {
   readonly addSecret: string;
   readonly addKey: string;
   readonly addFederated: string;
+  readonly tokenSettings: string;
   readonly disable: string;
   readonly enable: string;
   readonly revoke: string;
@@ -107,6 +119,17 @@ export interface ConsoleStrings {
   readonly audienceLabel: string;
   readonly audienceHint: string;
   readonly federatedAdd: string;
+  /** The token settings dialog's title; `{name}` is the account. */
+  readonly tokenSettingsTitle: string;
+  readonly tokenLifetimeLabel: string;
+  readonly tokenLifetimeHint: string;
+  /** The lifetime choice that gives the account the server's lifetime again. */
+  readonly tokenLifetimeServer: string;
+  /** The longest lifetime the server allows; `{duration}` is that lifetime (for example "1 day"). */
+  readonly tokenLifetimeLongest: string;
+  readonly dpopLabel: string;
+  readonly dpopHint: string;
+  readonly tokenSettingsSave: string;
   readonly confirmTitle: string;
   readonly confirmRevokeSecret: string;
   readonly confirmRevokeKey: string;
@@ -122,6 +145,7 @@ export interface ConsoleStrings {
   readonly revoked_federated: string;
   readonly disabled_account: string;
   readonly enabled_account: string;
+  readonly saved_policy: string;
   readonly errorPrefix: string;
   readonly networkError: string;
   readonly sessionExpired: string;
@@ -178,6 +202,13 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   disabled: 'Disabled',
   scopes: 'Scopes',
   unrestricted: 'none (unrestricted)',
+  resources: 'APIs',
+  resourcesDefault: 'this server\'s own (its default audience)',
+  tokenLifetime: 'Token lifetime',
+  tokenLifetimeDefault: 'the server\'s default',
+  dpop: 'Proof of possession',
+  dpopRequired: 'DPoP required',
+  dpopOptional: 'not required',
   created: 'Created',
   credentials: 'Credentials of {name}',
   noCredentials: 'No credentials.',
@@ -198,6 +229,7 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   addSecret: 'Add a secret',
   addKey: 'Add a public key',
   addFederated: 'Add a federated credential',
+  tokenSettings: 'Token settings',
   disable: 'Disable',
   enable: 'Enable',
   revoke: 'Revoke',
@@ -226,12 +258,20 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   subjectLabel: 'Subject',
   subjectHint: 'The one subject (sub) accepted, compared exactly.',
   audienceLabel: 'Audience (optional)',
-  audienceHint: 'Leave empty for this server’s own issuer identifier.',
+  audienceHint: 'Leave empty for this server\'s own issuer identifier.',
   federatedAdd: 'Add the credential',
+  tokenSettingsTitle: 'Token settings of {name}',
+  tokenLifetimeLabel: 'Its access tokens last',
+  tokenLifetimeHint: 'New tokens follow it on every server within a second; tokens already issued keep their expiry.',
+  tokenLifetimeServer: 'The server\'s default',
+  tokenLifetimeLongest: '{duration} (the longest allowed)',
+  dpopLabel: 'Require DPoP-bound tokens',
+  dpopHint: 'Its token requests and API calls must then prove they hold its key (DPoP, RFC 9449): a stolen token is useless without that key.',
+  tokenSettingsSave: 'Save the settings',
   confirmTitle: 'Are you sure?',
   confirmRevokeSecret: 'Revoke secret {id} of {name}? Revoking this secret revokes every token issued with it, at once. It cannot be undone.',
   confirmRevokeKey: 'Revoke public key {id} of {name}? Assertions it signs are refused, and so is every token issued with it, at once. It cannot be undone.',
-  confirmRevokeFederated: 'Revoke federated credential {id} of {name}? Its issuer’s tokens no longer sign in as this account, and every token issued with it is refused, at once. It cannot be undone.',
+  confirmRevokeFederated: 'Revoke federated credential {id} of {name}? Its issuer\'s tokens no longer sign in as this account, and every token issued with it is refused, at once. It cannot be undone.',
   confirmDisable: 'Disable {name}? Every token of the account is refused and no new one is issued until you enable it again.',
   confirmEnable: 'Enable {name}? Its live credentials and unexpired tokens work again.',
   created_account: 'Created {name}.',
@@ -243,6 +283,7 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   revoked_federated: 'Revoked federated credential {id} of {name}.',
   disabled_account: 'Disabled {name}.',
   enabled_account: 'Enabled {name}.',
+  saved_policy: 'Saved the token settings of {name}.',
   errorPrefix: 'Not done:',
   networkError: 'The server could not be reached. Check your connection and try again.',
   sessionExpired: 'Your session has ended. Sign in again, then reload this page.',

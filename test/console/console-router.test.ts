@@ -8,8 +8,8 @@ import express4 from 'express4';
 import request from 'supertest';
 import { exportSPKI, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { watchAdmin } from '../helpers/create-app.js';
-import { createAdminApi, createConsoleRouter, CONSOLE_STRINGS, MemoryAccountStore, type AdminPrincipal, type AuditEvent, type CreateConsoleRouterOptions } from '../../src/index.js';
+import { TEST_HS256_KEY, watchAdmin } from '../helpers/create-app.js';
+import { createAdminApi, createConsoleRouter, createServiceAccounts, CONSOLE_STRINGS, MemoryAccountStore, type AdminPrincipal, type AuditEvent, type CreateConsoleRouterOptions } from '../../src/index.js';
 
 const ADA: AdminPrincipal = { actor: { id: 'u-ada', name: 'Ada <Lovelace>' }, clientAccountId: 'acme' };
 
@@ -51,7 +51,18 @@ describe.each([5, 4] as const)('createConsoleRouter in Express %i', (version) =>
     expect((await request(app).get('/console/').set('x-user', 'ada').expect(200)).text).not.toContain('data-max-credential-lifetime');
     const bounded = consoleApp(version, { admin: createAdminApi({ store: new MemoryAccountStore(), secretHashRounds: 4, maxCredentialLifetime: 45 * 86_400 }) });
     const res = await request(bounded.app).get('/console/').set('x-user', 'ada').expect(200);
-    expect(res.text).toContain(' data-max-credential-lifetime="3888000">');
+    expect(res.text).toContain(' data-max-credential-lifetime="3888000"');
+  });
+
+  it('tells the page the longest token lifetime an account may be given, and that DPoP is off when the server has it off', async () => {
+    const { app } = consoleApp(version, { admin: createAdminApi({ store: new MemoryAccountStore(), secretHashRounds: 4, maxAccessTokenLifetime: 7200 }) });
+    const page = (await request(app).get('/console/').set('x-user', 'ada').expect(200)).text;
+    expect(page).toContain(' data-max-access-token-lifetime="7200"');
+    expect(page).not.toContain('data-dpop');
+    const sa = createServiceAccounts({ store: new MemoryAccountStore(), issuer: 'https://api.example.com', signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }], secretHashRounds: 4, dpop: false });
+    expect(sa.admin.dpopAvailable).toBe(false);
+    const off = consoleApp(version, { admin: sa.admin });
+    expect((await request(off.app).get('/console/').set('x-user', 'ada').expect(200)).text).toContain(' data-dpop="off"');
   });
 
   it('answers 401, 403 and 500 pages by what authorize says, and tells onError of the 500', async () => {

@@ -315,6 +315,58 @@
     });
   }
 
+  /** The server's bound on an account's token lifetime, in seconds, and whether it offers DPoP. */
+  const maxTokenLifetime = Number(root.dataset.maxAccessTokenLifetime) || undefined;
+  const dpopOffered = root.dataset.dpop !== 'off';
+  /** The token lifetimes offered, in seconds, up to the server's bound. */
+  const tokenPresets = [300, 900, 3600, 28800, 86400];
+
+  /**
+   * Changes the account's token policy: its tokens' lifetime, and whether they must be DPoP-bound.
+   * Only what was changed is sent, so a setting the server no longer allows is kept, not refused.
+   * @param {any} account
+   */
+  function tokenSettings(account) {
+    const current = account.accessTokenLifetime ?? null;
+    const lifetimes = tokenPresets.filter((seconds) => maxTokenLifetime === undefined || seconds < maxTokenLifetime);
+    if (maxTokenLifetime !== undefined) lifetimes.push(maxTokenLifetime);
+    if (current !== null && !lifetimes.includes(current)) lifetimes.push(current);
+    lifetimes.sort((a, b) => a - b);
+    const lifetimeField = field(S.tokenLifetimeLabel, { name: 'accessTokenLifetime' }, S.tokenLifetimeHint, 'select');
+    /** @type {HTMLSelectElement} */ (lifetimeField.querySelector('select')).append(
+      h('option', { value: '', text: S.tokenLifetimeServer, selected: current === null }),
+      ...lifetimes.map((seconds) =>
+        h('option', {
+          value: String(seconds),
+          text: seconds === maxTokenLifetime ? t('tokenLifetimeLongest', { duration: lifetimeText(seconds) }) : lifetimeText(seconds),
+          selected: seconds === current,
+        }),
+      ),
+    );
+    const dpopId = nextId('dpop');
+    const dpopHintId = nextId('hint');
+    const dpopField = dpopOffered
+      ? h(
+          'div',
+          { class: 'esa-field esa-check' },
+          h('input', { id: dpopId, type: 'checkbox', name: 'dpopBoundAccessTokens', checked: account.dpopBoundAccessTokens === true, 'aria-describedby': dpopHintId }),
+          h('label', { for: dpopId, text: S.dpopLabel }),
+          h('p', { id: dpopHintId, class: 'esa-hint', text: S.dpopHint }),
+        )
+      : null;
+    formDialog(t('tokenSettingsTitle', { name: account.name }), dpopField ? [lifetimeField, dpopField] : [lifetimeField], S.tokenSettingsSave, async (form) => {
+      const chosen = valueOf(form, 'accessTokenLifetime');
+      const lifetime = chosen === '' ? null : Number(chosen);
+      /** @type {Record<string, unknown>} */
+      const change = {};
+      if (lifetime !== current) change.accessTokenLifetime = lifetime;
+      const dpop = /** @type {HTMLInputElement | null} */ (form.elements.namedItem('dpopBoundAccessTokens'));
+      if (dpop && dpop.checked !== (account.dpopBoundAccessTokens === true)) change.dpopBoundAccessTokens = dpop.checked;
+      if (Object.keys(change).length > 0) await call('POST', `${accountPath(account.clientId)}/policy`, change);
+      return () => refresh(account.clientId, t('saved_policy', { name: account.name }));
+    });
+  }
+
   /** @param {any} account @param {'secret' | 'key' | 'federated'} kind @param {string} id */
   async function revoke(account, kind, id) {
     const prompts = { secret: 'confirmRevokeSecret', key: 'confirmRevokeKey', federated: 'confirmRevokeFederated' };
@@ -401,6 +453,12 @@
         h('dd', {}, h('code', { text: account.clientId })),
         h('dt', { text: S.scopes }),
         h('dd', { text: account.scopes.length ? account.scopes.join(' ') : S.unrestricted }),
+        h('dt', { text: S.resources }),
+        h('dd', { text: account.resources?.length ? account.resources.join(' ') : S.resourcesDefault }),
+        h('dt', { text: S.tokenLifetime }),
+        h('dd', { text: account.accessTokenLifetime ? lifetimeText(account.accessTokenLifetime) : S.tokenLifetimeDefault }),
+        h('dt', { text: S.dpop }),
+        h('dd', { text: account.dpopBoundAccessTokens ? S.dpopRequired : S.dpopOptional }),
         h('dt', { text: S.created }),
         h('dd', { text: when(account.createdAt) }),
       ),
@@ -419,6 +477,7 @@
         h('button', { type: 'button', class: 'esa-button', text: S.addSecret, onclick: () => addSecret(account) }),
         h('button', { type: 'button', class: 'esa-button', text: S.addKey, onclick: () => addKey(account) }),
         h('button', { type: 'button', class: 'esa-button', text: S.addFederated, onclick: () => addFederated(account) }),
+        h('button', { type: 'button', class: 'esa-button', text: S.tokenSettings, onclick: () => tokenSettings(account) }),
         h('button', { type: 'button', class: `esa-button${account.enabled ? ' esa-danger' : ''}`, text: account.enabled ? S.disable : S.enable, onclick: () => setEnabled(account) }),
       ),
     );

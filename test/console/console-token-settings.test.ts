@@ -1,0 +1,160 @@
+/**
+ * An account's token policy on the self-service page, in a real browser against the example server:
+ * the page shows the account's APIs (resources), token lifetime and DPoP requirement; its token
+ * settings dialog changes the lifetime and the DPoP requirement through the admin router, sending only
+ * what changed, and the token endpoint follows at once. See docs/console.md.
+ */
+import { describe, expect, it } from 'vitest';
+import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, signIn, tabTo, useConsoleScene, type Page } from './browser.js';
+
+const TIMEOUT = { timeout: 90_000 };
+const ADMIN_TOKEN = 'operator-token-of-the-console-token-settings-test';
+// The example's tokens live 1 hour by default, and an account may be given at most 8 hours.
+const scene = useConsoleScene('sa-console-policy-', { MAX_TOKEN_TTL_SECONDS: '28800', ADMIN_TOKEN });
+
+/** POST /oauth/token with HTTP Basic: the status, the error and expires_in. */
+async function tokenFor(clientId: string, secret: string): Promise<{ status: number; error?: string; expiresIn?: number }> {
+  const res = await fetch(`${scene.server.url}/oauth/token`, {
+    method: 'POST',
+    headers: { Authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}` },
+    body: new URLSearchParams({ grant_type: 'client_credentials' }),
+  });
+  const body = (await res.json()) as { error?: string; expires_in?: number };
+  return { status: res.status, ...(body.error !== undefined && { error: body.error }), ...(body.expires_in !== undefined && { expiresIn: body.expires_in }) };
+}
+
+interface Policy {
+  resources: string[];
+  accessTokenLifetime: number | null;
+  dpopBoundAccessTokens: boolean;
+}
+/** The account's policy as the admin router (the page's own API, with the page's session) answers it. */
+async function policyOf(page: Page, clientId: string): Promise<Policy> {
+  const res = await page.request.get(`${scene.server.url}/console/api/service-accounts/${clientId}`);
+  expect(res.status()).toBe(200);
+  const { resources, accessTokenLifetime, dpopBoundAccessTokens } = (await res.json()) as Policy;
+  return { resources, accessTokenLifetime, dpopBoundAccessTokens };
+}
+
+/** What the account's card says under a heading of its facts. */
+const fact = (page: Page, account: string, heading: string) => accountCard(page, account).locator('dt', { hasText: heading }).locator('xpath=following-sibling::dd[1]');
+
+/** Saves the open token settings dialog and resolves with the JSON the page sent, if it sent any. */
+async function save(page: Page, dialog: ReturnType<Page['getByRole']>): Promise<unknown> {
+  const sent: unknown[] = [];
+  const listener = (request: { url(): string; method(): string; postDataJSON(): unknown }) => {
+    if (request.method() === 'POST' && request.url().endsWith('/policy')) sent.push(request.postDataJSON());
+  };
+  page.on('request', listener);
+  await dialog.getByRole('button', { name: 'Save the settings' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  page.off('request', listener);
+  expect(sent.length).toBeLessThanOrEqual(1);
+  return sent[0];
+}
+
+describe.skipIf(!browserTestsRun)('the console, an account’s token settings', TIMEOUT, () => {
+  it('shows the server’s defaults, then a shorter lifetime and DPoP chosen in the dialog: the token endpoint follows at once', async () => {
+    const context = await scene.browser.newContext();
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, scene.server.url, 'Ada Lovelace', 'policy-acme');
+    const { clientId, secret } = await createAccount(page, 'ledger-export');
+    expect(await fact(page, 'ledger-export', 'APIs').textContent()).toBe('this server\'s own (its default audience)');
+    expect(await fact(page, 'ledger-export', 'Token lifetime').textContent()).toBe('the server\'s default');
+    expect(await fact(page, 'ledger-export', 'Proof of possession').textContent()).toBe('not required');
+    expect(await tokenFor(clientId, secret)).toEqual({ status: 200, expiresIn: 3600 });
+
+    // Offered: the server's default, the presets below the server's bound, and that bound.
+    await accountCard(page, 'ledger-export').getByRole('button', { name: 'Token settings' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Token settings of ledger-export' });
+    const lifetime = dialog.getByLabel('Its access tokens last');
+    expect(await lifetime.locator('option').allTextContents()).toEqual(['The server\'s default', '5 minutes', '15 minutes', '1 hour', '8 hours (the longest allowed)']);
+    expect(await lifetime.inputValue()).toBe('');
+    await lifetime.selectOption({ label: '15 minutes' });
+    await dialog.getByLabel('Require DPoP-bound tokens').check();
+    expect(await save(page, dialog)).toEqual({ accessTokenLifetime: 900, dpopBoundAccessTokens: true });
+    await page.getByText('Saved the token settings of ledger-export.').waitFor();
+    expect(await policyOf(page, clientId)).toEqual({ resources: [], accessTokenLifetime: 900, dpopBoundAccessTokens: true });
+    expect(await fact(page, 'ledger-export', 'Token lifetime').textContent()).toBe('15 minutes');
+    expect(await fact(page, 'ledger-export', 'Proof of possession').textContent()).toBe('DPoP required');
+    // RFC 9449 §5.2: a client that must use DPoP-bound tokens is refused a token without a proof.
+    expect(await tokenFor(clientId, secret)).toEqual({ status: 400, error: 'invalid_dpop_proof' });
+
+    // The dialog opens on the current settings; only what changes is sent.
+    await accountCard(page, 'ledger-export').getByRole('button', { name: 'Token settings' }).click();
+    expect(await lifetime.inputValue()).toBe('900');
+    expect(await dialog.getByLabel('Require DPoP-bound tokens').isChecked()).toBe(true);
+    await dialog.getByLabel('Require DPoP-bound tokens').uncheck();
+    expect(await save(page, dialog)).toEqual({ dpopBoundAccessTokens: false });
+    expect(await tokenFor(clientId, secret)).toEqual({ status: 200, expiresIn: 900 });
+
+    // Back to the server's lifetime.
+    await accountCard(page, 'ledger-export').getByRole('button', { name: 'Token settings' }).click();
+    await lifetime.selectOption({ label: 'The server\'s default' });
+    expect(await save(page, dialog)).toEqual({ accessTokenLifetime: null });
+    expect(await policyOf(page, clientId)).toEqual({ resources: [], accessTokenLifetime: null, dpopBoundAccessTokens: false });
+    expect(await tokenFor(clientId, secret)).toEqual({ status: 200, expiresIn: 3600 });
+
+    // Saved unchanged: nothing is sent.
+    await accountCard(page, 'ledger-export').getByRole('button', { name: 'Token settings' }).click();
+    expect(await save(page, dialog)).toBeUndefined();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows the APIs an operator gave the account, and a hirer cannot change them from the page', async () => {
+    const context = await scene.browser.newContext();
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, scene.server.url, 'Grace Hopper', 'policy-initech');
+    const { clientId } = await createAccount(page, 'payroll-feed');
+    // An operator of every client account gives it two APIs (RFC 8707 resources) through the admin router.
+    const res = await fetch(`${scene.server.url}/admin/service-accounts/${clientId}/resources`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ resources: ['https://payroll.example.com', 'https://ledger.example.com'] }),
+    });
+    expect(res.status).toBe(200);
+    await page.reload();
+    await expect.poll(() => fact(page, 'payroll-feed', 'APIs').textContent()).toBe('https://payroll.example.com https://ledger.example.com');
+    expect(await accountCard(page, 'payroll-feed').getByRole('button', { name: /resources|APIs/i }).count()).toBe(0);
+    // The page's own API refuses a hirer's change of resources, as the admin router does.
+    const refused = await page.request.post(`${scene.server.url}/console/api/service-accounts/${clientId}/resources`, {
+      headers: { 'Content-Type': 'application/json', 'X-Requested-With': 'express-service-accounts-console' },
+      data: { resources: [] },
+    });
+    expect(refused.status()).toBe(403);
+    expect((await policyOf(page, clientId)).resources).toEqual(['https://payroll.example.com', 'https://ledger.example.com']);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('is reached and used with the keyboard alone, and has no axe-core violation', async () => {
+    const context = await scene.browser.newContext();
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, scene.server.url, 'Katherine Johnson', 'policy-nasa');
+    const { clientId } = await createAccount(page, 'trajectory-sync');
+    expect(await axeViolations(page)).toEqual([]); // the list, with the account's token facts
+
+    await page.getByRole('heading', { name: 'trajectory-sync' }).focus();
+    await tabTo(page, /^Token settings$/);
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Token settings of trajectory-sync' });
+    await dialog.waitFor();
+    expect(await page.evaluate<string>(`document.activeElement.getAttribute('name')`)).toBe('accessTokenLifetime');
+    await page.keyboard.press('ArrowDown'); // 5 minutes
+    expect(await dialog.getByLabel('Its access tokens last').inputValue()).toBe('300');
+    await tabTo(page, /Require DPoP-bound tokens/, 3);
+    await page.keyboard.press('Space');
+    expect(await axeViolations(page)).toEqual([]); // the dialog
+    await tabTo(page, /Save the settings/, 3);
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
+    await expect.poll(() => focusedText(page)).toBe('trajectory-sync');
+    expect(await policyOf(page, clientId)).toEqual({ resources: [], accessTokenLifetime: 300, dpopBoundAccessTokens: true });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

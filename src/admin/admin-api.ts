@@ -123,16 +123,17 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
   readonly maxCredentialLifetime?: number;
   /**
    * The longest access token lifetime, in whole seconds, that {@link AdminApi.setPolicy} may give an
-   * account: the server's `maxAccessTokenLifetime`. The self-service page offers only the lifetimes
-   * up to it.
+   * account: the server's `maxAccessTokenLifetime` (for `createAdminApi()`, its own
+   * `maxAccessTokenLifetime` option: give it the server's). The self-service page offers only the
+   * lifetimes up to it.
    */
-  readonly maxAccessTokenLifetime: number;
+  readonly maxAccessTokenLifetime?: number;
   /**
-   * Whether the server can issue DPoP-bound tokens (RFC 9449): false when it was created with
-   * `dpop: false`, and then an account cannot be made to require them. The self-service page offers
-   * that choice only when this is true.
+   * False when the server was created with `dpop: false`: it issues no DPoP-bound tokens (RFC 9449),
+   * and an account cannot be made to require them. The self-service page then offers that choice
+   * only to clear it. `createAdminApi()` does not know the server's DPoP setting and says true.
    */
-  readonly dpopAvailable: boolean;
+  readonly dpopAvailable?: boolean;
 }
 
 /**

@@ -70,16 +70,16 @@ export function renderConsolePage(options: ResolvedConsoleRouterOptions, princip
   // The server's bounds: the page offers only the expiries and token lifetimes it accepts, and DPoP
   // only where the server can issue DPoP-bound tokens.
   const { maxCredentialLifetime: max, maxAccessTokenLifetime: maxToken, dpopAvailable } = options.admin;
-  const lifetime =
+  const bounds =
     (Number.isSafeInteger(max) && max! > 0 ? ` data-max-credential-lifetime="${max}"` : '') +
-    (Number.isSafeInteger(maxToken) && maxToken > 0 ? ` data-max-access-token-lifetime="${maxToken}"` : '') +
+    (Number.isSafeInteger(maxToken) && maxToken! > 0 ? ` data-max-access-token-lifetime="${maxToken}"` : '') +
     (dpopAvailable === false ? ' data-dpop="off"' : '');
   const body = `<body class="esa-console">
 <header class="esa-header">
 <h1>${escapeHtml(strings.title)}</h1>
 <p class="esa-who">${escapeHtml(who)}</p>
 </header>
-<main id="esa-console" data-strings="${escapeHtml(JSON.stringify(strings))}" data-lang="${escapeHtml(options.lang)}"${lifetime}>
+<main id="esa-console" data-strings="${escapeHtml(JSON.stringify(strings))}" data-lang="${escapeHtml(options.lang)}"${bounds}>
 <p class="esa-intro">${escapeHtml(strings.intro)}</p>
 <noscript><p>${escapeHtml(strings.noScript)}</p></noscript>
 </main>

@@ -129,6 +129,10 @@ export interface ConsoleStrings {
   readonly tokenLifetimeLongest: string;
   readonly dpopLabel: string;
   readonly dpopHint: string;
+  /** The DPoP hint on a server that issues no DPoP-bound tokens, for an account that still requires them. */
+  readonly dpopOffHint: string;
+  /** A lifetime above the server's current bound; `{duration}` is that lifetime, `{limit}` the bound. */
+  readonly tokenLifetimeAbove: string;
   readonly tokenSettingsSave: string;
   readonly confirmTitle: string;
   readonly confirmRevokeSecret: string;
@@ -203,9 +207,9 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   scopes: 'Scopes',
   unrestricted: 'none (unrestricted)',
   resources: 'APIs',
-  resourcesDefault: 'this server\'s own (its default audience)',
+  resourcesDefault: 'this server’s own (its default audience)',
   tokenLifetime: 'Token lifetime',
-  tokenLifetimeDefault: 'the server\'s default',
+  tokenLifetimeDefault: 'the server’s default',
   dpop: 'Proof of possession',
   dpopRequired: 'DPoP required',
   dpopOptional: 'not required',
@@ -258,20 +262,22 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   subjectLabel: 'Subject',
   subjectHint: 'The one subject (sub) accepted, compared exactly.',
   audienceLabel: 'Audience (optional)',
-  audienceHint: 'Leave empty for this server\'s own issuer identifier.',
+  audienceHint: 'Leave empty for this server’s own issuer identifier.',
   federatedAdd: 'Add the credential',
   tokenSettingsTitle: 'Token settings of {name}',
   tokenLifetimeLabel: 'Its access tokens last',
   tokenLifetimeHint: 'New tokens follow it on every server within a second; tokens already issued keep their expiry.',
-  tokenLifetimeServer: 'The server\'s default',
+  tokenLifetimeServer: 'The server’s default',
   tokenLifetimeLongest: '{duration} (the longest allowed)',
   dpopLabel: 'Require DPoP-bound tokens',
   dpopHint: 'Its token requests and API calls must then prove they hold its key (DPoP, RFC 9449): a stolen token is useless without that key.',
+  dpopOffHint: 'This server issues no DPoP-bound tokens, so this account can get no token while it requires them: clear this to let it get tokens again.',
+  tokenLifetimeAbove: '{duration}, more than this server now allows: its tokens get {limit}',
   tokenSettingsSave: 'Save the settings',
   confirmTitle: 'Are you sure?',
   confirmRevokeSecret: 'Revoke secret {id} of {name}? Revoking this secret revokes every token issued with it, at once. It cannot be undone.',
   confirmRevokeKey: 'Revoke public key {id} of {name}? Assertions it signs are refused, and so is every token issued with it, at once. It cannot be undone.',
-  confirmRevokeFederated: 'Revoke federated credential {id} of {name}? Its issuer\'s tokens no longer sign in as this account, and every token issued with it is refused, at once. It cannot be undone.',
+  confirmRevokeFederated: 'Revoke federated credential {id} of {name}? Its issuer’s tokens no longer sign in as this account, and every token issued with it is refused, at once. It cannot be undone.',
   confirmDisable: 'Disable {name}? Every token of the account is refused and no new one is issued until you enable it again.',
   confirmEnable: 'Enable {name}? Its live credentials and unexpired tokens work again.',
   created_account: 'Created {name}.',

@@ -4,8 +4,12 @@
  * settings dialog changes the lifetime and the DPoP requirement through the admin router, sending only
  * what changed, and the token endpoint follows at once. See docs/console.md.
  */
-import { describe, expect, it } from 'vitest';
-import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, signIn, tabTo, useConsoleScene, type Page } from './browser.js';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdminApi, MemoryAccountStore } from '../../src/index.js';
+import { createTestApp, watchAdmin } from '../helpers/create-app.js';
+import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, launchBrowser, signIn, tabTo, useConsoleScene, type Browser, type Page } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
 const ADMIN_TOKEN = 'operator-token-of-the-console-token-settings-test';
@@ -60,8 +64,8 @@ describe.skipIf(!browserTestsRun)('the console, an account’s token settings', 
     const errors = collectErrors(page);
     await signIn(page, scene.server.url, 'Ada Lovelace', 'policy-acme');
     const { clientId, secret } = await createAccount(page, 'ledger-export');
-    expect(await fact(page, 'ledger-export', 'APIs').textContent()).toBe('this server\'s own (its default audience)');
-    expect(await fact(page, 'ledger-export', 'Token lifetime').textContent()).toBe('the server\'s default');
+    expect(await fact(page, 'ledger-export', 'APIs').textContent()).toBe('this server’s own (its default audience)');
+    expect(await fact(page, 'ledger-export', 'Token lifetime').textContent()).toBe('the server’s default');
     expect(await fact(page, 'ledger-export', 'Proof of possession').textContent()).toBe('not required');
     expect(await tokenFor(clientId, secret)).toEqual({ status: 200, expiresIn: 3600 });
 
@@ -69,7 +73,7 @@ describe.skipIf(!browserTestsRun)('the console, an account’s token settings', 
     await accountCard(page, 'ledger-export').getByRole('button', { name: 'Token settings' }).click();
     const dialog = page.getByRole('dialog', { name: 'Token settings of ledger-export' });
     const lifetime = dialog.getByLabel('Its access tokens last');
-    expect(await lifetime.locator('option').allTextContents()).toEqual(['The server\'s default', '5 minutes', '15 minutes', '1 hour', '8 hours (the longest allowed)']);
+    expect(await lifetime.locator('option').allTextContents()).toEqual(['The server’s default', '5 minutes', '15 minutes', '1 hour', '8 hours (the longest allowed)']);
     expect(await lifetime.inputValue()).toBe('');
     await lifetime.selectOption({ label: '15 minutes' });
     await dialog.getByLabel('Require DPoP-bound tokens').check();
@@ -88,17 +92,21 @@ describe.skipIf(!browserTestsRun)('the console, an account’s token settings', 
     await dialog.getByLabel('Require DPoP-bound tokens').uncheck();
     expect(await save(page, dialog)).toEqual({ dpopBoundAccessTokens: false });
     expect(await tokenFor(clientId, secret)).toEqual({ status: 200, expiresIn: 900 });
+    await expect.poll(() => fact(page, 'ledger-export', 'Proof of possession').textContent()).toBe('not required');
 
     // Back to the server's lifetime.
     await accountCard(page, 'ledger-export').getByRole('button', { name: 'Token settings' }).click();
-    await lifetime.selectOption({ label: 'The server\'s default' });
+    await lifetime.selectOption({ label: 'The server’s default' });
     expect(await save(page, dialog)).toEqual({ accessTokenLifetime: null });
     expect(await policyOf(page, clientId)).toEqual({ resources: [], accessTokenLifetime: null, dpopBoundAccessTokens: false });
     expect(await tokenFor(clientId, secret)).toEqual({ status: 200, expiresIn: 3600 });
+    await expect.poll(() => fact(page, 'ledger-export', 'Token lifetime').textContent()).toBe('the server’s default');
 
-    // Saved unchanged: nothing is sent.
+    // Saved unchanged: nothing is sent, and focus goes back to the button that opened the dialog.
     await accountCard(page, 'ledger-export').getByRole('button', { name: 'Token settings' }).click();
+    expect(await lifetime.inputValue()).toBe('');
     expect(await save(page, dialog)).toBeUndefined();
+    await expect.poll(() => focusedText(page)).toBe('Token settings');
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -154,6 +162,90 @@ describe.skipIf(!browserTestsRun)('the console, an account’s token settings', 
     await dialog.waitFor({ state: 'detached' });
     await expect.poll(() => focusedText(page)).toBe('trajectory-sync');
     expect(await policyOf(page, clientId)).toEqual({ resources: [], accessTokenLifetime: 300, dpopBoundAccessTokens: true });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+/**
+ * A server with DPoP turned off whose tokens may live 2 hours at most, sharing its store with an admin
+ * API that allowed more: accounts made there keep what they were given.
+ */
+describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with accounts made under looser bounds', TIMEOUT, () => {
+  const store = new MemoryAccountStore();
+  const { app, sa } = createTestApp({ store, dpop: false, tokenLifetime: 3600, maxAccessTokenLifetime: 7200 });
+  app.use('/console', sa.consoleRouter({ authorize: () => ({ actor: { id: 'u-ada', name: 'Ada Lovelace' }, clientAccountId: 'acme' }) }));
+  // An admin API that does not know the server turned DPoP off, and allows 1-day tokens.
+  const looser = createAdminApi({ store, secretHashRounds: 4, tokenLifetime: 86_400, maxAccessTokenLifetime: 86_400 });
+  watchAdmin(looser, 'in-its-response');
+  let server: Server;
+  let base = '';
+  let browser: Browser;
+  beforeAll(async () => {
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((done) => server.once('listening', done));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((done) => server?.close(done));
+  });
+
+  it('says a lifetime above the maximum gives the maximum, and offers only to clear a DPoP requirement the server cannot meet', async () => {
+    expect(sa.admin.dpopAvailable).toBe(false);
+    const stuck = await looser.createAccount({ name: 'archive-sync', clientAccountId: 'acme', accessTokenLifetime: 43_200, dpopBoundAccessTokens: true });
+    const plain = await looser.createAccount({ name: 'report-mailer', clientAccountId: 'acme' });
+    const token = async (clientId: string, secret: string) => {
+      const res = await fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'client_credentials' }),
+      });
+      return { status: res.status, ...((await res.json()) as { expires_in?: number; error?: string }) };
+    };
+    // RFC 9449 §5.2: an account that requires DPoP-bound tokens gets none from a server that issues none.
+    expect(await token(stuck.clientId, stuck.secret.value)).toMatchObject({ status: 400, error: 'invalid_dpop_proof' });
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    await page.goto(`${base}/console/`);
+    expect(await fact(page, 'archive-sync', 'Token lifetime').textContent()).toBe('12 hours, more than this server now allows: its tokens get 2 hours');
+    expect(await fact(page, 'archive-sync', 'Proof of possession').textContent()).toBe('DPoP required');
+
+    await accountCard(page, 'archive-sync').getByRole('button', { name: 'Token settings' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Token settings of archive-sync' });
+    const lifetime = dialog.getByLabel('Its access tokens last');
+    expect(await lifetime.locator('option').allTextContents()).toEqual([
+      'The server’s default',
+      '5 minutes',
+      '15 minutes',
+      '1 hour',
+      '2 hours (the longest allowed)',
+      '12 hours, more than this server now allows: its tokens get 2 hours',
+    ]);
+    expect(await lifetime.inputValue()).toBe('43200');
+    const dpop = dialog.getByLabel('Require DPoP-bound tokens');
+    expect(await dpop.isChecked()).toBe(true);
+    await dialog.getByText(/^This server issues no DPoP-bound tokens/).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await dpop.uncheck();
+    expect(await save(page, dialog)).toEqual({ dpopBoundAccessTokens: false }); // the lifetime is kept as it is
+    await expect.poll(() => fact(page, 'archive-sync', 'Proof of possession').textContent()).toBe('not required');
+    // The account gets tokens again, of the server's longest lifetime.
+    expect(await token(stuck.clientId, stuck.secret.value)).toMatchObject({ status: 200, expires_in: 7200 });
+
+    // Once cleared, or never set, DPoP is not offered on this server.
+    for (const name of ['archive-sync', 'report-mailer']) {
+      await accountCard(page, name).getByRole('button', { name: 'Token settings' }).click();
+      const settings = page.getByRole('dialog', { name: `Token settings of ${name}` });
+      await settings.getByLabel('Its access tokens last').waitFor();
+      expect(await settings.getByRole('checkbox').count()).toBe(0);
+      await settings.getByRole('button', { name: 'Cancel' }).click();
+      await settings.waitFor({ state: 'detached' });
+    }
+    expect(await token(plain.clientId, plain.secret.value)).toMatchObject({ status: 200, expires_in: 3600 });
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -320,6 +320,15 @@
   const dpopOffered = root.dataset.dpop !== 'off';
   /** The token lifetimes offered, in seconds, up to the server's bound. */
   const tokenPresets = [300, 900, 3600, 28800, 86400];
+  /** A token lifetime as offered: the server's bound is "the longest allowed", and one above it says so. @param {number} seconds */
+  function lifetimeChoice(seconds) {
+    if (maxTokenLifetime === undefined || seconds < maxTokenLifetime) return lifetimeText(seconds);
+    if (seconds === maxTokenLifetime) return t('tokenLifetimeLongest', { duration: lifetimeText(seconds) });
+    return t('tokenLifetimeAbove', { duration: lifetimeText(seconds), limit: lifetimeText(maxTokenLifetime) });
+  }
+  /** An account's own token lifetime as its card states it. @param {number} seconds */
+  const lifetimeFact = (seconds) =>
+    maxTokenLifetime !== undefined && seconds > maxTokenLifetime ? lifetimeChoice(seconds) : lifetimeText(seconds);
 
   /**
    * Changes the account's token policy: its tokens' lifetime, and whether they must be DPoP-bound.
@@ -335,25 +344,23 @@
     const lifetimeField = field(S.tokenLifetimeLabel, { name: 'accessTokenLifetime' }, S.tokenLifetimeHint, 'select');
     /** @type {HTMLSelectElement} */ (lifetimeField.querySelector('select')).append(
       h('option', { value: '', text: S.tokenLifetimeServer, selected: current === null }),
-      ...lifetimes.map((seconds) =>
-        h('option', {
-          value: String(seconds),
-          text: seconds === maxTokenLifetime ? t('tokenLifetimeLongest', { duration: lifetimeText(seconds) }) : lifetimeText(seconds),
-          selected: seconds === current,
-        }),
-      ),
+      ...lifetimes.map((seconds) => h('option', { value: String(seconds), text: lifetimeChoice(seconds), selected: seconds === current })),
     );
+    // On a server without DPoP, an account that still requires it can get no token: it is offered
+    // the way out (clearing the requirement), and nothing else.
+    const requiresDpop = account.dpopBoundAccessTokens === true;
     const dpopId = nextId('dpop');
     const dpopHintId = nextId('hint');
-    const dpopField = dpopOffered
-      ? h(
-          'div',
-          { class: 'esa-field esa-check' },
-          h('input', { id: dpopId, type: 'checkbox', name: 'dpopBoundAccessTokens', checked: account.dpopBoundAccessTokens === true, 'aria-describedby': dpopHintId }),
-          h('label', { for: dpopId, text: S.dpopLabel }),
-          h('p', { id: dpopHintId, class: 'esa-hint', text: S.dpopHint }),
-        )
-      : null;
+    const dpopField =
+      dpopOffered || requiresDpop
+        ? h(
+            'div',
+            { class: 'esa-field esa-check' },
+            h('input', { id: dpopId, type: 'checkbox', name: 'dpopBoundAccessTokens', checked: requiresDpop, 'aria-describedby': dpopHintId }),
+            h('label', { for: dpopId, text: S.dpopLabel }),
+            h('p', { id: dpopHintId, class: 'esa-hint', text: dpopOffered ? S.dpopHint : S.dpopOffHint }),
+          )
+        : null;
     formDialog(t('tokenSettingsTitle', { name: account.name }), dpopField ? [lifetimeField, dpopField] : [lifetimeField], S.tokenSettingsSave, async (form) => {
       const chosen = valueOf(form, 'accessTokenLifetime');
       const lifetime = chosen === '' ? null : Number(chosen);
@@ -361,8 +368,10 @@
       const change = {};
       if (lifetime !== current) change.accessTokenLifetime = lifetime;
       const dpop = /** @type {HTMLInputElement | null} */ (form.elements.namedItem('dpopBoundAccessTokens'));
-      if (dpop && dpop.checked !== (account.dpopBoundAccessTokens === true)) change.dpopBoundAccessTokens = dpop.checked;
-      if (Object.keys(change).length > 0) await call('POST', `${accountPath(account.clientId)}/policy`, change);
+      if (dpop && dpop.checked !== requiresDpop) change.dpopBoundAccessTokens = dpop.checked;
+      // Nothing changed: the dialog just closes.
+      if (Object.keys(change).length === 0) return undefined;
+      await call('POST', `${accountPath(account.clientId)}/policy`, change);
       return () => refresh(account.clientId, t('saved_policy', { name: account.name }));
     });
   }
@@ -456,7 +465,7 @@
         h('dt', { text: S.resources }),
         h('dd', { text: account.resources?.length ? account.resources.join(' ') : S.resourcesDefault }),
         h('dt', { text: S.tokenLifetime }),
-        h('dd', { text: account.accessTokenLifetime ? lifetimeText(account.accessTokenLifetime) : S.tokenLifetimeDefault }),
+        h('dd', { text: account.accessTokenLifetime ? lifetimeFact(account.accessTokenLifetime) : S.tokenLifetimeDefault }),
         h('dt', { text: S.dpop }),
         h('dd', { text: account.dpopBoundAccessTokens ? S.dpopRequired : S.dpopOptional }),
         h('dt', { text: S.created }),

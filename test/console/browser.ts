@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { killAllServers, startServer, type ExampleServer } from '../examples/example-server.js';
 import { ROOT } from '../helpers/run-cli.js';
@@ -75,6 +75,24 @@ export async function signIn(page: Page, base: string, name: string, clientAccou
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(`${base}/console/`);
   await page.getByRole('heading', { name: 'Your service accounts' }).waitFor();
+}
+
+/**
+ * A new browser context (with `options`) and page, signed in at `base` as `name` of `clientAccount`
+ * through the stand-in login, with the page's own errors collected.
+ */
+export async function signedInPage(
+  browser: Browser,
+  base: string,
+  name: string,
+  clientAccount: string,
+  options: BrowserContextOptions = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  await signIn(page, base, name, clientAccount);
+  return { context, page, errors };
 }
 
 /** Creates an account through the page and returns its client ID and secret, read from the dialog. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { exportSPKI, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../examples/example-server.js';
-import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, signIn, tabTo, useConsoleScene, type Page } from './browser.js';
+import { accountCard, axeViolations, browserTestsRun, createAccount, focusedText, signedInPage, tabTo, useConsoleScene, type Page } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
 const DAY = 86_400_000;
@@ -45,10 +45,7 @@ const expiresCell = (page: Page, account: string, id: string) => accountCard(pag
 
 describe.skipIf(!browserTestsRun)('the console, choosing when a credential expires', TIMEOUT, () => {
   it('creates an account whose first secret expires in 90 days: in the secret dialog, the table and the admin router', async () => {
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Ada Lovelace', 'expiry-acme');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Ada Lovelace', 'expiry-acme');
     const expiry = page.getByLabel('Its secret expires');
     expect(await expiry.inputValue()).toBe(''); // never, unless chosen
     await page.getByLabel('Name', { exact: true }).fill('quarterly-export');
@@ -77,10 +74,7 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
   });
 
   it('adds a secret expiring in 30 days, a public key in 1 year and a federated credential in 180 days; "Never" sends no expiry', async () => {
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Grace Hopper', 'expiry-initech');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Grace Hopper', 'expiry-initech');
     const { clientId } = await createAccount(page, 'nightly-sync'); // "Never", the default
     const card = accountCard(page, 'nightly-sync');
     const [first] = (await credentialsOf(page, clientId)).secrets;
@@ -152,10 +146,7 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
   });
 
   it('is reached and chosen with the keyboard alone, and has no axe-core violation where it appears', async () => {
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Katherine Johnson', 'expiry-nasa');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Katherine Johnson', 'expiry-nasa');
     expect(await axeViolations(page)).toEqual([]); // the create form, with its expiry
 
     await tabTo(page, /^\s*Name/);
@@ -210,10 +201,7 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
   it('on a server whose maxCredentialLifetime is 45 days, offers only the expiries it accepts (the longest chosen), and shows a refusal readably', async () => {
     // A second server on the same store (which already holds the demo account, so it provisions none).
     const capped = await startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(scene.dir, 'console.db')}`, MAX_CREDENTIAL_LIFETIME: '45d' });
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, capped.url, 'Mary Jackson', 'expiry-langley');
+    const { context, page, errors } = await signedInPage(scene.browser, capped.url, 'Mary Jackson', 'expiry-langley');
     const choices = ['In 30 days', 'In 45 days (the longest allowed)'];
     const expiry = page.getByLabel('Its secret expires');
     expect(await expiry.locator('option').allTextContents()).toEqual(choices); // no "Never", nothing past the bound
@@ -267,10 +255,7 @@ describe.skipIf(!browserTestsRun)('the console, choosing when a credential expir
     await capped.stop();
   });
   it('shows a new secret even when the list cannot be reloaded after it was made, and says the reload failed', async () => {
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Dorothy Vaughan', 'expiry-reload');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Dorothy Vaughan', 'expiry-reload');
     // From now on, reading the list fails (as if the server were restarting); writes still go through.
     await page.route(/\/console\/api\/service-accounts\?limit=/, (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The store is unavailable' }) }));
     await page.getByLabel('Name', { exact: true }).fill('reload-check');

@@ -5,7 +5,7 @@
  */
 import { exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { accountCard, browserTestsRun, collectErrors, createAccount, signIn, useConsoleScene, type Page } from './browser.js';
+import { accountCard, browserTestsRun, createAccount, signedInPage, signIn, useConsoleScene, type Page } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
 const scene = useConsoleScene('sa-console-', { TOKEN_FAILURE_LIMIT: '0' });
@@ -39,10 +39,7 @@ async function adminView(page: Page, clientId: string): Promise<Summary> {
 
 describe.skipIf(!browserTestsRun)('the console, as a hirer uses it', TIMEOUT, () => {
   it('creates an account whose secret is shown once and works at /oauth/token, rotates it, revokes the first secret', async () => {
-    const context = await scene.browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Ada Lovelace', 'acme');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Ada Lovelace', 'acme', { permissions: ['clipboard-read', 'clipboard-write'] });
 
     await page.getByLabel('Name', { exact: true }).fill('billing-sync');
     await page.getByLabel('Scopes (optional)').fill('jobs:read jobs:write');
@@ -101,10 +98,7 @@ describe.skipIf(!browserTestsRun)('the console, as a hirer uses it', TIMEOUT, ()
   });
 
   it('adds public keys (pasted PEM, JWK from a file), adds and revokes a federated credential, disables and enables the account', async () => {
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Grace Hopper', 'initech');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Grace Hopper', 'initech');
     const { clientId, secret } = await createAccount(page, 'ci-deployer');
     const card = accountCard(page, 'ci-deployer');
 

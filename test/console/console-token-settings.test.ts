@@ -8,21 +8,18 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminApi, MemoryAccountStore } from '../../src/index.js';
+import { requestToken } from '../examples/example-server.js';
 import { createTestApp, watchAdmin } from '../helpers/create-app.js';
-import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, launchBrowser, signIn, tabTo, useConsoleScene, type Browser, type Page } from './browser.js';
+import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, launchBrowser, signedInPage, tabTo, useConsoleScene, type Browser, type Page } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
 const ADMIN_TOKEN = 'operator-token-of-the-console-token-settings-test';
 // The example's tokens live 1 hour by default, and an account may be given at most 8 hours.
 const scene = useConsoleScene('sa-console-policy-', { MAX_TOKEN_TTL_SECONDS: '28800', ADMIN_TOKEN });
 
-/** POST /oauth/token with HTTP Basic: the status, the error and expires_in. */
-async function tokenFor(clientId: string, secret: string): Promise<{ status: number; error?: string; expiresIn?: number }> {
-  const res = await fetch(`${scene.server.url}/oauth/token`, {
-    method: 'POST',
-    headers: { Authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'client_credentials' }),
-  });
+/** POST /oauth/token with HTTP Basic at `base`: the status, the error and expires_in. */
+async function tokenFor(clientId: string, secret: string, base = scene.server.url): Promise<{ status: number; error?: string; expiresIn?: number }> {
+  const res = await requestToken(base, { clientId, secret }, 'basic');
   const body = (await res.json()) as { error?: string; expires_in?: number };
   return { status: res.status, ...(body.error !== undefined && { error: body.error }), ...(body.expires_in !== undefined && { expiresIn: body.expires_in }) };
 }
@@ -59,10 +56,7 @@ async function save(page: Page, dialog: ReturnType<Page['getByRole']>): Promise<
 
 describe.skipIf(!browserTestsRun)('the console, an account’s token settings', TIMEOUT, () => {
   it('shows the server’s defaults, then a shorter lifetime and DPoP chosen in the dialog: the token endpoint follows at once', async () => {
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Ada Lovelace', 'policy-acme');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Ada Lovelace', 'policy-acme');
     const { clientId, secret } = await createAccount(page, 'ledger-export');
     expect(await fact(page, 'ledger-export', 'APIs').textContent()).toBe('this server’s own (its default audience)');
     expect(await fact(page, 'ledger-export', 'Token lifetime').textContent()).toBe('the server’s default');
@@ -112,10 +106,7 @@ describe.skipIf(!browserTestsRun)('the console, an account’s token settings', 
   });
 
   it('shows the APIs an operator gave the account, and a hirer cannot change them from the page', async () => {
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Grace Hopper', 'policy-initech');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Grace Hopper', 'policy-initech');
     const { clientId } = await createAccount(page, 'payroll-feed');
     // An operator of every client account gives it two APIs (RFC 8707 resources) through the admin router.
     const res = await fetch(`${scene.server.url}/admin/service-accounts/${clientId}/resources`, {
@@ -139,10 +130,7 @@ describe.skipIf(!browserTestsRun)('the console, an account’s token settings', 
   });
 
   it('is reached and used with the keyboard alone, and has no axe-core violation', async () => {
-    const context = await scene.browser.newContext();
-    const page = await context.newPage();
-    const errors = collectErrors(page);
-    await signIn(page, scene.server.url, 'Katherine Johnson', 'policy-nasa');
+    const { context, page, errors } = await signedInPage(scene.browser, scene.server.url, 'Katherine Johnson', 'policy-nasa');
     const { clientId } = await createAccount(page, 'trajectory-sync');
     expect(await axeViolations(page)).toEqual([]); // the list, with the account's token facts
 
@@ -196,16 +184,8 @@ describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with ac
     expect(sa.admin.dpopAvailable).toBe(false);
     const stuck = await looser.createAccount({ name: 'archive-sync', clientAccountId: 'acme', accessTokenLifetime: 43_200, dpopBoundAccessTokens: true });
     const plain = await looser.createAccount({ name: 'report-mailer', clientAccountId: 'acme' });
-    const token = async (clientId: string, secret: string) => {
-      const res = await fetch(`${base}/oauth/token`, {
-        method: 'POST',
-        headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` },
-        body: new URLSearchParams({ grant_type: 'client_credentials' }),
-      });
-      return { status: res.status, ...((await res.json()) as { expires_in?: number; error?: string }) };
-    };
     // RFC 9449 §5.2: an account that requires DPoP-bound tokens gets none from a server that issues none.
-    expect(await token(stuck.clientId, stuck.secret.value)).toMatchObject({ status: 400, error: 'invalid_dpop_proof' });
+    expect(await tokenFor(stuck.clientId, stuck.secret.value, base)).toEqual({ status: 400, error: 'invalid_dpop_proof' });
 
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -234,7 +214,7 @@ describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with ac
     expect(await save(page, dialog)).toEqual({ dpopBoundAccessTokens: false }); // the lifetime is kept as it is
     await expect.poll(() => fact(page, 'archive-sync', 'Proof of possession').textContent()).toBe('not required');
     // The account gets tokens again, of the server's longest lifetime.
-    expect(await token(stuck.clientId, stuck.secret.value)).toMatchObject({ status: 200, expires_in: 7200 });
+    expect(await tokenFor(stuck.clientId, stuck.secret.value, base)).toEqual({ status: 200, expiresIn: 7200 });
 
     // Once cleared, or never set, DPoP is not offered on this server.
     for (const name of ['archive-sync', 'report-mailer']) {
@@ -245,7 +225,7 @@ describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with ac
       await settings.getByRole('button', { name: 'Cancel' }).click();
       await settings.waitFor({ state: 'detached' });
     }
-    expect(await token(plain.clientId, plain.secret.value)).toMatchObject({ status: 200, expires_in: 3600 });
+    expect(await tokenFor(plain.clientId, plain.secret.value, base)).toEqual({ status: 200, expiresIn: 3600 });
     expect(errors).toEqual([]);
     await context.close();
   });

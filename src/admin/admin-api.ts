@@ -10,6 +10,7 @@ import { generateClientId, generateSecret } from '../credentials/generate-creden
 import { hashSecret } from '../secrets/secret-verifier.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
+import { supportsKind } from '../store/credential-kinds.js';
 import { AdminError, accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
 import { checkAccountInput, checkPolicy, checkResources, type CreateAccountInput } from './admin-input.js';
 import type { AccountPolicyChange } from '../store/account-store.js';
@@ -134,6 +135,18 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
    * only to clear it. `createAdminApi()` does not know the server's DPoP setting and says true.
    */
   readonly dpopAvailable?: boolean;
+  /**
+   * What the account store can hold besides accounts and secrets: public keys (`keys`), federated
+   * credentials (`federated`) and a per-account token policy (`accountPolicy`). A host's own store may
+   * leave those methods out (docs/writing-a-store.md); the operations that need them then reject. The
+   * self-service page offers only what the store can hold.
+   *
+   * @example
+   * ```ts
+   * if (sa.admin.supports?.keys === false) console.log('this store holds secrets only')
+   * ```
+   */
+  readonly supports?: { readonly keys: boolean; readonly federated: boolean; readonly accountPolicy: boolean };
 }
 
 /**
@@ -301,6 +314,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     ...(config.maxCredentialLifetime !== undefined && { maxCredentialLifetime: config.maxCredentialLifetime }),
     maxAccessTokenLifetime: config.maxAccessTokenLifetime,
     dpopAvailable: context.dpopDisabled !== true,
+    supports: { keys: supportsKind(store, 'key'), federated: supportsKind(store, 'federated'), accountPolicy: typeof store.setAccountPolicy === 'function' },
   };
 }
 

@@ -52,8 +52,8 @@ ${body}
 
 /**
  * The page for a signed-in person: a shell that console.js fills in (its texts, its language, the
- * server's `maxCredentialLifetime` and `maxAccessTokenLifetime`, and whether it offers DPoP, as data
- * attributes).
+ * server's `maxCredentialLifetime` and `maxAccessTokenLifetime`, whether it offers DPoP, and what its
+ * store cannot hold, as data attributes).
  *
  * @example
  * ```ts
@@ -69,11 +69,14 @@ export function renderConsolePage(options: ResolvedConsoleRouterOptions, princip
   const who = `${fill(strings.signedInAs, { name: principal.actor.name })} · ${account}`;
   // The server's bounds: the page offers only the expiries and token lifetimes it accepts, and DPoP
   // only where the server can issue DPoP-bound tokens.
-  const { maxCredentialLifetime: max, maxAccessTokenLifetime: maxToken, dpopAvailable } = options.admin;
+  const { maxCredentialLifetime: max, maxAccessTokenLifetime: maxToken, dpopAvailable, supports } = options.admin;
+  // What the store cannot hold (a host's own store may leave keys, federated credentials or policies out).
+  const lacks = supports ? (['keys', 'federated', 'accountPolicy'] as const).filter((what) => supports[what] === false) : [];
   const bounds =
     (Number.isSafeInteger(max) && max! > 0 ? ` data-max-credential-lifetime="${max}"` : '') +
     (Number.isSafeInteger(maxToken) && maxToken! > 0 ? ` data-max-access-token-lifetime="${maxToken}"` : '') +
-    (dpopAvailable === false ? ' data-dpop="off"' : '');
+    (dpopAvailable === false ? ' data-dpop="off"' : '') +
+    (lacks.length > 0 ? ` data-store-lacks="${lacks.join(' ')}"` : '');
   const body = `<body class="esa-console">
 <header class="esa-header">
 <h1>${escapeHtml(strings.title)}</h1>

@@ -9,6 +9,7 @@ import request from 'supertest';
 import { exportSPKI, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { TEST_HS256_KEY, watchAdmin } from '../helpers/create-app.js';
+import { ForwardingStore } from '../helpers/forwarding-store.js';
 import { createAdminApi, createConsoleRouter, createServiceAccounts, CONSOLE_STRINGS, MemoryAccountStore, type AdminPrincipal, type AuditEvent, type CreateConsoleRouterOptions } from '../../src/index.js';
 
 const ADA: AdminPrincipal = { actor: { id: 'u-ada', name: 'Ada <Lovelace>' }, clientAccountId: 'acme' };
@@ -63,6 +64,17 @@ describe.each([5, 4] as const)('createConsoleRouter in Express %i', (version) =>
     expect(sa.admin.dpopAvailable).toBe(false);
     const off = consoleApp(version, { admin: sa.admin });
     expect((await request(off.app).get('/console/').set('x-user', 'ada').expect(200)).text).toContain(' data-dpop="off"');
+  });
+
+  it('tells the page what a host\'s own store cannot hold: keys, federated credentials, a token policy', async () => {
+    const { app, admin } = consoleApp(version);
+    expect(admin.supports).toEqual({ keys: true, federated: true, accountPolicy: true });
+    expect((await request(app).get('/console/').set('x-user', 'ada').expect(200)).text).not.toContain('data-store-lacks');
+    // ForwardingStore has the required store methods only (docs/writing-a-store.md).
+    const secretsOnly = createAdminApi({ store: new ForwardingStore(new MemoryAccountStore()), secretHashRounds: 4 });
+    expect(secretsOnly.supports).toEqual({ keys: false, federated: false, accountPolicy: false });
+    const lean = consoleApp(version, { admin: secretsOnly });
+    expect((await request(lean.app).get('/console/').set('x-user', 'ada').expect(200)).text).toContain(' data-store-lacks="keys federated accountPolicy"');
   });
 
   it('answers 401, 403 and 500 pages by what authorize says, and tells onError of the 500', async () => {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminApi, MemoryAccountStore } from '../../src/index.js';
 import { requestToken } from '../examples/example-server.js';
 import { createTestApp, watchAdmin } from '../helpers/create-app.js';
+import { ForwardingStore } from '../helpers/forwarding-store.js';
 import { accountCard, axeViolations, browserTestsRun, collectErrors, createAccount, focusedText, launchBrowser, signedInPage, tabTo, useConsoleScene, type Browser, type Page } from './browser.js';
 
 const TIMEOUT = { timeout: 90_000 };
@@ -226,6 +227,39 @@ describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with ac
       await settings.waitFor({ state: 'detached' });
     }
     expect(await tokenFor(plain.clientId, plain.secret.value, base)).toEqual({ status: 200, expiresIn: 3600 });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+/** A host's own store written with the required methods only: no keys, federated credentials or policies. */
+describe.skipIf(!browserTestsRun)('the console over a store that holds secrets only', TIMEOUT, () => {
+  const { app, sa } = createTestApp({ store: new ForwardingStore(new MemoryAccountStore()) });
+  app.use('/console', sa.consoleRouter({ authorize: () => ({ actor: { id: 'u-ada', name: 'Ada Lovelace' }, clientAccountId: 'acme' }) }));
+  let server: Server;
+  let base = '';
+  let browser: Browser;
+  beforeAll(async () => {
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((done) => server.once('listening', done));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((done) => server?.close(done));
+  });
+
+  it('offers only what the store can hold: secrets and enabling, no keys, federated credentials or token settings', async () => {
+    await sa.admin.createAccount({ name: 'payroll-export', clientAccountId: 'acme' });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    await page.goto(`${base}/console/`);
+    const buttons = accountCard(page, 'payroll-export').locator('.esa-buttons button');
+    await buttons.first().waitFor();
+    expect(await buttons.allTextContents()).toEqual(['Add a secret', 'Disable']);
+    expect(await fact(page, 'payroll-export', 'Token lifetime').textContent()).toBe('the server’s default');
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -12,6 +12,8 @@
   const S = JSON.parse(root.dataset.strings || '{}');
   const lang = root.dataset.lang || 'en';
   const API = 'api/service-accounts';
+  /** What the server's account store cannot hold: its buttons are not offered. */
+  const storeLacks = new Set((root.dataset.storeLacks || '').split(' '));
   const dates = new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' });
   let uid = 0;
 
@@ -484,9 +486,9 @@
         'div',
         { class: 'esa-buttons' },
         h('button', { type: 'button', class: 'esa-button', text: S.addSecret, onclick: () => addSecret(account) }),
-        h('button', { type: 'button', class: 'esa-button', text: S.addKey, onclick: () => addKey(account) }),
-        h('button', { type: 'button', class: 'esa-button', text: S.addFederated, onclick: () => addFederated(account) }),
-        h('button', { type: 'button', class: 'esa-button', text: S.tokenSettings, onclick: () => tokenSettings(account) }),
+        storeLacks.has('keys') ? null : h('button', { type: 'button', class: 'esa-button', text: S.addKey, onclick: () => addKey(account) }),
+        storeLacks.has('federated') ? null : h('button', { type: 'button', class: 'esa-button', text: S.addFederated, onclick: () => addFederated(account) }),
+        storeLacks.has('accountPolicy') ? null : h('button', { type: 'button', class: 'esa-button', text: S.tokenSettings, onclick: () => tokenSettings(account) }),
         h('button', { type: 'button', class: `esa-button${account.enabled ? ' esa-danger' : ''}`, text: account.enabled ? S.disable : S.enable, onclick: () => setEnabled(account) }),
       ),
     );

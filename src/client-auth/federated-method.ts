@@ -144,7 +144,9 @@ export class FederatedClientCheck {
     // Past its expiresAt, a credential is refused like a revoked one (and its issuer's keys are not fetched for it).
     const live = unrevoked.filter((credential) => !hasExpired(credential, now.getTime()));
     if (live.length === 0) {
-      if (clientId === undefined) subjects.forget();
+      // The remembered answer named an account that no longer trusts the pair: ask the store again next
+      // time, for this pair only (the token is not verified yet, so it must not clear anyone else's).
+      if (clientId === undefined) subjects.forget(names.issuer, names.subject);
       const failure = unrevoked.length > 0 ? 'expired_credential' : trusting.length > 0 ? 'revoked_federated_credential' : 'untrusted_token';
       return { failure, account };
     }
@@ -331,8 +333,17 @@ export class FederatedSubjects {
     return lookup;
   }
 
-  /** Forgets every remembered answer (an account changed) and detaches the lookups in flight. */
-  forget(): void {
+  /**
+   * Forgets the remembered answer for one issuer and subject, or every one when none is named (an
+   * account changed), and detaches the lookups in flight for them.
+   */
+  forget(issuer?: string, subject?: string): void {
+    if (issuer !== undefined && subject !== undefined) {
+      const key = `${issuer}\n${subject}`;
+      this.#remembered.delete(key);
+      this.#inflight.delete(key);
+      return;
+    }
     this.#remembered.clear();
     this.#inflight.clear();
   }

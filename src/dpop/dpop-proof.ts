@@ -114,8 +114,10 @@ function decodeJson(part: string): Record<string, unknown> | undefined {
   }
 }
 
+/** A time in seconds as an ISO date, or as the number itself when no date can hold it (beyond ±275,760 years). */
 function isoSeconds(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? `${seconds} s since 1970` : date.toISOString().replace('.000Z', 'Z');
 }
 
 /** A proof header seen before: its key's thumbprint, and its signature check, resolved once. */

@@ -100,6 +100,7 @@ describe.each([5, 4] as const)('requireBearer() with DPoP on Express %i', (versi
       await key.proof({ htm: 'GET', htu: WHOAMI, iat: now() }),
       await key.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: other }),
       await key.proof({ htm: 'GET', htu: WHOAMI, iat: now() - 120, accessToken: token }),
+      await key.proof({ htm: 'GET', htu: WHOAMI, iat: -1e13, accessToken: token }), // before any date
       undefined,
     ];
     for (const proof of proofs) {

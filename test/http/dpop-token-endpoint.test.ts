@@ -99,6 +99,15 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
     expect((await tokenRequest(await key.proof({ htu: HTU, iat: now() + 5 }))).status).toBe(200);
   });
 
+  // RFC 9449 §4.3: an iat beyond what a date can hold is as stale or as early as any other, not a server error.
+  it('400 invalid_dpop_proof for an iat too far off for any date, before any client authentication', async () => {
+    for (const iat of [1e13, -1e13, 1e300]) {
+      const res = await tokenRequest(await key.proof({ htu: HTU, iat }));
+      expectOAuthError(res, 400, 'invalid_dpop_proof');
+      expect(res.body.error_description).toContain(`${iat} s since 1970`);
+    }
+  });
+
   // "A `DPoP` header ... is checked per §4.3 before any bcrypt work ... A bad proof: 400 `invalid_dpop_proof`, not a limiter failure."
   it('a bad proof is answered before the secret is checked and does not count towards the failure limit', async () => {
     t = make({ failureLimit: { max: 1, windowSeconds: 60 } });

@@ -6,7 +6,7 @@
  * naming an issuer nobody trusts never causes a request"; the token carries the credential's audience
  * as its sole audience, and a `jti` is used once. The clock is the test's.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FederatedKeysUnavailableError, InvalidClientError } from '../../src/errors.js';
 import { createFederatedClientCheck, FederatedMethod } from '../../src/client-auth/federated-method.js';
 import { JWT_BEARER_ASSERTION_TYPE, presentedCredentials } from '../../src/client-auth/presented-credentials.js';
@@ -100,6 +100,27 @@ describe('FederatedMethod', () => {
     expectRefused(await t.authenticate(await t.token(), t.account.clientId), 'expired_credential', t.failures());
     expectRefused(await t.authenticate(await t.token()), 'expired_credential', t.failures());
     expect(t.idp.requests.length).toBe(fetched);
+  });
+
+  // An unverified token must not cost other workloads their remembered lookup: forgetting the stale
+  // answer of its own issuer and subject is all it may do.
+  it('after a token naming an expired credential, even an unsigned one, still answers other workloads without asking the store again', async () => {
+    const t = await setUp();
+    const old = await t.admin.createAccount({ name: 'retired-exporter' });
+    await t.admin.addFederatedCredential(old.clientId, { issuer: t.idp.issuer, subject: 'system:serviceaccount:payments:retired', expiresIn: '1h' });
+    t.clock.advance(3600);
+    const lookups = vi.spyOn(t.store, 'findFederatedClients');
+    expect(authenticatedAs(await t.authenticate(await t.token()))).toMatchObject({ clientId: t.account.clientId });
+    expect(lookups).toHaveBeenCalledTimes(1);
+    const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const at = Math.floor(t.clock.now().getTime() / 1000);
+    const unsigned = `${part({ alg: 'ES256', kid: 'k' })}.${part({ iss: t.idp.issuer, sub: 'system:serviceaccount:payments:retired', aud: TEST_ISSUER, iat: at, exp: at + 300 })}.AAAA`;
+    for (let i = 0; i < 3; i++) {
+      expectRefused(await t.authenticate(unsigned), 'expired_credential', t.failures());
+      expect(authenticatedAs(await t.authenticate(await t.token()))).toMatchObject({ clientId: t.account.clientId });
+    }
+    // One lookup per retired-pair request (its stale answer forgotten each time), none for the live pair.
+    expect(lookups.mock.calls.map(([, subject]) => subject)).toEqual([SUBJECT, ...Array(3).fill('system:serviceaccount:payments:retired')]);
   });
 
   it('refuses a token two accounts trust, sent without client_id, as ambiguous_token; with client_id it picks the account', async () => {

@@ -68,9 +68,19 @@ const NEVER = blockList(
   ],
 );
 
+/** An IPv6 address in its shortest lower-case form (RFC 5952), or lower-cased as given when URL refuses it (a zone ID). */
+function canonicalIPv6(address: string): string {
+  try {
+    return new URL(`http://[${address}]`).hostname.slice(1, -1);
+  } catch {
+    return address.toLowerCase();
+  }
+}
+
 /** The IPv4 address a NAT64 address (64:ff9b::/96, RFC 6052) carries in its last 32 bits, if it is one. */
 function nat64Embedded(address: string): string | undefined {
-  const lower = address.toLowerCase();
+  // In its one shortest form (RFC 5952, as URL writes it), so 0064:ff9b:0:0:0:0:... is recognised too.
+  const lower = canonicalIPv6(address);
   if (!lower.startsWith('64:ff9b::')) return undefined;
   const tail = lower.slice('64:ff9b::'.length);
   if (isIP(tail) === 4) return tail;

@@ -5,6 +5,7 @@
  * what changed, and the token endpoint follows at once. See docs/console.md.
  */
 import type { Server } from 'node:http';
+import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminApi, MemoryAccountStore } from '../../src/index.js';
@@ -156,6 +157,24 @@ describe.skipIf(!browserTestsRun)('the console, an account’s token settings', 
   });
 });
 
+/** Serves `app` on a loopback port for the tests of one describe block, with a browser of its own. */
+function servedInProcess(app: Express): { base: string; browser: Browser } {
+  const local = { base: '', browser: undefined as unknown as Browser };
+  let server: Server | undefined;
+  beforeAll(async () => {
+    const listening = app.listen(0, '127.0.0.1');
+    server = listening;
+    await new Promise((done) => listening.once('listening', done));
+    local.base = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+    local.browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await local.browser?.close();
+    await new Promise((done) => (server ? server.close(done) : done(undefined)));
+  });
+  return local;
+}
+
 /**
  * A server with DPoP turned off whose tokens may live 2 hours at most, sharing its store with an admin
  * API that allowed more: accounts made there keep what they were given.
@@ -167,31 +186,19 @@ describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with ac
   // An admin API that does not know the server turned DPoP off, and allows 1-day tokens.
   const looser = createAdminApi({ store, secretHashRounds: 4, tokenLifetime: 86_400, maxAccessTokenLifetime: 86_400 });
   watchAdmin(looser, 'in-its-response');
-  let server: Server;
-  let base = '';
-  let browser: Browser;
-  beforeAll(async () => {
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((done) => server.once('listening', done));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise((done) => server?.close(done));
-  });
+  const local = servedInProcess(app);
 
   it('says a lifetime above the maximum gives the maximum, and offers only to clear a DPoP requirement the server cannot meet', async () => {
     expect(sa.admin.dpopAvailable).toBe(false);
     const stuck = await looser.createAccount({ name: 'archive-sync', clientAccountId: 'acme', accessTokenLifetime: 43_200, dpopBoundAccessTokens: true });
     const plain = await looser.createAccount({ name: 'report-mailer', clientAccountId: 'acme' });
     // RFC 9449 §5.2: an account that requires DPoP-bound tokens gets none from a server that issues none.
-    expect(await tokenFor(stuck.clientId, stuck.secret.value, base)).toEqual({ status: 400, error: 'invalid_dpop_proof' });
+    expect(await tokenFor(stuck.clientId, stuck.secret.value, local.base)).toEqual({ status: 400, error: 'invalid_dpop_proof' });
 
-    const context = await browser.newContext();
+    const context = await local.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await page.goto(`${base}/console/`);
+    await page.goto(`${local.base}/console/`);
     expect(await fact(page, 'archive-sync', 'Token lifetime').textContent()).toBe('12 hours, more than this server now allows: its tokens get 2 hours');
     expect(await fact(page, 'archive-sync', 'Proof of possession').textContent()).toBe('DPoP required');
 
@@ -215,7 +222,7 @@ describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with ac
     expect(await save(page, dialog)).toEqual({ dpopBoundAccessTokens: false }); // the lifetime is kept as it is
     await expect.poll(() => fact(page, 'archive-sync', 'Proof of possession').textContent()).toBe('not required');
     // The account gets tokens again, of the server's longest lifetime.
-    expect(await tokenFor(stuck.clientId, stuck.secret.value, base)).toEqual({ status: 200, expiresIn: 7200 });
+    expect(await tokenFor(stuck.clientId, stuck.secret.value, local.base)).toEqual({ status: 200, expiresIn: 7200 });
 
     // Once cleared, or never set, DPoP is not offered on this server.
     for (const name of ['archive-sync', 'report-mailer']) {
@@ -226,7 +233,7 @@ describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with ac
       await settings.getByRole('button', { name: 'Cancel' }).click();
       await settings.waitFor({ state: 'detached' });
     }
-    expect(await tokenFor(plain.clientId, plain.secret.value, base)).toEqual({ status: 200, expiresIn: 3600 });
+    expect(await tokenFor(plain.clientId, plain.secret.value, local.base)).toEqual({ status: 200, expiresIn: 3600 });
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -236,26 +243,14 @@ describe.skipIf(!browserTestsRun)('the console on a server without DPoP, with ac
 describe.skipIf(!browserTestsRun)('the console over a store that holds secrets only', TIMEOUT, () => {
   const { app, sa } = createTestApp({ store: new ForwardingStore(new MemoryAccountStore()) });
   app.use('/console', sa.consoleRouter({ authorize: () => ({ actor: { id: 'u-ada', name: 'Ada Lovelace' }, clientAccountId: 'acme' }) }));
-  let server: Server;
-  let base = '';
-  let browser: Browser;
-  beforeAll(async () => {
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((done) => server.once('listening', done));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise((done) => server?.close(done));
-  });
+  const local = servedInProcess(app);
 
   it('offers only what the store can hold: secrets and enabling, no keys, federated credentials or token settings', async () => {
     await sa.admin.createAccount({ name: 'payroll-export', clientAccountId: 'acme' });
-    const context = await browser.newContext();
+    const context = await local.browser.newContext();
     const page = await context.newPage();
     const errors = collectErrors(page);
-    await page.goto(`${base}/console/`);
+    await page.goto(`${local.base}/console/`);
     const buttons = accountCard(page, 'payroll-export').locator('.esa-buttons button');
     await buttons.first().waitFor();
     expect(await buttons.allTextContents()).toEqual(['Add a secret', 'Disable']);

@@ -3,7 +3,8 @@
  * The only view of the admin API the router's handlers get: one per request, bound to who is acting.
  * An administrator of client account X sees exactly X's service accounts; any other client ID, in
  * another client account or in none, is "not found" with one and the same answer, so nothing tells
- * them apart. They may not grant a scope the host reserved for operators (`operatorOnlyScopes`).
+ * them apart. They may not grant a scope the host reserved for operators (`operatorOnlyScopes`), nor,
+ * where the host reserves any, create an account without scopes (which passes every scope check).
  * Resources (RFC 8707: which APIs an account's tokens are for) are the operators' to give: they pick
  * among the host's APIs, across client accounts. Every change goes through `admin.withActor(actor)`, so its audit event names the person.
  */
@@ -60,6 +61,15 @@ export interface ScopedAdminApi {
 
 const OPERATORS_GIVE_RESOURCES = 'Only an operator of every client account may choose the resources (APIs) an account’s tokens are for';
 
+const OPERATORS_GIVE_ALL_SCOPES =
+  'Only an operator of every client account may create an account without scopes here: its tokens would pass every scope check, ' +
+  'including the scopes reserved for operators. Give the account the scopes it needs';
+
+/** Whether `scopes` (as the create body gives them) names at least one scope: none means every scope. */
+function hasScopes(scopes: CreateAccountBody['scopes']): boolean {
+  return scopes !== undefined && (typeof scopes === 'string' ? scopes.split(' ') : [...scopes]).some((scope) => scope !== '');
+}
+
 /** The first of `scopes` (as the create body gives them) that `reserved` (scopes, or prefixes ending in `*`) holds. */
 function reservedScopeIn(scopes: CreateAccountBody['scopes'], reserved: readonly string[]): string | undefined {
   if (scopes === undefined || reserved.length === 0) return undefined;
@@ -108,6 +118,8 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
       // A scope whose meaning crosses client accounts is the operators' to grant.
       const reserved = tenant === undefined ? undefined : reservedScopeIn(input.scopes, operatorOnlyScopes);
       if (reserved !== undefined) throw new AdminProblem('forbidden', `Only an operator of every client account may grant the scope ${reserved}`);
+      // An account without scopes passes every scope check, the reserved ones included.
+      if (tenant !== undefined && operatorOnlyScopes.length > 0 && !hasScopes(input.scopes)) throw new AdminProblem('forbidden', OPERATORS_GIVE_ALL_SCOPES);
       if (tenant !== undefined && input.resources !== undefined && input.resources.length > 0) throw new AdminProblem('forbidden', OPERATORS_GIVE_RESOURCES);
       return acting.createAccount({ ...input, clientAccountId: tenant ?? input.clientAccountId ?? null });
     },

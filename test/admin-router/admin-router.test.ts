@@ -97,6 +97,23 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     expect(byOperator.status).toBe(201);
   });
 
+  // docs/admin-api.md "Scopes only an operator may grant": an account without scopes passes every scope
+  // check (docs/require-bearer.md), reserved ones included, so where the host reserves scopes only an
+  // operator may create one; a tenant administrator gets 403, whether scopes is left out or empty.
+  it('refuses a tenant administrator’s create without scopes when scopes are reserved (403); an operator may', async () => {
+    const { api, admin } = setup({ operatorOnlyScopes: ['reports:all-tenants'] });
+    for (const body of [{ name: 'x' }, { name: 'x', scopes: [] }]) {
+      const res = await api.post('/admin/service-accounts', { token: 'acme', body });
+      expectProblem(res, 403, 'forbidden');
+      expect(res.body.detail).toMatch(/without scopes/);
+    }
+    expect(await admin.listAccounts()).toEqual([]);
+    expect((await api.post('/admin/service-accounts', { token: 'operator', body: { name: 'y', clientAccountId: 'acme' } })).status).toBe(201);
+    // Without reserved scopes, an account without scopes is the tenant's to make, as before.
+    const open = setup();
+    expect((await open.api.post('/admin/service-accounts', { token: 'acme', body: { name: 'z' } })).status).toBe(201);
+  });
+
   it('lists only the caller’s client account; an operator sees all and may narrow to one', async () => {
     const { api, create } = setup();
     const a = await create('acme');

@@ -65,16 +65,16 @@ const OPERATORS_GIVE_ALL_SCOPES =
   'Only an operator of every client account may create an account without scopes here: its tokens would pass every scope check, ' +
   'including the scopes reserved for operators. Give the account the scopes it needs';
 
-/** Whether `scopes` (as the create body gives them) names at least one scope: none means every scope. */
-function hasScopes(scopes: CreateAccountBody['scopes']): boolean {
-  return scopes !== undefined && (typeof scopes === 'string' ? scopes.split(' ') : [...scopes]).some((scope) => scope !== '');
+/** The scopes a create body names (a list, or one space-separated string); none means every scope. */
+function namedScopes(scopes: CreateAccountBody['scopes']): readonly string[] {
+  if (scopes === undefined) return [];
+  return (typeof scopes === 'string' ? scopes.split(' ') : scopes).filter((scope) => scope !== '');
 }
 
-/** The first of `scopes` (as the create body gives them) that `reserved` (scopes, or prefixes ending in `*`) holds. */
-function reservedScopeIn(scopes: CreateAccountBody['scopes'], reserved: readonly string[]): string | undefined {
-  if (scopes === undefined || reserved.length === 0) return undefined;
+/** The first of `scopes` that `reserved` (scopes, or prefixes ending in `*`) holds. */
+function reservedScopeIn(scopes: readonly string[], reserved: readonly string[]): string | undefined {
   const matches = (scope: string) => reserved.some((entry) => (entry.endsWith('*') ? scope.startsWith(entry.slice(0, -1)) : scope === entry));
-  return (typeof scopes === 'string' ? scopes.split(' ') : scopes).find((scope) => scope !== '' && matches(scope));
+  return scopes.find(matches);
 }
 
 /**
@@ -115,11 +115,14 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
       if (tenant !== undefined && input.clientAccountId !== undefined && input.clientAccountId !== tenant) {
         throw new AdminProblem('forbidden', 'You may create service accounts only in your own client account');
       }
-      // A scope whose meaning crosses client accounts is the operators' to grant.
-      const reserved = tenant === undefined ? undefined : reservedScopeIn(input.scopes, operatorOnlyScopes);
-      if (reserved !== undefined) throw new AdminProblem('forbidden', `Only an operator of every client account may grant the scope ${reserved}`);
-      // An account without scopes passes every scope check, the reserved ones included.
-      if (tenant !== undefined && operatorOnlyScopes.length > 0 && !hasScopes(input.scopes)) throw new AdminProblem('forbidden', OPERATORS_GIVE_ALL_SCOPES);
+      if (tenant !== undefined && operatorOnlyScopes.length > 0) {
+        const scopes = namedScopes(input.scopes);
+        // An account without scopes passes every scope check, the reserved ones included.
+        if (scopes.length === 0) throw new AdminProblem('forbidden', OPERATORS_GIVE_ALL_SCOPES);
+        // A scope whose meaning crosses client accounts is the operators' to grant.
+        const reserved = reservedScopeIn(scopes, operatorOnlyScopes);
+        if (reserved !== undefined) throw new AdminProblem('forbidden', `Only an operator of every client account may grant the scope ${reserved}`);
+      }
       if (tenant !== undefined && input.resources !== undefined && input.resources.length > 0) throw new AdminProblem('forbidden', OPERATORS_GIVE_RESOURCES);
       return acting.createAccount({ ...input, clientAccountId: tenant ?? input.clientAccountId ?? null });
     },

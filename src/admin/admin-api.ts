@@ -215,8 +215,10 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     }
   };
 
+  // Whether the store can keep an account's token policy; the console offers Token settings only then.
+  const holdsPolicy = typeof store.setAccountPolicy === 'function';
   const requirePolicyStore = (): void => {
-    if (typeof store.setAccountPolicy !== 'function') {
+    if (!holdsPolicy) {
       throw new Error('This account store cannot hold account token policies: it lacks setAccountPolicy (see docs/writing-a-store.md)');
     }
   };
@@ -314,7 +316,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     ...(config.maxCredentialLifetime !== undefined && { maxCredentialLifetime: config.maxCredentialLifetime }),
     maxAccessTokenLifetime: config.maxAccessTokenLifetime,
     dpopAvailable: context.dpopDisabled !== true,
-    supports: { keys: supportsKind(store, 'key'), federated: supportsKind(store, 'federated'), accountPolicy: typeof store.setAccountPolicy === 'function' },
+    supports: { keys: supportsKind(store, 'key'), federated: supportsKind(store, 'federated'), accountPolicy: holdsPolicy },
   };
 }
 

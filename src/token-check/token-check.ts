@@ -194,8 +194,17 @@ export function checkToken<A, B, C>(runtime: TokenCheckRuntime, token: string, r
     .ready()
     .then(() => Promise.all([runtime.accounts.get(claims.sub), runtime.revokedTokens.isRevoked(claims.jti)]))
     .then(
-      // Read the clock again: the store read may have taken a while.
-      ([account, revoked]) => answer(receiver, runtime.config.audience, claims, account, revoked, runtime.config.now().getTime(), a, b, c),
+      ([account, revoked]) => {
+        // Read the clock again: the store read may have taken a while, and the token may have expired
+        // meanwhile (RFC 7519 §4.1.4: never accepted on or after its expiry). A cache hit, the one expiry rule.
+        const later = runtime.config.now();
+        try {
+          runtime.verifiedTokens.verify(token, later);
+        } catch (err) {
+          return err instanceof InvalidTokenError ? receiver.refused(err, claims, undefined, a, b, c) : receiver.failed(err, claims, a, b, c);
+        }
+        answer(receiver, runtime.config.audience, claims, account, revoked, later.getTime(), a, b, c);
+      },
       (err: unknown) => receiver.failed(err, claims, a, b, c),
     );
 }

@@ -21,7 +21,7 @@ import type { AccountRecord } from './store/account-store.js';
 export interface ExtraTokenClaimsInput {
   /** The account the token is issued to, as the store holds it (its hashes included: never copy them into a claim). */
   readonly account: AccountRecord;
-  /** The granted scopes; `undefined` for an unrestricted account that asked for none. */
+  /** The granted scopes; `undefined` for an unrestricted account (one provisioned without scopes), whatever it asked for. */
   readonly scopes: readonly string[] | undefined;
   /** The token's audience (`aud`): the resource it is for (RFC 8707), or the server's audience. */
   readonly resource: string;

@@ -403,6 +403,14 @@ describe.each(VARIANTS)('POST /oauth/token (Express $express, host parsers: $hos
       expect(res.body).not.toHaveProperty('scope');
       expect(decodeToken((res.body as { access_token: string }).access_token).payload).not.toHaveProperty('scope');
     });
+
+    // Same clause, also when the request names a scope: the token is not narrowed (docs/token-endpoint.md).
+    it('an unrestricted account that asks for a scope still gets an unrestricted token, without scope', async () => {
+      const res = await post().type('form').send({ ...GRANT, scope: 'jobs:read', client_id: account.clientId, client_secret: account.secret.value });
+      expectIssued(res);
+      expect(res.body).not.toHaveProperty('scope');
+      expect(decodeToken((res.body as { access_token: string }).access_token).payload).not.toHaveProperty('scope');
+    });
   });
 
   // CONTRACT §2: "any method but POST | 405 | `invalid_request` | with `Allow: POST`". RFC 6749 §3.2:

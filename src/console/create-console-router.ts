@@ -97,6 +97,17 @@ function reportError(options: ResolvedConsoleRouterOptions, error: unknown, req:
 }
 
 /**
+ * Whether a change carries what only a script of an allowed origin can send (OWASP, "Employing custom
+ * request headers"): the page's `X-Requested-With` header or a JSON body's media type. An HTML form,
+ * or a `no-cors` fetch of another site, can send neither.
+ */
+function sentByScript(req: IncomingMessage): boolean {
+  if (req.headers['x-requested-with'] !== undefined) return true;
+  const type = req.headers['content-type'];
+  return type !== undefined && type.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
+/**
  * Creates the self-service page over an admin API: a signed-in client account administrator lists
  * their service accounts, creates one (its secret shown once), adds and revokes secrets, public keys
  * and federated credentials, and disables and enables accounts. Every change goes through the admin
@@ -143,10 +154,13 @@ export function createConsoleRouter(options: CreateConsoleRouterOptions): Reques
     if (pathname === API_PREFIX || pathname.startsWith(`${API_PREFIX}/`)) {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
       // Changes come from the page itself only: whatever its media type, a request another site's page
-      // made is refused before the person's session is read (the cookie is sent all the same).
-      if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method ?? 'GET') && isCrossOriginRequest(req)) {
+      // made is refused before the person's session is read (the cookie is sent all the same). So is a
+      // change without the page's marks, which a browser sends from another origin only after a CORS
+      // preflight that is never granted: the one check that holds in a browser sending neither Fetch
+      // Metadata nor a telling Origin.
+      if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method ?? 'GET') && (isCrossOriginRequest(req) || !sentByScript(req))) {
         res.setHeader('Cache-Control', 'no-store');
-        return sendProblem(res, new AdminProblem('cross-origin-request', 'This request came from another site; changes are accepted from this page only'));
+        return sendProblem(res, new AdminProblem('cross-origin-request', 'Changes are accepted from this page only: this request came from another site, or without the page’s headers'));
       }
       const baseUrl = req.baseUrl;
       req.url = url.slice(API_PREFIX.length) || '/';

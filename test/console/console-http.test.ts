@@ -121,9 +121,10 @@ describe('the console from outside', TIMEOUT, () => {
       { what: 'text/plain post', headers: { 'Content-Type': 'text/plain', 'Sec-Fetch-Site': 'cross-site', Origin: 'https://evil.example' }, body: '{"name":"pwned"}', status: 403 },
       // A sibling subdomain is the same site (its cookies too), yet another origin.
       { what: 'JSON from a sibling subdomain', headers: { 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'same-site' }, body: '{"name":"pwned"}', status: 403 },
-      // An old browser that marks nothing: only JSON is accepted, which no form can send.
-      { what: 'unmarked form post', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'name=pwned', status: 415 },
-      { what: 'unmarked text/plain post', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"pwned"}', status: 415 },
+      // An old browser that marks nothing: a change needs the page's header or a JSON body, which no
+      // form (and no cross-site fetch without a preflight) can send.
+      { what: 'unmarked form post', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'name=pwned', status: 403 },
+      { what: 'unmarked text/plain post', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"pwned"}', status: 403 },
       { what: 'Origin of another site', headers: { 'Content-Type': 'application/json', Origin: 'https://evil.example' }, body: '{"name":"pwned"}', status: 403 },
     ];
     for (const attempt of attempts) {
@@ -138,5 +139,19 @@ describe('the console from outside', TIMEOUT, () => {
     // The page itself (same origin, JSON) may.
     const own = await fetch(create, { method: 'POST', headers: { cookie, 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'same-origin' }, body: '{"name":"own-page"}' });
     expect(own.status).toBe(201);
+    const { clientId } = (await own.json()) as { clientId: string };
+
+    // OWASP CSRF Cheat Sheet, "Employing custom request headers for AJAX/API": a change without a body
+    // (disable, enable, a new secret) is what a cross-site `no-cors` fetch can send without a preflight,
+    // from a browser that marks nothing: without the page's X-Requested-With it is refused.
+    for (const action of ['disable', 'secrets']) {
+      const bare = await fetch(`${create}/${clientId}/${action}`, { method: 'POST', headers: { cookie } });
+      expect({ action, status: bare.status }).toEqual({ action, status: 403 });
+    }
+    const after = (await (await fetch(`${create}/${clientId}`, { headers: { cookie } })).json()) as { enabled: boolean; secrets: unknown[] };
+    expect({ enabled: after.enabled, secrets: after.secrets.length }).toEqual({ enabled: true, secrets: 1 });
+    // The page sends its header with every change, and may.
+    const disabled = await fetch(`${create}/${clientId}/disable`, { method: 'POST', headers: { cookie, 'X-Requested-With': 'express-service-accounts-console' } });
+    expect(disabled.status).toBe(200);
   });
 });

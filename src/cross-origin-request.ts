@@ -10,8 +10,9 @@ import type { IncomingMessage } from 'node:http';
  * Whether a browser marks the request as sent from another site or origin: Fetch Metadata
  * (`Sec-Fetch-Site` other than `same-origin` or `none`; `same-site`, a sibling subdomain, counts as
  * another origin) or, from a browser that sends none, an `Origin` whose host is not the request's
- * `Host` (`Origin: null` included), or a plain `http:` one for a request that came over HTTPS. A request that carries neither, from a backend client or `curl`,
- * is not cross-origin. Use it to refuse cross-site changes on your own routes, such as a login form.
+ * `Host` (`Origin: null` included), or a plain `http:` one for a request that came over HTTPS. A
+ * request that carries neither, from a backend client or `curl`, is not cross-origin. Use it to
+ * refuse cross-site changes on your own routes, such as a login form.
  *
  * @example
  * ```ts

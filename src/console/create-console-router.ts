@@ -97,14 +97,12 @@ function reportError(options: ResolvedConsoleRouterOptions, error: unknown, req:
 }
 
 /**
- * Whether a change carries what only a script of an allowed origin can send (OWASP, "Employing custom
- * request headers"): the page's `X-Requested-With` header or a JSON body's media type. An HTML form,
- * or a `no-cors` fetch of another site, can send neither.
+ * Whether a change has neither a media type nor the page's `X-Requested-With` header: the one request
+ * a `no-cors` fetch of another site sends without a CORS preflight (OWASP, "Employing custom request
+ * headers"). A change with a media type is the admin router's to check: anything but JSON is 415.
  */
-function sentByScript(req: IncomingMessage): boolean {
-  if (req.headers['x-requested-with'] !== undefined) return true;
-  const type = req.headers['content-type'];
-  return type !== undefined && type.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+function unmarkedWithoutBody(req: IncomingMessage): boolean {
+  return req.headers['content-type'] === undefined && req.headers['x-requested-with'] === undefined;
 }
 
 /**
@@ -155,12 +153,11 @@ export function createConsoleRouter(options: CreateConsoleRouterOptions): Reques
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
       // Changes come from the page itself only: whatever its media type, a request another site's page
       // made is refused before the person's session is read (the cookie is sent all the same). So is a
-      // change without the page's marks, which a browser sends from another origin only after a CORS
-      // preflight that is never granted: the one check that holds in a browser sending neither Fetch
-      // Metadata nor a telling Origin.
-      if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method ?? 'GET') && (isCrossOriginRequest(req) || !sentByScript(req))) {
+      // change without a body that lacks the page's header: the one check that holds in a browser
+      // sending neither Fetch Metadata nor a telling Origin.
+      if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method ?? 'GET') && (isCrossOriginRequest(req) || unmarkedWithoutBody(req))) {
         res.setHeader('Cache-Control', 'no-store');
-        return sendProblem(res, new AdminProblem('cross-origin-request', 'Changes are accepted from this page only: this request came from another site, or without the page’s headers'));
+        return sendProblem(res, new AdminProblem('cross-origin-request', 'Changes are accepted from this page only: this request came from another site, or without the page’s header'));
       }
       const baseUrl = req.baseUrl;
       req.url = url.slice(API_PREFIX.length) || '/';

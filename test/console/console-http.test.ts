@@ -121,10 +121,9 @@ describe('the console from outside', TIMEOUT, () => {
       { what: 'text/plain post', headers: { 'Content-Type': 'text/plain', 'Sec-Fetch-Site': 'cross-site', Origin: 'https://evil.example' }, body: '{"name":"pwned"}', status: 403 },
       // A sibling subdomain is the same site (its cookies too), yet another origin.
       { what: 'JSON from a sibling subdomain', headers: { 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'same-site' }, body: '{"name":"pwned"}', status: 403 },
-      // An old browser that marks nothing: a change needs the page's header or a JSON body, which no
-      // form (and no cross-site fetch without a preflight) can send.
-      { what: 'unmarked form post', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'name=pwned', status: 403 },
-      { what: 'unmarked text/plain post', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"pwned"}', status: 403 },
+      // An old browser that marks nothing: only JSON is accepted, which no form can send.
+      { what: 'unmarked form post', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'name=pwned', status: 415 },
+      { what: 'unmarked text/plain post', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"pwned"}', status: 415 },
       { what: 'Origin of another site', headers: { 'Content-Type': 'application/json', Origin: 'https://evil.example' }, body: '{"name":"pwned"}', status: 403 },
     ];
     for (const attempt of attempts) {

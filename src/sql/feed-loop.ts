@@ -82,7 +82,9 @@ export const POLL_DEADLINE_MS = 750;
 /**
  * How much longer than `pollIntervalMs` the feed may go without a successful poll. A poll that started
  * at time `s` and succeeded has delivered every change committed before `s`; when no later poll has
- * succeeded by `s + pollIntervalMs + POLL_GRACE_MS`, listeners get `'*'`. So a change is delivered, or
+ * succeeded by `s + pollIntervalMs + POLL_GRACE_MS`, listeners get `'*'`. A poll that succeeds only
+ * after that long from its own start (a slow database) does not end the outage: only a poll that
+ * answers in time does. So a change is delivered, or
  * every cache told to stop trusting itself, within `pollIntervalMs + POLL_GRACE_MS` of its commit
  * (400 ms by default), whatever happens to the push channel or the database.
  */
@@ -200,7 +202,6 @@ export class FeedLoop {
         complete = rows.length < POLL_BATCH;
       }
       for (const seq of this.#pushed) if (seq <= this.#last) this.#pushed.delete(seq);
-      this.#failing = false;
     } catch (error) {
       complete = false;
       this.#options.onError(error);
@@ -209,7 +210,9 @@ export class FeedLoop {
       if (!this.#failing && !this.#stopped) this.#emit(ALL_ACCOUNTS);
       this.#failing = true;
     } finally {
-      this.#watchdog.end(read, complete);
+      // Only a fresh, complete read ends an outage: one that answered after the watchdog's limit, or
+      // stopped at MAX_BATCHES_PER_POLL, has not delivered every change in time.
+      if (this.#watchdog.end(read, complete)) this.#failing = false;
       this.#report();
       this.#schedulePoll();
     }

@@ -94,4 +94,59 @@ describe('ChangeFeed state', () => {
     await stopSecond();
     await stopFirst();
   });
+
+  it('stays failing, with one "*", while every read of the feed answers later than pollIntervalMs + 200 ms, until reads are quick again', async () => {
+    // A slow database: nothing fails, but each answer comes 600 ms after the poll started (before
+    // the poll's 750 ms deadline). No read arrives in time, so caches must not trust the feed.
+    let slow = false;
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => 0,
+      readSince: () => new Promise((resolve) => setTimeout(() => resolve([]), slow ? 600 : 0)),
+      pollIntervalMs: 200,
+      onError: () => {},
+    });
+    const states: ChangeFeedState[] = [];
+    const announced: string[] = [];
+    const stop = await feed.watch((clientId) => announced.push(clientId), { onStateChange: (state) => states.push(state) });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(states).toEqual(['polling']);
+    slow = true;
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(states).toEqual(['polling', 'failing']);
+    expect(announced).toEqual(['*']);
+    slow = false;
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(states).toEqual(['polling', 'failing', 'polling']);
+    await stop();
+  });
+
+  it('stays failing after an outage until a poll has read every change made meanwhile, even when one poll cannot read them all', async () => {
+    let fail = false;
+    const rows: Array<{ seq: number; clientId: string }> = [];
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => 0,
+      readSince: async (after, limit) => {
+        if (fail) throw new Error('database down');
+        return rows.filter((row) => row.seq > after).slice(0, limit);
+      },
+      pollIntervalMs: 200,
+      onError: () => {},
+    });
+    const announced: string[] = [];
+    const states: Array<{ state: ChangeFeedState; announcedBefore: number }> = [];
+    const stop = await feed.watch((clientId) => announced.push(clientId), {
+      onStateChange: (state) => states.push({ state, announcedBefore: announced.length }),
+    });
+    fail = true;
+    await vi.advanceTimersByTimeAsync(1000);
+    // 12,500 changes while the feed could not be read: more than one poll reads (20 batches of 500).
+    for (let seq = 1; seq <= 12_500; seq++) rows.push({ seq, clientId: `client-${seq}` });
+    fail = false;
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(states.map(({ state }) => state)).toEqual(['polling', 'failing', 'polling']);
+    // '*' when the outage began, then every change, all of them before the feed says it is back.
+    expect(announced).toHaveLength(1 + 12_500);
+    expect(states[2]!.announcedBefore).toBe(1 + 12_500);
+    await stop();
+  });
 });

@@ -89,6 +89,8 @@ export const POLL_DEADLINE_MS = 750;
  * (400 ms by default), whatever happens to the push channel or the database.
  */
 export const POLL_GRACE_MS = 200;
+/** Longest the first read of the feed may take before the start fails (a watcher may try again). */
+const START_DEADLINE_MS = 5000;
 const MAX_BATCHES_PER_POLL = 20;
 const LISTEN_RETRY_MIN_MS = 500;
 const LISTEN_RETRY_MAX_MS = 30_000;
@@ -126,7 +128,9 @@ export class FeedLoop {
     const read = this.#watchdog.begin();
     let succeeded = false;
     try {
-      this.#last = await this.#options.readLatestSeq();
+      // A deadline, so that a connection that went silent cannot hold the start (and every watcher
+      // waiting on it) for as long as TCP takes to give up: the start fails, and the next watch retries.
+      this.#last = await callStore(() => this.#options.readLatestSeq(), START_DEADLINE_MS, 'change feed start');
       succeeded = true;
     } finally {
       this.#watchdog.end(read, succeeded);
@@ -134,7 +138,8 @@ export class FeedLoop {
     if (this.#stopped) return;
     this.#schedulePoll();
     // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
-    // attempt is reported to onError and retried, and the poll covers the gap).
+    // attempt, or one that did not answer within the push channel's deadline, is reported to onError
+    // and retried, and the poll covers the gap).
     await this.#listen();
     this.#report(); // the first state, when #listen did not report it (no push channel)
   }

@@ -112,12 +112,23 @@ async function createPool(connectionString: string): Promise<PgPool> {
   }
   // allowExitOnIdle: a CLI run must not hang on idle connections. connectionTimeoutMillis: a server
   // that drops packets fails a call within seconds (answered 503) instead of waiting for TCP to give up.
-  const pool = new Pool({ connectionString, allowExitOnIdle: true, connectionTimeoutMillis: 5000 });
+  // keepAlive: an idle connection (the LISTEN one always is) whose peer silently vanished is found
+  // and closed by TCP keepalive probes, instead of never.
+  const pool = new Pool({
+    connectionString,
+    allowExitOnIdle: true,
+    connectionTimeoutMillis: 5000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle client losing its connection emits 'error' on the pool; unhandled, it would crash the
   // process. The next query reports the outage instead.
   pool.on('error', () => undefined);
   return pool;
 }
+
+/** Longest the `LISTEN` command may take before its connection is given up as silent. */
+const LISTEN_DEADLINE_MS = 2000;
 
 /** `LISTEN` on a dedicated pool client, held until stopped or broken, then destroyed. */
 function pgNotifications(getPool: () => Promise<PgPool>, channel: string): ChangeNotifications {
@@ -146,11 +157,23 @@ function pgNotifications(getPool: () => Promise<PgPool>, channel: string): Chang
       // Stays attached for good: a late 'error' from this client must never be unhandled.
       client.on('error', fail);
       client.on('end', () => fail(new Error('The LISTEN connection ended')));
+      const listening = client.query(`LISTEN ${quoteIdentifier(channel)}`, []);
+      let deadline: NodeJS.Timeout | undefined;
       try {
-        await client.query(`LISTEN ${quoteIdentifier(channel)}`, []);
+        // A connection that went silent must not hold the feed's start (and so the instance's
+        // readiness) for as long as TCP takes to give up: it is destroyed, and the feed tries again.
+        await Promise.race([
+          listening,
+          new Promise<never>((_, reject) => {
+            deadline = setTimeout(() => reject(new Error(`LISTEN did not answer within ${LISTEN_DEADLINE_MS} ms`)), LISTEN_DEADLINE_MS);
+          }),
+        ]);
       } catch (error) {
+        listening.catch(() => undefined); // rejects once the client is destroyed
         finish(error instanceof Error ? error : true);
         throw error;
+      } finally {
+        clearTimeout(deadline);
       }
       unrefSocket(client); // like the poll timers, an idle watch must not keep the process alive
       return async () => {

@@ -2,12 +2,15 @@
  * A TCP proxy on 127.0.0.1 in front of a server (a private PostgreSQL cluster) that holds back every
  * byte the server sends by `delayMs`, in order: a slow database as its clients see it, where nothing
  * fails and every answer arrives late. What clients send passes at once. `delayMs` may be changed at
- * any time; it applies to bytes that arrive from the server afterwards.
+ * any time; it applies to bytes that arrive from the server afterwards. `silenceAfter` makes a
+ * connection half-open: once a client sends bytes containing that text, nothing the server sends on
+ * that connection reaches the client any more (until the connection closes).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export class DelayingProxy {
   delayMs = 0;
+  silenceAfter: string | undefined;
   readonly #sockets = new Set<Socket>();
 
   private constructor(
@@ -35,6 +38,10 @@ export class DelayingProxy {
         upstream.destroy();
       });
     }
+    let silent = false;
+    client.on('data', (chunk: Buffer) => {
+      if (this.silenceAfter !== undefined && chunk.includes(this.silenceAfter)) silent = true;
+    });
     client.pipe(upstream);
     // Each chunk leaves at its arrival plus the delay then in force, never before the chunk ahead of it.
     let releasedAt = 0;
@@ -42,7 +49,9 @@ export class DelayingProxy {
       releasedAt = Math.max(releasedAt, Date.now() + this.delayMs);
       setTimeout(action, releasedAt - Date.now());
     };
-    upstream.on('data', (chunk: Buffer) => later(() => client.write(chunk)));
+    upstream.on('data', (chunk: Buffer) => {
+      if (!silent) later(() => client.write(chunk));
+    });
     upstream.on('end', () => later(() => client.end()));
     client.on('close', () => upstream.destroy());
   }

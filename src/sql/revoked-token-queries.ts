@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { RevokedTokenRecord, RevokeTokenOptions, RevokeTokenResult } from '../store/account-store.js';
 import { lockAccount } from './account-rows.js';
-import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
+import { EXPIRED_ENTRY_RETENTION_MS, revokedTokenChangeKey } from '../store/revoked-token-change.js';
 import { toNumber, type DbInteger } from './records.js';
 import type { Database, SqlDialectName } from './schema.js';
 
@@ -91,7 +91,7 @@ export async function insertRevokedToken(
     await announce(revokedTokenChangeKey(record));
     await trx
       .deleteFrom('revoked_tokens')
-      .where('expires_at', '<=', record.revokedAt.getTime())
+      .where('expires_at', '<=', record.revokedAt.getTime() - EXPIRED_ENTRY_RETENTION_MS)
       .where('token_id', '<>', record.tokenId)
       .execute();
   }

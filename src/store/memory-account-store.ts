@@ -23,7 +23,7 @@ import type {
   RevokedTokenRecord,
   SecretRecord,
 } from './account-store.js';
-import { revokedTokenChangeKey } from './revoked-token-change.js';
+import { EXPIRED_ENTRY_RETENTION_MS, revokedTokenChangeKey } from './revoked-token-change.js';
 import {
   CREDENTIAL_KINDS,
   countLiveCredentials,
@@ -198,13 +198,14 @@ export class MemoryAccountStore implements AccountStore {
   async revokeToken(record: RevokedTokenRecord, options?: RevokeTokenOptions): Promise<RevokeTokenResult> {
     const first = this.#revokedTokens.get(record.tokenId);
     if (first) return { ...first };
-    // Entries past their expiry are forgotten here, as the SQL stores do on each revocation; the same
-    // walk counts the client's live entries for its cap.
+    // Entries long past their expiry are forgotten here, as the SQL stores do on each revocation; the
+    // same walk counts the client's live entries for its cap.
     const at = record.revokedAt.getTime();
     let mine = 0;
     for (const [tokenId, entry] of this.#revokedTokens) {
-      if (entry.expiresAt.getTime() <= at) this.#revokedTokens.delete(tokenId);
-      else if (record.clientId !== null && entry.clientId === record.clientId) mine += 1;
+      const expiresAt = entry.expiresAt.getTime();
+      if (expiresAt <= at - EXPIRED_ENTRY_RETENTION_MS) this.#revokedTokens.delete(tokenId);
+      else if (expiresAt > at && record.clientId !== null && entry.clientId === record.clientId) mine += 1;
     }
     if (record.clientId !== null && options?.maxPerClient !== undefined && mine >= options.maxPerClient) return 'limit_reached';
     this.#revokedTokens.set(record.tokenId, { ...record });

@@ -9,6 +9,14 @@ import type { RevokedTokenRecord } from './account-store.js';
 const PREFIX = 'revoked-token:';
 
 /**
+ * How long past its `expiresAt` a deny-list entry is kept before a store deletes it: five minutes,
+ * the largest clock tolerance. `expiresAt` is read on the revoking instance's clock; an instance whose
+ * clock runs behind it still checks the token until its own clock reaches that moment, and one that
+ * starts meanwhile must still find the entry.
+ */
+export const EXPIRED_ENTRY_RETENTION_MS = 300_000;
+
+/**
  * The change key a store announces a token revocation under (see `AccountStore.revokeToken`). It
  * never collides with a client ID, which this library issues as `esa_` and letters or digits.
  *

@@ -13,11 +13,6 @@
 export interface FeedRead {
   readonly timer: NodeJS.Timeout;
   /** Its timer fired: `limitMs` have passed since the read started. */
-  readonly fired: boolean;
-}
-
-interface Read extends FeedRead {
-  timer: NodeJS.Timeout;
   fired: boolean;
 }
 
@@ -25,7 +20,7 @@ export class FeedWatchdog {
   readonly #limitMs: number;
   readonly #onStale: () => void;
   /** The last fresh read, until its timer fires or a later read is fresh. */
-  #live: Read | undefined;
+  #live: FeedRead | undefined;
   #stopped = false;
 
   /**
@@ -45,11 +40,13 @@ export class FeedWatchdog {
 
   /** Call when a read starts; pass the result to {@link end}. */
   begin(): FeedRead {
-    const read = { fired: false } as Read;
-    read.timer = setTimeout(() => {
-      read.fired = true;
-      if (read === this.#live && !this.#stopped) this.#onStale();
-    }, this.#limitMs);
+    const read: FeedRead = {
+      fired: false,
+      timer: setTimeout(() => {
+        read.fired = true;
+        if (read === this.#live && !this.#stopped) this.#onStale();
+      }, this.#limitMs),
+    };
     read.timer.unref();
     return read;
   }
@@ -70,7 +67,7 @@ export class FeedWatchdog {
       this.#onStale();
       return false;
     }
-    this.#live = read as Read;
+    this.#live = read;
     return true;
   }
 

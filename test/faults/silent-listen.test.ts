@@ -23,7 +23,7 @@ withPrivatePostgres('a LISTEN connection that goes silent', (cluster) => {
   });
 
   it('becomes ready within seconds, reports the feed reconnecting, still hears of a revocation within 1 s, and listens again once the path is back', async () => {
-    const schema = 'fault_silent_listen';
+    const schema = 'fault_silent_path';
     // Another instance, on a healthy path, creates the account and revokes its secret.
     const other = await startInstance(cluster().url, schema);
     closers.push(() => other.close());

@@ -121,8 +121,11 @@ export class AccountCache {
   /** Subscribes to the store's change announcements, if it makes any. */
   async start(): Promise<void> {
     if (!this.#store.watch || this.#unwatch) return;
+    // Set when this attempt gave up: a watch that starts after its deadline must change nothing.
+    let abandoned = false;
     const options = {
       onStateChange: (state: ChangeFeedState): void => {
+        if (abandoned) return;
         const wasFailing = this.#feedFailing;
         this.#feedFailing = state === 'failing';
         // Changes may have gone unannounced since the feed stopped: entries cached under the longer
@@ -131,12 +134,19 @@ export class AccountCache {
         this.#onFeedState?.(state);
       },
     };
-    this.#unwatch = await callStore(
-      () => this.#store.watch!((clientId) => this.invalidate(clientId), options),
-      this.#timeout,
-      'watch',
-      this.#observer,
+    const watching = Promise.resolve().then(() =>
+      this.#store.watch!((clientId) => {
+        if (!abandoned) this.invalidate(clientId);
+      }, options),
     );
+    try {
+      this.#unwatch = await callStore(() => watching, this.#timeout, 'watch', this.#observer);
+    } catch (error) {
+      abandoned = true;
+      // Stopped as soon as it starts, if it ever does; the next start() watches anew.
+      void watching.then((unwatch) => unwatch()).catch(() => undefined);
+      throw error;
+    }
     this.#watching = true;
   }
 

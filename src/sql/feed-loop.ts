@@ -91,6 +91,11 @@ export const POLL_DEADLINE_MS = 750;
 export const POLL_GRACE_MS = 200;
 /** Longest the first read of the feed may take before the start fails (a watcher may try again). */
 const START_DEADLINE_MS = 5000;
+/**
+ * Longest the start waits for the push channel. Well under the default `storeTimeout` (2000 ms), so
+ * that a push channel that does not answer never makes an instance's first readiness check fail.
+ */
+const FIRST_LISTEN_WAIT_MS = 1000;
 const MAX_BATCHES_PER_POLL = 20;
 const LISTEN_RETRY_MIN_MS = 500;
 const LISTEN_RETRY_MAX_MS = 30_000;
@@ -125,23 +130,22 @@ export class FeedLoop {
   }
 
   async start(): Promise<void> {
-    const read = this.#watchdog.begin();
-    let succeeded = false;
-    try {
-      // A deadline, so that a connection that went silent cannot hold the start (and every watcher
-      // waiting on it) for as long as TCP takes to give up: the start fails, and the next watch retries.
-      this.#last = await callStore(() => this.#options.readLatestSeq(), START_DEADLINE_MS, 'change feed start');
-      succeeded = true;
-    } finally {
-      this.#watchdog.end(read, succeeded);
-    }
+    // A deadline, so that a connection that went silent cannot hold the start (and every watcher
+    // waiting on it) for as long as TCP takes to give up: the start fails, and the next watch retries.
+    this.#last = await callStore(() => this.#options.readLatestSeq(), START_DEADLINE_MS, 'change feed start');
     if (this.#stopped) return;
+    // The feed starts from that read, however long it took: nothing before it can have been missed,
+    // so the watchdog's limit counts from now.
+    this.#watchdog.readJustNow();
     this.#schedulePoll();
-    // Awaited so watch() resolves with notifications live; #listen never rejects (a failed first
-    // attempt, or one that did not answer within the push channel's deadline, is reported to onError
-    // and retried, and the poll covers the gap).
-    await this.#listen();
-    this.#report(); // the first state, when #listen did not report it (no push channel)
+    // Waited for, briefly, so that watch() resolves with notifications live. #listen never rejects (a
+    // failed attempt, or one that does not answer within the push channel's own deadline, is reported
+    // to onError and retried, and the poll covers the gap); one that is slow to answer goes on after
+    // the wait, and the feed reports `reconnecting` until it does.
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([this.#listen(), new Promise<void>((resolve) => (waited = setTimeout(resolve, FIRST_LISTEN_WAIT_MS)))]);
+    clearTimeout(waited);
+    this.#report(); // the first state, when #listen did not report it (no push channel, or still connecting)
   }
 
   /**

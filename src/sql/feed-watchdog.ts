@@ -71,6 +71,11 @@ export class FeedWatchdog {
     return true;
   }
 
+  /** Counts a read that succeeded just now: the feed's start, which nothing before it can be missing from. */
+  readJustNow(): void {
+    this.end(this.begin(), true);
+  }
+
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#live?.timer);

@@ -386,6 +386,39 @@ describe('AccountCache: a failing change feed', () => {
   });
 });
 
+describe('AccountCache: start', () => {
+  // docs/stores.md: a store call that does not settle within storeTimeout fails (503) and the next
+  // call tries again; a watch that starts after its start gave up must not stay behind as a second one.
+  it('a watch that starts after storeTimeout is stopped as soon as it does, and tells the cache nothing', async () => {
+    class LateStore extends ReportingStore {
+      calls = 0;
+      stopped = 0;
+      override async watch(listener: AccountChangeListener, options?: WatchOptions): Promise<() => Promise<void>> {
+        if (++this.calls === 1) await new Promise((resolve) => setTimeout(resolve, 3000));
+        const unwatch = await super.watch(listener, options);
+        return async () => {
+          this.stopped++;
+          await unwatch();
+        };
+      }
+    }
+    const store = new LateStore();
+    const states: ChangeFeedState[] = [];
+    const cache = new AccountCache({ store, storeTimeout: 2000, statusCacheTtl: 30_000, onFeedState: (state) => states.push(state) });
+    const first = cache.start();
+    const failed = expect(first).rejects.toBeInstanceOf(StoreUnavailableError);
+    await vi.advanceTimersByTimeAsync(2000);
+    await failed;
+    await cache.start(); // tried again: watches at once
+    await vi.advanceTimersByTimeAsync(1000); // the first watch starts now
+    expect(store.stopped).toBe(1);
+    store.report('failing');
+    expect(states).toEqual(['failing']); // told once, by the watch that is in use
+    await cache.stop();
+    expect(store.stopped).toBe(2);
+  });
+});
+
 describe('AccountCache: invalidation', () => {
   it('invalidating one client ID drops only its entry', async () => {
     const { store, cache, clientId } = await setUpWithClock();

@@ -149,4 +149,47 @@ describe('ChangeFeed state', () => {
     expect(states[2]!.announcedBefore).toBe(1 + 12_500);
     await stop();
   });
+
+  it('starts polling, without "*", when its first read takes longer than pollIntervalMs + 200 ms: nothing before the start can be missed', async () => {
+    const announced: string[] = [];
+    const feed = new ChangeFeed({
+      readLatestSeq: () => new Promise((resolve) => setTimeout(() => resolve(0), 600)),
+      readSince: async () => [],
+      pollIntervalMs: 200,
+      onError: () => {},
+    });
+    const states: ChangeFeedState[] = [];
+    const watching = feed.watch((clientId) => announced.push(clientId), { onStateChange: (state) => states.push(state) });
+    await vi.advanceTimersByTimeAsync(600);
+    const stop = await watching;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(states).toEqual(['polling']);
+    expect(announced).toEqual([]);
+    await stop();
+  });
+
+  it('does not wait more than a second for a push channel that is slow to answer: reports reconnecting, then push once it answers', async () => {
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => 0,
+      readSince: async () => [],
+      pollIntervalMs: 200,
+      notifications: { listen: () => new Promise((resolve) => setTimeout(() => resolve(async () => {}), 1500)) },
+      onError: () => {},
+    });
+    const states: ChangeFeedState[] = [];
+    let resolved = false;
+    const watching = feed.watch(() => {}, { onStateChange: (state) => states.push(state) }).then((stop) => {
+      resolved = true;
+      return stop;
+    });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(resolved).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(resolved).toBe(true);
+    expect(states).toEqual(['reconnecting']);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(states).toEqual(['reconnecting', 'push']);
+    await (await watching)();
+  });
 });
+

@@ -592,9 +592,9 @@ export interface AccountStore {
    * with `watch` must announce a new entry to every listener, in every process sharing the store, with
    * the key `revokedTokenChangeKey(record)` (exported by this package) in place of a client ID; the
    * bearer check of each instance then refuses the token without reading the store per request. The
-   * store may delete entries some minutes after their `expiresAt` has passed (the SQL stores delete
-   * those 5 minutes past it on each revocation: `expiresAt` is the revoking instance's clock, and an
-   * instance whose clock runs behind must still find the entry).
+   * store may delete entries some minutes after their `expiresAt` has passed (the SQL stores delete,
+   * on each revocation, those whose `expiresAt` is 5 minutes or more before its `revokedAt`: that is
+   * the revoking instance's clock, and an instance whose clock runs behind must still find the entry).
    * With `options.maxPerClient`, a client's live entries are capped (see {@link RevokeTokenOptions}):
    * back the count with an index on (client ID, expiry).
    * Without these two methods, tokens cannot be revoked one by one (the revocation endpoint answers

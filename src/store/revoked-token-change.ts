@@ -10,9 +10,10 @@ const PREFIX = 'revoked-token:';
 
 /**
  * How long past its `expiresAt` a deny-list entry is kept before a store deletes it: five minutes,
- * the largest clock tolerance. `expiresAt` is read on the revoking instance's clock; an instance whose
- * clock runs behind it still checks the token until its own clock reaches that moment, and one that
- * starts meanwhile must still find the entry.
+ * the largest clock tolerance. Whether an entry has expired is judged on the clock of the instance
+ * that revokes the next token (its `revokedAt`); an instance whose clock runs behind it still checks
+ * the token until its own clock reaches `expiresAt`, and one that starts meanwhile must still find
+ * the entry.
  */
 export const EXPIRED_ENTRY_RETENTION_MS = 300_000;
 

@@ -51,6 +51,7 @@ export class ChangeFeed {
     const run = this.#run;
     try {
       await run.started;
+      if (!this.#listeners.has(entry)) throw new Error('The account store is closed'); // closed while starting
       // From here on it hears every change the loop reports; what the loop reported before (while it
       // was starting) is summed up by its current state.
       entry.started = true;

@@ -253,6 +253,10 @@ export class FeedLoop {
       this.#pushing = true;
       this.#report();
     } catch (error) {
+      // A channel that broke while connecting may have told onError first (pg emits 'error', then
+      // rejects the query): that already reported it and scheduled the one retry.
+      if (broken) return;
+      broken = true;
       this.#options.onError(error);
       this.#report();
       this.#scheduleListen();

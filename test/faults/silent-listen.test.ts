@@ -67,4 +67,26 @@ withPrivatePostgres('a LISTEN connection that goes silent', (cluster) => {
     const states = events.flatMap((event) => (event.type === 'change_feed.state_changed' ? [event.state] : []));
     expect(states).toEqual(['reconnecting', 'push']);
   });
+
+  it('replaces a LISTEN connection cut while LISTEN is in flight once, and releases every connection when unwatched and closed', async () => {
+    const schema = 'fault_cut_listen';
+    const proxy = await DelayingProxy.start(cluster().port);
+    closers.push(() => proxy.close());
+    proxy.cutNextOn = 'LISTEN';
+    const errors: unknown[] = [];
+    const store = createPostgresAccountStore({ connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, schema, onWatchError: (error) => void errors.push(error) });
+    await store.init();
+    const states: string[] = [];
+    const stop = await store.watch!(() => {}, { onStateChange: (state) => void states.push(state) });
+    const listening = () => cluster().backendPids({ listeningOn: notificationChannel(schema) });
+    await vi.waitFor(() => expect(states.at(-1)).toBe('push'), { timeout: 10_000, interval: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // a second retry, if one was scheduled, has run
+    expect(proxy.cutNextOn).toBeUndefined(); // the cut happened
+    expect(await listening()).toHaveLength(1);
+    await stop();
+    const closed = await Promise.race([store.close().then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5000))]);
+    expect(closed).toBe('closed');
+    await vi.waitFor(async () => expect(await listening()).toHaveLength(0), { timeout: 5000 });
+  });
 });
+

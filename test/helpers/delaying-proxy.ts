@@ -4,13 +4,15 @@
  * fails and every answer arrives late. What clients send passes at once. `delayMs` may be changed at
  * any time; it applies to bytes that arrive from the server afterwards. `silenceAfter` makes a
  * connection half-open: once a client sends bytes containing that text, nothing the server sends on
- * that connection reaches the client any more (until the connection closes).
+ * that connection reaches the client any more (until the connection closes). `cutNextOn` closes, at
+ * once, the next connection whose client sends that text (before it reaches the server), then clears.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export class DelayingProxy {
   delayMs = 0;
   silenceAfter: string | undefined;
+  cutNextOn: string | undefined;
   readonly #sockets = new Set<Socket>();
 
   private constructor(
@@ -41,6 +43,12 @@ export class DelayingProxy {
     let silent = false;
     client.on('data', (chunk: Buffer) => {
       if (this.silenceAfter !== undefined && chunk.includes(this.silenceAfter)) silent = true;
+      if (this.cutNextOn !== undefined && chunk.includes(this.cutNextOn)) {
+        this.cutNextOn = undefined;
+        client.unpipe(upstream);
+        client.destroy();
+        upstream.destroy();
+      }
     });
     client.pipe(upstream);
     // Each chunk leaves at its arrival plus the delay then in force, never before the chunk ahead of it.

@@ -191,5 +191,48 @@ describe('ChangeFeed state', () => {
     expect(states).toEqual(['reconnecting', 'push']);
     await (await watching)();
   });
+
+  it('retries a push channel that broke while connecting once, even when it reported the break twice', async () => {
+    // As pg does when the connection ends during LISTEN: an 'error' event first, then the query rejects.
+    let attempts = 0;
+    let live = 0;
+    const notifications: ChangeNotifications = {
+      async listen(_onPayload, onError) {
+        if (++attempts === 1) {
+          onError(new Error('Connection terminated unexpectedly'));
+          throw new Error('Connection terminated unexpectedly');
+        }
+        live++;
+        return async () => {
+          live--;
+        };
+      },
+    };
+    const feed = new ChangeFeed({ readLatestSeq: async () => 0, readSince: async () => [], pollIntervalMs: 200, notifications, onError: () => {} });
+    const watching = feed.watch(() => {});
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(attempts).toBe(2);
+    expect(live).toBe(1);
+    await (await watching)();
+    expect(live).toBe(0);
+  });
+
+  it('a watch still starting when the feed closes rejects, and its watcher hears no state', async () => {
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => 0,
+      readSince: async () => [],
+      pollIntervalMs: 200,
+      notifications: { listen: () => new Promise(() => {}) }, // never answers: the start waits its second
+      onError: () => {},
+    });
+    const states: ChangeFeedState[] = [];
+    const watching = feed.watch(() => {}, { onStateChange: (state) => states.push(state) });
+    const outcome = expect(watching).rejects.toThrow('The account store is closed');
+    await vi.advanceTimersByTimeAsync(10);
+    await feed.close();
+    await vi.advanceTimersByTimeAsync(1000);
+    await outcome;
+    expect(states).toEqual([]);
+  });
 });
 

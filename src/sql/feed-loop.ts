@@ -84,9 +84,9 @@ export const POLL_DEADLINE_MS = 750;
  * at time `s` and succeeded has delivered every change committed before `s`; when no later poll has
  * succeeded by `s + pollIntervalMs + POLL_GRACE_MS`, listeners get `'*'`. A poll that succeeds only
  * after that long from its own start (a slow database) does not end the outage: only a poll that
- * answers in time does. So a change is delivered, or
- * every cache told to stop trusting itself, within `pollIntervalMs + POLL_GRACE_MS` of its commit
- * (400 ms by default), whatever happens to the push channel or the database.
+ * answers in time does. So a change is delivered, or every cache told to stop trusting itself, within
+ * `pollIntervalMs + POLL_GRACE_MS` of its commit (400 ms by default), whatever happens to the push
+ * channel or the database.
  */
 export const POLL_GRACE_MS = 200;
 /** Longest the first read of the feed may take before the start fails (a watcher may try again). */

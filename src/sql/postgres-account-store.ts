@@ -113,7 +113,7 @@ async function createPool(connectionString: string): Promise<PgPool> {
   // allowExitOnIdle: a CLI run must not hang on idle connections. connectionTimeoutMillis: a server
   // that drops packets fails a call within seconds (answered 503) instead of waiting for TCP to give up.
   // keepAlive: an idle connection (the LISTEN one always is) whose peer silently vanished is found
-  // and closed by TCP keepalive probes, instead of never.
+  // and closed by TCP keepalive probes (after the system's probe count and interval), instead of never.
   const pool = new Pool({
     connectionString,
     allowExitOnIdle: true,

@@ -45,9 +45,10 @@ export function toRevokedTokenRecord(row: RevokedTokenRow): RevokedTokenRecord {
 /**
  * Inside a write transaction: inserts the entry unless the token is already listed; a new entry is
  * announced through `announce` (the change feed append of the same transaction) and entries that
- * expired `EXPIRED_ENTRY_RETENTION_MS` or more before `record.revokedAt` are deleted. With `options.maxPerClient` and a client named, the client's
- * account row is locked first (PostgreSQL `for update`; SQLite's write transaction is exclusive), so
- * the count of its live entries and the insert are one step for every process.
+ * expired `EXPIRED_ENTRY_RETENTION_MS` or more before `record.revokedAt` are deleted. With
+ * `options.maxPerClient` and a client named, the client's account row is locked first (PostgreSQL
+ * `for update`; SQLite's write transaction is exclusive), so the count of its live entries and the
+ * insert are one step for every process.
  * @returns the stored entry: `record`, or the first one when the token was already listed; or
  * `'limit_reached'`, with nothing stored.
  *

@@ -19,7 +19,7 @@ import { withPrivatePostgres } from '../helpers/private-postgres.js';
 import { failOnUncaughtErrors } from '../helpers/uncaught-errors.js';
 import { callApi, eventually, issue, startInstance, type PgInstance } from './pg-instance.js';
 
-withPrivatePostgres('a LISTEN connection that goes silent', (cluster) => {
+withPrivatePostgres('a connection that goes silent', (cluster) => {
   failOnUncaughtErrors();
   const closers: Array<() => Promise<void>> = [];
   afterEach(async () => {
@@ -87,6 +87,27 @@ withPrivatePostgres('a LISTEN connection that goes silent', (cluster) => {
     const closed = await Promise.race([store.close().then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5000))]);
     expect(closed).toBe('closed');
     await vi.waitFor(async () => expect(await listening()).toHaveLength(0), { timeout: 5000 });
+  });
+
+  it('does not stay unready for good when its first read of the change feed never answers: ready within seconds once the path is back', async () => {
+    const schema = 'fault_silent_start';
+    const direct = createPostgresAccountStore({ connectionString: cluster().url, schema, listen: false });
+    closers.push(() => direct.close());
+    await direct.init(); // the schema exists: the instance's first read of the feed is its first query that waits
+    const proxy = await DelayingProxy.start(cluster().port);
+    proxy.silenceAfter = 'max("seq")';
+    const store = createPostgresAccountStore({ connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, schema });
+    const { sa } = createTestApp({ store });
+    closers.push(() => sa.close());
+    // Closed first (closers run in reverse): the silent read holds its pooled connection until then.
+    closers.push(() => proxy.close());
+    await expect(sa.ready()).rejects.toThrow('timed out');
+    proxy.silenceAfter = undefined;
+    // Every later check would join the silent read, were it not given up after 5 seconds.
+    const back = performance.now();
+    await vi.waitFor(() => sa.ready(), { timeout: 20_000, interval: 200 });
+    console.log(`first feed read silent: ready ${(performance.now() - back).toFixed(0)} ms after the path came back`);
+    expect((await sa.health()).changeFeed.status).toBe('push');
   });
 });
 

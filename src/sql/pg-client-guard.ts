@@ -1,44 +1,157 @@
 /**
  * @module pg-client-guard
- * Keeps every `pg` client the PostgreSQL store checks out from crashing the process.
+ * Keeps every `pg` client the PostgreSQL store checks out from crashing the process, and from holding
+ * its place in the pool for as long as TCP takes to give up on a dead connection.
  *
- * A `pg` client whose connection breaks (the server restarts, a backend is terminated, the network
- * drops) emits `'error'`. A pool listens on its idle clients only: while a client is checked out, an
- * `'error'` nobody listens to is thrown by Node as an uncaught exception, even when the query in flight
- * already rejected with the same error and the caller handled it. So every client this store checks
- * out gets a listener of its own, once, for as long as it lives. Nothing is lost by ignoring the event:
- * the query in flight rejects with it, the next query on that client fails ("not queryable"), and the
- * pool discards a broken client when it is released.
+ * Errors. A `pg` client whose connection breaks (the server restarts, a backend is terminated, the
+ * network drops) emits `'error'`. A pool listens on its idle clients only: while a client is checked
+ * out, an `'error'` nobody listens to is thrown by Node as an uncaught exception, even when the query
+ * in flight already rejected with the same error and the caller handled it. So every client this store
+ * checks out gets a listener of its own, once, for as long as it lives. Nothing is lost by ignoring the
+ * event: the query in flight rejects with it, the next query on that client fails ("not queryable"),
+ * and the pool discards a broken client when it is released.
+ *
+ * Silence. A connection whose network path died without closing it (the database failed over to
+ * another address, a firewall now drops its packets) answers nothing, and TCP gives up on a connection
+ * with unanswered data only after about 15 minutes on Linux. Until then its query waits, its client is
+ * out of the pool, and the pool's `end()` (so the store's `close()`) waits for it; a few such queries
+ * use up the pool, and the store stays unreachable although new connections would work. So a query
+ * still unanswered after `queryTimeoutMs` fails, and its connection is destroyed (`pg` destroys the
+ * socket when a client with a query in flight is ended); the pool drops the client when it is released
+ * and opens a fresh connection for the next query. Once the store is closing, a query in flight gets at
+ * most {@link CLOSE_GRACE_MS} more.
  */
 import type { PgPool, PgPoolClient } from './pg-types.js';
 
+/** Longest `close()` waits for a query in flight before destroying its connection. */
+export const CLOSE_GRACE_MS = 2000;
+
+/** What one store asks of the clients it checks out: the query limit, and the queries in flight. */
+interface GuardState {
+  readonly queryTimeoutMs: number;
+  closing: boolean;
+  readonly inFlight: Set<QueryDeadline>;
+}
+
+/** Clients given their listener and query deadlines, once each. */
 const guarded = new WeakSet<PgPoolClient>();
+/** The store that has each client checked out (a host's pool may serve two stores, and the host). */
+const stateOf = new WeakMap<PgPoolClient, GuardState>();
 
 function ignoreConnectionError(): void {
   // Reported by the failing query instead (see the module description).
 }
 
+/** The deadline of one query in flight: when it passes first, the client's connection is destroyed. */
+class QueryDeadline {
+  /** Which limit ended the query, in words (undefined while it has not). */
+  expiredBy: string | undefined;
+  readonly #client: PgPoolClient;
+  readonly #state: GuardState;
+  #endsAt = 0;
+  #limit = '';
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(client: PgPoolClient, state: GuardState) {
+    this.#client = client;
+    this.#state = state;
+    state.inFlight.add(this);
+    this.within(state.queryTimeoutMs, `${state.queryTimeoutMs} ms (queryTimeoutMs)`);
+    if (state.closing) this.closing();
+  }
+
+  /** The store closes: at most {@link CLOSE_GRACE_MS} more. */
+  closing(): void {
+    this.within(CLOSE_GRACE_MS, 'the time left when the store closed');
+  }
+
+  /** Moves the deadline to `ms` from now, unless it already falls sooner. */
+  within(ms: number, limit: string): void {
+    const endsAt = Date.now() + ms;
+    if (this.#timer !== undefined && endsAt >= this.#endsAt) return;
+    clearTimeout(this.#timer);
+    this.#endsAt = endsAt;
+    this.#limit = limit;
+    this.#timer = setTimeout(() => this.#expire(), ms);
+    this.#timer.unref();
+  }
+
+  settled(): void {
+    clearTimeout(this.#timer);
+    this.#state.inFlight.delete(this);
+  }
+
+  #expire(): void {
+    this.expiredBy = this.#limit;
+    this.#state.inFlight.delete(this);
+    // The query in flight rejects once the socket is gone (it is awaited by its caller).
+    this.#client.end().catch(ignoreConnectionError);
+  }
+}
+
+/** Gives each query of `client` a deadline while a store has it checked out (set up once per client). */
+function limitQueries(client: PgPoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (...args: unknown[]): unknown => {
+    const answer = query(...args);
+    const state = stateOf.get(client);
+    // A cursor is read by its owner, who decides how long to wait; this store reads none.
+    if (!isThenable(answer) || state === undefined) return answer;
+    const deadline = new QueryDeadline(client, state);
+    return Promise.resolve(answer).then(
+      (result: unknown) => {
+        deadline.settled();
+        return result;
+      },
+      (error: unknown) => {
+        deadline.settled();
+        if (deadline.expiredBy === undefined) throw error;
+        throw new Error(`PostgreSQL did not answer a query within ${deadline.expiredBy}, so its connection was closed`, { cause: error });
+      },
+    );
+  };
+}
+
+/** A promise, of whatever library `pg` was told to use. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && 'then' in value && typeof value.then === 'function';
+}
+
 /**
- * A view of `pool` whose `connect()` hands out guarded clients. `end()` ends the pool only when the
+ * A view of `pool` whose `connect()` hands out guarded clients (see the module description). `end()`
+ * gives the queries in flight at most {@link CLOSE_GRACE_MS} more, and ends the pool only when the
  * store owns it (a pool given by the host is the host's to end).
  *
  * @example
  * ```ts
  * import pg from 'pg'
  *
- * const pool = guardClients(new pg.Pool({ connectionString: url }), { ownsPool: true })
+ * const pool = guardClients(new pg.Pool({ connectionString: url }), { ownsPool: true, queryTimeoutMs: 30_000 })
  * ```
  */
-export function guardClients(pool: PgPool, options: { readonly ownsPool: boolean }): PgPool {
+export function guardClients(pool: PgPool, options: { readonly ownsPool: boolean; readonly queryTimeoutMs: number }): PgPool {
+  const state: GuardState = { queryTimeoutMs: options.queryTimeoutMs, closing: false, inFlight: new Set() };
   return {
     connect: async () => {
       const client = await pool.connect();
       if (!guarded.has(client)) {
         guarded.add(client);
         client.on('error', ignoreConnectionError);
+        limitQueries(client);
       }
+      // Deadlines hold while this store has the client: a host's pool also serves the host's own queries.
+      stateOf.set(client, state);
+      const release = client.release; // the pool gives each checkout a release of its own
+      client.release = (error) => {
+        stateOf.delete(client);
+        release.call(client, error);
+      };
       return client;
     },
-    end: options.ownsPool ? () => pool.end() : async () => undefined,
+    end: async () => {
+      state.closing = true;
+      for (const deadline of state.inFlight) deadline.closing();
+      if (options.ownsPool) await pool.end();
+    },
   };
 }

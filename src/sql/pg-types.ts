@@ -33,6 +33,8 @@ export interface PgNotification {
  */
 export interface PgPoolClient extends PostgresPoolClient {
   release(error?: Error | boolean): void;
+  /** Closes the connection (destroys its socket when a query is in flight). */
+  end(): Promise<void>;
   on(event: 'notification', listener: (message: PgNotification) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'end', listener: () => void): unknown;

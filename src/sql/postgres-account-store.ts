@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
+import { integer } from '../config-checks.js';
 import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
 import { onceUntilSuccess } from '../runtime/init-store.js';
@@ -47,6 +48,17 @@ export interface PostgresAccountStoreOptions {
    * @default true
    */
   readonly listen?: boolean;
+  /**
+   * Longest a query may go unanswered, in milliseconds. It then fails and its connection is closed,
+   * and the next query gets a fresh connection. This is what frees the pool when a connection went
+   * silent without closing (the database failed over to another address, a firewall drops the
+   * connection's packets): otherwise its query would wait, and hold its pooled client and `close()`,
+   * until TCP gives up, about 15 minutes on Linux. Keep it above `storeTimeout` and above your slowest
+   * query, including the schema changes `init()` makes on your tables. While the store closes, a query
+   * gets at most 2 s more (docs/stores.md, "Connections that go silent").
+   * @default 30000
+   */
+  readonly queryTimeoutMs?: number;
   /** Told about background failures of `watch()`. @default ignore */
   readonly onWatchError?: (error: unknown) => void;
 }
@@ -70,11 +82,13 @@ export function createPostgresAccountStore(options: PostgresAccountStoreOptions)
   }
   const schema = options.schema ?? 'public';
   if (schema === '') throw new TypeError('createPostgresAccountStore: schema must not be empty');
+  // At most the longest delay a Node.js timer keeps (about 24.8 days).
+  const queryTimeoutMs = integer('queryTimeoutMs', options.queryTimeoutMs, 30_000, 1, 2 ** 31 - 1);
   // Created on first use; a failure (pg not installed) is retried by the next use.
   const getPool = onceUntilSuccess(async (): Promise<PgPool> => {
     const pool = givenPool ?? (await createPool(connectionString ?? ''));
     // A given pool belongs to the caller: Kysely's destroy() must not end it.
-    return guardClients(pool, { ownsPool: !givenPool });
+    return guardClients(pool, { ownsPool: !givenPool, queryTimeoutMs });
   });
   const channel = notificationChannel(schema);
   return new KyselyAccountStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: getPool }) }), {

@@ -5,7 +5,7 @@
 import { expect, vi } from 'vitest';
 import { StoreUnavailableError } from '../../src/errors.js';
 import type { ServiceAccounts } from '../../src/index.js';
-import { createPostgresAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
+import { createPostgresAccountStore, type PostgresAccountStoreOptions, type SqlAccountStore } from '../../src/sql/index.js';
 import { json, listen, tokenRequest, type LiveServer, type RawResponse } from '../hardening/helpers.js';
 import { createTestApp } from '../helpers/create-app.js';
 import type { PrivatePostgres } from '../helpers/private-postgres.js';
@@ -18,9 +18,14 @@ export interface PgInstance {
   close(): Promise<void>;
 }
 
-export async function startInstance(url: string, schema: string, storeTimeout = 1000): Promise<PgInstance> {
+export async function startInstance(
+  url: string,
+  schema: string,
+  storeTimeout = 1000,
+  storeOptions: Partial<PostgresAccountStoreOptions> = {},
+): Promise<PgInstance> {
   const watchErrors: unknown[] = [];
-  const store = createPostgresAccountStore({ connectionString: url, schema, onWatchError: (error) => watchErrors.push(error) });
+  const store = createPostgresAccountStore({ connectionString: url, schema, onWatchError: (error) => watchErrors.push(error), ...storeOptions });
   const { app, sa } = createTestApp({ store, storeTimeout });
   await startUp(sa);
   const server = await listen(app);

@@ -1,0 +1,111 @@
+/**
+ * docs/stores.md, "Connections that go silent": "A query that gets no answer within `queryTimeoutMs`
+ * (30 seconds unless you set it) fails and its connection is closed, so the pool opens fresh
+ * connections for the next queries ... While the store closes, a query in flight gets at most 2 seconds
+ * more." Injected for real: the backends behind a store's open connections are frozen (SIGSTOP), so
+ * those connections stay open and answer nothing, as when the database fails over to another address
+ * or a firewall starts dropping their packets, while new connections reach a healthy server.
+ */
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { afterEach, expect, it } from 'vitest';
+import { createPostgresAccountStore } from '../../src/sql/index.js';
+import { withPrivatePostgres } from '../helpers/private-postgres.js';
+import { failOnUncaughtErrors } from '../helpers/uncaught-errors.js';
+import { eventually, expectUnavailable, requestToken, startInstance } from './pg-instance.js';
+
+/** A client ID no account has (the lookup is still made, then answers "no such account"). */
+const UNKNOWN_CLIENT = 'esa_0000000000000000000000';
+
+withPrivatePostgres('queries on connections that went silent', (cluster) => {
+  failOnUncaughtErrors();
+  const closers: Array<() => Promise<void>> = [];
+  const frozen: number[] = [];
+  afterEach(async () => {
+    for (const pid of frozen.splice(0)) cluster().resume(pid);
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  /** Freezes every backend connected with `applicationName`; resolves with how many. */
+  async function freezeConnections(applicationName: string): Promise<number> {
+    const rows = await cluster().query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [applicationName]);
+    for (const { pid } of rows) {
+      cluster().pause(pid);
+      frozen.push(pid);
+    }
+    return rows.length;
+  }
+
+  const urlFor = (applicationName: string): string => `${cluster().url}${cluster().url.includes('?') ? '&' : '?'}application_name=${applicationName}`;
+
+  it('fails a query unanswered after queryTimeoutMs and serves the next queries on fresh connections, with every pooled connection silent', async () => {
+    const pool = new pg.Pool({ connectionString: urlFor('silent_store'), max: 2 });
+    pool.on('error', () => undefined);
+    closers.push(() => pool.end());
+    const store = createPostgresAccountStore({ pool, schema: 'fault_silent_queries', listen: false, queryTimeoutMs: 1000 });
+    closers.push(() => store.close());
+    await store.init();
+    await Promise.all([store.findAccount(UNKNOWN_CLIENT), store.findAccount(UNKNOWN_CLIENT)]); // both connections open
+    expect(await freezeConnections('silent_store')).toBe(2);
+
+    const started = performance.now();
+    const outcomes = [1, 2, 3].map((n) =>
+      store.findAccount(UNKNOWN_CLIENT).then(
+        (found) => ({ n, found: found ?? null, ms: performance.now() - started }),
+        (error: Error) => ({ n, error: error.message, ms: performance.now() - started }),
+      ),
+    );
+    // Without a deadline the third query waits for a pooled client that never comes back.
+    const settled = await Promise.race([Promise.all(outcomes), new Promise<'pool never freed'>((resolve) => setTimeout(resolve, 8000, 'pool never freed'))]);
+    console.log(`silent connections: ${JSON.stringify(settled)}`);
+    expect(settled).not.toBe('pool never freed');
+    const [first, second, third] = settled as Array<{ n: number; ms: number; error?: string; found?: null }>;
+    for (const hung of [first!, second!]) {
+      expect(hung.error).toBe('PostgreSQL did not answer a query within 1000 ms (queryTimeoutMs), so its connection was closed');
+      expect(hung.ms).toBeGreaterThanOrEqual(990);
+    }
+    expect(third).toMatchObject({ found: null });
+    expect(third!.error).toBeUndefined();
+    // The pool holds fresh connections only, and they answer.
+    expect(await store.findAccount(UNKNOWN_CLIENT)).toBeUndefined();
+    expect(pool.totalCount).toBeLessThanOrEqual(2);
+  });
+
+  it('closes within 2 s more while a query waits on a silent connection (the default queryTimeoutMs is 30 s)', async () => {
+    const store = createPostgresAccountStore({ connectionString: urlFor('silent_close'), schema: 'fault_silent_close', listen: false });
+    await store.init();
+    expect(await store.findAccount(UNKNOWN_CLIENT)).toBeUndefined();
+    expect(await freezeConnections('silent_close')).toBe(1);
+    const waiting = store.findAccount(UNKNOWN_CLIENT).then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the query is on the frozen connection
+
+    const started = performance.now();
+    const closed = await Promise.race([store.close().then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 10_000, 'still closing after 10 s'))]);
+    const tookMs = performance.now() - started;
+    console.log(`close() with a query on a silent connection: ${closed} after ${tookMs.toFixed(0)} ms`);
+    expect(closed).toBe('closed');
+    expect(tookMs).toBeGreaterThanOrEqual(1990);
+    expect(await waiting).toBe('PostgreSQL did not answer a query within the time left when the store closed, so its connection was closed');
+  });
+
+  it('answers token requests again within queryTimeoutMs once every connection of an instance went silent and its pool filled with waiting queries', async () => {
+    const instance = await startInstance(urlFor('silent_instance'), 'fault_silent_instance', 1000, { queryTimeoutMs: 2000 });
+    closers.push(() => instance.close());
+    const account = await instance.sa.admin.createAccount({ name: 'silent instance' });
+    // The pool's 10 connections open (one of them LISTENs), then all go silent, and more queries than
+    // the pool holds wait on them or for them.
+    await Promise.all(Array.from({ length: 10 }, () => instance.store.findAccount(UNKNOWN_CLIENT)));
+    expect(await freezeConnections('silent_instance')).toBe(10);
+    const frozenAt = performance.now();
+    const waiting = Array.from({ length: 12 }, () => instance.store.findAccount(UNKNOWN_CLIENT).catch(() => undefined));
+
+    expectUnavailable(await requestToken(instance, account.clientId, account.secret.value));
+    const res = await eventually(() => requestToken(instance, account.clientId, account.secret.value), 200, 15_000);
+    console.log(`every connection silent: token requests answered again after ${(performance.now() - frozenAt).toFixed(0)} ms (queryTimeoutMs 2000)`);
+    expect(res.status).toBe(200);
+    await Promise.all(waiting);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * docs/stores.md, "Connections that go silent": "a query that gets no answer within `queryTimeoutMs`
+ * ... fails and its connection is closed ... While the store closes, a query in flight gets at most 2
+ * seconds more." The deadlines of the clients the PostgreSQL store checks out, on a stand-in `pg`
+ * client whose queries answer when the test says (time is faked; nothing sleeps). The same behaviour
+ * on a real cluster: test/faults/silent-queries.test.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createPostgresAccountStore } from '../../src/sql/index.js';
+import { CLOSE_GRACE_MS, guardClients } from '../../src/sql/pg-client-guard.js';
+import type { PgPool, PgPoolClient } from '../../src/sql/pg-types.js';
+
+/** A `pg` pool client whose queries wait until answered, and whose end() fails the one in flight. */
+class StandInClient {
+  ended = 0;
+  readonly #pending: Array<{ resolve: (value: unknown) => void; reject: (error: Error) => void }> = [];
+  on(): this {
+    return this;
+  }
+  removeListener(): this {
+    return this;
+  }
+  release(): void {}
+  query(text: unknown): unknown {
+    if (typeof text !== 'string') return text; // a cursor is returned as is, as pg does
+    return new Promise((resolve, reject) => this.#pending.push({ resolve, reject }));
+  }
+  answer(rows: unknown[]): void {
+    this.#pending.shift()?.resolve({ rows, command: 'SELECT', rowCount: rows.length });
+  }
+  async end(): Promise<void> {
+    this.ended++;
+    this.#pending.shift()?.reject(new Error('Connection terminated'));
+  }
+}
+
+function standInPool(client: StandInClient): PgPool & { endedTimes: number } {
+  const pool = {
+    endedTimes: 0,
+    connect: async () => client as unknown as PgPoolClient,
+    end: async () => void pool.endedTimes++,
+  };
+  return pool;
+}
+
+/** Runs one query on a client checked out of `pool`; settles with the rows or the error's message. */
+async function ask(pool: PgPool): Promise<{ settled?: unknown; error?: string; client: StandInClient }> {
+  const client = (await pool.connect()) as unknown as StandInClient & PgPoolClient;
+  const outcome: { settled?: unknown; error?: string; client: StandInClient } = { client };
+  void client.query('select 1', []).then(
+    (result) => (outcome.settled = result.rows),
+    (error: Error) => (outcome.error = error.message),
+  );
+  return outcome;
+}
+
+describe('the deadline of a PostgreSQL query', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('fails a query unanswered after queryTimeoutMs and closes its connection', async () => {
+    const pool = guardClients(standInPool(new StandInClient()), { ownsPool: true, queryTimeoutMs: 1000 });
+    const outcome = await ask(pool);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(outcome.client.ended).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcome.client.ended).toBe(1);
+    expect(outcome.error).toBe('PostgreSQL did not answer a query within 1000 ms (queryTimeoutMs), so its connection was closed');
+  });
+
+  it('leaves a query answered in time and its connection alone', async () => {
+    const pool = guardClients(standInPool(new StandInClient()), { ownsPool: true, queryTimeoutMs: 1000 });
+    const outcome = await ask(pool);
+    await vi.advanceTimersByTimeAsync(900);
+    outcome.client.answer([{ one: 1 }]);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(outcome).toMatchObject({ settled: [{ one: 1 }] });
+    expect(outcome.client.ended).toBe(0);
+  });
+
+  it(`gives a query in flight at most ${CLOSE_GRACE_MS} ms more once the store closes, and never more than it had`, async () => {
+    const slow = new StandInClient();
+    const slowPool = guardClients(standInPool(slow), { ownsPool: true, queryTimeoutMs: 30_000 });
+    const waiting = await ask(slowPool);
+    const soon = new StandInClient();
+    const soonPool = guardClients(standInPool(soon), { ownsPool: true, queryTimeoutMs: 1500 });
+    const soonWaiting = await ask(soonPool);
+    await vi.advanceTimersByTimeAsync(1000);
+    await slowPool.end();
+    await soonPool.end();
+    await vi.advanceTimersByTimeAsync(499);
+    expect(soon.ended).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(soonWaiting.error).toBe('PostgreSQL did not answer a query within 1500 ms (queryTimeoutMs), so its connection was closed');
+    await vi.advanceTimersByTimeAsync(CLOSE_GRACE_MS - 501);
+    expect(slow.ended).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(slow.ended).toBe(1);
+    expect(waiting.error).toBe('PostgreSQL did not answer a query within the time left when the store closed, so its connection was closed');
+  });
+
+  it("sets no deadline on the host's own queries on a client of its pool once the store released it", async () => {
+    const client = new StandInClient();
+    const pool = guardClients(standInPool(client), { ownsPool: false, queryTimeoutMs: 1000 });
+    const first = await ask(pool);
+    first.client.answer([]);
+    await vi.advanceTimersByTimeAsync(0);
+    (client as unknown as PgPoolClient).release();
+    const hostQuery = (client as unknown as PgPoolClient).query('select pg_sleep(60)', []).then(() => 'answered');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(client.ended).toBe(0);
+    client.answer([]);
+    expect(await hostQuery).toBe('answered');
+  });
+
+  it('ends the pool it owns, never a pool the host passed', async () => {
+    const own = standInPool(new StandInClient());
+    const given = standInPool(new StandInClient());
+    await guardClients(own, { ownsPool: true, queryTimeoutMs: 1000 }).end();
+    await guardClients(given, { ownsPool: false, queryTimeoutMs: 1000 }).end();
+    expect([own.endedTimes, given.endedTimes]).toEqual([1, 0]);
+  });
+
+  it('returns a cursor as it is, without a deadline', async () => {
+    const client = new StandInClient();
+    const pool = guardClients(standInPool(client), { ownsPool: true, queryTimeoutMs: 1000 });
+    const checkedOut = (await pool.connect()) as unknown as { query(cursor: object): unknown };
+    const cursor = { read: async () => [], close: async () => {} };
+    expect(checkedOut.query(cursor)).toBe(cursor);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(client.ended).toBe(0);
+  });
+
+  it('refuses a queryTimeoutMs that is not a whole number of milliseconds from 1 to 2^31 - 1, naming the option', () => {
+    const pool = standInPool(new StandInClient());
+    for (const queryTimeoutMs of [0, -1, 1.5, 2 ** 31, Number.NaN]) {
+      expect(() => createPostgresAccountStore({ pool, queryTimeoutMs })).toThrow(/option "queryTimeoutMs" must be an integer from 1 to 2147483647/);
+    }
+    expect(() => createPostgresAccountStore({ pool, queryTimeoutMs: 1 })).not.toThrow();
+  });
+});

@@ -16,15 +16,23 @@
  * with unanswered data only after about 15 minutes on Linux. Until then its query waits, its client is
  * out of the pool, and the pool's `end()` (so the store's `close()`) waits for it; a few such queries
  * use up the pool, and the store stays unreachable although new connections would work. So a query
- * still unanswered after `queryTimeoutMs` fails, and its connection is destroyed (`pg` destroys the
- * socket when a client with a query in flight is ended); the pool drops the client when it is released
- * and opens a fresh connection for the next query. Once the store is closing, a query in flight gets at
- * most {@link CLOSE_GRACE_MS} more.
+ * still unanswered after `queryTimeoutMs` fails, and its client is never used again:
+ * - the server is asked to cancel the query ({@link requestCancel}), so that a query that was only
+ *   slow (waiting for a lock, say) does not go on running for nobody;
+ * - a connection that answers (the cancellation, or a late result) is then closed cleanly, and one
+ *   that still answers nothing {@link CANCEL_WAIT_MS} later is destroyed;
+ * - every later query on the client (a transaction's `rollback`) fails with the same error.
+ * The pool drops the client when it is released and opens a fresh connection for the next query.
+ * Once the store is closing, a query in flight gets at most {@link CLOSE_GRACE_MS} more before it is
+ * cancelled the same way.
  */
+import { requestCancel } from './pg-cancel-request.js';
 import type { PgPool, PgPoolClient } from './pg-types.js';
 
-/** Longest `close()` waits for a query in flight before destroying its connection. */
-export const CLOSE_GRACE_MS = 2000;
+/** How long `close()` lets a query in flight go on before cancelling it. */
+export const CLOSE_GRACE_MS = 1000;
+/** How long a connection has to answer a cancellation before it is destroyed as silent. */
+export const CANCEL_WAIT_MS = 1000;
 
 /** What one store asks of the clients it checks out: the query limit, and the queries in flight. */
 interface GuardState {
@@ -37,20 +45,42 @@ interface GuardState {
 const guarded = new WeakSet<PgPoolClient>();
 /** The store that has each client checked out (a host's pool may serve two stores, and the host). */
 const stateOf = new WeakMap<PgPoolClient, GuardState>();
+/** Clients whose query went unanswered, and why: they are closed, and every later query fails so. */
+const abandoned = new WeakMap<PgPoolClient, string>();
 
 function ignoreConnectionError(): void {
   // Reported by the failing query instead (see the module description).
 }
 
-/** The deadline of one query in flight: when it passes first, the client's connection is destroyed. */
+/**
+ * Closes the connection of `client`: cleanly when nothing is in flight, else by destroying its socket
+ * (`pg` does so itself for a client with a query in flight, but not in its pipeline mode).
+ */
+function closeConnection(client: PgPoolClient, silent: boolean): void {
+  client.end().catch(ignoreConnectionError);
+  if (silent) destroySocket(client);
+}
+
+function destroySocket(client: object): void {
+  socketOf(client)?.destroy?.();
+}
+
+/** The socket of a `pg` client (`client.connection.stream`), when it has one. */
+export function socketOf(client: object): { destroy?: () => void; unref?: () => void } | undefined {
+  const connection = 'connection' in client ? client.connection : undefined;
+  if (typeof connection !== 'object' || connection === null || !('stream' in connection)) return undefined;
+  const stream = connection.stream;
+  return typeof stream === 'object' && stream !== null ? (stream as { destroy?: () => void; unref?: () => void }) : undefined;
+}
+
+/** The deadline of one query in flight (see the module description). */
 class QueryDeadline {
-  /** Which limit ended the query, in words (undefined while it has not). */
-  expiredBy: string | undefined;
   readonly #client: PgPoolClient;
   readonly #state: GuardState;
   #endsAt = 0;
   #limit = '';
   #timer: NodeJS.Timeout | undefined;
+  #closed = false;
 
   constructor(client: PgPoolClient, state: GuardState) {
     this.#client = client;
@@ -76,16 +106,25 @@ class QueryDeadline {
     this.#timer.unref();
   }
 
+  /** The query answered, or failed: a client given up on is closed now that its connection is quiet. */
   settled(): void {
     clearTimeout(this.#timer);
     this.#state.inFlight.delete(this);
+    if (abandoned.has(this.#client)) this.#close(false);
   }
 
   #expire(): void {
-    this.expiredBy = this.#limit;
     this.#state.inFlight.delete(this);
-    // The query in flight rejects once the socket is gone (it is awaited by its caller).
-    this.#client.end().catch(ignoreConnectionError);
+    abandoned.set(this.#client, `PostgreSQL did not answer a query within ${this.#limit}, so its connection was closed`);
+    requestCancel(this.#client as object);
+    this.#timer = setTimeout(() => this.#close(true), CANCEL_WAIT_MS);
+    this.#timer.unref();
+  }
+
+  #close(silent: boolean): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    closeConnection(this.#client, silent);
   }
 }
 
@@ -93,6 +132,8 @@ class QueryDeadline {
 function limitQueries(client: PgPoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (...args: unknown[]): unknown => {
+    const givenUp = abandoned.get(client);
+    if (givenUp !== undefined) return Promise.reject(new Error(givenUp));
     const answer = query(...args);
     const state = stateOf.get(client);
     // A cursor is read by its owner, who decides how long to wait; this store reads none.
@@ -105,8 +146,8 @@ function limitQueries(client: PgPoolClient): void {
       },
       (error: unknown) => {
         deadline.settled();
-        if (deadline.expiredBy === undefined) throw error;
-        throw new Error(`PostgreSQL did not answer a query within ${deadline.expiredBy}, so its connection was closed`, { cause: error });
+        const why = abandoned.get(client);
+        throw why === undefined ? error : new Error(why, { cause: error });
       },
     );
   };
@@ -119,8 +160,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 /**
  * A view of `pool` whose `connect()` hands out guarded clients (see the module description). `end()`
- * gives the queries in flight at most {@link CLOSE_GRACE_MS} more, and ends the pool only when the
- * store owns it (a pool given by the host is the host's to end).
+ * gives the queries in flight at most {@link CLOSE_GRACE_MS} more before cancelling them, and ends the
+ * pool only when the store owns it (a pool given by the host is the host's to end).
  *
  * @example
  * ```ts

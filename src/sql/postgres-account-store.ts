@@ -9,7 +9,7 @@ import { integer } from '../config-checks.js';
 import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
 import { onceUntilSuccess } from '../runtime/init-store.js';
-import { guardClients } from './pg-client-guard.js';
+import { guardClients, socketOf } from './pg-client-guard.js';
 import type { PgNotification, PgPool } from './pg-types.js';
 import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
 import { MissingDriverError } from '../store/missing-driver-error.js';
@@ -49,13 +49,14 @@ export interface PostgresAccountStoreOptions {
    */
   readonly listen?: boolean;
   /**
-   * Longest a query may go unanswered, in milliseconds. It then fails and its connection is closed,
-   * and the next query gets a fresh connection. This is what frees the pool when a connection went
-   * silent without closing (the database failed over to another address, a firewall drops the
-   * connection's packets): otherwise its query would wait, and hold its pooled client and `close()`,
-   * until TCP gives up, about 15 minutes on Linux. Keep it above `storeTimeout` and above your slowest
-   * query, including the schema changes `init()` makes on your tables. While the store closes, a query
-   * gets at most 2 s more (docs/stores.md, "Connections that go silent").
+   * Longest a query may go unanswered, in milliseconds. It then fails, the server is asked to cancel
+   * it, and its connection is closed (1 s later if it stays silent); the next query gets a fresh
+   * connection. This is what frees the pool when a connection went silent without closing (the
+   * database failed over to another address, a firewall drops the connection's packets): otherwise its
+   * query would wait, and hold its pooled client and `close()`, until TCP gives up, about 15 minutes on
+   * Linux. Keep it above `storeTimeout` and above your slowest query, including the schema changes
+   * `init()` makes on your tables. While the store closes, a query gets 1 s more before it is
+   * cancelled (docs/stores.md, "Connections that go silent").
    * @default 30000
    */
   readonly queryTimeoutMs?: number;
@@ -189,7 +190,7 @@ function pgNotifications(getPool: () => Promise<PgPool>, channel: string): Chang
       } finally {
         clearTimeout(deadline);
       }
-      unrefSocket(client); // like the poll timers, an idle watch must not keep the process alive
+      socketOf(client)?.unref?.(); // like the poll timers, an idle watch must not keep the process alive
       return async () => {
         finish(true);
       };
@@ -199,13 +200,4 @@ function pgNotifications(getPool: () => Promise<PgPool>, channel: string): Chang
 
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
-}
-
-function unrefSocket(client: object): void {
-  const connection = 'connection' in client ? client.connection : undefined;
-  if (typeof connection !== 'object' || connection === null || !('stream' in connection)) return;
-  const stream = connection.stream;
-  if (typeof stream === 'object' && stream !== null && 'unref' in stream && typeof stream.unref === 'function') {
-    stream.unref();
-  }
 }

@@ -1,15 +1,18 @@
 /**
- * docs/stores.md, "Connections that go silent": "A query that gets no answer within `queryTimeoutMs`
- * (30 seconds unless you set it) fails and its connection is closed, so the pool opens fresh
- * connections for the next queries ... While the store closes, a query in flight gets at most 2 seconds
- * more." Injected for real: the backends behind a store's open connections are frozen (SIGSTOP), so
- * those connections stay open and answer nothing, as when the database fails over to another address
- * or a firewall starts dropping their packets, while new connections reach a healthy server.
+ * docs/stores.md, "Connections that go silent": "a query that gets no answer within `queryTimeoutMs`
+ * (30 seconds unless you set it) fails, and its connection is never used again: the server is asked
+ * to cancel the query (a query that was only slow, waiting for a lock say, then stops instead of
+ * running for nobody) ... so `sa.close()` finishes within 2 seconds even on such a connection."
+ * Injected for real: the backends behind a store's open connections are frozen (SIGSTOP), so those
+ * connections stay open and answer nothing, as when the database fails over to another address or a
+ * firewall starts dropping their packets, while new connections reach a healthy server; or another
+ * session holds a lock the store's query waits for.
  */
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresAccountStore } from '../../src/sql/index.js';
+import { ADVISORY_LOCK_NAMESPACE } from '../../src/sql/schema.js';
 import { withPrivatePostgres } from '../helpers/private-postgres.js';
 import { failOnUncaughtErrors } from '../helpers/uncaught-errors.js';
 import { eventually, expectUnavailable, requestToken, startInstance } from './pg-instance.js';
@@ -69,6 +72,36 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
     // The pool holds fresh connections only, and they answer.
     expect(await store.findAccount(UNKNOWN_CLIENT)).toBeUndefined();
     expect(pool.totalCount).toBeLessThanOrEqual(2);
+  });
+
+  it('cancels a query that was only slow (waiting for a lock) when it gives up on it: the server runs nothing for nobody, and a transaction fails with the same error', async () => {
+    const schema = 'fault_slow_lock';
+    const open = () => {
+      const store = createPostgresAccountStore({ connectionString: urlFor('slow_lock'), schema, listen: false, queryTimeoutMs: 1000 });
+      closers.push(() => store.close());
+      return store;
+    };
+    // Another session holds the lock init() takes to change the schema (as another instance would).
+    const holder = await cluster().session();
+    closers.push(() => holder.end());
+    await holder.query('begin');
+    await holder.query('select pg_advisory_xact_lock(hashtext($1), hashtext($2))', [ADVISORY_LOCK_NAMESPACE, `${schema}:migrations`]);
+
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const started = performance.now();
+      const error = await open().init().then(() => undefined, (thrown: Error) => thrown);
+      expect(error?.message).toBe('PostgreSQL did not answer a query within 1000 ms (queryTimeoutMs), so its connection was closed');
+      expect(performance.now() - started).toBeLessThan(1900); // answered the cancellation, not destroyed as silent
+    }
+    // Not one of the store's sessions is left waiting for the lock (before: one more per attempt).
+    const waiting = await cluster().query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity where application_name = 'slow_lock' and wait_event_type = 'Lock'`,
+    );
+    expect(waiting[0]!.n).toBe(0);
+    await holder.query('rollback');
+    const store = open();
+    await store.init();
+    expect(await store.findAccount(UNKNOWN_CLIENT)).toBeUndefined();
   });
 
   it('closes within 2 s more while a query waits on a silent connection (the default queryTimeoutMs is 30 s)', async () => {

@@ -1,13 +1,15 @@
 /**
  * docs/stores.md, "Connections that go silent": "a query that gets no answer within `queryTimeoutMs`
- * ... fails and its connection is closed ... While the store closes, a query in flight gets at most 2
- * seconds more." The deadlines of the clients the PostgreSQL store checks out, on a stand-in `pg`
- * client whose queries answer when the test says (time is faked; nothing sleeps). The same behaviour
- * on a real cluster: test/faults/silent-queries.test.ts.
+ * ... fails, and its connection is never used again: the server is asked to cancel the query ... and
+ * the connection is closed, at once if it answers and 1 second later if it stays silent ... While the
+ * store closes, a query in flight gets 1 second more before it is cancelled the same way." The
+ * deadlines of the clients the PostgreSQL store checks out, on a stand-in `pg` client whose queries
+ * answer when the test says (time is faked; nothing sleeps; the stand-in has no server to send a
+ * cancellation to). The same behaviour on a real cluster: test/faults/silent-queries.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresAccountStore } from '../../src/sql/index.js';
-import { CLOSE_GRACE_MS, guardClients } from '../../src/sql/pg-client-guard.js';
+import { CANCEL_WAIT_MS, CLOSE_GRACE_MS, guardClients } from '../../src/sql/pg-client-guard.js';
 import type { PgPool, PgPoolClient } from '../../src/sql/pg-types.js';
 
 /** A `pg` pool client whose queries wait until answered, and whose end() fails the one in flight. */
@@ -27,6 +29,13 @@ class StandInClient {
   }
   answer(rows: unknown[]): void {
     this.#pending.shift()?.resolve({ rows, command: 'SELECT', rowCount: rows.length });
+  }
+  /** The server cancelled the query in flight (as it answers a cancel request). */
+  cancelled(): void {
+    this.#pending.shift()?.reject(new Error('canceling statement due to user request'));
+  }
+  get waiting(): number {
+    return this.#pending.length;
   }
   async end(): Promise<void> {
     this.ended++;
@@ -62,14 +71,29 @@ describe('the deadline of a PostgreSQL query', () => {
     vi.useRealTimers();
   });
 
-  it('fails a query unanswered after queryTimeoutMs and closes its connection', async () => {
+  it(`fails a query unanswered after queryTimeoutMs, and closes a connection that does not answer its cancellation within ${CANCEL_WAIT_MS} ms`, async () => {
     const pool = guardClients(standInPool(new StandInClient()), { ownsPool: true, queryTimeoutMs: 1000 });
     const outcome = await ask(pool);
-    await vi.advanceTimersByTimeAsync(999);
+    await vi.advanceTimersByTimeAsync(1000 + CANCEL_WAIT_MS - 1);
     expect(outcome.client.ended).toBe(0);
     await vi.advanceTimersByTimeAsync(1);
     expect(outcome.client.ended).toBe(1);
     expect(outcome.error).toBe('PostgreSQL did not answer a query within 1000 ms (queryTimeoutMs), so its connection was closed');
+  });
+
+  it('closes a connection that answers the cancellation at once, and fails every later query on it (a rollback) with the same error', async () => {
+    const pool = guardClients(standInPool(new StandInClient()), { ownsPool: true, queryTimeoutMs: 1000 });
+    const outcome = await ask(pool);
+    await vi.advanceTimersByTimeAsync(1000);
+    outcome.client.cancelled();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(outcome.error).toBe('PostgreSQL did not answer a query within 1000 ms (queryTimeoutMs), so its connection was closed');
+    expect(outcome.client.ended).toBe(1);
+    const rollback = (outcome.client as unknown as PgPoolClient).query('rollback', []);
+    await expect(rollback).rejects.toThrow('PostgreSQL did not answer a query within 1000 ms (queryTimeoutMs), so its connection was closed');
+    expect(outcome.client.waiting).toBe(0); // never sent
+    await vi.advanceTimersByTimeAsync(CANCEL_WAIT_MS);
+    expect(outcome.client.ended).toBe(1);
   });
 
   it('leaves a query answered in time and its connection alone', async () => {
@@ -83,6 +107,7 @@ describe('the deadline of a PostgreSQL query', () => {
   });
 
   it(`gives a query in flight at most ${CLOSE_GRACE_MS} ms more once the store closes, and never more than it had`, async () => {
+    // Each is then cancelled, and its connection closed ${CANCEL_WAIT_MS} ms later if silent.
     const slow = new StandInClient();
     const slowPool = guardClients(standInPool(slow), { ownsPool: true, queryTimeoutMs: 30_000 });
     const waiting = await ask(slowPool);
@@ -92,7 +117,7 @@ describe('the deadline of a PostgreSQL query', () => {
     await vi.advanceTimersByTimeAsync(1000);
     await slowPool.end();
     await soonPool.end();
-    await vi.advanceTimersByTimeAsync(499);
+    await vi.advanceTimersByTimeAsync(500 + CANCEL_WAIT_MS - 1);
     expect(soon.ended).toBe(0);
     await vi.advanceTimersByTimeAsync(1);
     expect(soonWaiting.error).toBe('PostgreSQL did not answer a query within 1500 ms (queryTimeoutMs), so its connection was closed');

@@ -11,8 +11,8 @@ import { connect } from 'node:net';
 
 /** The request code of a CancelRequest (1234 in the high 16 bits, 5678 in the low). */
 const CANCEL_REQUEST_CODE = 80877102;
-/** Longest the request's own connection may take; it needs one packet each way. */
-const GIVE_UP_MS = 5000;
+/** Longest the request's own connection may take (the server closes it once it has read the request). */
+export const CANCEL_WAIT_MS = 1000;
 
 /** Where a `pg` client is connected, and the key of its session (a `pg.Client` has these fields). */
 export interface PgSession {
@@ -24,7 +24,8 @@ export interface PgSession {
 
 /**
  * Sends a CancelRequest for the session of `client`, if it knows its session key (it does once
- * connected); returns at once.
+ * connected). Resolves once the server has closed the request's connection (it has read the request),
+ * or the request failed, or {@link CANCEL_WAIT_MS} passed; never rejects.
  *
  * @example
  * ```ts
@@ -32,12 +33,12 @@ export interface PgSession {
  *
  * const client = await new pg.Pool({ connectionString: process.env.DATABASE_URL }).connect()
  * const sleeping = client.query('select pg_sleep(60)')
- * requestCancel(client) // `sleeping` rejects: "canceling statement due to user request"
+ * await requestCancel(client) // `sleeping` rejects: "canceling statement due to user request"
  * ```
  */
-export function requestCancel(client: PgSession): void {
+export function requestCancel(client: PgSession): Promise<void> {
   const { host, port, processID, secretKey } = client;
-  if (typeof port !== 'number' || !isInt32(processID) || !isInt32(secretKey)) return;
+  if (typeof port !== 'number' || !isInt32(processID) || !isInt32(secretKey)) return Promise.resolve();
   const message = Buffer.alloc(16);
   message.writeInt32BE(16, 0);
   message.writeInt32BE(CANCEL_REQUEST_CODE, 4);
@@ -47,10 +48,17 @@ export function requestCancel(client: PgSession): void {
     typeof host === 'string' && host.startsWith('/')
       ? connect(`${host}/.s.PGSQL.${port}`) // a Unix-domain socket directory, as libpq names it
       : connect(port, typeof host === 'string' && host !== '' ? host : 'localhost');
-  socket.setTimeout(GIVE_UP_MS, () => socket.destroy());
+  const giveUp = setTimeout(() => socket.destroy(), CANCEL_WAIT_MS);
+  giveUp.unref();
   socket.on('error', () => socket.destroy());
   socket.on('connect', () => socket.end(message));
   socket.unref();
+  return new Promise((resolve) => {
+    socket.on('close', () => {
+      clearTimeout(giveUp);
+      resolve();
+    });
+  });
 }
 
 function isInt32(value: unknown): value is number {

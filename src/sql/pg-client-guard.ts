@@ -18,21 +18,21 @@
  * use up the pool, and the store stays unreachable although new connections would work. So a query
  * still unanswered after `queryTimeoutMs` fails, and its client is never used again:
  * - the server is asked to cancel the query ({@link requestCancel}), so that a query that was only
- *   slow (waiting for a lock, say) does not go on running for nobody;
- * - a connection that answers (the cancellation, or a late result) is then closed cleanly, and one
- *   that still answers nothing {@link CANCEL_WAIT_MS} later is destroyed;
+ *   slow (waiting for a lock, say) does not go on running for nobody; a server busy with a query
+ *   does not notice its connection closing, but takes a cancellation at once;
+ * - the connection is then closed (its socket destroyed, in case it is silent): when it answers
+ *   first, or once the server has read the cancellation, or after {@link CANCEL_WAIT_MS} when the
+ *   server cannot be reached at all;
  * - every later query on the client (a transaction's `rollback`) fails with the same error.
  * The pool drops the client when it is released and opens a fresh connection for the next query.
  * Once the store is closing, a query in flight gets at most {@link CLOSE_GRACE_MS} more before it is
  * cancelled the same way.
  */
-import { requestCancel } from './pg-cancel-request.js';
+import { CANCEL_WAIT_MS, requestCancel } from './pg-cancel-request.js';
 import type { PgPool, PgPoolClient } from './pg-types.js';
 
 /** How long `close()` lets a query in flight go on before cancelling it. */
 export const CLOSE_GRACE_MS = 1000;
-/** How long a connection has to answer a cancellation before it is destroyed as silent. */
-export const CANCEL_WAIT_MS = 1000;
 
 /** What one store asks of the clients it checks out: the query limit, and the queries in flight. */
 interface GuardState {
@@ -53,15 +53,12 @@ function ignoreConnectionError(): void {
 }
 
 /**
- * Closes the connection of `client`: cleanly when nothing is in flight, else by destroying its socket
- * (`pg` does so itself for a client with a query in flight, but not in its pipeline mode).
+ * Closes the connection of `client` for good: `end()` marks it so (the pool then drops it), and its
+ * socket is destroyed (`pg` does that itself for a client with a query in flight, but not in its
+ * pipeline mode, and not for a connection that answers nothing more).
  */
-function closeConnection(client: PgPoolClient, silent: boolean): void {
+function closeConnection(client: PgPoolClient): void {
   client.end().catch(ignoreConnectionError);
-  if (silent) destroySocket(client);
-}
-
-function destroySocket(client: object): void {
   socketOf(client)?.destroy?.();
 }
 
@@ -106,25 +103,23 @@ class QueryDeadline {
     this.#timer.unref();
   }
 
-  /** The query answered, or failed: a client given up on is closed now that its connection is quiet. */
+  /** The query answered, or failed: a client given up on is closed now. */
   settled(): void {
     clearTimeout(this.#timer);
     this.#state.inFlight.delete(this);
-    if (abandoned.has(this.#client)) this.#close(false);
+    if (abandoned.has(this.#client)) this.#close();
   }
 
   #expire(): void {
     this.#state.inFlight.delete(this);
     abandoned.set(this.#client, `PostgreSQL did not answer a query within ${this.#limit}, so its connection was closed`);
-    requestCancel(this.#client as object);
-    this.#timer = setTimeout(() => this.#close(true), CANCEL_WAIT_MS);
-    this.#timer.unref();
+    void requestCancel(this.#client as object).then(() => this.#close());
   }
 
-  #close(silent: boolean): void {
+  #close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    closeConnection(this.#client, silent);
+    closeConnection(this.#client);
   }
 }
 

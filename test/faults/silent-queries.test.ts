@@ -88,10 +88,8 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
     await holder.query('select pg_advisory_xact_lock(hashtext($1), hashtext($2))', [ADVISORY_LOCK_NAMESPACE, `${schema}:migrations`]);
 
     for (let attempt = 0; attempt < 3; attempt++) {
-      const started = performance.now();
       const error = await open().init().then(() => undefined, (thrown: Error) => thrown);
       expect(error?.message).toBe('PostgreSQL did not answer a query within 1000 ms (queryTimeoutMs), so its connection was closed');
-      expect(performance.now() - started).toBeLessThan(1900); // answered the cancellation, not destroyed as silent
     }
     // Not one of the store's sessions is left waiting for the lock (before: one more per attempt).
     const waiting = await cluster().query<{ n: number }>(
@@ -120,7 +118,7 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
     const tookMs = performance.now() - started;
     console.log(`close() with a query on a silent connection: ${closed} after ${tookMs.toFixed(0)} ms`);
     expect(closed).toBe('closed');
-    expect(tookMs).toBeGreaterThanOrEqual(1990);
+    expect(tookMs).toBeGreaterThanOrEqual(990); // the query had 1 s more, then was cancelled
     expect(await waiting).toBe('PostgreSQL did not answer a query within the time left when the store closed, so its connection was closed');
   });
 

@@ -97,6 +97,13 @@ const START_DEADLINE_MS = 5000;
  */
 const FIRST_LISTEN_WAIT_MS = 1000;
 const MAX_BATCHES_PER_POLL = 20;
+/**
+ * Most reads of the feed in flight at once. A read abandoned at its deadline may still hold a
+ * connection until the store gives up on it: one such read does not hold up the next poll (on a fresh
+ * connection, when the old one silently died), but a database that stalls every read (a lock on the
+ * feed's table) makes the loop wait instead of taking one more connection each poll.
+ */
+const MAX_READS_IN_FLIGHT = 2;
 const LISTEN_RETRY_MIN_MS = 500;
 const LISTEN_RETRY_MAX_MS = 30_000;
 
@@ -119,6 +126,8 @@ export class FeedLoop {
   #listenTimer: NodeJS.Timeout | undefined;
   #listenRetryMs = LISTEN_RETRY_MIN_MS;
   #stopListening: (() => Promise<void>) | undefined;
+  /** Reads of the feed in flight, counting those abandoned at their deadline (see MAX_READS_IN_FLIGHT). */
+  #reading = 0;
   /** Announces `'*'` `pollIntervalMs + POLL_GRACE_MS` after the start of the last successful read. */
   readonly #watchdog: FeedWatchdog;
 
@@ -197,11 +206,16 @@ export class FeedLoop {
   }
 
   async #poll(): Promise<void> {
+    if (this.#reading >= MAX_READS_IN_FLIGHT) {
+      // The watchdog goes on counting: the feed turns `failing` if this lasts.
+      this.#schedulePoll();
+      return;
+    }
     const read = this.#watchdog.begin();
     let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
     try {
       for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !complete; batch++) {
-        const rows = await callStore(() => this.#options.readSince(this.#last, POLL_BATCH), POLL_DEADLINE_MS, 'change feed poll');
+        const rows = await callStore(() => this.#readSince(this.#last), POLL_DEADLINE_MS, 'change feed poll');
         if (this.#stopped) return;
         for (const row of rows) {
           if (row.seq <= this.#last) continue;
@@ -225,6 +239,14 @@ export class FeedLoop {
       this.#report();
       this.#schedulePoll();
     }
+  }
+
+  #readSince(after: number): Promise<ChangeFeedEntry[]> {
+    const reading = this.#options.readSince(after, POLL_BATCH);
+    this.#reading++;
+    const done = (): void => void this.#reading--;
+    reading.then(done, done);
+    return reading;
   }
 
   async #listen(): Promise<void> {

@@ -6,7 +6,9 @@
  * Injected for real: the backends behind a store's open connections are frozen (SIGSTOP), so those
  * connections stay open and answer nothing, as when the database fails over to another address or a
  * firewall starts dropping their packets, while new connections reach a healthy server; or another
- * session holds a lock the store's query waits for.
+ * session holds a lock the store's query waits for. Also "The change feed's polls ... keep at most two
+ * reads in flight: when the database stalls every read of the feed ... account reads keep their
+ * connections."
  */
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -100,6 +102,34 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
     const store = open();
     await store.init();
     expect(await store.findAccount(UNKNOWN_CLIENT)).toBeUndefined();
+  });
+
+  it('keeps answering account reads while a lock on the change feed\'s table stalls every poll of the feed for 10 s (the polls do not use up the pool)', async () => {
+    const schema = 'fault_stalled_feed';
+    const store = createPostgresAccountStore({ connectionString: urlFor('stalled_feed'), schema });
+    closers.push(() => store.close());
+    await store.init();
+    const states: string[] = [];
+    closers.push(await store.watch!(() => {}, { onStateChange: (state) => void states.push(state) }));
+    // Another session locks the feed's table, as a migration or VACUUM FULL would.
+    const holder = await cluster().session();
+    closers.push(() => holder.end());
+    await holder.query('begin');
+    await holder.query(`lock table "${schema}".account_changes in access exclusive mode`);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const started = performance.now();
+    const read = await store.findAccount(UNKNOWN_CLIENT).then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    console.log(`feed stalled 10 s: an account read ${read} after ${(performance.now() - started).toFixed(0)} ms`);
+    expect(read).toBe('answered');
+    const [held] = await cluster().query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity where application_name = 'stalled_feed' and wait_event_type = 'Lock'`,
+    );
+    expect(held!.n).toBeLessThanOrEqual(2);
+    expect(states.at(-1)).toBe('failing');
+    await holder.query('rollback');
   });
 
   it('closes within 2 s more while a query waits on a silent connection (the default queryTimeoutMs is 30 s)', async () => {

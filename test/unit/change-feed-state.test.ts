@@ -120,6 +120,36 @@ describe('ChangeFeed state', () => {
     await stop();
   });
 
+  it('has at most two reads of the feed in flight: while reads abandoned at their deadline have not answered, no poll starts a third (it would hold one more connection)', async () => {
+    // A read stalled on the database (a lock on the feed's table) answers only when released.
+    let stalled: Array<() => void> | undefined;
+    let reads = 0;
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => 0,
+      readSince: () => {
+        reads++;
+        return stalled ? new Promise((resolve) => stalled!.push(() => resolve([]))) : Promise.resolve([]);
+      },
+      pollIntervalMs: 200,
+      onError: () => {},
+    });
+    const states: ChangeFeedState[] = [];
+    const stop = await feed.watch(() => {}, { onStateChange: (state) => states.push(state) });
+    await vi.advanceTimersByTimeAsync(1000);
+    stalled = [];
+    const before = reads;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(reads - before).toBe(2);
+    expect(states).toEqual(['polling', 'failing']);
+    const waiting = stalled;
+    stalled = undefined;
+    for (const release of waiting) release();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(reads - before).toBeGreaterThan(1);
+    expect(states).toEqual(['polling', 'failing', 'polling']);
+    await stop();
+  });
+
   it('stays failing after an outage until a poll has read every change made meanwhile, even when one poll cannot read them all', async () => {
     let fail = false;
     const rows: Array<{ seq: number; clientId: string }> = [];

@@ -278,9 +278,18 @@ async function createSchemaIfMissing(trx: Kysely<Database>, schema: string): Pro
 }
 
 /**
+ * Longest a PostgreSQL session of ours may sit idle inside a write transaction before the server ends
+ * it. Its statements follow one another, so one that idles has lost its client (a network path that
+ * died silently): ended, it releases its locks (the change feed's, a row's), which would otherwise
+ * block every instance's writes until the server's TCP keepalive noticed (about 2 hours by default).
+ */
+const WRITE_TRANSACTION_IDLE_LIMIT_MS = 10_000;
+
+/**
  * Runs `work` in a write transaction. SQLite: `BEGIN IMMEDIATE` takes the write lock up front (a deferred
  * transaction that later writes can fail with `SQLITE_BUSY` without waiting), and a busy database is
- * retried with backoff on top of `busy_timeout`. PostgreSQL: an ordinary transaction.
+ * retried with backoff on top of `busy_timeout`. PostgreSQL: an ordinary transaction, which the server
+ * ends when it idles {@link WRITE_TRANSACTION_IDLE_LIMIT_MS}.
  *
  * @example
  * ```ts
@@ -292,7 +301,12 @@ export async function runWriteTransaction<T>(
   dialect: SqlDialectName,
   work: (trx: Kysely<Database>) => Promise<T>,
 ): Promise<T> {
-  if (dialect === 'postgres') return db.transaction().execute(work);
+  if (dialect === 'postgres') {
+    return db.transaction().execute(async (trx) => {
+      await sql.raw(`set local idle_in_transaction_session_timeout = ${WRITE_TRANSACTION_IDLE_LIMIT_MS}`).execute(trx);
+      return work(trx);
+    });
+  }
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.connection().execute(async (connection) => {

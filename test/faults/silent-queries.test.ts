@@ -1,21 +1,24 @@
 /**
  * docs/stores.md, "Connections that go silent": "a query that gets no answer within `queryTimeoutMs`
  * (30 seconds unless you set it) fails, and its connection is never used again: the server is asked
- * to cancel the query (a query that was only slow, waiting for a lock say, then stops instead of
- * running for nobody) ... so `sa.close()` finishes within 2 seconds even on such a connection."
+ * to cancel the query, so that a query that was only slow (waiting for a lock, say) stops instead of
+ * running for nobody ... so `sa.close()` finishes within 2 seconds even on such a connection."
  * Injected for real: the backends behind a store's open connections are frozen (SIGSTOP), so those
  * connections stay open and answer nothing, as when the database fails over to another address or a
  * firewall starts dropping their packets, while new connections reach a healthy server; or another
  * session holds a lock the store's query waits for. Also "The change feed's polls ... keep at most two
  * reads in flight: when the database stalls every read of the feed ... account reads keep their
- * connections."
+ * connections." And "the store's write transactions tell the server to end them when they sit idle
+ * for 10 seconds".
  */
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { createPostgresAccountStore } from '../../src/sql/index.js';
 import { ADVISORY_LOCK_NAMESPACE } from '../../src/sql/schema.js';
+import { DelayingProxy } from '../helpers/delaying-proxy.js';
 import { withPrivatePostgres } from '../helpers/private-postgres.js';
+import { newAccount } from '../store/helpers.js';
 import { failOnUncaughtErrors } from '../helpers/uncaught-errors.js';
 import { eventually, expectUnavailable, requestToken, startInstance } from './pg-instance.js';
 
@@ -130,6 +133,38 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
     expect(held!.n).toBeLessThanOrEqual(2);
     expect(states.at(-1)).toBe('failing');
     await holder.query('rollback');
+  });
+
+  it('ends, within 10 s, a write transaction whose connection died silently while it held the change feed\'s lock, so other instances write again', async () => {
+    const schema = 'fault_silent_transaction';
+    const other = createPostgresAccountStore({ connectionString: cluster().url, schema, listen: false });
+    closers.push(() => other.close());
+    await other.init();
+    const account = await other.createAccount(newAccount());
+    const proxy = await DelayingProxy.start(cluster().port);
+    closers.push(() => proxy.close());
+    // Its own deadline is far off: closing its end of a dead path would not reach the server anyway.
+    const dying = createPostgresAccountStore({ connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, schema, listen: false, queryTimeoutMs: 120_000 });
+    closers.push(() => dying.close());
+    await dying.init();
+    // The path dies just after the feed's lock was taken: the server waits for the next statement.
+    proxy.blackholeAfter = `insert into "${schema}"."account_changes"`;
+    const lost = dying.setAccountEnabled(account.clientId, false).then(
+      () => 'written',
+      () => 'failed',
+    );
+    await vi.waitFor(async () => {
+      const [row] = await cluster().query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where state = 'idle in transaction'`);
+      expect(row!.n).toBe(1);
+    });
+    const started = performance.now();
+    await other.setAccountEnabled(account.clientId, false); // waits for the lock
+    console.log(`a write transaction gone silent holding the feed's lock: another store wrote after ${(performance.now() - started).toFixed(0)} ms`);
+    expect(performance.now() - started).toBeLessThan(12_000);
+    expect(await other.findAccount(account.clientId)).toMatchObject({ enabled: false });
+    proxy.blackholeAfter = undefined;
+    await proxy.close(); // the lost connection goes with it
+    expect(await lost).toBe('failed');
   });
 
   it('closes within 2 s more while a query waits on a silent connection (the default queryTimeoutMs is 30 s)', async () => {

@@ -6,6 +6,9 @@
  * connection half-open: once a client sends bytes containing that text, nothing the server sends on
  * that connection reaches the client any more (until the connection closes). `cutNextOn` closes, at
  * once, the next connection whose client sends that text (before it reaches the server), then clears.
+ * `blackholeAfter` drops, from the moment a client sends bytes containing that text (those included),
+ * everything that connection carries either way, and closes nothing: a network path that died silently
+ * in the middle of a conversation, as the server sees it (it waits for the next statement).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -13,6 +16,7 @@ export class DelayingProxy {
   delayMs = 0;
   silenceAfter: string | undefined;
   cutNextOn: string | undefined;
+  blackholeAfter: string | undefined;
   readonly #sockets = new Set<Socket>();
 
   private constructor(
@@ -41,16 +45,18 @@ export class DelayingProxy {
       });
     }
     let silent = false;
+    let blackholed = false;
     client.on('data', (chunk: Buffer) => {
       if (this.silenceAfter !== undefined && chunk.includes(this.silenceAfter)) silent = true;
+      if (this.blackholeAfter !== undefined && chunk.includes(this.blackholeAfter)) blackholed = silent = true;
       if (this.cutNextOn !== undefined && chunk.includes(this.cutNextOn)) {
         this.cutNextOn = undefined;
-        client.unpipe(upstream);
         client.destroy();
         upstream.destroy();
+        return;
       }
+      if (!blackholed) upstream.write(chunk);
     });
-    client.pipe(upstream);
     // Each chunk leaves at its arrival plus the delay then in force, never before the chunk ahead of it.
     let releasedAt = 0;
     const later = (action: () => void): void => {

@@ -51,10 +51,10 @@ export interface PostgresAccountStoreOptions {
   /**
    * Longest a query may go unanswered, in milliseconds. The server is then asked to cancel it, and
    * the query fails and its connection is closed once the server has taken the cancellation (within
-   * 1 s more when the server cannot be reached); the next query gets a fresh connection. This is what frees the pool when a connection went silent without closing (the
-   * database failed over to another address, a firewall drops the connection's packets): otherwise its
-   * query would wait, and hold its pooled client and `close()`, until TCP gives up, about 15 minutes on
-   * Linux. Keep it above `storeTimeout` and above your slowest query, including the schema changes
+   * 1 s more when the server cannot be reached); the next query gets a fresh connection. This is what
+   * frees the pool when a connection went silent without closing (the database failed over to another
+   * address, a firewall drops the connection's packets): otherwise its query would wait, and hold its
+   * pooled client and `close()`, until TCP gives up, about 15 minutes on Linux. Keep it above `storeTimeout` and above your slowest query, including the schema changes
    * `init()` makes on your tables. While the store closes, a query gets 1 s more before it is
    * cancelled (docs/stores.md, "Connections that go silent").
    * @default 30000

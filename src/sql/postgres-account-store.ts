@@ -6,11 +6,11 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import { integer } from '../config-checks.js';
-import type { ChangeNotifications } from './change-feed.js';
 import type { Database } from './schema.js';
 import { onceUntilSuccess } from '../runtime/init-store.js';
-import { guardClients, socketOf } from './pg-client-guard.js';
-import type { PgNotification, PgPool } from './pg-types.js';
+import { guardClients } from './pg-client-guard.js';
+import { pgNotifications } from './pg-notifications.js';
+import type { PgPool } from './pg-types.js';
 import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
 import { MissingDriverError } from '../store/missing-driver-error.js';
 
@@ -127,8 +127,9 @@ async function createPool(connectionString: string): Promise<PgPool> {
   }
   // allowExitOnIdle: a CLI run must not hang on idle connections. connectionTimeoutMillis: a server
   // that drops packets fails a call within seconds (answered 503) instead of waiting for TCP to give up.
-  // keepAlive: an idle connection (the LISTEN one always is) whose peer silently vanished is found
-  // and closed by TCP keepalive probes (after the system's probe count and interval), instead of never.
+  // keepAlive: an idle pooled connection whose peer silently vanished is found and closed by TCP
+  // keepalive probes (after the system's probe count and interval), instead of never. (The LISTEN
+  // connection, idle too, is also checked by the store itself: pg-notifications.ts.)
   const pool = new Pool({
     connectionString,
     allowExitOnIdle: true,
@@ -140,64 +141,4 @@ async function createPool(connectionString: string): Promise<PgPool> {
   // process. The next query reports the outage instead.
   pool.on('error', () => undefined);
   return pool;
-}
-
-/** Longest the `LISTEN` command may take before its connection is given up as silent. */
-const LISTEN_DEADLINE_MS = 2000;
-
-/** `LISTEN` on a dedicated pool client, held until stopped or broken, then destroyed. */
-function pgNotifications(getPool: () => Promise<PgPool>, channel: string): ChangeNotifications {
-  return {
-    async listen(onPayload, onError) {
-      const client = await (await getPool()).connect();
-      let done = false;
-      const onNotification = (message: PgNotification): void => {
-        if (!done && message.channel === channel && message.payload !== undefined) onPayload(message.payload);
-      };
-      /**
-       * Stops delivering and gives the client back destroyed (`release` with an error or `true`), never
-       * to the pool: it is broken, or its socket is unref()ed and still LISTENing. False when already done.
-       */
-      const finish = (destroy: Error | true): boolean => {
-        if (done) return false;
-        done = true;
-        client.removeListener('notification', onNotification);
-        client.release(destroy);
-        return true;
-      };
-      const fail = (error: Error): void => {
-        if (finish(error)) onError(error);
-      };
-      client.on('notification', onNotification);
-      // Stays attached for good: a late 'error' from this client must never be unhandled.
-      client.on('error', fail);
-      client.on('end', () => fail(new Error('The LISTEN connection ended')));
-      const listening = client.query(`LISTEN ${quoteIdentifier(channel)}`, []);
-      let deadline: NodeJS.Timeout | undefined;
-      try {
-        // A connection that went silent must not hold the feed's start (and so the instance's
-        // readiness) for as long as TCP takes to give up: it is destroyed, and the feed tries again.
-        await Promise.race([
-          listening,
-          new Promise<never>((_, reject) => {
-            deadline = setTimeout(() => reject(new Error(`LISTEN did not answer within ${LISTEN_DEADLINE_MS} ms`)), LISTEN_DEADLINE_MS);
-          }),
-        ]);
-      } catch (error) {
-        listening.catch(() => undefined); // rejects once the client is destroyed
-        finish(error instanceof Error ? error : true);
-        throw error;
-      } finally {
-        clearTimeout(deadline);
-      }
-      socketOf(client)?.unref?.(); // like the poll timers, an idle watch must not keep the process alive
-      return async () => {
-        finish(true);
-      };
-    },
-  };
-}
-
-function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }

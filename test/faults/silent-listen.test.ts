@@ -13,6 +13,7 @@ import type { OperationalEvent } from '../../src/index.js';
 import { createPostgresAccountStore } from '../../src/sql/index.js';
 import { notificationChannel } from '../../src/sql/postgres-account-store.js';
 import { listen } from '../hardening/helpers.js';
+import { newAccount } from '../store/helpers.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { DelayingProxy } from '../helpers/delaying-proxy.js';
 import { withPrivatePostgres } from '../helpers/private-postgres.js';
@@ -66,6 +67,45 @@ withPrivatePostgres('a connection that goes silent', (cluster) => {
     expect(events.filter((event) => event.type === 'store.unavailable')).toEqual([]);
     const states = events.flatMap((event) => (event.type === 'change_feed.state_changed' ? [event.state] : []));
     expect(states).toEqual(['reconnecting', 'push']);
+  });
+
+  it('finds a listening connection whose path died silently within 7 s, reports the feed reconnecting, and listens again on a fresh connection', async () => {
+    // docs/stores.md: "A listening connection is checked every 5 seconds; one that does not answer within
+    // 2 seconds is given up".
+    const schema = 'fault_silent_listener';
+    const proxy = await DelayingProxy.start(cluster().port);
+    closers.push(() => proxy.close());
+    const errors: unknown[] = [];
+    const store = createPostgresAccountStore({ connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, schema, onWatchError: (error) => void errors.push(error) });
+    closers.push(() => store.close());
+    await store.init();
+    const writer = createPostgresAccountStore({ connectionString: cluster().url, schema, listen: false });
+    closers.push(() => writer.close());
+    const states: string[] = [];
+    const heard: string[] = [];
+    closers.push(await store.watch!((clientId) => void heard.push(clientId), { onStateChange: (state) => void states.push(state) }));
+    expect(states).toEqual(['push']);
+    // A healthy listening connection passes its checks and stays.
+    await vi.waitFor(() => expect(proxy.connectionsThatSent('SELECT 1')).toBe(1), { timeout: 8000, interval: 100 });
+    expect(states).toEqual(['push']);
+    expect(errors).toEqual([]);
+
+    expect(proxy.blackholeConnectionsThatSent('LISTEN')).toBe(1);
+    const silentAt = performance.now();
+    await vi.waitFor(() => expect(states).toContain('reconnecting'), { timeout: 10_000, interval: 20 });
+    const found = performance.now() - silentAt;
+    console.log(`silent LISTEN connection given up after ${found.toFixed(0)} ms`);
+    expect(found).toBeLessThan(9000); // 5 s to the next check, 2 s for its answer, and room for a busy machine
+    expect(String(errors[0])).toContain('did not answer a check within 2000 ms');
+    expect(heard).toContain('*'); // pushes may have been lost: caches stop trusting themselves
+    const givenUpAt = performance.now();
+    await vi.waitFor(() => expect(states.at(-1)).toBe('push'), { timeout: 10_000, interval: 20 });
+    console.log(`listening again ${(performance.now() - givenUpAt).toFixed(0)} ms later`);
+    expect(states).toEqual(['push', 'reconnecting', 'push']);
+    // The silent connection was closed: one session of this store listens, the fresh one.
+    await vi.waitFor(async () => expect(await cluster().backendPids({ listeningOn: notificationChannel(schema) })).toHaveLength(1), { timeout: 5000 });
+    const account = await writer.createAccount(newAccount());
+    await vi.waitFor(() => expect(heard).toContain(account.clientId), { timeout: 2000, interval: 20 });
   });
 
   it('replaces a LISTEN connection cut while LISTEN is in flight once, and releases every connection when unwatched and closed', async () => {

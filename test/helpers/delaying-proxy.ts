@@ -9,6 +9,8 @@
  * `blackholeAfter` drops, from the moment a client sends bytes containing that text (those included),
  * everything that connection carries either way, and closes nothing: a network path that died silently
  * in the middle of a conversation, as the server sees it (it waits for the next statement).
+ * `blackholeConnectionsThatSent` does the same, from now on, to every open connection whose client has
+ * already sent that text (a connection idle since, such as a `LISTEN` one).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -18,6 +20,8 @@ export class DelayingProxy {
   cutNextOn: string | undefined;
   blackholeAfter: string | undefined;
   readonly #sockets = new Set<Socket>();
+  /** Per open connection: what its client sent so far (its first 64 KiB), and how to blackhole it. */
+  readonly #connections = new Set<{ sent: string; blackhole: () => void }>();
 
   private constructor(
     private readonly server: Server,
@@ -46,7 +50,11 @@ export class DelayingProxy {
     }
     let silent = false;
     let blackholed = false;
+    const connection = { sent: '', blackhole: () => void (blackholed = silent = true) };
+    this.#connections.add(connection);
+    client.on('close', () => this.#connections.delete(connection));
     client.on('data', (chunk: Buffer) => {
+      if (connection.sent.length < 65_536) connection.sent += chunk.toString('latin1');
       if (this.silenceAfter !== undefined && chunk.includes(this.silenceAfter)) silent = true;
       if (this.blackholeAfter !== undefined && chunk.includes(this.blackholeAfter)) blackholed = silent = true;
       if (this.cutNextOn !== undefined && chunk.includes(this.cutNextOn)) {
@@ -68,6 +76,18 @@ export class DelayingProxy {
     });
     upstream.on('end', () => later(() => client.end()));
     client.on('close', () => upstream.destroy());
+  }
+
+  /** How many open connections have a client that has sent `text`. */
+  connectionsThatSent(text: string): number {
+    return [...this.#connections].filter((connection) => connection.sent.includes(text)).length;
+  }
+
+  /** Blackholes every open connection whose client has sent `text`; returns how many. */
+  blackholeConnectionsThatSent(text: string): number {
+    const chosen = [...this.#connections].filter((connection) => connection.sent.includes(text));
+    for (const connection of chosen) connection.blackhole();
+    return chosen.length;
   }
 
   async close(): Promise<void> {

@@ -157,7 +157,7 @@ export function selectAccountRows(db: Kysely<Database>) {
  *
  * @example
  * ```ts
- * import { runWriteTransaction } from './schema.js'
+ * import { runWriteTransaction } from './write-transaction.js'
  *
  * await runWriteTransaction(db, 'postgres', async (trx) => {
  *   if (!(await lockAccount(trx, 'postgres', clientId))) return undefined // unknown client ID

@@ -33,7 +33,7 @@ export interface ChangeFeedTarget {
  *
  * @example
  * ```ts
- * import { runWriteTransaction } from './schema.js'
+ * import { runWriteTransaction } from './write-transaction.js'
  *
  * const target: ChangeFeedTarget = { dialect: 'sqlite', schema: 'public', notifyChannel: undefined }
  * await runWriteTransaction(db, 'sqlite', async (trx) => {

@@ -1,7 +1,8 @@
 /**
  * @module column-types
- * Column types shared by every table of the SQL stores (schema.ts and the tables its migrations add),
- * in a module of their own so that the schema and its migration modules need not import each other.
+ * Types shared by every table of the SQL stores (schema.ts and the tables its migrations add) and by
+ * the code that runs their statements: the dialect names and the column types. In a module of their
+ * own so that the schema, its migration modules and the write transaction need not import each other.
  */
 import type { ColumnType } from 'kysely';
 
@@ -25,3 +26,15 @@ export type EpochMillis = ColumnType<number | string, number, number>;
  * ```
  */
 export type NullableEpochMillis = ColumnType<number | string | null, number | null, number | null>;
+
+/**
+ * The SQL dialects the store speaks.
+ *
+ * @example
+ * ```ts
+ * import { KyselyAccountStore } from './sql-account-store.js'
+ *
+ * const store = new KyselyAccountStore(db, { dialect: 'sqlite' satisfies SqlDialectName })
+ * ```
+ */
+export type SqlDialectName = 'sqlite' | 'postgres';

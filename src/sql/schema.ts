@@ -4,7 +4,8 @@
  * that several processes can initialise the same empty database at once.
  */
 import { type ColumnType, type Generated, type Kysely, sql, type RawBuilder } from 'kysely';
-import type { EpochMillis, NullableEpochMillis } from './column-types.js';
+import type { EpochMillis, NullableEpochMillis, SqlDialectName } from './column-types.js';
+import { runWriteTransaction } from './write-transaction.js';
 import { KEY_CREDENTIALS_MIGRATION, type ClientKeysTable, type UsedAssertionIdsTable } from './key-credentials-schema.js';
 import { REVOKED_TOKENS_CLIENT_INDEX_MIGRATION, REVOKED_TOKENS_MIGRATION, type RevokedTokensTable } from './revoked-tokens-schema.js';
 import { FEDERATED_CREDENTIALS_MIGRATION, type FederatedCredentialsTable } from './federated-credentials-schema.js';
@@ -15,19 +16,7 @@ import { FEDERATED_CLAIMS_MIGRATION } from './federated-claims-schema.js';
 import { CREDENTIAL_EXPIRY_MIGRATION, type ExpiresAtColumn } from './credential-expiry-schema.js';
 import { createCredentialTable } from './credential-table-schema.js';
 
-/**
- * The SQL dialects the store speaks.
- *
- * @example
- * ```ts
- * import { KyselyAccountStore } from './sql-account-store.js'
- *
- * const store = new KyselyAccountStore(db, { dialect: 'sqlite' satisfies SqlDialectName })
- * ```
- */
-export type SqlDialectName = 'sqlite' | 'postgres';
-
-export type { EpochMillis, NullableEpochMillis } from './column-types.js';
+export type { EpochMillis, NullableEpochMillis, SqlDialectName } from './column-types.js';
 
 /**
  * `accounts`: one row per service account.
@@ -275,82 +264,4 @@ async function createSchemaIfMissing(trx: Kysely<Database>, schema: string): Pro
   // Checked first: `create schema if not exists` still needs the CREATE privilege on the database.
   const found = await sql<{ one: number }>`select 1 as one from pg_namespace where nspname = ${schema}`.execute(trx);
   if (found.rows.length === 0) await sql`create schema ${sql.id(schema)}`.execute(trx);
-}
-
-/**
- * Longest a PostgreSQL session of ours may sit idle inside a write transaction before the server ends
- * it. Its statements follow one another, so one that idles has lost its client (a network path that
- * died silently): ended, it releases its locks (the change feed's, a row's), which would otherwise
- * block every instance's writes until the server's TCP keepalive noticed (about 2 hours by default).
- */
-const WRITE_TRANSACTION_IDLE_LIMIT_MS = 10_000;
-
-/**
- * Runs `work` in a write transaction. SQLite: `BEGIN IMMEDIATE` takes the write lock up front (a deferred
- * transaction that later writes can fail with `SQLITE_BUSY` without waiting), and a busy database is
- * retried with backoff on top of `busy_timeout`. PostgreSQL: an ordinary transaction, which the server
- * ends when it idles {@link WRITE_TRANSACTION_IDLE_LIMIT_MS}.
- *
- * @example
- * ```ts
- * await runWriteTransaction(db, 'sqlite', (trx) => trx.deleteFrom('account_changes').execute())
- * ```
- */
-export async function runWriteTransaction<T>(
-  db: Kysely<Database>,
-  dialect: SqlDialectName,
-  work: (trx: Kysely<Database>) => Promise<T>,
-): Promise<T> {
-  if (dialect === 'postgres') {
-    return db.transaction().execute(async (trx) => {
-      await sql.raw(`set local idle_in_transaction_session_timeout = ${WRITE_TRANSACTION_IDLE_LIMIT_MS}`).execute(trx);
-      return work(trx);
-    });
-  }
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.connection().execute(async (connection) => {
-        await sql`begin immediate`.execute(connection);
-        try {
-          const result = await work(connection);
-          await sql`commit`.execute(connection);
-          return result;
-        } catch (error) {
-          await sql`rollback`.execute(connection).catch(() => undefined);
-          throw error;
-        }
-      });
-    } catch (error) {
-      if (!isSqliteBusy(error) || attempt >= SQLITE_BUSY_ATTEMPTS) throw error;
-      await delay(25 * attempt);
-    }
-  }
-}
-
-const SQLITE_BUSY_ATTEMPTS = 8;
-
-/**
- * Whether an error is SQLite's "database is locked" (`SQLITE_BUSY`, `SQLITE_BUSY_SNAPSHOT`, ...).
- *
- * @example
- * ```ts
- * declare const write: () => Promise<void> // one write transaction
- * await write().catch(async (error: unknown) => {
- *   if (isSqliteBusy(error)) await write() // another connection held the lock: try again
- *   else throw error
- * })
- * ```
- */
-export function isSqliteBusy(error: unknown): boolean {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    'code' in error &&
-    typeof error.code === 'string' &&
-    error.code.startsWith('SQLITE_BUSY')
-  );
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

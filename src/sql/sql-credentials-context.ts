@@ -11,7 +11,7 @@ import type { Database, SqlDialectName } from './schema.js';
  *
  * @example
  * ```ts
- * import { runWriteTransaction } from './schema.js'
+ * import { runWriteTransaction } from './write-transaction.js'
  * import { SqlAssertionIds } from './sql-assertion-ids.js'
  *
  * const context: SqlCredentialsContext = {

@@ -7,7 +7,7 @@ import { mkdir, open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
-import { isSqliteBusy } from './schema.js';
+import { isSqliteBusy } from './write-transaction.js';
 import { KyselyAccountStore, type SqlAccountStore } from './sql-account-store.js';
 import { MissingDriverError } from '../store/missing-driver-error.js';
 

@@ -52,8 +52,8 @@ ${body}
 
 /**
  * The page for a signed-in person: a shell that console.js fills in (its texts, its language, the
- * server's `maxCredentialLifetime` and `maxAccessTokenLifetime`, whether it offers DPoP, and what its
- * store cannot hold, as data attributes).
+ * server's `maxCredentialLifetime` and `maxAccessTokenLifetime`, whether it offers DPoP, what its
+ * store cannot hold, and which refusal texts the host gave, as data attributes).
  *
  * @example
  * ```ts
@@ -76,7 +76,8 @@ export function renderConsolePage(options: ResolvedConsoleRouterOptions, princip
     (Number.isSafeInteger(max) && max! > 0 ? ` data-max-credential-lifetime="${max}"` : '') +
     (Number.isSafeInteger(maxToken) && maxToken! > 0 ? ` data-max-access-token-lifetime="${maxToken}"` : '') +
     (dpopAvailable === false ? ' data-dpop="off"' : '') +
-    (lacks.length > 0 ? ` data-store-lacks="${lacks.join(' ')}"` : '');
+    (lacks.length > 0 ? ` data-store-lacks="${lacks.join(' ')}"` : '') +
+    (options.ownRefusals.length > 0 ? ` data-own-refusals="${options.ownRefusals.join(' ')}"` : '');
   const body = `<body class="esa-console">
 <header class="esa-header">
 <h1>${escapeHtml(strings.title)}</h1>

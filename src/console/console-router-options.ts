@@ -7,7 +7,7 @@
 import type { AdminApi } from '../admin/admin-api.js';
 import type { AdminRouterOptions } from '../admin-router/admin-router-options.js';
 import { checkKnownKeys, fail } from '../config-checks.js';
-import { CONSOLE_STRINGS, type ConsoleStrings } from './console-strings.js';
+import { CONSOLE_STRINGS, REFUSAL_TEXTS, type ConsoleStrings } from './console-strings.js';
 
 /**
  * Options of the self-service page (`sa.consoleRouter(options)`, {@link createConsoleRouter}). The
@@ -83,6 +83,8 @@ export interface ResolvedConsoleRouterOptions {
   readonly onError: AdminRouterOptions['onError'];
   readonly operatorOnlyScopes: readonly string[] | undefined;
   readonly strings: ConsoleStrings;
+  /** The refusal texts the host gave: the page shows these instead of the server's own words. */
+  readonly ownRefusals: readonly (typeof REFUSAL_TEXTS)[number][];
   readonly lang: string;
   readonly signInUrl: string | undefined;
   readonly stylesheet: string | undefined;
@@ -131,6 +133,7 @@ export function resolveConsoleRouterOptions(options: CreateConsoleRouterOptions)
     onError,
     operatorOnlyScopes,
     strings: Object.freeze({ ...CONSOLE_STRINGS, ...strings }),
+    ownRefusals: Object.freeze(REFUSAL_TEXTS.filter((key) => Object.hasOwn(strings, key))),
     lang,
     signInUrl,
     stylesheet,

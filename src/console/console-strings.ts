@@ -153,6 +153,18 @@ export interface ConsoleStrings {
   readonly errorPrefix: string;
   readonly networkError: string;
   readonly sessionExpired: string;
+  /**
+   * Refusals of the server, one text per kind. By default the page shows the server's own words
+   * (English, naming the limit or the field); once you give one of these, the page shows yours for
+   * that kind instead. These defaults are shown when an answer has no words of its own (a proxy's 502).
+   */
+  readonly refusedInvalid: string;
+  readonly refusedForbidden: string;
+  readonly refusedNotFound: string;
+  readonly refusedLimit: string;
+  readonly refusedTooLarge: string;
+  readonly refusedUnavailable: string;
+  readonly refusedServerError: string;
   readonly clientIdLabel: string;
   readonly fileTooLarge: string;
 }
@@ -293,6 +305,24 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   errorPrefix: 'Not done:',
   networkError: 'The server could not be reached. Check your connection and try again.',
   sessionExpired: 'Your session has ended. Sign in again, then reload this page.',
+  refusedInvalid: 'The server did not accept what you entered. Check it and try again.',
+  refusedForbidden: 'You may not make this change.',
+  refusedNotFound: 'It no longer exists. Reload the page to see the current state.',
+  refusedLimit: 'This account already has as many live credentials as the server allows. Revoke one first.',
+  refusedTooLarge: 'What you entered is too large.',
+  refusedUnavailable: 'The service is unavailable for a moment. Try again shortly.',
+  refusedServerError: 'Something went wrong on the server. Try again; if it keeps failing, tell your administrator.',
   clientIdLabel: 'Client ID',
   fileTooLarge: 'This file is too large to be a public key.',
 });
+
+/** The texts of the server's refusals: the page shows a host's own for a kind instead of the server's words. */
+export const REFUSAL_TEXTS = [
+  'refusedInvalid',
+  'refusedForbidden',
+  'refusedNotFound',
+  'refusedLimit',
+  'refusedTooLarge',
+  'refusedUnavailable',
+  'refusedServerError',
+] as const satisfies readonly (keyof ConsoleStrings)[];

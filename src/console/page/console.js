@@ -14,6 +14,8 @@
   const API = 'api/service-accounts';
   /** What the server's account store cannot hold: its buttons are not offered. */
   const storeLacks = new Set((root.dataset.storeLacks || '').split(' '));
+  /** The refusal texts the host gave (a translation): shown instead of the server's own English words. */
+  const ownRefusals = new Set((root.dataset.ownRefusals || '').split(' '));
   const dates = new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' });
   let uid = 0;
 
@@ -52,14 +54,41 @@
     alert.textContent = `${S.errorPrefix} ${error instanceof Error ? error.message : String(error)}`;
   };
 
-  /** A readable message from a problem+json answer. @param {number} statusCode @param {any} problem */
+  /**
+   * The text of each kind of refusal, by the name its problem type ends with (docs/errors.md).
+   * @type {Record<string, string>}
+   */
+  const REFUSALS = {
+    'invalid-request': 'refusedInvalid',
+    forbidden: 'refusedForbidden',
+    'cross-origin-request': 'refusedForbidden',
+    'not-found': 'refusedNotFound',
+    'secret-limit-reached': 'refusedLimit',
+    'payload-too-large': 'refusedTooLarge',
+    'service-unavailable': 'refusedUnavailable',
+    'server-error': 'refusedServerError',
+  };
+  /**
+   * Without a problem type (a proxy's answer), the kind its status says, where it says one.
+   * @type {Record<number, string>}
+   */
+  const REFUSALS_BY_STATUS = { 400: 'refusedInvalid', 403: 'refusedForbidden', 413: 'refusedTooLarge', 502: 'refusedUnavailable', 503: 'refusedUnavailable', 504: 'refusedUnavailable' };
+
+  /**
+   * A readable message from an answer that refused: the host's text for its kind when the host gave
+   * one, else the server's own words (with each field it names), else the default text of its kind.
+   * @param {number} statusCode @param {any} problem
+   */
   function problemMessage(statusCode, problem) {
     if (statusCode === 401) return S.sessionExpired;
+    const name = typeof problem?.type === 'string' ? /#admin-([a-z-]+)$/.exec(problem.type)?.[1] : undefined;
+    const kind = (name && REFUSALS[name]) || REFUSALS_BY_STATUS[statusCode] || (statusCode >= 500 ? 'refusedServerError' : undefined);
+    if (kind && ownRefusals.has(kind)) return S[kind];
     if (problem && typeof problem.detail === 'string') {
       const fields = Array.isArray(problem.errors) ? problem.errors.map((/** @type {any} */ e) => `${e.pointer.replace(/^\//, '') || '/'}: ${e.detail}`) : [];
       return [problem.detail, ...fields].join('. ');
     }
-    return `HTTP ${statusCode}`;
+    return kind ? S[kind] : `HTTP ${statusCode}`;
   }
 
   /**

@@ -2,8 +2,9 @@
  * @module pg-notifications
  * The change feed's push channel on PostgreSQL: `LISTEN` on a dedicated pool client, held until stopped
  * or broken. A listening connection is idle, so one whose network path died silently would otherwise
- * look healthy until TCP keepalive gives up on it (many minutes): it is asked a trivial query every
- * {@link LISTEN_CHECK_INTERVAL_MS}, and given up when that goes unanswered.
+ * look healthy until TCP keepalive gives up on it (many minutes): it repeats its `LISTEN` every
+ * {@link LISTEN_CHECK_INTERVAL_MS} (which changes nothing on a live session, and keeps the session
+ * shown as listening in `pg_stat_activity`), and is given up when that goes unanswered.
  */
 import type { ChangeNotifications } from './change-feed.js';
 import { socketOf } from './pg-client-guard.js';
@@ -13,7 +14,7 @@ import type { PgNotification, PgPool, PgPoolClient } from './pg-types.js';
 export const LISTEN_DEADLINE_MS = 2000;
 
 /**
- * How often a listening connection is checked (a `SELECT 1` on it). With {@link LISTEN_DEADLINE_MS},
+ * How often a listening connection is checked (its `LISTEN` repeated). With {@link LISTEN_DEADLINE_MS},
  * a path that died silently is found within 7 seconds; the feed then reports `reconnecting` and
  * listens again on a fresh connection. Changes arrive by polling meanwhile.
  */
@@ -33,6 +34,7 @@ export function pgNotifications(getPool: () => Promise<PgPool>, channel: string)
   return {
     async listen(onPayload, onError) {
       const client = await (await getPool()).connect();
+      const listen = `LISTEN ${quoteIdentifier(channel)}`;
       let done = false;
       let checks: NodeJS.Timeout | undefined;
       const onNotification = (message: PgNotification): void => {
@@ -60,18 +62,19 @@ export function pgNotifications(getPool: () => Promise<PgPool>, channel: string)
       try {
         // A connection that went silent must not hold the feed's start (and so the instance's
         // readiness) for as long as TCP takes to give up: it is destroyed, and the feed tries again.
-        await answered(client, `LISTEN ${quoteIdentifier(channel)}`, `LISTEN did not answer within ${LISTEN_DEADLINE_MS} ms`);
+        await answered(client, listen, `LISTEN did not answer within ${LISTEN_DEADLINE_MS} ms`);
       } catch (error) {
         finish(error instanceof Error ? error : true);
         throw error;
       }
+      if (done) throw new Error('The LISTEN connection ended'); // it failed as LISTEN answered
       socketOf(client)?.unref?.(); // like the poll timers, an idle watch must not keep the process alive
       let checking = false;
       checks = setInterval(() => {
         if (checking || done) return;
         checking = true;
         const message = `The LISTEN connection did not answer a check within ${LISTEN_DEADLINE_MS} ms`;
-        answered(client, 'SELECT 1', message).then(
+        answered(client, listen, message).then(
           () => void (checking = false),
           (error: unknown) => fail(error instanceof Error ? error : new Error(message)),
         );
@@ -92,7 +95,10 @@ async function answered(client: PgPoolClient, sql: string, silent: string): Prom
     await Promise.race([
       query,
       new Promise<never>((_, reject) => {
-        deadline = setTimeout(() => reject(new Error(silent)), LISTEN_DEADLINE_MS);
+        // setImmediate: an answer that arrived while the event loop was blocked (a long synchronous
+        // task) is read first, so such a stall is not mistaken for a silent connection.
+        deadline = setTimeout(() => setImmediate(() => reject(new Error(silent))), LISTEN_DEADLINE_MS);
+        deadline.unref();
       }),
     ]);
   } catch (error) {

@@ -8,6 +8,7 @@
  * is back.
  */
 import { performance } from 'node:perf_hooks';
+import pg from 'pg';
 import { afterEach, expect, it, vi } from 'vitest';
 import type { OperationalEvent } from '../../src/index.js';
 import { createPostgresAccountStore } from '../../src/sql/index.js';
@@ -76,7 +77,8 @@ withPrivatePostgres('a connection that goes silent', (cluster) => {
     const proxy = await DelayingProxy.start(cluster().port);
     closers.push(() => proxy.close());
     const errors: unknown[] = [];
-    const store = createPostgresAccountStore({ connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, schema, onWatchError: (error) => void errors.push(error) });
+    // Polled only every 10 s, so that a change heard within 2 s came by push.
+    const store = createPostgresAccountStore({ connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, schema, pollIntervalMs: 10_000, onWatchError: (error) => void errors.push(error) });
     closers.push(() => store.close());
     await store.init();
     const writer = createPostgresAccountStore({ connectionString: cluster().url, schema, listen: false });
@@ -85,8 +87,8 @@ withPrivatePostgres('a connection that goes silent', (cluster) => {
     const heard: string[] = [];
     closers.push(await store.watch!((clientId) => void heard.push(clientId), { onStateChange: (state) => void states.push(state) }));
     expect(states).toEqual(['push']);
-    // A healthy listening connection passes its checks and stays.
-    await vi.waitFor(() => expect(proxy.connectionsThatSent('SELECT 1')).toBe(1), { timeout: 8000, interval: 100 });
+    // A healthy listening connection passes its checks (its LISTEN, repeated) and stays.
+    await vi.waitFor(() => expect(proxy.connectionsThatSent('LISTEN', 2)).toBe(1), { timeout: 8000, interval: 100 });
     expect(states).toEqual(['push']);
     expect(errors).toEqual([]);
 
@@ -104,8 +106,47 @@ withPrivatePostgres('a connection that goes silent', (cluster) => {
     expect(states).toEqual(['push', 'reconnecting', 'push']);
     // The silent connection was closed: one session of this store listens, the fresh one.
     await vi.waitFor(async () => expect(await cluster().backendPids({ listeningOn: notificationChannel(schema) })).toHaveLength(1), { timeout: 5000 });
+    // The fresh connection delivers.
     const account = await writer.createAccount(newAccount());
     await vi.waitFor(() => expect(heard).toContain(account.clientId), { timeout: 2000, interval: 20 });
+  });
+
+  it('keeps a listening connection whose check was answered in time but read late, the event loop being busy', async () => {
+    const schema = 'fault_busy_listener';
+    const pool = new pg.Pool({ connectionString: cluster().url });
+    pool.on('error', () => undefined);
+    closers.push(() => pool.end());
+    // The event loop is kept busy for 2.1 s (a long synchronous task) right after the first check (the
+    // second LISTEN) is sent: the server answers at once, but the answer can be read only after the
+    // check's deadline.
+    let stalled = false;
+    let listens = 0;
+    pool.on('acquire', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+        const result = query(...args);
+        if (typeof args[0] === 'string' && args[0].startsWith('LISTEN') && ++listens === 2) {
+          stalled = true;
+          process.nextTick(() => {
+            const until = performance.now() + 2100;
+            while (performance.now() < until);
+          });
+        }
+        return result;
+      };
+    });
+    const errors: unknown[] = [];
+    const store = createPostgresAccountStore({ pool, schema, onWatchError: (error) => void errors.push(error) });
+    closers.push(() => store.close());
+    await store.init();
+    const states: string[] = [];
+    closers.push(await store.watch!(() => {}, { onStateChange: (state) => void states.push(state) }));
+    await vi.waitFor(() => expect(stalled).toBe(true), { timeout: 8000, interval: 50 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The feed's own watchdog may have seen the stall (no poll for 2 s); the push channel was kept.
+    expect(errors.filter((error) => String(error).includes('LISTEN'))).toEqual([]);
+    expect(states).not.toContain('reconnecting');
+    expect(await cluster().backendPids({ listeningOn: notificationChannel(schema) })).toHaveLength(1);
   });
 
   it('replaces a LISTEN connection cut while LISTEN is in flight once, and releases every connection when unwatched and closed', async () => {

@@ -78,9 +78,9 @@ export class DelayingProxy {
     client.on('close', () => upstream.destroy());
   }
 
-  /** How many open connections have a client that has sent `text`. */
-  connectionsThatSent(text: string): number {
-    return [...this.#connections].filter((connection) => connection.sent.includes(text)).length;
+  /** How many open connections have a client that has sent `text` at least `times` times. */
+  connectionsThatSent(text: string, times = 1): number {
+    return [...this.#connections].filter((connection) => connection.sent.split(text).length > times).length;
   }
 
   /** Blackholes every open connection whose client has sent `text`; returns how many. */

@@ -171,13 +171,13 @@ export function createConsoleRouter(options: CreateConsoleRouterOptions): Reques
     const isPage = pathname === '/' || pathname === '';
     const asset = isPage ? undefined : assets.get(pathname.slice(1));
     if (!isPage && !asset) return next();
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.statusCode = 405;
       res.setHeader('Allow', 'GET, HEAD');
       res.end();
       return;
     }
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
     if (asset) return sendAsset(req, res, asset);
     // The page's own files are relative to it: `/console` goes on to `/console/`.
     const original = (req.originalUrl ?? url).split('?', 1)[0]!;

@@ -113,6 +113,9 @@ function siblingOf(tokenEndpoint: string, name: string): string | undefined {
  * ```
  */
 export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyring, options: MetadataOptions, store: StoreCapabilities = { keys: true, revocation: true }): AuthorizationServerMetadata {
+  if (typeof options?.tokenEndpoint !== 'string' || options.tokenEndpoint === '') {
+    throw new TypeError('authorizationServerMetadata needs { tokenEndpoint }: the URL of your token endpoint, such as https://api.example.com/oauth/token');
+  }
   // One client authenticator serves the three endpoints: the same methods and algorithms everywhere.
   // What the store cannot do is not advertised: without key credentials every assertion is refused,
   // and without a deny-list every revocation answers unsupported_token_type.

@@ -77,6 +77,34 @@ describe.each([5, 4] as const)('createConsoleRouter in Express %i', (version) =>
     expect((await request(lean.app).get('/console/').set('x-user', 'ada').expect(200)).text).toContain(' data-store-lacks="keys federated accountPolicy"');
   });
 
+  it('tells the page which refusal texts the host gave, and only those', async () => {
+    // docs/console.md, "Translation": "Give the refusal texts, one per kind of refusal, and the page shows yours for that kind instead".
+    const plain = consoleApp(version, { strings: { title: 'Dienstkonten' } });
+    expect((await request(plain.app).get('/console/').set('x-user', 'ada').expect(200)).text).not.toContain('data-own-refusals');
+    const translated = consoleApp(version, { strings: { refusedLimit: 'Zu viele Zugangsdaten.', refusedInvalid: 'Ungültig.' } });
+    const page = (await request(translated.app).get('/console/').set('x-user', 'ada').expect(200)).text;
+    expect(page).toContain(' data-own-refusals="refusedInvalid refusedLimit"');
+    expect(page).toContain('Zu viele Zugangsdaten.');
+  });
+
+  it('sends its security headers with every answer: the page, a notice, a file, a redirect, a refused method, its API', async () => {
+    // docs/console.md: "Every answer of the router carries: Content-Security-Policy ... X-Frame-Options: DENY".
+    const { app } = consoleApp(version);
+    const answers = [
+      request(app).get('/console/').set('x-user', 'ada').expect(200),
+      request(app).get('/console/').expect(401),
+      request(app).get('/console/console.js').expect(200),
+      request(app).get('/console').set('x-user', 'ada').expect(301),
+      request(app).post('/console/').set('x-user', 'ada').expect(405),
+      request(app).get('/console/api/service-accounts').set('x-user', 'ada').expect(200),
+    ];
+    for (const res of await Promise.all(answers)) {
+      expect(res.headers['content-security-policy'], `${res.status}`).toContain("default-src 'self'");
+      expect(res.headers['x-frame-options'], `${res.status}`).toBe('DENY');
+      expect(res.headers['x-content-type-options'], `${res.status}`).toBe('nosniff');
+    }
+  });
+
   it('answers 401, 403 and 500 pages by what authorize says, and tells onError of the 500', async () => {
     const { app, errors } = consoleApp(version);
     await request(app).get('/console/').expect(401).expect('content-type', 'text/html; charset=utf-8');

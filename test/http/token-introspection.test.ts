@@ -225,4 +225,12 @@ describe('authorization server metadata', () => {
       introspection_endpoint_auth_signing_alg_values_supported: metadata.token_endpoint_auth_signing_alg_values_supported,
     });
   });
+
+  it('says what it needs when called without the token endpoint, instead of failing on a missing property', () => {
+    const { sa } = createTestApp();
+    const call = sa.authorizationServerMetadata as (options?: unknown) => unknown;
+    for (const options of [undefined, {}, { tokenEndpoint: '' }]) {
+      expect(() => call(options)).toThrow(new TypeError('authorizationServerMetadata needs { tokenEndpoint }: the URL of your token endpoint, such as https://api.example.com/oauth/token'));
+    }
+  });
 });

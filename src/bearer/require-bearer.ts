@@ -124,6 +124,8 @@ function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string
   return parseScopeList(scope === undefined ? [] : scope, (s) => new TypeError(`requireBearer: option "scope" has an invalid scope: ${JSON.stringify(s)}`));
 }
 
+const BEARER_OPTIONS: ReadonlySet<string> = new Set<keyof RequireBearerOptions>(['scope', 'audience', 'dpop']);
+
 /** Express's `next`. */
 export type NodeNext = (err?: unknown) => void;
 
@@ -135,6 +137,13 @@ export function createRequireBearer(
   const { config, telemetry } = runtime;
 
   return function requireBearer(options: RequireBearerOptions = {}) {
+    // A typo (`scopes`) or a bare scope string would otherwise leave the route without its scope check.
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(`requireBearer: options must be an object such as { scope: 'jobs:write' }, got ${JSON.stringify(options)}`);
+    }
+    for (const key of Object.keys(options)) {
+      if (!BEARER_OPTIONS.has(key)) throw new TypeError(`requireBearer: option "${key}" is not a known option (scope, audience, dpop)`);
+    }
     const needed = parseScopeOption(options.scope);
     const neededText = needed.join(' ');
     const audience = parseAudienceOption(options.audience, config.audience);

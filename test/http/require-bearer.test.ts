@@ -296,6 +296,19 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
       // Spaces separate scopes in a string; empty items are ignored.
       expect(() => t.sa.requireBearer({ scope: '  jobs:read   jobs:write ' })).not.toThrow();
     });
+
+    // docs/require-bearer.md: "An unknown option, or options that are not an object (a bare scope string),
+    // throws a TypeError too: a typo must not leave a route without its scope check."
+    it('refuses an unknown option and options that are not an object, at setup', () => {
+      expect(() => t.sa.requireBearer({ scopes: 'jobs:write' } as never)).toThrow(
+        new TypeError('requireBearer: option "scopes" is not a known option (scope, audience, dpop)'),
+      );
+      expect(() => t.sa.requireBearer('jobs:write' as never)).toThrow(
+        new TypeError(`requireBearer: options must be an object such as { scope: 'jobs:write' }, got "jobs:write"`),
+      );
+      expect(() => t.sa.requireBearer(null as never)).toThrow(TypeError);
+      expect(() => t.sa.requireBearer({ scope: 'jobs:write', audience: undefined, dpop: 'allowed' })).not.toThrow();
+    });
   });
 
   // CONTRACT §3: "the store is unreachable | 503 | never lets the request through".

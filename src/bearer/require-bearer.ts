@@ -138,8 +138,9 @@ export function createRequireBearer(
 
   return function requireBearer(options: RequireBearerOptions = {}) {
     // A typo (`scopes`) or a bare scope string would otherwise leave the route without its scope check.
-    if (typeof options !== 'object' || options === null) {
-      throw new TypeError(`requireBearer: options must be an object such as { scope: 'jobs:write' }, got ${JSON.stringify(options)}`);
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      const got = typeof options === 'string' ? JSON.stringify(options) : Array.isArray(options) ? 'an array' : options === null ? 'null' : `a ${typeof options}`;
+      throw new TypeError(`requireBearer: options must be an object such as { scope: 'jobs:write' }, got ${got}`);
     }
     for (const key of Object.keys(options)) {
       if (!BEARER_OPTIONS.has(key)) throw new TypeError(`requireBearer: option "${key}" is not a known option (scope, audience, dpop)`);

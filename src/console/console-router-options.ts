@@ -83,7 +83,7 @@ export interface ResolvedConsoleRouterOptions {
   readonly onError: AdminRouterOptions['onError'];
   readonly operatorOnlyScopes: readonly string[] | undefined;
   readonly strings: ConsoleStrings;
-  /** The refusal texts the host gave: the page shows these instead of the server's own words. */
+  /** The refusal texts the host gave, other than the defaults: the page shows these instead of the server's own words. */
   readonly ownRefusals: readonly (typeof REFUSAL_TEXTS)[number][];
   readonly lang: string;
   readonly signInUrl: string | undefined;
@@ -133,7 +133,9 @@ export function resolveConsoleRouterOptions(options: CreateConsoleRouterOptions)
     onError,
     operatorOnlyScopes,
     strings: Object.freeze({ ...CONSOLE_STRINGS, ...strings }),
-    ownRefusals: Object.freeze(REFUSAL_TEXTS.filter((key) => Object.hasOwn(strings, key))),
+    // Given and different from the default: a host that spreads CONSOLE_STRINGS into its own keeps
+    // the server's detailed words.
+    ownRefusals: Object.freeze(REFUSAL_TEXTS.filter((key) => Object.hasOwn(strings, key) && strings[key] !== CONSOLE_STRINGS[key])),
     lang,
     signInUrl,
     stylesheet,

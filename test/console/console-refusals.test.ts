@@ -73,6 +73,14 @@ describe.skipIf(!browserTestsRun)('the console, refusals on a translated page', 
     await expect
       .poll(() => page.getByRole('alert').allTextContents())
       .toContain('Nicht erledigt: The service is unavailable for a moment. Try again shortly.');
+    // Any other answer without words of its own: the default text for anything else.
+    await page.unrouteAll();
+    await page.route(/\/console\/api\/service-accounts\/[^/]+\/disable$/, (route) => route.fulfill({ status: 418, contentType: 'text/plain', body: 'teapot' }));
+    await card.getByRole('button', { name: 'Disable' }).click();
+    await confirm.getByRole('button', { name: 'Disable' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').allTextContents())
+      .toContain('Nicht erledigt: Something went wrong on the server. Try again; if it keeps failing, tell your administrator.');
     expect(errors).toEqual([]);
     await context.close();
   });

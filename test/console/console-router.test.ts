@@ -81,6 +81,9 @@ describe.each([5, 4] as const)('createConsoleRouter in Express %i', (version) =>
     // docs/console.md, "Translation": "Give the refusal texts, one per kind of refusal, and the page shows yours for that kind instead".
     const plain = consoleApp(version, { strings: { title: 'Dienstkonten' } });
     expect((await request(plain.app).get('/console/').set('x-user', 'ada').expect(200)).text).not.toContain('data-own-refusals');
+    // "A text counts as yours when it differs from its default, so spreading CONSOLE_STRINGS into your object keeps the server's words."
+    const spread = consoleApp(version, { strings: { ...CONSOLE_STRINGS, title: 'My accounts', refusedNotFound: 'Gone.' } });
+    expect((await request(spread.app).get('/console/').set('x-user', 'ada').expect(200)).text).toContain(' data-own-refusals="refusedNotFound"');
     const translated = consoleApp(version, { strings: { refusedLimit: 'Zu viele Zugangsdaten.', refusedInvalid: 'Ungültig.' } });
     const page = (await request(translated.app).get('/console/').set('x-user', 'ada').expect(200)).text;
     expect(page).toContain(' data-own-refusals="refusedInvalid refusedLimit"');

@@ -307,6 +307,10 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
         new TypeError(`requireBearer: options must be an object such as { scope: 'jobs:write' }, got "jobs:write"`),
       );
       expect(() => t.sa.requireBearer(null as never)).toThrow(TypeError);
+      expect(() => t.sa.requireBearer(['jobs:write'] as never)).toThrow(
+        new TypeError(`requireBearer: options must be an object such as { scope: 'jobs:write' }, got an array`),
+      );
+      expect(() => t.sa.requireBearer((() => 'jobs:write') as never)).toThrow(/got a function$/);
       expect(() => t.sa.requireBearer({ scope: 'jobs:write', audience: undefined, dpop: 'allowed' })).not.toThrow();
     });
   });

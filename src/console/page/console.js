@@ -67,12 +67,24 @@
     'payload-too-large': 'refusedTooLarge',
     'service-unavailable': 'refusedUnavailable',
     'server-error': 'refusedServerError',
+    'unsupported-media-type': 'refusedServerError',
+    'method-not-allowed': 'refusedServerError',
   };
   /**
-   * Without a problem type (a proxy's answer), the kind its status says, where it says one.
+   * Without a problem type (a proxy's answer), the kind its status says; any other is `refusedServerError`.
    * @type {Record<number, string>}
    */
-  const REFUSALS_BY_STATUS = { 400: 'refusedInvalid', 403: 'refusedForbidden', 413: 'refusedTooLarge', 502: 'refusedUnavailable', 503: 'refusedUnavailable', 504: 'refusedUnavailable' };
+  const REFUSALS_BY_STATUS = {
+    400: 'refusedInvalid',
+    403: 'refusedForbidden',
+    404: 'refusedNotFound',
+    408: 'refusedUnavailable',
+    413: 'refusedTooLarge',
+    429: 'refusedUnavailable',
+    502: 'refusedUnavailable',
+    503: 'refusedUnavailable',
+    504: 'refusedUnavailable',
+  };
 
   /**
    * A readable message from an answer that refused: the host's text for its kind when the host gave
@@ -82,13 +94,13 @@
   function problemMessage(statusCode, problem) {
     if (statusCode === 401) return S.sessionExpired;
     const name = typeof problem?.type === 'string' ? /#admin-([a-z-]+)$/.exec(problem.type)?.[1] : undefined;
-    const kind = (name && REFUSALS[name]) || REFUSALS_BY_STATUS[statusCode] || (statusCode >= 500 ? 'refusedServerError' : undefined);
+    const kind = (name && Object.hasOwn(REFUSALS, name) ? REFUSALS[name] : undefined) || REFUSALS_BY_STATUS[statusCode] || 'refusedServerError';
     if (kind && ownRefusals.has(kind)) return S[kind];
     if (problem && typeof problem.detail === 'string') {
       const fields = Array.isArray(problem.errors) ? problem.errors.map((/** @type {any} */ e) => `${e.pointer.replace(/^\//, '') || '/'}: ${e.detail}`) : [];
       return [problem.detail, ...fields].join('. ');
     }
-    return kind ? S[kind] : `HTTP ${statusCode}`;
+    return S[kind];
   }
 
   /**

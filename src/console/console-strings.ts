@@ -155,8 +155,9 @@ export interface ConsoleStrings {
   readonly sessionExpired: string;
   /**
    * Refusals of the server, one text per kind. By default the page shows the server's own words
-   * (English, naming the limit or the field); once you give one of these, the page shows yours for
-   * that kind instead. These defaults are shown when an answer has no words of its own (a proxy's 502).
+   * (English, naming the limit or the field); once you give one of these (other than its default),
+   * the page shows yours for that kind instead. These defaults are shown when an answer has no words
+   * of its own (a proxy's 502).
    */
   readonly refusedInvalid: string;
   readonly refusedForbidden: string;

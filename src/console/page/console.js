@@ -95,7 +95,7 @@
     if (statusCode === 401) return S.sessionExpired;
     const name = typeof problem?.type === 'string' ? /#admin-([a-z-]+)$/.exec(problem.type)?.[1] : undefined;
     const kind = (name && Object.hasOwn(REFUSALS, name) ? REFUSALS[name] : undefined) || REFUSALS_BY_STATUS[statusCode] || 'refusedServerError';
-    if (kind && ownRefusals.has(kind)) return S[kind];
+    if (ownRefusals.has(kind)) return S[kind];
     if (problem && typeof problem.detail === 'string') {
       const fields = Array.isArray(problem.errors) ? problem.errors.map((/** @type {any} */ e) => `${e.pointer.replace(/^\//, '') || '/'}: ${e.detail}`) : [];
       return [problem.detail, ...fields].join('. ');

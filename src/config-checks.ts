@@ -5,31 +5,32 @@
  */
 
 /**
- * Throws the `TypeError` every bad option gets, naming the option.
+ * Throws the `TypeError` every bad option gets, naming the option and what takes it (`owner`: the
+ * package for its top-level options, or a factory such as `requireBearer`).
  *
  * @example
  * ```ts
  * if (typeof options.now !== 'function') fail('now', 'must be a function')
  * ```
  */
-export function fail(name: string, problem: string): never {
-  throw new TypeError(`express-service-accounts: option "${name}" ${problem}`);
+export function fail(name: string, problem: string, owner = 'express-service-accounts'): never {
+  throw new TypeError(`${owner}: option "${name}" ${problem}`);
 }
 
 /**
- * Refuses a non-object and any key not in `known`.
+ * Refuses a non-object and any key not in `known`, naming `owner` as {@link fail} does.
  *
  * @example
  * ```ts
  * checkKnownKeys(options, new Set(['store', 'now']))
  * ```
  */
-export function checkKnownKeys(options: unknown, known: ReadonlySet<string>): void {
+export function checkKnownKeys(options: unknown, known: ReadonlySet<string>, owner = 'express-service-accounts'): void {
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError('express-service-accounts: options must be an object');
+    throw new TypeError(`${owner}: options must be an object`);
   }
   for (const key of Object.keys(options)) {
-    if (!known.has(key)) fail(key, 'is not a known option');
+    if (!known.has(key)) fail(key, 'is not a known option', owner);
   }
 }
 

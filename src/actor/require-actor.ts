@@ -9,6 +9,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { InvalidRequestError, MissingTokenError, sendOAuthError, type DpopChallenge } from '../errors.js';
+import { checkKnownKeys, fail as failOption } from '../config-checks.js';
 import { isCrossOriginRequest } from '../cross-origin-request.js';
 import { presentsBearer } from '../bearer/extract-bearer-token.js';
 import type { RequireBearerOptions } from '../bearer/require-bearer.js';
@@ -110,14 +111,12 @@ function runChain(handlers: readonly RequestHandler[], req: Request, res: Respon
   step(0)();
 }
 
+const ACTOR_OPTIONS: ReadonlySet<string> = new Set<keyof RequireActorOptions>(['authenticate', 'user', 'scope', 'serviceAccountRoles', 'attach', 'crossOriginWrites']);
+
 function checkOptions(options: RequireActorOptions): readonly RequestHandler[] {
-  const fail = (name: string, problem: string): never => {
-    throw new TypeError(`requireActor: option "${name}" ${problem}`);
-  };
+  const fail = (name: string, problem: string): never => failOption(name, problem, 'requireActor');
   if (typeof options !== 'object' || options === null) fail('user', 'is required (a function reading the signed-in person)');
-  for (const key of Object.keys(options)) {
-    if (!['authenticate', 'user', 'scope', 'serviceAccountRoles', 'attach', 'crossOriginWrites'].includes(key)) fail(key, 'is not a known option');
-  }
+  checkKnownKeys(options, ACTOR_OPTIONS, 'requireActor');
   if (options.crossOriginWrites !== undefined && options.crossOriginWrites !== 'refuse' && options.crossOriginWrites !== 'allow') {
     fail('crossOriginWrites', "must be 'refuse' or 'allow'");
   }

@@ -20,6 +20,7 @@ import { RequestSpan } from '../observability/telemetry.js';
 import type { AccountRecord } from '../store/account-store.js';
 import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
+import { checkKnownKeys } from '../config-checks.js';
 import { isResourceIndicator, parseScopeList } from '../token-grant.js';
 import { extractBearerToken, hasRepeatedAuthorization, usesDpopScheme } from './extract-bearer-token.js';
 import { createDpopAdmission } from './dpop-admission.js';
@@ -142,9 +143,7 @@ export function createRequireBearer(
       const got = typeof options === 'string' ? JSON.stringify(options) : Array.isArray(options) ? 'an array' : options === null ? 'null' : `a ${typeof options}`;
       throw new TypeError(`requireBearer: options must be an object such as { scope: 'jobs:write' }, got ${got}`);
     }
-    for (const key of Object.keys(options)) {
-      if (!BEARER_OPTIONS.has(key)) throw new TypeError(`requireBearer: option "${key}" is not a known option (scope, audience, dpop)`);
-    }
+    checkKnownKeys(options, BEARER_OPTIONS, 'requireBearer');
     const needed = parseScopeOption(options.scope);
     const neededText = needed.join(' ');
     const audience = parseAudienceOption(options.audience, config.audience);

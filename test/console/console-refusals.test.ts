@@ -51,36 +51,24 @@ describe.skipIf(!browserTestsRun)('the console, refusals on a translated page', 
     await ask.getByRole('button', { name: 'Cancel' }).click();
     await ask.waitFor({ state: 'detached' });
 
-    // A kind the host did not translate: the server's own words, which name what is wrong.
-    await page.route(/\/console\/api\/service-accounts\/[^/]+\/disable$/, (route) =>
-      route.fulfill({
-        status: 404,
-        contentType: 'application/problem+json',
-        body: JSON.stringify({ type: 'https://example.test/docs/errors.md#admin-not-found', title: 'Not found', status: 404, detail: 'No service account has this client ID' }),
-      }),
-    );
-    await card.getByRole('button', { name: 'Disable' }).click();
+    // Disables the account with its answer replaced by `answer`; the page then shows `shown`.
     const confirm = page.getByRole('dialog', { name: 'Are you sure?' });
-    await confirm.getByRole('button', { name: 'Disable' }).click();
-    await expect.poll(() => page.getByRole('alert').allTextContents()).toContain('Nicht erledigt: No service account has this client ID');
-    await confirm.waitFor({ state: 'detached' });
+    const expectRefusal = async (answer: { status: number; contentType: string; body: string }, shown: string): Promise<void> => {
+      await page.unrouteAll();
+      await page.route(/\/console\/api\/service-accounts\/[^/]+\/disable$/, (route) => route.fulfill(answer));
+      await card.getByRole('button', { name: 'Disable' }).click();
+      await confirm.getByRole('button', { name: 'Disable' }).click();
+      await expect.poll(() => page.getByRole('alert').allTextContents()).toContain(`Nicht erledigt: ${shown}`);
+      await confirm.waitFor({ state: 'detached' });
+    };
 
+    // A kind the host did not translate: the server's own words, which name what is wrong.
+    const problem = { type: 'https://example.test/docs/errors.md#admin-not-found', title: 'Not found', status: 404, detail: 'No service account has this client ID' };
+    await expectRefusal({ status: 404, contentType: 'application/problem+json', body: JSON.stringify(problem) }, 'No service account has this client ID');
     // A proxy's error page, with no words of the server's: the default text of its kind.
-    await page.unrouteAll();
-    await page.route(/\/console\/api\/service-accounts\/[^/]+\/disable$/, (route) => route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>502 Bad Gateway</h1>' }));
-    await card.getByRole('button', { name: 'Disable' }).click();
-    await confirm.getByRole('button', { name: 'Disable' }).click();
-    await expect
-      .poll(() => page.getByRole('alert').allTextContents())
-      .toContain('Nicht erledigt: The service is unavailable for a moment. Try again shortly.');
+    await expectRefusal({ status: 502, contentType: 'text/html', body: '<h1>502 Bad Gateway</h1>' }, 'The service is unavailable for a moment. Try again shortly.');
     // Any other answer without words of its own: the default text for anything else.
-    await page.unrouteAll();
-    await page.route(/\/console\/api\/service-accounts\/[^/]+\/disable$/, (route) => route.fulfill({ status: 418, contentType: 'text/plain', body: 'teapot' }));
-    await card.getByRole('button', { name: 'Disable' }).click();
-    await confirm.getByRole('button', { name: 'Disable' }).click();
-    await expect
-      .poll(() => page.getByRole('alert').allTextContents())
-      .toContain('Nicht erledigt: Something went wrong on the server. Try again; if it keeps failing, tell your administrator.');
+    await expectRefusal({ status: 418, contentType: 'text/plain', body: 'teapot' }, 'Something went wrong on the server. Try again; if it keeps failing, tell your administrator.');
     expect(errors).toEqual([]);
     await context.close();
   });

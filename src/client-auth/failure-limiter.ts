@@ -23,8 +23,9 @@
  * socket reports for an IPv4 peer) is the IPv4 address it maps, so both spellings share one count.
  */
 import { createHash } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv4 } from 'node:net';
 import type { ResolvedConfig } from '../config.js';
+import { ipv6Hextets, isIPv4Mapped } from '../ip-address.js';
 import type { StoreUnavailableError } from '../errors.js';
 
 /** What an attempt is counted under. */
@@ -89,28 +90,6 @@ function keyOf(kind: 'c' | 'a', value: string, inMemory: boolean): string {
 }
 
 /**
- * The eight 16-bit groups of an IPv6 address in any valid notation (`::`, mixed `::ffff:1.2.3.4`),
- * without a zone ID; undefined when it is not an IPv6 address.
- */
-export function ipv6Hextets(address: string): number[] | undefined {
-  if (!isIPv6(address) || address.includes('%')) return undefined;
-  let text = address;
-  const lastColon = text.lastIndexOf(':');
-  const tail = text.slice(lastColon + 1);
-  if (tail.includes('.')) {
-    // Mixed notation: the last 32 bits written as dotted IPv4.
-    const [a, b, c, d] = tail.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', rest] = text.split('::') as [string, string | undefined];
-  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((h) => parseInt(h, 16)));
-  const left = parse(head);
-  if (rest === undefined) return left;
-  const right = parse(rest);
-  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
-}
-
-/**
  * The limiter's key for a client address: an IPv4 address as it is; an IPv4-mapped IPv6 address as its
  * IPv4 address; any other IPv6 address (zone ID dropped) as its first `ipv6Prefix` bits, written
  * `2001:db8:0:0:0:0:0:0/64`; anything else (not an IP address) unchanged.
@@ -127,9 +106,7 @@ export function limiterAddress(address: string, ipv6Prefix: number): string {
   const zone = address.indexOf('%');
   const hextets = ipv6Hextets(zone === -1 ? address : address.slice(0, zone));
   if (!hextets) return address;
-  if (hextets.slice(0, 5).every((h) => h === 0) && hextets[5] === 0xffff) {
-    return [hextets[6]! >> 8, hextets[6]! & 0xff, hextets[7]! >> 8, hextets[7]! & 0xff].join('.');
-  }
+  if (isIPv4Mapped(hextets)) return [hextets[6]! >> 8, hextets[6]! & 0xff, hextets[7]! >> 8, hextets[7]! & 0xff].join('.');
   const masked = hextets.map((h, i) => {
     const bits = Math.min(16, Math.max(0, ipv6Prefix - i * 16));
     return h & ((0xffff << (16 - bits)) & 0xffff);

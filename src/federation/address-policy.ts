@@ -17,11 +17,13 @@
  * Refused by default: loopback (only with `federation.allowHttpLoopback`), private networks (only
  * with `federation.allowPrivateNetworks`), and, always, link-local addresses (cloud metadata
  * services live at 169.254.169.254), "this network", multicast, broadcast, documentation and
- * reserved ranges. IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) and NAT64 ones
- * (`64:ff9b::10.0.0.1`) are judged by the IPv4 address they carry.
+ * reserved ranges, and Teredo tunnels. An IPv6 address that carries an IPv4 address it is delivered
+ * to (IPv4-mapped `::ffff:10.0.0.1`, IPv4-translated, NAT64 `64:ff9b::10.0.0.1`, 6to4 `2002:a00:1::`)
+ * is judged by that IPv4 address.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { embeddedIPv4 } from '../ip-address.js';
 
 /** Where a fetch may connect besides the public internet. */
 export interface AddressReach {
@@ -41,7 +43,6 @@ function blockList(v4: readonly (readonly [string, number])[], v6: readonly (rea
   return list;
 }
 
-// Node's BlockList checks an IPv4-mapped IPv6 address (::ffff:a.b.c.d) against the IPv4 subnets.
 const LOOPBACK = blockList([['127.0.0.0', 8]], [['::1', 128]]);
 const PRIVATE = blockList(
   [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10]],
@@ -65,30 +66,10 @@ const NEVER = blockList(
     ['ff00::', 8], // multicast
     ['100::', 64], // discard
     ['2001:db8::', 32], // documentation
+    ['2001::', 32], // Teredo tunnels (their IPv4 end is not checkable here)
+    ['2001:2::', 48], // benchmarking
   ],
 );
-
-/** An IPv6 address in its shortest lower-case form (RFC 5952), or lower-cased as given when URL refuses it (a zone ID). */
-function canonicalIPv6(address: string): string {
-  try {
-    return new URL(`http://[${address}]`).hostname.slice(1, -1);
-  } catch {
-    return address.toLowerCase();
-  }
-}
-
-/** The IPv4 address a NAT64 address (64:ff9b::/96, RFC 6052) carries in its last 32 bits, if it is one. */
-function nat64Embedded(address: string): string | undefined {
-  // In its one shortest form (RFC 5952, as URL writes it), so 0064:ff9b:0:0:0:0:... is recognised too.
-  const lower = canonicalIPv6(address);
-  if (!lower.startsWith('64:ff9b::')) return undefined;
-  const tail = lower.slice('64:ff9b::'.length);
-  if (isIP(tail) === 4) return tail;
-  const groups = tail.split(':');
-  if (groups.length > 2 || groups.some((group) => !/^[0-9a-f]{1,4}$/.test(group))) return undefined;
-  const [high = 0, low = 0] = groups.length === 2 ? groups.map((group) => parseInt(group, 16)) : [0, parseInt(groups[0]!, 16)];
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
-}
 
 /**
  * Why the server may not connect to `address` under `reach`, or `undefined` when it may. `address`
@@ -106,7 +87,7 @@ export function addressProblem(address: string, reach: AddressReach): string | u
   const family = isIP(address);
   if (family === 0) return 'is not an IP address';
   const type = family === 4 ? 'ipv4' : 'ipv6';
-  const embedded = family === 6 ? nat64Embedded(address) : undefined;
+  const embedded = family === 6 ? embeddedIPv4(address) : undefined;
   if (embedded !== undefined) return addressProblem(embedded, reach);
   // Loopback first: ::1 lies within the reserved IPv4-compatible range ::/96.
   if (LOOPBACK.check(address, type)) return reach.allowLoopback ? undefined : 'is a loopback address (allowed only with federation.allowHttpLoopback)';

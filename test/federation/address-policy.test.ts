@@ -3,7 +3,8 @@
  * (src/federation/address-policy.ts). The rule (docs/security.md, "Fetching outside issuers'
  * documents"): no loopback address without `federation.allowHttpLoopback`, no private network
  * address without `federation.allowPrivateNetworks`, never a link-local or reserved one, judged on
- * the address connected to; IPv4-mapped and NAT64 IPv6 addresses by the IPv4 address they carry.
+ * the address connected to; IPv6 addresses that carry an IPv4 address (IPv4-mapped, IPv4-translated,
+ * NAT64, 6to4) by the IPv4 address they carry, and never through a Teredo tunnel.
  */
 import { describe, expect, it } from 'vitest';
 import { addressProblem, checkedLookup } from '../../src/federation/address-policy.js';
@@ -16,14 +17,14 @@ const open = { allowLoopback: true, allowPrivateNetworks: true };
 
 describe('addressProblem', () => {
   // RFC 6890 special-purpose address registries: loopback 127.0.0.0/8 and ::1.
-  it.each(['127.0.0.1', '127.255.0.9', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::7f00:1', '64:ff9b::127.0.0.1'])('refuses the loopback address %s unless loopback is allowed', (address) => {
+  it.each(['127.0.0.1', '127.255.0.9', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '::ffff:0:7f00:1', '2002:7f00:1::1'])('refuses the loopback address %s unless loopback is allowed', (address) => {
     expect(addressProblem(address, closed)).toMatch(/loopback address/);
     expect(addressProblem(address, privateOnly)).toMatch(/loopback address/);
     expect(addressProblem(address, loopbackOnly)).toBeUndefined();
   });
 
   // RFC 1918 private networks, RFC 6598 shared address space, RFC 4193 unique-local addresses.
-  it.each(['10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1', 'fd12:3456::1', 'fc00::1', '::ffff:10.1.2.3', '64:ff9b::a01:203'])(
+  it.each(['10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1', 'fd12:3456::1', 'fc00::1', '::ffff:10.1.2.3', '64:ff9b::a01:203', '::ffff:0:a01:203', '2002:a01:203::1'])(
     'refuses the private network address %s unless private networks are allowed',
     (address) => {
       expect(addressProblem(address, closed)).toMatch(/private network address/);
@@ -34,14 +35,14 @@ describe('addressProblem', () => {
 
   // Link-local (RFC 3927, RFC 4291: cloud metadata services at 169.254.169.254), "this network",
   // multicast, broadcast, documentation and reserved ranges: never, whatever is allowed.
-  it.each(['169.254.169.254', '::ffff:169.254.169.254', 'fe80::1', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255', '240.0.0.1', '192.0.2.1', '198.18.0.1', '::', '::a01:203', 'ff02::1', '2001:db8::1', '64:ff9b::a9fe:a9fe', '0064:ff9b:0:0:0:0:a9fe:a9fe', '64:FF9B:0::A9FE:A9FE'])(
+  it.each(['169.254.169.254', '::ffff:169.254.169.254', 'fe80::1', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255', '240.0.0.1', '192.0.2.1', '198.18.0.1', '::', '::a01:203', 'ff02::1', '2001:db8::1', '64:ff9b::a9fe:a9fe', '0064:ff9b:0:0:0:0:a9fe:a9fe', '64:FF9B:0::A9FE:A9FE', '::ffff:0:a9fe:a9fe', '::ffff:0:169.254.169.254', '2002:a9fe:a9fe::1', '2002:a9fe:a9fe:1:2:3:4:5', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:2::1'])(
     'refuses the link-local or reserved address %s, whatever is allowed',
     (address) => {
       expect(addressProblem(address, open)).toMatch(/link-local or reserved/);
     },
   );
 
-  it.each(['140.82.112.22', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('allows the public address %s', (address) => {
+  it.each(['140.82.112.22', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '::ffff:0:808:808', '2002:808:808::1'])('allows the public address %s', (address) => {
     expect(addressProblem(address, closed)).toBeUndefined();
   });
 

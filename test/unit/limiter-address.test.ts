@@ -4,7 +4,8 @@
  * `failureLimit.ipv6Prefix` bits (default 64), since one host usually holds a whole /64 (RFC 4291 §2.5.4).
  */
 import { describe, expect, it } from 'vitest';
-import { ipv6Hextets, limiterAddress } from '../../src/client-auth/failure-limiter.js';
+import { limiterAddress } from '../../src/client-auth/failure-limiter.js';
+import { ipv6Hextets } from '../../src/ip-address.js';
 
 describe('ipv6Hextets', () => {
   it.each([

@@ -11,6 +11,7 @@ import type { AccessTokenClaims } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
 import type { DpopRuntime } from '../dpop/dpop-runtime.js';
 import { dpopHeaderOf, type CheckedProof } from '../dpop/dpop-proof.js';
+import { replayOwnerOf } from '../dpop/dpop-replay.js';
 import { InvalidDpopProofError, InvalidTokenError, type DpopChallenge, type InsufficientScopeError } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { checkToken, type TokenCheckReceiver, type TokenCredential } from '../token-check/token-check.js';
@@ -89,7 +90,7 @@ export function createDpopAdmission<P extends object>(parts: DpopAdmissionParts<
         if (granted instanceof Error) throw granted;
         principal = granted;
         // Written after every other check, so a refused request never uses up a proof (§11.1).
-        first = dpop.replay.firstUse(proof.jkt, proof.jti, at.getTime());
+        first = dpop.replay.firstUse(replayOwnerOf(account), proof.jkt, proof.jti, at.getTime());
       } catch (err) {
         return refuse(res, err, claims, account, used);
       }

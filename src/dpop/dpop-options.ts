@@ -78,7 +78,7 @@ export interface DpopOptions {
    * `failureLimit.redis`: single use across instances; Redis down means 503). @default 'memory'
    */
   replay?: 'memory' | 'redis';
-  /** Proofs the in-memory replay cache holds at most, from 1,000 to 10,000,000. @default 100000 */
+  /** Proofs the in-memory replay cache holds at most, from 1,000 to 10,000,000; one client (a client account, or a service account without one) may hold a tenth. @default 100000 */
   maxReplayEntries?: number;
 }
 

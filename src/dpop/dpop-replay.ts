@@ -2,16 +2,38 @@
  * @module dpop-replay
  * Single use of DPoP proofs (RFC 9449 §11.1), keyed by the proof key's thumbprint and the proof's
  * `jti` (never by signature: ECDSA signatures are malleable), written after every other check passed.
- * By default per instance, in a bounded map where each key gets a share, and no live entry is ever
+ * By default per instance, in a bounded map where each client gets a share, and no live entry is ever
  * evicted (full: 503 and an operational event); or, opt-in, one `SET NX PX` on the limiter's Redis per
  * proof, single use across instances (Redis down: 503).
+ *
+ * A share is a client's, not a key's: a client makes up DPoP keys at will and gets a token bound to
+ * each, so shares per key would let one client take the whole cache with ten keys. The client is the
+ * service account's client account (a tenant's administrator can create accounts at will), or, for an
+ * account without one, the service account itself.
  */
 import { StoreUnavailableError, TemporarilyUnavailableError } from '../errors.js';
 import type { OperationalEventInput } from '../observability/operational-events.js';
 
-/** Records a proof's first use: `true` the first time, `false` for a replay; throws (503) when it cannot tell. */
+/**
+ * Records a proof's first use: `true` the first time, `false` for a replay; throws (503) when it cannot
+ * tell. `owner` is whose share the proof counts in ({@link replayOwnerOf}).
+ */
 export interface DpopReplayGuard {
-  firstUse(jkt: string, jti: string, nowMs: number): boolean | Promise<boolean>;
+  firstUse(owner: string, jkt: string, jti: string, nowMs: number): boolean | Promise<boolean>;
+}
+
+/**
+ * Whose share of the replay cache an account's proofs count in: its client account, or the account
+ * itself when it has none.
+ *
+ * @example
+ * ```ts
+ * replayOwnerOf({ clientId: 'esa_4fT0', clientAccountId: 'acme' }) // 'a:acme'
+ * replayOwnerOf({ clientId: 'esa_4fT0', clientAccountId: null })   // 'c:esa_4fT0'
+ * ```
+ */
+export function replayOwnerOf(account: { readonly clientId: string; readonly clientAccountId: string | null }): string {
+  return account.clientAccountId === null ? `c:${account.clientId}` : `a:${account.clientAccountId}`;
 }
 
 /**
@@ -19,8 +41,8 @@ export interface DpopReplayGuard {
  * insertion order is expiry order and expired entries are dropped from the head.
  */
 export class MemoryReplayCache implements DpopReplayGuard {
-  readonly #entries = new Map<string, { readonly jkt: string; readonly expiresAt: number }>();
-  readonly #perKey = new Map<string, number>();
+  readonly #entries = new Map<string, { readonly owner: string; readonly expiresAt: number }>();
+  readonly #perOwner = new Map<string, number>();
   readonly #share: number;
   /** When the oldest entry expires (the map's head): nothing to sweep before then. */
   #headExpiry = Number.POSITIVE_INFINITY;
@@ -48,13 +70,13 @@ export class MemoryReplayCache implements DpopReplayGuard {
         return;
       }
       this.#entries.delete(id);
-      const left = (this.#perKey.get(entry.jkt) ?? 1) - 1;
-      if (left > 0) this.#perKey.set(entry.jkt, left);
-      else this.#perKey.delete(entry.jkt);
+      const left = (this.#perOwner.get(entry.owner) ?? 1) - 1;
+      if (left > 0) this.#perOwner.set(entry.owner, left);
+      else this.#perOwner.delete(entry.owner);
     }
   }
 
-  #full(scope: 'cache' | 'key', nowMs: number): never {
+  #full(scope: 'cache' | 'client', nowMs: number): never {
     if (!this.#reported) {
       this.#reported = true;
       this.event({ type: 'dpop_replay_cache.full', scope, entries: this.#entries.size });
@@ -64,21 +86,21 @@ export class MemoryReplayCache implements DpopReplayGuard {
     throw new TemporarilyUnavailableError({ retryAfterSeconds, cause: new Error(`DPoP replay cache full (${scope})`) });
   }
 
-  firstUse(jkt: string, jti: string, nowMs: number): boolean {
+  firstUse(owner: string, jkt: string, jti: string, nowMs: number): boolean {
     this.#sweep(nowMs);
     const id = `${jkt} ${jti}`;
     if (this.#entries.has(id)) return false;
     if (this.#entries.size >= this.max) this.#full('cache', nowMs);
-    const count = this.#perKey.get(jkt) ?? 0;
-    if (count >= this.#share) this.#full('key', nowMs);
-    this.#record(id, jkt, count, nowMs + this.windowMs);
+    const count = this.#perOwner.get(owner) ?? 0;
+    if (count >= this.#share) this.#full('client', nowMs);
+    this.#record(id, owner, count, nowMs + this.windowMs);
     return true;
   }
 
-  #record(id: string, jkt: string, count: number, expiresAt: number): void {
+  #record(id: string, owner: string, count: number, expiresAt: number): void {
     if (this.#entries.size === 0) this.#headExpiry = expiresAt;
-    this.#entries.set(id, { jkt, expiresAt });
-    this.#perKey.set(jkt, count + 1);
+    this.#entries.set(id, { owner, expiresAt });
+    this.#perOwner.set(owner, count + 1);
     this.#reported = false;
   }
 }
@@ -96,7 +118,7 @@ export class RedisReplayGuard implements DpopReplayGuard {
     private readonly timeoutMs: number,
   ) {}
 
-  firstUse(jkt: string, jti: string, _nowMs: number): Promise<boolean> {
+  firstUse(_owner: string, jkt: string, jti: string, _nowMs: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new StoreUnavailableError(`DPoP replay check timed out after ${this.timeoutMs} ms`)), this.timeoutMs);

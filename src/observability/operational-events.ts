@@ -196,7 +196,8 @@ export interface CredentialExpiringEvent extends OperationalBase {
 
 /**
  * The in-memory DPoP replay cache could not record a proof: it holds `dpop.maxReplayEntries` live
- * proofs, or one key holds its share of them (a tenth). The request was answered 503; no live entry is
+ * proofs, or one client holds its share of them (a tenth; a client is a client account, or a service
+ * account without one). The request was answered 503; no live entry is
  * ever evicted, since that would let its proof be replayed. Once per filling, until a proof is recorded again.
  *
  * @example
@@ -209,8 +210,8 @@ export interface CredentialExpiringEvent extends OperationalBase {
  */
 export interface DpopReplayCacheFullEvent extends OperationalBase {
   readonly type: 'dpop_replay_cache.full';
-  /** `cache` when the whole cache is full, `key` when one key's share is. */
-  readonly scope: 'cache' | 'key';
+  /** `cache` when the whole cache is full, `client` when one client's share is. */
+  readonly scope: 'cache' | 'client';
   /** Live entries at the time. */
   readonly entries: number;
 }

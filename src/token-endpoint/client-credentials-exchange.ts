@@ -18,6 +18,7 @@ import oauth2orize from 'oauth2orize';
 import { InvalidDpopProofError, InvalidGrantError, ServerError } from '../errors.js';
 import { dpopHeaderOf } from '../dpop/dpop-proof.js';
 import type { DpopRuntime } from '../dpop/dpop-runtime.js';
+import { replayOwnerOf } from '../dpop/dpop-replay.js';
 import { callStore } from '../runtime/call-store.js';
 import { collectExtraClaims, type ExtraClaimsError } from '../extra-token-claims.js';
 import { accessTokenLifetimeOf, chooseAudience, grantScopes } from '../token-grant.js';
@@ -86,7 +87,7 @@ export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | unde
     const store = config.store;
     const used =
       store.consumeAssertionId === undefined
-        ? Promise.resolve(dpop.replay.firstUse(proof.jkt, proof.jti, now.getTime()))
+        ? Promise.resolve(dpop.replay.firstUse(replayOwnerOf(context.client.account), proof.jkt, proof.jti, now.getTime()))
         : callStore(
             () => store.consumeAssertionId!(`${PROOF_NAMESPACE}${proof.jkt}`, proof.jti, new Date(now.getTime() + dpop.proofs.replayWindowSeconds(400) * 1000), now),
             config.storeTimeout,

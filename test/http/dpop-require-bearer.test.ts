@@ -157,24 +157,41 @@ describe.each([5, 4] as const)('requireBearer() with DPoP on Express %i', (versi
     expectOAuthError(res, 401, 'invalid_token', { challenge: new RegExp(`^${DPOP_OFFER}, error="invalid_token", error_description="The access token was revoked"`) });
   });
 
-  // "bounded with a share per key, never evicting live entries (full: 503, `onEvent`)".
-  it('a key that fills its share of the replay cache gets 503 and an operational event; live entries are kept', async () => {
+  // "bounded with a share per key, never evicting live entries (full: 503, `onEvent`)": the share is a
+  // client's, since a client makes up keys at will (ten keys would be ten shares, the whole cache).
+  it('a client that fills its share of the replay cache, over many keys, gets 503 and an operational event; other clients are served; live entries are kept', async () => {
     const events: OperationalEvent[] = [];
     t = make({ dpop: { origins: [TEST_ISSUER], maxReplayEntries: 1000 }, onEvent: (event) => void events.push(event) });
-    account = await t.sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:read'] });
-    const token = await boundToken();
-    const first = await key.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: token });
-    expect((await dpopGet(token, first)).status).toBe(200);
-    for (let i = 1; i < 100; i++) expect((await dpopGet(token, await key.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: token }))).status).toBe(200);
-    const full = await dpopGet(token, await key.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: token }));
+    account = await t.sa.admin.createAccount({ name: 'billing-sync', clientAccountId: 'evil', scopes: ['jobs:read'] });
+    const sibling = await t.sa.admin.createAccount({ name: 'billing-sync-2', clientAccountId: 'evil', scopes: ['jobs:read'] });
+    const victim = await t.sa.admin.createAccount({ name: 'payroll', clientAccountId: 'acme', scopes: ['jobs:read'] });
+    const keys = [key, ...(await Promise.all([1, 2, 3].map(() => DpopKey.create())))];
+    const tokens = await Promise.all(keys.map((k) => boundToken(t.app, k)));
+    const first = await key.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: tokens[0] });
+    expect((await dpopGet(tokens[0]!, first)).status).toBe(200);
+    for (let i = 1; i < 100; i++) {
+      const k = keys[i % 4]!;
+      const token = tokens[i % 4]!;
+      expect((await dpopGet(token, await k.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: token }))).status).toBe(200);
+    }
+    // The share is full under a key of its own and for another account of the same client account.
+    const fresh = await DpopKey.create();
+    const freshToken = await boundToken(t.app, fresh);
+    const full = await dpopGet(freshToken, await fresh.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: freshToken }));
     expectOAuthError(full, 503, 'temporarily_unavailable');
     expect(full.headers['retry-after']).toBeDefined();
-    expect(events.filter((e) => e.type === 'dpop_replay_cache.full')).toEqual([expect.objectContaining({ scope: 'key', entries: 100 })]);
+    const siblingToken = await boundToken(t.app, fresh, sibling);
+    expectOAuthError(await dpopGet(siblingToken, await fresh.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: siblingToken })), 503, 'temporarily_unavailable');
+    expect(events.filter((e) => e.type === 'dpop_replay_cache.full')).toEqual([expect.objectContaining({ scope: 'client', entries: 100 })]);
+    // Another client account is served.
+    const victimKey = await DpopKey.create();
+    const victimToken = await boundToken(t.app, victimKey, victim);
+    expect((await dpopGet(victimToken, await victimKey.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: victimToken }))).status).toBe(200);
     // The first proof is still remembered: its replay is refused, not admitted.
-    expectOAuthError(await dpopGet(token, first), 401, 'invalid_dpop_proof');
-    // Once the window passes, the key is served again.
+    expectOAuthError(await dpopGet(tokens[0]!, first), 401, 'invalid_dpop_proof');
+    // Once the window passes, the client is served again.
     t.clock.advance(66);
-    expect((await dpopGet(token, await key.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: token }))).status).toBe(200);
+    expect((await dpopGet(tokens[0]!, await key.proof({ htm: 'GET', htu: WHOAMI, iat: now(), accessToken: tokens[0] }))).status).toBe(200);
   });
 });
 

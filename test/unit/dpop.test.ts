@@ -9,7 +9,7 @@ import { resolveDpop, type ResolvedDpopConfig } from '../../src/dpop/dpop-option
 import { normalizeHtu } from '../../src/dpop/dpop-request-url.js';
 import { DpopNonces } from '../../src/dpop/dpop-nonces.js';
 import { DpopProofChecker, dpopHeaderOf, readDpopHeader } from '../../src/dpop/dpop-proof.js';
-import { MemoryReplayCache } from '../../src/dpop/dpop-replay.js';
+import { MemoryReplayCache, replayOwnerOf } from '../../src/dpop/dpop-replay.js';
 import { TemporarilyUnavailableError } from '../../src/errors.js';
 
 describe('the dpop option', () => {
@@ -107,20 +107,27 @@ describe('MemoryReplayCache', () => {
   it('refuses a replay, keeps live entries when full (503), and frees expired ones', () => {
     const events: unknown[] = [];
     const cache = new MemoryReplayCache(1000, 60_000, (event) => void events.push(event));
-    expect(cache.firstUse('k1', 'a', 0)).toBe(true);
-    expect(cache.firstUse('k1', 'a', 1)).toBe(false);
+    expect(cache.firstUse('c:one', 'k1', 'a', 0)).toBe(true);
+    expect(cache.firstUse('c:one', 'k1', 'a', 1)).toBe(false);
     // The same jti under another key is another proof.
-    expect(cache.firstUse('k2', 'a', 1)).toBe(true);
-    for (let i = 1; i < 100; i++) expect(cache.firstUse('k1', `j${i}`, 2)).toBe(true);
-    // k1 holds its share (a tenth of 1000): refused, never evicting.
-    expect(() => cache.firstUse('k1', 'more', 3)).toThrow(TemporarilyUnavailableError);
-    expect(() => cache.firstUse('k1', 'more2', 3)).toThrow(TemporarilyUnavailableError);
-    expect(events).toEqual([{ type: 'dpop_replay_cache.full', scope: 'key', entries: 101 }]);
-    expect(cache.firstUse('k1', 'a', 3)).toBe(false);
-    // Other keys still get in.
-    expect(cache.firstUse('k3', 'b', 3)).toBe(true);
+    expect(cache.firstUse('c:two', 'k2', 'a', 1)).toBe(true);
+    for (let i = 1; i < 100; i++) expect(cache.firstUse('c:one', `k${i % 10}`, `j${i}`, 2)).toBe(true);
+    // c:one holds its share (a tenth of 1000) over ten keys: refused under a new key too, never evicting.
+    expect(() => cache.firstUse('c:one', 'k1', 'more', 3)).toThrow(TemporarilyUnavailableError);
+    expect(() => cache.firstUse('c:one', 'fresh-key', 'more2', 3)).toThrow(TemporarilyUnavailableError);
+    expect(events).toEqual([{ type: 'dpop_replay_cache.full', scope: 'client', entries: 101 }]);
+    expect(cache.firstUse('c:one', 'k1', 'a', 3)).toBe(false);
+    // Other clients still get in.
+    expect(cache.firstUse('c:three', 'k3', 'b', 3)).toBe(true);
     // After the window, the entries are gone.
-    expect(cache.firstUse('k1', 'more', 60_003)).toBe(true);
+    expect(cache.firstUse('c:one', 'k1', 'more', 60_003)).toBe(true);
     expect(cache.size).toBe(1);
+  });
+
+  it('counts a service account in its client account\'s share, or in its own without one', () => {
+    expect(replayOwnerOf({ clientId: 'esa_a', clientAccountId: 'acme' })).toBe(replayOwnerOf({ clientId: 'esa_b', clientAccountId: 'acme' }));
+    expect(replayOwnerOf({ clientId: 'esa_a', clientAccountId: null })).not.toBe(replayOwnerOf({ clientId: 'esa_b', clientAccountId: null }));
+    // A client account named like a client ID is still another share.
+    expect(replayOwnerOf({ clientId: 'x', clientAccountId: null })).not.toBe(replayOwnerOf({ clientId: 'y', clientAccountId: 'x' }));
   });
 });

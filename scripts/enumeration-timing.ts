@@ -81,6 +81,7 @@ async function main(): Promise<void> {
     'unknown client': { clientId: 'esa_' + 'Z'.repeat(24), secret: generateSecret().value },
     'wrong secret (right secret ID)': { clientId: live.clientId, secret: secretWithId(live.secret.id) },
     'wrong secret (unknown secret ID)': { clientId: live.clientId, secret: generateSecret().value },
+    'wrong secret (not shaped like one)': { clientId: live.clientId, secret: 'not-the-secret' },
     'revoked secret': { clientId: revoked.clientId, secret: revoked.secret.value },
     'disabled account': { clientId: disabled.clientId, secret: disabled.secret.value },
   };

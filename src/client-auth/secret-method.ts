@@ -12,7 +12,8 @@
  * - One bcrypt check at a time per exact presented value: identical concurrent requests share it
  *   ({@link SecretCheckFlights}).
  * - One bcrypt compare for every outcome (against a dummy hash when nothing matches), so an unknown
- *   client, a wrong or revoked secret and a disabled account take the same time.
+ *   client, a wrong or revoked secret and a disabled account take the same time. A value that cannot
+ *   be a secret of ours (shape, checksum) is refused without one, after the time one takes.
  */
 import { GATE_IPV6_PREFIX } from '../secrets/bcrypt-gate.js';
 import { SecretChecksBusyError, TooManyRequestsError } from '../errors.js';
@@ -91,7 +92,13 @@ export class SecretMethod {
       // queue (no compare is needed).
       return attempts.checked(attempt, () => this.#reread(attempt, secret));
     }
-    if (!secret) return attempts.counted(attempt, () => attempts.fail(attempt, credentials.kind === 'none' ? 'missing_credentials' : 'malformed_credentials'));
+    if (credentials.kind === 'none') return attempts.counted(attempt, () => attempts.fail(attempt, 'missing_credentials'));
+    // A value that cannot be one of our secrets: refused without store or bcrypt work, but no sooner
+    // than a wrong secret is, so its answer tells nothing a wrong secret's does not.
+    if (!secret) {
+      const refuse = (): void => attempts.fail(attempt, 'malformed_credentials');
+      return attempts.counted(attempt, () => void this.#parts.secrets.compareTime().then(refuse, refuse));
+    }
     this.#checkSecret(attempt, secret);
   }
 

@@ -84,6 +84,8 @@ export class SecretVerifier {
   readonly #onSaturated: SecretVerifierOptions['onSaturated'];
   #saturationReportedAt = -Infinity;
   #dummyHash: Promise<string> | undefined;
+  /** How long one bcrypt compare takes here: the time the dummy hash took to make, then a moving average of the compares run. */
+  #compareMs: number | undefined;
 
   constructor(options: SecretVerifierOptions) {
     this.#rounds = options.rounds;
@@ -94,8 +96,23 @@ export class SecretVerifier {
 
   /** A hash of a random value at the configured cost, made once, for comparisons that must fail. */
   dummyHash(): Promise<string> {
-    this.#dummyHash ??= hashSecret(randomBytes(32).toString('base64url'), this.#rounds);
+    if (this.#dummyHash === undefined) {
+      const startedAt = performance.now();
+      this.#dummyHash = hashSecret(randomBytes(32).toString('base64url'), this.#rounds).then((hash) => {
+        this.#compareMs ??= performance.now() - startedAt;
+        return hash;
+      });
+    }
     return this.#dummyHash;
+  }
+
+  /**
+   * Waits as long as one compare takes, without running one: a value that cannot be a secret of ours
+   * (its shape or checksum is wrong) is refused in the time a wrong secret is, at no CPU cost.
+   */
+  async compareTime(): Promise<void> {
+    if (this.#compareMs === undefined) await this.dummyHash();
+    await new Promise((resolve) => setTimeout(resolve, this.#compareMs));
   }
 
   /**
@@ -125,7 +142,9 @@ export class SecretVerifier {
         try {
           return await verifySecretHash(value, hash);
         } finally {
-          telemetry?.secretVerified((performance.now() - startedAt) / 1000);
+          const ms = performance.now() - startedAt;
+          this.#compareMs = this.#compareMs === undefined ? ms : this.#compareMs * 0.8 + ms * 0.2;
+          telemetry?.secretVerified(ms / 1000);
         }
       }, keys);
     } catch (error) {

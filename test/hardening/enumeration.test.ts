@@ -65,6 +65,36 @@ describe('the four invalid_client causes cost the same', () => {
     expect(compare).not.toHaveBeenCalled();
     await sa.close();
   });
+
+  // A wrong secret typed or made up by hand fails the checksum: without this wait its answer would come
+  // in a fraction of a compare's time, unlike the four causes above.
+  it('answers a malformed secret only after the time of one compare, without running one', async () => {
+    const { app, sa } = createTestApp({ failureLimit: false, secretHashRounds: 5 });
+    const live = await sa.admin.createAccount({ name: 'live' });
+    await sa.ready(); // makes the dummy hash, which times one compare
+    const compare = vi.spyOn(bcrypt, 'compare');
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      let answered = false;
+      const pending = request(app)
+        .post('/oauth/token')
+        .type('form')
+        .send({ grant_type: 'client_credentials', client_id: live.clientId, client_secret: 'wrong-secret' })
+        .then((res) => ((answered = true), res));
+      // The request reaches its wait (turns of the event loop, not time, pass here).
+      for (let turn = 0; turn < 10_000 && vi.getTimerCount() === 0 && !answered; turn++) await new Promise((resolve) => setImmediate(resolve));
+      expect(answered).toBe(false);
+      expect(vi.getTimerCount()).toBe(1);
+      await vi.advanceTimersByTimeAsync(60_000);
+      const res = await pending;
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'invalid_client', error_description: 'Client authentication failed' });
+      expect(compare).not.toHaveBeenCalled();
+    } finally {
+      vi.useRealTimers();
+      await sa.close();
+    }
+  });
 });
 
 describe('redactSecrets', () => {

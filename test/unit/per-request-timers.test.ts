@@ -33,15 +33,20 @@ describe('per-request cache lookups schedule no timers', () => {
   });
 
   it('AccountCache entries still expire after their lifetime', async () => {
-    // The real clock (the point of this file), with a lifetime a stalled worker cannot outlast between two
-    // lines: 1 s, which needs the store's change feed (without it, entries live 500 ms at most).
+    // The cache's default clock (`performance`), held still by a spy and moved by hand: a lookup must
+    // read it afresh, not a copy cached behind a timer. A 1 s lifetime needs the store's change feed
+    // (without it, entries live 500 ms at most).
+    let now = performance.now();
+    vi.spyOn(performance, 'now').mockImplementation(() => now);
     const cache = new AccountCache({ store: new MemoryAccountStore(), storeTimeout: 1000, statusCacheTtl: 1000 });
     await cache.start();
     try {
       expect(cache.ttl).toBe(1000);
       await cache.get('esa_unknown');
       expect(cache.peek('esa_unknown')).toBeDefined();
-      await wait(1100);
+      now += 999;
+      expect(cache.peek('esa_unknown')).toBeDefined(); // within its lifetime
+      now += 2;
       expect(cache.peek('esa_unknown')).toBeUndefined();
     } finally {
       await cache.stop();

@@ -168,15 +168,21 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
   });
 
   it('closes within 2 s more while a query waits on a silent connection (the default queryTimeoutMs is 30 s)', async () => {
-    const store = createPostgresAccountStore({ connectionString: urlFor('silent_close'), schema: 'fault_silent_close', listen: false });
+    // Through a proxy that passes everything at once, only to see what the store has sent.
+    const proxy = await DelayingProxy.start(cluster().port);
+    closers.push(() => proxy.close());
+    const url = `postgres://postgres@127.0.0.1:${proxy.port}/postgres?application_name=silent_close`;
+    const store = createPostgresAccountStore({ connectionString: url, schema: 'fault_silent_close', listen: false });
     await store.init();
     expect(await store.findAccount(UNKNOWN_CLIENT)).toBeUndefined();
+    expect(proxy.connectionsThatSent(UNKNOWN_CLIENT)).toBe(1);
     expect(await freezeConnections('silent_close')).toBe(1);
     const waiting = store.findAccount(UNKNOWN_CLIENT).then(
       () => 'answered',
       (error: Error) => error.message,
     );
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the query is on the frozen connection
+    // The query is on the frozen connection: its client ID has gone out on it a second time.
+    await vi.waitFor(() => expect(proxy.connectionsThatSent(UNKNOWN_CLIENT, 2)).toBe(1), { timeout: 10_000, interval: 5 });
 
     const started = performance.now();
     const closed = await Promise.race([store.close().then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 10_000, 'still closing after 10 s'))]);

@@ -92,7 +92,7 @@ describe('IssuerKeySets: cache', () => {
     advance(1);
     // Stale: verified at once with the cached keys, refreshed in the background.
     expect(await verify(sets)).toBeDefined();
-    await vi.waitFor(() => expect(idp.fetches('jwks')).toBe(2));
+    await vi.waitFor(() => expect(idp.fetches('jwks')).toBe(2), { timeout: 5000 });
   });
 
   // "cached with the response's max-age inside configured bounds"
@@ -106,7 +106,7 @@ describe('IssuerKeySets: cache', () => {
     advance(1); // 600 s: max-age 1000 was lowered to maxCacheSeconds
     idp.cacheControl = 'max-age=10';
     await verify(sets);
-    await vi.waitFor(() => expect(idp.fetches('jwks')).toBe(2));
+    await vi.waitFor(() => expect(idp.fetches('jwks')).toBe(2), { timeout: 5000 });
     await refreshLanded(sets);
     advance(59); // max-age 10 was raised to minCacheSeconds
     await verify(sets);
@@ -114,7 +114,7 @@ describe('IssuerKeySets: cache', () => {
     advance(1);
     idp.cacheControl = 'no-store'; // 0, raised to minCacheSeconds as well
     await verify(sets);
-    await vi.waitFor(() => expect(idp.fetches('jwks')).toBe(3));
+    await vi.waitFor(() => expect(idp.fetches('jwks')).toBe(3), { timeout: 5000 });
     await refreshLanded(sets);
     advance(59);
     await verify(sets);
@@ -233,8 +233,8 @@ describe('IssuerKeySets: outages', () => {
     // The answer did not wait for the refresh, which still hangs: it has not failed yet.
     expect(observer.events).toEqual([]);
     // The background refresh reaches the issuer after the answer, not before it.
-    await vi.waitFor(() => expect(idp.fetches('jwks')).toBe(2));
-    await vi.waitFor(() => expect(observer.events).toHaveLength(1));
+    await vi.waitFor(() => expect(idp.fetches('jwks')).toBe(2), { timeout: 5000 });
+    await vi.waitFor(() => expect(observer.events).toHaveLength(1), { timeout: 5000 });
     expect(observer.events[0]).toBe(`unavailable ${idp.issuer}: ${idp.jwksUri} did not answer within 200 ms`);
     expect(await verify(sets)).toBeDefined();
   });

@@ -149,7 +149,7 @@ function describeLimiter(name: string, limit: (o: { max: number; windowSeconds: 
       await tokenRequest(s.server, { ...grant, client_id: s.clientId, client_secret: WRONG }, from('10.6.0.1'));
       expect429(await tokenRequest(s.server, { ...grant, client_id: s.clientId, client_secret: s.secret }, from('10.6.0.1')));
       const events = s.events;
-      await vi.waitFor(() => expect(events.some((e) => e.type === 'client.authentication_failed' && e.reason === 'rate_limited')).toBe(true));
+      await vi.waitFor(() => expect(events.some((e) => e.type === 'client.authentication_failed' && e.reason === 'rate_limited')).toBe(true), { timeout: 5000 });
       const limited = events.find((e) => e.type === 'client.authentication_failed' && e.reason === 'rate_limited');
       expect(limited).toMatchObject({ clientId: s.clientId, address: '10.6.0.1' });
       expect(JSON.stringify(events)).not.toContain(s.secret);
@@ -192,7 +192,7 @@ describe('failure limiter in memory with trust proxy off (the Express default)',
         await tokenRequest(server, { ...grant, client_id: account.clientId, client_secret: account.secret.value }, from('198.51.100.78, 198.51.100.79')),
       );
       // The audit hook names the socket address, never the forged one.
-      await vi.waitFor(() => expect(events.some((e) => e.type === 'client.authentication_failed' && e.reason === 'rate_limited')).toBe(true));
+      await vi.waitFor(() => expect(events.some((e) => e.type === 'client.authentication_failed' && e.reason === 'rate_limited')).toBe(true), { timeout: 5000 });
       const addresses = new Set(events.filter((e) => e.type === 'client.authentication_failed').map((e) => (e as { address?: string }).address));
       expect([...addresses].every((a) => a !== undefined && /^(::ffff:)?127\.0\.0\.1$|^::1$/.test(a))).toBe(true);
     } finally {
@@ -340,7 +340,7 @@ if (!url) {
       try {
         const right = { ...grant, client_id: s.clientId, client_secret: s.secret };
         proxy.cut();
-        await vi.waitFor(() => expect(redis.status).not.toBe('ready'));
+        await vi.waitFor(() => expect(redis.status).not.toBe('ready'), { timeout: 5000 });
         expectError(await tokenRequest(s.server, right, from('10.9.0.1')), 503, 'temporarily_unavailable');
         proxy.restore();
         await vi.waitFor(async () => expect((await tokenRequest(s.server, right, from('10.9.0.1'))).status).toBe(200), {

@@ -88,7 +88,7 @@ describe('near-miss secrets are never logged', () => {
     await vi.waitFor(() => {
       expect(events.filter((e) => e.type === 'client.authentication_failed').length).toBeGreaterThanOrEqual(FORMS.length * 4);
       expect(operational.some((e) => e.type === 'store.unavailable')).toBe(true);
-    });
+    }, { timeout: 5000 });
 
     for (const line of [...captured, ...events.map((e) => JSON.stringify(e)), ...operational.map((e) => JSON.stringify(e))]) {
       expectNothingOfTheSecret('a response or an event', line);

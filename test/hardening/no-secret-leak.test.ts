@@ -145,7 +145,7 @@ describe('no secret leaks', () => {
 
     // Let the audit hook (called off the request path) catch up.
     await new Promise((resolve) => setImmediate(resolve));
-    await vi.waitFor(() => expect(events.some((e) => e.type === 'secret.revoked')).toBe(true));
+    await vi.waitFor(() => expect(events.some((e) => e.type === 'secret.revoked')).toBe(true), { timeout: 5000 });
     captured.push(...events.map(safeJson));
 
     const accounts = await store.inner.listAccounts();

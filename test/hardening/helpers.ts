@@ -43,6 +43,8 @@ export interface LiveServer {
   request(req: RawRequest): Promise<RawResponse>;
   /** How many requests the app has read to the end of their body so far. */
   bodiesRead(): number;
+  /** How many requests the app has not finished answering yet (`res.end()` not called). */
+  unanswered(): number;
   close(): Promise<void>;
 }
 
@@ -77,7 +79,12 @@ export async function listenRecordingHeaders(sa: ServiceAccounts): Promise<Recor
 export async function listen(app: Express | http.RequestListener): Promise<LiveServer> {
   const server = http.createServer(app as http.RequestListener);
   let bodiesRead = 0;
-  server.on('request', (req: http.IncomingMessage) => req.once('end', () => bodiesRead++));
+  const answering = new Set<http.ServerResponse>();
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    req.once('end', () => bodiesRead++);
+    answering.add(res);
+    res.once('close', () => answering.delete(res));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -107,6 +114,7 @@ export async function listen(app: Express | http.RequestListener): Promise<LiveS
     url: `http://127.0.0.1:${port}`,
     request,
     bodiesRead: () => bodiesRead,
+    unanswered: () => [...answering].filter((res) => !res.writableEnded).length,
     close: async () => {
       agent.destroy();
       server.closeAllConnections?.();
@@ -136,16 +144,29 @@ export function json(res: RawResponse): unknown {
 
 /**
  * An AccountStore that works (delegating to a MemoryAccountStore) until told to fail (reject at once)
- * or hang (never settle), and works again when told so, without any restart.
+ * or hang (never settle), and works again when told so, without any restart. It counts the calls made
+ * while it fails or hangs, so a test knows when a request has reached it (and that call's deadline runs).
  */
 export class UnreliableStore implements AccountStore {
   mode: 'ok' | 'fail' | 'hang' = 'ok';
+  /** Calls made in 'fail' or 'hang' mode so far. */
+  callsWhileDown = 0;
+  #downWaiters: Array<{ count: number; done: () => void }> = [];
   constructor(readonly inner: AccountStore = new MemoryAccountStore()) {}
 
+  /** Resolves once {@link callsWhileDown} reaches `count`. */
+  calledWhileDown(count: number): Promise<void> {
+    if (this.callsWhileDown >= count) return Promise.resolve();
+    return new Promise((done) => this.#downWaiters.push({ count, done }));
+  }
+
   #call<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.mode === 'ok') return fn();
+    this.callsWhileDown++;
+    for (const waiter of this.#downWaiters.filter((w) => this.callsWhileDown >= w.count)) waiter.done();
+    this.#downWaiters = this.#downWaiters.filter((w) => this.callsWhileDown < w.count);
     if (this.mode === 'fail') return Promise.reject(new Error('ECONNREFUSED 10.0.0.5:5432 password=hunter2'));
-    if (this.mode === 'hang') return new Promise<T>(() => {});
-    return fn();
+    return new Promise<T>(() => {});
   }
 
   createAccount(input: NewAccountRecord): Promise<AccountRecord> {

@@ -4,30 +4,43 @@
  * (never settles) is answered within `storeTimeout`, and service resumes without a restart once the
  * store answers again.
  */
-import { performance } from 'node:perf_hooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAccountStore, type AccountChangeListener, type AccountRecord, type AccountStore } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { json, listen, tokenRequest, UnreliableStore, type LiveServer, type RawResponse } from './helpers.js';
 
 /**
- * Issue 6 point 5: the 503 comes "within a bounded, configurable time (default ≤ 2 s)". Measured with
- * wall time, with wide bounds (this is not a benchmark): a hung store is answered no earlier than its
- * deadline (so the deadline, not luck, answered it) and no later than the deadline plus 1.5 s.
+ * Issue 6 point 5: the 503 comes "within a bounded, configurable time (default ≤ 2 s)", and
+ * docs/configuration.md: `storeTimeout` is the "Milliseconds a store call may take before the request
+ * is answered `503 temporarily_unavailable`". That deadline is the store call's timer, so the tests
+ * move its clock instead of measuring wall time on a busy machine: only `setTimeout` and
+ * `clearTimeout` are faked (sockets, bcrypt and the event loop are real). Once a request waits on a
+ * hung store, it is still unanswered 1 ms before `storeTimeout` (so the deadline, not luck, answers
+ * it) and answered 503 when `storeTimeout` has passed; a store that throws is answered with no time
+ * passing at all.
  */
-const MARGIN_MS = 1500;
-
-async function timed(call: () => Promise<RawResponse>): Promise<{ res: RawResponse; ms: number }> {
-  const start = performance.now();
-  const res = await call();
-  return { res, ms: performance.now() - start };
+function fakeDeadlines(): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
 }
 
-function expect503Within(answer: { res: RawResponse; ms: number }, storeTimeout: number, mode: 'fail' | 'hang'): void {
-  expect503(answer.res);
-  expect(answer.ms).toBeLessThan(storeTimeout + MARGIN_MS);
-  // A store that throws is answered at once; a hung one exactly when its deadline passes.
-  if (mode === 'hang') expect(answer.ms).toBeGreaterThanOrEqual(storeTimeout - 20);
+/** One turn of the (real) event loop, so an answer already decided is seen as such. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Sends one request while `store` fails or hangs, and checks that it is answered 503 when the text above says. */
+async function expect503AtDeadline(server: LiveServer, store: UnreliableStore, send: () => Promise<RawResponse>, storeTimeout: number): Promise<void> {
+  const callsBefore = store.callsWhileDown;
+  const answer = send();
+  await store.calledWhileDown(callsBefore + 1); // the request reached the store: the call's deadline runs
+  if (store.mode === 'hang') {
+    await vi.advanceTimersByTimeAsync(storeTimeout - 1);
+    await nextTurn();
+    expect(server.unanswered()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+  }
+  // Fake time stands still from here: an answer that needed more of it would not have been sent.
+  await nextTurn();
+  expect(server.unanswered()).toBe(0);
+  expect503(await answer);
 }
 
 function expect503(res: RawResponse): void {
@@ -42,6 +55,7 @@ function expect503(res: RawResponse): void {
 const servers: LiveServer[] = [];
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(servers.splice(0).map((s) => s.close()));
   await Promise.all(closers.splice(0).map((c) => c()));
 });
@@ -57,10 +71,11 @@ describe('the token endpoint when the account store fails or hangs', () => {
       servers.push(server);
       const right = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value };
 
+      fakeDeadlines();
       store.mode = mode;
       // The responses arrive while the store is still down: the deadline answered them.
-      expect503Within(await timed(() => tokenRequest(server, right)), 200, mode);
-      expect503Within(await timed(() => tokenRequest(server, { ...right, client_id: 'esa_unknownunknownunknown1' })), 200, mode);
+      await expect503AtDeadline(server, store, () => tokenRequest(server, right), 200);
+      await expect503AtDeadline(server, store, () => tokenRequest(server, { ...right, client_id: 'esa_unknownunknownunknown1' }), 200);
       expect(events.some((e) => e.type === 'token.issued')).toBe(false);
 
       store.mode = 'ok';
@@ -109,11 +124,12 @@ describe('requireBearer when the account store fails or hangs', () => {
     servers.push(serverB);
     const call = () => serverB.request({ path: '/api/counted', headers: { authorization: `Bearer ${token}` } });
 
+    fakeDeadlines();
     unreliable.mode = 'fail';
-    expect503Within(await timed(call), 200, 'fail');
+    await expect503AtDeadline(serverB, unreliable, call, 200);
     unreliable.mode = 'hang';
-    expect503Within(await timed(call), 200, 'hang');
-    expect503Within(await timed(() => serverB.request({ path: '/api/whoami', headers: { authorization: `Bearer ${token}` } })), 200, 'hang');
+    await expect503AtDeadline(serverB, unreliable, call, 200);
+    await expect503AtDeadline(serverB, unreliable, () => serverB.request({ path: '/api/whoami', headers: { authorization: `Bearer ${token}` } }), 200);
     expect(reached).toBe(0);
 
     unreliable.mode = 'ok';
@@ -142,13 +158,10 @@ describe('outages with the default storeTimeout', () => {
     await sa.admin.disableAccount(account.clientId);
     await sa.admin.enableAccount(account.clientId);
 
+    fakeDeadlines();
     store.mode = 'hang';
-    const [issued, checked] = await Promise.all([
-      timed(() => tokenRequest(server, right)),
-      timed(() => server.request({ path: '/api/whoami', headers: { authorization: `Bearer ${token}` } })),
-    ]);
-    expect503Within(issued, storeTimeout, 'hang');
-    expect503Within(checked, storeTimeout, 'hang');
+    await expect503AtDeadline(server, store, () => tokenRequest(server, right), storeTimeout);
+    await expect503AtDeadline(server, store, () => server.request({ path: '/api/whoami', headers: { authorization: `Bearer ${token}` } }), storeTimeout);
 
     store.mode = 'ok';
     expect((await tokenRequest(server, right)).status).toBe(200);
@@ -224,6 +237,7 @@ describe('when the store hangs but the account is cached and fresh (change feed 
 
   it('keeps admitting the cached account (without asking the store) and answers 503 as soon as an announced change drops it', async () => {
     const { store, server, kept, revoked, tokens, form, whoami } = await setup();
+    fakeDeadlines();
     store.mode = 'hang';
 
     // Fresh cache: answered at once from memory, as with a healthy store; the store is not asked.
@@ -238,8 +252,8 @@ describe('when the store hangs but the account is cached and fresh (change feed 
     // Another instance, whose connection works, revokes a secret: the feed announces it, this instance
     // drops the entry, and with its store hung it can no longer tell: 503, never a 200.
     await store.memory.revokeSecret(revoked.clientId, revoked.secret.id, new Date());
-    expect503Within(await timed(() => whoami(tokens.revoked)), storeTimeout, 'hang');
-    expect503Within(await timed(() => tokenRequest(server, form(revoked))), storeTimeout, 'hang');
+    await expect503AtDeadline(server, store, () => whoami(tokens.revoked), storeTimeout);
+    await expect503AtDeadline(server, store, () => tokenRequest(server, form(revoked)), storeTimeout);
     expect(store.lookupsWhileDown).toBeGreaterThan(0);
     // The other account's entry was not touched by that announcement.
     expect((await whoami(tokens.kept)).status).toBe(200);
@@ -254,12 +268,13 @@ describe('when the store hangs but the account is cached and fresh (change feed 
 
   it("answers 503 for every account once the feed announces '*' (it may have missed changes)", async () => {
     const { store, server, kept, tokens, form, whoami } = await setup();
+    fakeDeadlines();
     store.mode = 'fail';
     expect((await whoami(tokens.kept)).status).toBe(200);
     store.announce('*');
-    expect503Within(await timed(() => whoami(tokens.kept)), storeTimeout, 'fail');
-    expect503Within(await timed(() => whoami(tokens.revoked)), storeTimeout, 'fail');
-    expect503Within(await timed(() => tokenRequest(server, form(kept))), storeTimeout, 'fail');
+    await expect503AtDeadline(server, store, () => whoami(tokens.kept), storeTimeout);
+    await expect503AtDeadline(server, store, () => whoami(tokens.revoked), storeTimeout);
+    await expect503AtDeadline(server, store, () => tokenRequest(server, form(kept)), storeTimeout);
     store.mode = 'ok';
     expect((await whoami(tokens.kept)).status).toBe(200);
   });

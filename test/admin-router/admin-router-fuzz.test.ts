@@ -4,6 +4,10 @@
  * is up), with `Cache-Control: no-store` and no CORS header; every answer to a method the OpenAPI
  * document describes for that path is one the document describes, and any other method gets a 405
  * problem with `Allow`.
+ *
+ * Seeded from FUZZ_SEED (test/hardening/fuzz-support.ts); a failure prints a short report (the seeds,
+ * fast-check's path, the counterexample with long values cut, e.g. the 20 KB name) to replay it with.
+ * FUZZ_RUNS sets the number of requests (1500 by default).
  */
 import { request as httpRequest, createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +15,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectDocumented, hasOperation, templateOf } from '../helpers/admin-openapi-check.js';
 import { createAdminRouterApp } from '../helpers/admin-router-app.js';
+import { FUZZ_SEED, runBatches } from '../hardening/fuzz-support.js';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
+const BATCHES = 3;
 
 interface Answer {
   status: number;
@@ -99,44 +107,55 @@ describe('admin router under random requests', () => {
   );
 
   it('never fails, never sends CORS, and answers as the document says', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom('GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT', 'PATCH'),
-        path,
-        fc.constantFrom(undefined, 'acme', 'globex', 'operator', 'viewer', 'nobody'),
-        contentType,
-        body,
-        browser,
-        async (method, rawPath, token, type, payload, marks) => {
-          // As sent: the URL resolves dot segments (`/x/..` is `/`).
-          const url = new URL(rawPath.replace('CLIENT', clientId).replace('SECRET', secretId), base);
-          const target = url.pathname + url.search;
-          const headers: Record<string, string> = {};
-          if (token) headers.Authorization = `Bearer ${token}`;
-          if (type) headers['Content-Type'] = type;
-          if (marks.origin) headers.Origin = marks.origin;
-          if (marks.site) headers['Sec-Fetch-Site'] = marks.site;
-          const sendsBody = payload !== undefined && method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
-          const answer = await send(base, method, target, headers, sendsBody ? payload : undefined);
-          // Paths the router does not serve (a segment that is not valid percent-encoding among them)
-          // are the host's: here, Express's own 404.
-          if (!templateOf(target) || target.includes('%E0%A4%A')) {
-            expect(answer.headers['cache-control']).toBeUndefined();
-            return;
-          }
-          expect(answer.status).toBeLessThan(500);
-          expect(answer.headers['cache-control']).toBe('no-store');
-          expect(Object.keys(answer.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
-          if (!hasOperation(method, target)) {
-            expect(answer.status).toBe(405);
-            expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
-            expect(answer.headers.allow).toMatch(/OPTIONS$/);
-            return;
-          }
-          expectDocumented(method, target, { status: answer.status, headers: answer.headers, text: answer.text } as never);
+    const request = fc.record({
+      method: fc.constantFrom('GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT', 'PATCH'),
+      rawPath: path,
+      token: fc.constantFrom(undefined, 'acme', 'globex', 'operator', 'viewer', 'nobody'),
+      type: contentType,
+      payload: body,
+      marks: browser,
+    });
+    await runBatches(
+      'admin router fuzz',
+      request,
+      async ({ method, rawPath, token, type, payload, marks }) => {
+        // As sent: the URL resolves dot segments (`/x/..` is `/`).
+        const url = new URL(rawPath.replace('CLIENT', clientId).replace('SECRET', secretId), base);
+        const target = url.pathname + url.search;
+        const headers: Record<string, string> = {};
+        if (token) headers.Authorization = `Bearer ${token}`;
+        if (type) headers['Content-Type'] = type;
+        if (marks.origin) headers.Origin = marks.origin;
+        if (marks.site) headers['Sec-Fetch-Site'] = marks.site;
+        const sendsBody = payload !== undefined && method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+        const answer = await send(base, method, target, headers, sendsBody ? payload : undefined);
+        // Paths the router does not serve (a segment that is not valid percent-encoding among them)
+        // are the host's: here, Express's own 404.
+        if (!templateOf(target) || target.includes('%E0%A4%A')) {
+          expect(answer.headers['cache-control']).toBeUndefined();
+          return;
+        }
+        expect(answer.status).toBeLessThan(500);
+        expect(answer.headers['cache-control']).toBe('no-store');
+        expect(Object.keys(answer.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+        if (!hasOperation(method, target)) {
+          expect(answer.status).toBe(405);
+          expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+          expect(answer.headers.allow).toMatch(/OPTIONS$/);
+          return;
+        }
+        expectDocumented(method, target, { status: answer.status, headers: answer.headers, text: answer.text } as never);
+      },
+      {
+        batches: BATCHES,
+        runsPerBatch: Math.ceil(RUNS / BATCHES),
+        // The router still serves after each batch: the operator lists the accounts.
+        afterBatch: async () => {
+          const listed = await send(base, 'GET', '/admin/service-accounts', { Authorization: 'Bearer operator' }, undefined);
+          expect(listed.status).toBe(200);
         },
-      ),
-      { numRuns: Number(process.env.FUZZ_RUNS ?? 1500) },
+      },
     );
+    console.info(`admin router fuzz: ${BATCHES * Math.ceil(RUNS / BATCHES)} requests, FUZZ_SEED=${FUZZ_SEED}`);
   }, 300_000);
 });

@@ -25,7 +25,8 @@
  *   FEDERATION_ALLOW_HTTP_LOOPBACK     1: trust outside issuers on 127.0.0.1, over plain http too (default 0)
  *
  * Every request is logged as one JSON line on stdout; GET /healthz is liveness, GET /readyz readiness.
- * A request must arrive within 15 s (headers within 10 s); idle keep-alive connections close after 5 s.
+ * A request must arrive within 15 s (headers within 10 s); idle keep-alive connections close about 6 s
+ * after their last answer (keepAliveTimeout 5 s, plus the second Node adds).
  *
  * It imports only the package's public entry points, as an application would.
  */

@@ -6,8 +6,10 @@
  *
  * - `headersTimeout` 10 s: the request line and headers must have arrived by then;
  * - `requestTimeout` 15 s: the whole request, body included (a JSON body of /api/jobs is 16 KB at most);
- * - `keepAliveTimeout` 5 s: an idle keep-alive connection is closed after 5 s (behind a load balancer,
- *   set it above the balancer's own idle timeout, such as 65 s behind one that waits 60 s);
+ * - `keepAliveTimeout` 5 s: how long an idle keep-alive connection is kept; clients are told
+ *   `Keep-Alive: timeout=5`, and Node closes the connection about a second after the 5 s, so that a
+ *   client that honours the header closes it first (behind a load balancer, set it above the
+ *   balancer's own idle timeout, such as 65 s behind one that waits 60 s);
  * - `connectionsCheckingInterval` 1 s: how often Node looks for requests past those limits, so a
  *   trickled request is answered 408 and closed within about 16 s, not 310.
  */

@@ -5,7 +5,7 @@
  * and `$CREDENTIAL_ID` is taken from the answer the page says it comes from (Create, Add a secret,
  * Add a federated credential).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -41,6 +41,31 @@ const FIELD: Record<string, string> = { CLIENT_ID: 'clientId', SECRET_ID: 'id', 
 
 const { dir, children } = scratchFolder('admin-api-guide-');
 
+/**
+ * Runs the sample `file` with `bin` on a free port until it prints "listening"; resolves with the port and the process.
+ * A port another process took between freePort's probe and the sample's listen stops the sample with
+ * EADDRINUSE (its listen callback throws the error): then it is run again on another port.
+ */
+async function startSample(bin: string, file: string, adminToken: string): Promise<{ port: number; child: ChildProcess }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = spawn(bin, [file], { cwd: dir, env: { PATH: process.env.PATH ?? '', PORT: String(port), ADMIN_TOKEN: adminToken }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      process.stderr.write(chunk);
+    });
+    const first = await new Promise<string | undefined>((done) => {
+      createInterface({ input: child.stdout! }).once('line', done);
+      child.once('close', () => done(undefined));
+    });
+    if (first === 'listening') return { port, child };
+    if (first === undefined && stderr.includes('EADDRINUSE') && attempt < 3) continue;
+    throw new Error(`the sample did not start on port ${port}: ${first === undefined ? `it exited (${child.exitCode})` : `it printed ${JSON.stringify(first)}`}\n${stderr}`);
+  }
+}
+
 describe('docs/admin-api.md, as written', { timeout: 60_000 }, () => {
   it.each([
     ['TypeScript', 'ts', 'admin.mts', TSX],
@@ -51,14 +76,16 @@ describe('docs/admin-api.md, as written', { timeout: 60_000 }, () => {
     const adminToken = (await bash(`${tokenLine}\nprintf %s "$ADMIN_TOKEN"`, {})).stdout;
     expect(adminToken.length).toBeGreaterThanOrEqual(24);
     const file = join(dir, fileName);
-    // The one change: a callback that says when it listens.
+    // The one change: a callback that says when it listens. Express 5 hands it a failure to listen
+    // (the port taken) as its argument: it throws it, as the sample without a callback would (an
+    // 'error' event nobody listens to), and never says "listening" then.
     const listen = 'app.listen(Number(process.env.PORT) || 3000);';
     expect(mountSample(lang)).toContain(listen);
-    writeFileSync(file, mountSample(lang).replace(listen, "app.listen(Number(process.env.PORT) || 3000, () => console.log('listening'));"));
-    const port = await freePort();
-    const child = spawn(bin, [file], { cwd: dir, env: { PATH: process.env.PATH ?? '', PORT: String(port), ADMIN_TOKEN: adminToken }, stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    expect((await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next()).value).toBe('listening');
+    writeFileSync(
+      file,
+      mountSample(lang).replace(listen, "app.listen(Number(process.env.PORT) || 3000, (error) => {\n  if (error) throw error;\n  console.log('listening');\n});"),
+    );
+    const { port, child } = await startSample(bin, file, adminToken);
     const base = `http://127.0.0.1:${port}`;
 
     const env: Record<string, string> = { ADMIN_TOKEN: adminToken };

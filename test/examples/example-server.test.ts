@@ -1,8 +1,8 @@
 /**
  * The example server of CONTRACT §5 and §6, run as child processes: demo provisioning, the token
  * endpoint by Basic and by body, the protected routes, discovery, restart, a second instance, and
- * revocation through the CLI reaching every instance within 1 second (on SQLite, and on PostgreSQL
- * when POSTGRES_URL is set).
+ * revocation through the CLI reaching every instance (on SQLite, and on PostgreSQL when POSTGRES_URL
+ * is set). The 1-second bound of that revocation is proved in test/faults/revocation-bound.test.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -77,7 +77,7 @@ async function waitUntilRefused(servers: readonly ExampleServer[], token: string
   return refusedAt as number[];
 }
 
-/** Revokes the demo secret through the CLI and measures how long until every server refuses `token`. */
+/** Revokes the demo secret through the CLI and waits until every server refuses `token`; logs how long it took. */
 async function revokeAndMeasure(label: string, store: string, servers: readonly ExampleServer[], demo: DemoCredentials, token: string) {
   // Both accept the token first, so each has the account's status cached.
   for (const server of servers) expect((await fetch(`${server.url}/api/whoami`, { headers: bearer(token) })).status).toBe(200);
@@ -99,7 +99,8 @@ async function revokeAndMeasure(label: string, store: string, servers: readonly 
       `per server: ${refusedAt.map((t) => t - Date.parse(revoked.revokedAt)).join(', ')} ms; polling every 50 ms)`,
   );
   // CONTRACT §3: "A secret revocation ... takes effect on every server sharing the store within 1 second".
-  expect(fromRevocation).toBeLessThan(1000);
+  // Here: it takes effect on every server (waitUntilRefused waits up to 20 s: child processes on a
+  // loaded machine); the 1-second bound itself is proved in test/faults/revocation-bound.test.ts.
   // And the secret itself no longer gets tokens.
   for (const server of servers) expect((await requestToken(server.url, demo, 'basic')).status).toBe(401);
 }
@@ -376,7 +377,7 @@ async function expectSharedHistory(from: string, to: string, token: string): Pro
 
 describe('two example servers sharing one SQLite store', TIMEOUT, () => {
   afterAll(killAllServers);
-  it('provision one demo account between them, share tokens and the activity history, and both refuse a revoked secret within 1 s', async () => {
+  it('provision one demo account between them, share tokens and the activity history, and both refuse a revoked secret', async () => {
     const store = `sqlite:${join(dir, 'shared.db')}`;
     const env = { PORT: '0', SERVICE_ACCOUNTS_STORE: store, TOKEN_ISSUER: 'http://api.shared.test' };
     // Started together on an empty store: exactly one provisions the demo account.
@@ -398,7 +399,7 @@ withPostgres('two example servers sharing one PostgreSQL store', (postgresUrl) =
     const schema = schemas.name('sa_example_');
     afterAll(killAllServers);
 
-    it('provision one demo account between them, share tokens and the activity history, and both refuse a revoked secret within 1 s', async () => {
+    it('provision one demo account between them, share tokens and the activity history, and both refuse a revoked secret', async () => {
       const store = schemas.url(schema);
       const env = { PORT: '0', SERVICE_ACCOUNTS_STORE: store, TOKEN_ISSUER: 'http://api.pg.test', TOKEN_SIGNING_KEY: randomBytes(32).toString('base64') };
       // Started together on an empty database: exactly one provisions the demo account.

@@ -2,8 +2,9 @@
  * A resource server in another process, written without this library (plain Node and fetch:
  * test/interop/fixtures/introspecting-resource-server.mjs), checks bearer tokens by introspection
  * (RFC 7662) against one example server instance, while the client revokes its token (RFC 7009) at a
- * second instance sharing the PostgreSQL store. The resource server refuses the token within 1 second
- * of the revocation (docs/revocation-and-introspection.md). Needs POSTGRES_URL.
+ * second instance sharing the PostgreSQL store. The resource server then refuses the token
+ * (docs/revocation-and-introspection.md says within 1 second; that bound is proved in
+ * test/faults/revocation-bound.test.ts, not through these child processes). Needs POSTGRES_URL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -43,7 +44,7 @@ withPostgres('a resource server that introspects', (connectionString) => {
       );
     }
 
-    it('sees a revocation made at another instance, or with the CLI, within 1 s', async () => {
+    it('sees a revocation made at another instance, or with the CLI', async () => {
       const schema = schemas.name('esa_rs_');
       const store = `${connectionString}${connectionString.includes('?') ? '&' : '?'}schema=${schema}`;
       const shared = { SERVICE_ACCOUNTS_STORE: store, TOKEN_ISSUER: 'http://api.introspection.test', TOKEN_SIGNING_KEY: randomBytes(32).toString('base64') };
@@ -76,7 +77,9 @@ withPostgres('a resource server that introspects', (connectionString) => {
       });
       expect(revoked.status).toBe(200);
       const at = performance.now();
-      await vi.waitFor(async () => expect((await call(token)).status).toBe(401), { timeout: 1000, interval: 10 });
+      // Up to 10 s: three processes and PostgreSQL on a loaded machine. The 1-second bound is proved in
+      // test/faults/revocation-bound.test.ts; here, that the refusal reaches a resource server that introspects.
+      await vi.waitFor(async () => expect((await call(token)).status).toBe(401), { timeout: 10_000, interval: 20 });
       console.log(`the resource server refused the token ${(performance.now() - at).toFixed(0)} ms after the revocation at the other instance`);
 
       // An operator revokes another token by its ID with the CLI (a third process on the same store).
@@ -85,7 +88,7 @@ withPostgres('a resource server that introspects', (connectionString) => {
       const jti = (JSON.parse(Buffer.from(other.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
       expect(await runCliJson(['token', 'revoke', jti, '--store', store])).toEqual({ tokenId: jti, revokedAt: expect.any(String) });
       const byCli = performance.now();
-      await vi.waitFor(async () => expect((await call(other)).status).toBe(401), { timeout: 1000, interval: 10 });
+      await vi.waitFor(async () => expect((await call(other)).status).toBe(401), { timeout: 10_000, interval: 20 });
       console.log(`the resource server refused the token ${(performance.now() - byCli).toFixed(0)} ms after token revoke on the command line`);
       expect(await first.stop()).toBe(0);
       expect(await second.stop()).toBe(0);

@@ -131,11 +131,16 @@ describe('example server on SQLite', TIMEOUT, () => {
 
   // examples/README.md: "The `Listening on URL` line comes last, once the store is ready."
   it('prints "Listening on" last: the start-up audit lines come before it', async () => {
-    // The server is another process: give lines logged after "Listening on" a generous second to arrive.
-    await new Promise((done) => setTimeout(done, 1000));
-    const lines = first.output.trimEnd().split('\n').filter((line) => !line.startsWith('npm warn '));
-    expect(lines.filter((line) => line.startsWith('{') && line.includes('"audit":')).length).toBeGreaterThanOrEqual(2); // account and secret created
-    expect(lines.at(-1)).toBe(`Listening on ${first.url}`);
+    // A first request, once "Listening on" is out: its request line is written to stdout after
+    // everything the start-up wrote there, so once it has arrived, so has the whole start-up.
+    const marker = '/start-up-marker';
+    expect((await fetch(`${first.url}${marker}`)).status).toBe(404);
+    const isMarker = (line: string) => line.startsWith('{') && line.includes(`"path":"${marker}"`);
+    await vi.waitFor(() => expect(first.output.split('\n').some(isMarker)).toBe(true), { timeout: 10_000, interval: 25 });
+    const lines = first.output.split('\n');
+    const startUp = lines.slice(0, lines.findIndex(isMarker)).filter((line) => line !== '' && !line.startsWith('npm warn '));
+    expect(startUp.filter((line) => line.startsWith('{') && line.includes('"audit":')).length).toBeGreaterThanOrEqual(2); // account and secret created
+    expect(startUp.at(-1)).toBe(`Listening on ${first.url}`);
   });
 
   // "when absent with a SQLite store, one is generated once and kept, readable by its owner only,

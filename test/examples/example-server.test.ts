@@ -357,11 +357,13 @@ describe('example server settings', TIMEOUT, () => {
     expect(output).not.toMatch(/^\s+at /m);
   });
 
-  it.skipIf(!process.env.POSTGRES_URL)('refuses to start on PostgreSQL without TOKEN_SIGNING_KEY (exit 1, clear message)', async () => {
-    const { code, output } = await runFailingServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: process.env.POSTGRES_URL });
-    expect(code).toBe(1);
-    expect(output).toMatch(/TOKEN_SIGNING_KEY is required with a PostgreSQL store/);
-    expect(output).not.toMatch(/Listening on/);
+  withPostgres('example server on PostgreSQL without TOKEN_SIGNING_KEY', (postgresUrl) => {
+    it('refuses to start on PostgreSQL without TOKEN_SIGNING_KEY (exit 1, clear message)', async () => {
+      const { code, output } = await runFailingServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: postgresUrl });
+      expect(code).toBe(1);
+      expect(output).toMatch(/TOKEN_SIGNING_KEY is required with a PostgreSQL store/);
+      expect(output).not.toMatch(/Listening on/);
+    });
   });
 });
 

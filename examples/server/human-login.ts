@@ -22,12 +22,15 @@ export interface Hirer {
 /** Told of each sign-in, for the activity history. */
 export type OnSignIn = (hirer: Hirer) => Promise<void>;
 
+/** The client account of a sign-in that names none: the one the sign-in form suggests. */
+const DEFAULT_CLIENT_ACCOUNT = 'acme';
+
 /**
  * A hirer for a name typed at the stand-in login: every name is a hirer with the `hirer` role, of the
- * client account typed beside it, if any (a client account's hirers manage its service accounts at
- * /console/).
+ * client account typed beside it (`acme` when none is), whose service accounts they manage at
+ * /console/.
  */
-function standInHirer(name: string, clientAccountId: string | null): Hirer {
+function standInHirer(name: string, clientAccountId: string): Hirer {
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'hirer';
   return { id: `user_${slug}`, name, clientAccountId, roles: ['hirer'] };
 }
@@ -59,7 +62,7 @@ const CLIENT_ACCOUNT = /^[A-Za-z0-9._-]{1,100}$/;
 
 /**
  * Mounts the stand-in sign-in on `app`: `POST /login` with a `name` and optionally a `clientAccount`
- * (form or JSON) starts a session (cookie `sid`), `POST /logout` ends it; `GET /login` is a form for
+ * (form or JSON; `acme` when none is given) starts a session (cookie `sid`), `POST /logout` ends it; `GET /login` is a form for
  * browsers, which then go on to /console/. Sessions live in this process's memory, under a key made at
  * start-up: a restart signs everyone out, and each instance has its own.
  */
@@ -106,7 +109,7 @@ export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandle
       res.status(400).json({ error: 'invalid_request', error_description: 'clientAccount must be 1 to 100 letters, digits, dots, dashes or underscores' });
       return;
     }
-    const hirer = standInHirer(name.trim(), typeof clientAccount === 'string' && clientAccount !== '' ? clientAccount : null);
+    const hirer = standInHirer(name.trim(), typeof clientAccount === 'string' && clientAccount !== '' ? clientAccount : DEFAULT_CLIENT_ACCOUNT);
     req.login(hirer, (error) => {
       if (error) return next(error);
       // A browser's own form (a navigation) goes on to the console; scripts and curl get the hirer as JSON.

@@ -68,7 +68,7 @@ describe('the console from outside', TIMEOUT, () => {
     expect(html).toContain('Signed in as Ada · Client account acme');
   });
 
-  it('sends someone not signed in to the sign-in form, and a hirer of no client account a refusal', async () => {
+  it('sends someone not signed in to the sign-in form; serves the page to a person signed in with a name alone', async () => {
     const anonymous = await fetch(`${server.url}/console/`);
     expect(anonymous.status).toBe(401);
     expectStrictHeaders(anonymous);
@@ -85,13 +85,22 @@ describe('the console from outside', TIMEOUT, () => {
     expect(badAccount.status).toBe(400);
     expect(badAccount.headers.get('set-cookie')).toBeNull();
 
-    const cookie = await sessionOf('Walter');
-    const refused = await fetch(`${server.url}/console/`, { headers: { cookie } });
-    expect(refused.status).toBe(403);
-    expect(await refused.text()).toContain('<h1>You may not manage service accounts</h1>');
-    const api = await fetch(`${server.url}/console/api/service-accounts`, { headers: { cookie } });
-    expect(api.status).toBe(403);
-    expect(api.headers.get('content-type')).toBe('application/problem+json');
+    // "The example serves the page at `/console/` to a person signed in through its stand-in login
+    // (`POST /login` with a `name`, form or JSON)": without a client account, the form's `acme`.
+    for (const form of [true, false]) {
+      const login = await fetch(`${server.url}/login`, {
+        method: 'POST',
+        ...(form ? { body: new URLSearchParams({ name: 'Walter' }) } : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Walter' }) }),
+      });
+      expect(login.status).toBe(200);
+      expect(await login.json()).toMatchObject({ name: 'Walter', clientAccountId: 'acme' });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const page = await fetch(`${server.url}/console/`, { headers: { cookie } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Signed in as Walter · Client account acme');
+      const api = await fetch(`${server.url}/console/api/service-accounts`, { headers: { cookie } });
+      expect(api.status).toBe(200);
+    }
   });
 
   it('serves its script and stylesheet from the package, compressed, well under 100 KB in all', async () => {

@@ -111,7 +111,10 @@ describe.each([5, 4] as const)('createConsoleRouter in Express %i', (version) =>
   it('answers 401, 403 and 500 pages by what authorize says, and tells onError of the 500', async () => {
     const { app, errors } = consoleApp(version);
     await request(app).get('/console/').expect(401).expect('content-type', 'text/html; charset=utf-8');
-    await request(app).get('/console/').set('x-user', 'viewer').expect(403);
+    const refused = await request(app).get('/console/').set('x-user', 'viewer').expect(403);
+    expect(refused.text).toContain('<h1>You may not manage service accounts</h1>');
+    const api = await request(app).get('/console/api/service-accounts').set('x-user', 'viewer').expect(403);
+    expect(api.headers['content-type']).toBe('application/problem+json');
     const failing = consoleApp(version, { authorize: () => { throw new Error('session store down'); } });
     const res = await request(failing.app).get('/console/').expect(500);
     expect(res.text).toContain('Something went wrong');

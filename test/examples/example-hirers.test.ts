@@ -30,7 +30,7 @@ describe('example server: a signed-in person and a service account on the same r
   const signIn = async (name: string) => {
     const agent = request.agent(running.server);
     const res = await agent.post('/login').type('form').send({ name }).expect(200);
-    expect(res.body).toEqual({ id: 'user_ada-lovelace', name, clientAccountId: null, roles: ['hirer'] });
+    expect(res.body).toEqual({ id: 'user_ada-lovelace', name, clientAccountId: 'acme', roles: ['hirer'] });
     expect(res.headers['set-cookie']?.[0]).toMatch(/^sid=.*HttpOnly; SameSite=Strict/);
     return agent;
   };

@@ -12,9 +12,26 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { AdminPrincipal, ServiceAccounts } from 'express-service-accounts';
+import { loggablePath } from './loggable-path.js';
 import type { AdminTokens } from './settings.js';
 
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+
+/**
+ * The rest of /admin: the admin router passes paths it does not serve on to the app, and the example
+ * answers them as the router answers its own errors, an RFC 9457 problem.
+ */
+export const adminNotFound: RequestHandler = (req, res) => {
+  // Sent as it is: Express's send() would add a charset, which this media type does not define (RFC 9457 §3).
+  res.status(404).set({ 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }).end(
+    JSON.stringify({
+      type: 'https://github.com/express-service-accounts/express-service-accounts/blob/main/docs/errors.md#admin-not-found',
+      title: 'Not found',
+      status: 404,
+      detail: `The admin API has no route for ${req.method} ${loggablePath(req.baseUrl + req.path)}`,
+    }),
+  );
+};
 
 /** The admin router with the example's bearer check as its `authorize`. */
 export function createAdminMount(sa: ServiceAccounts, tokens: AdminTokens): RequestHandler {

@@ -9,6 +9,7 @@ import type { ServiceAccounts } from 'express-service-accounts';
 import type { ActivityEntry, ActivityStore, Actor, Job } from './activity-store.js';
 import type { HttpLogger } from 'pino-http';
 import type { Metrics } from './observability.js';
+import { adminNotFound } from './admin.js';
 import { loggablePath } from './loggable-path.js';
 import { readiness } from './readiness.js';
 import { consoleAdministrator, hirerOrServiceAccount, mountHumanLogin, requireRole } from './human-login.js';
@@ -89,7 +90,7 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   });
 
   app.use('/oauth', sa.tokenRouter);
-  if (admin) app.use('/admin', admin);
+  if (admin) app.use('/admin', admin, adminNotFound);
   // People sign in beside the tokens (a stand-in login); the routes below accept either.
   const signedIn = mountHumanLogin(app, (hirer) => activity.record(activityEntry('user.signed_in', { type: 'user', id: hirer.id, name: hirer.name })));
   const hirerOrAccount = hirerOrServiceAccount(sa, signedIn);

@@ -99,6 +99,23 @@ describe('example server admin API', TIMEOUT, () => {
     expect((await add('https://token.actions.githubusercontent.com')).status).toBe(201);
   });
 
+  // "Errors are `application/problem+json` (RFC 9457)": a path under /admin that the router does not
+  // serve too, with or without a token.
+  it('answers a path under /admin that it does not serve with a problem 404', async () => {
+    for (const headers of [auth('operator-token'), auth('acme-token'), {}]) {
+      const res = await fetch(`${server.url}/admin/nothing-here`, { headers });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(await res.json()).toEqual({
+        type: 'https://github.com/express-service-accounts/express-service-accounts/blob/main/docs/errors.md#admin-not-found',
+        title: 'Not found',
+        status: 404,
+        detail: 'The admin API has no route for GET /admin/nothing-here',
+      });
+    }
+  });
+
   it('serves the OpenAPI document at /admin/openapi.json', async () => {
     const res = await fetch(`${server.url}/admin/openapi.json`);
     expect(res.status).toBe(200);

@@ -71,11 +71,18 @@ export function collectBody(stream: BodyStream, limit: number, done: (err: Inval
   stream.on('aborted', () => finish(new InvalidRequestError('The request was aborted')));
 }
 
-/** Whether an error comes from a host's body parser: those carry a `type` like `entity.parse.failed`. */
+/**
+ * Whether an error comes from a host's body parser: those carry a `type` like `entity.parse.failed`,
+ * or, for a body its `Content-Encoding` does not inflate, zlib's error with a 400 status and no type.
+ */
 export function isBodyParserError(err: unknown): boolean {
-  const type = (err as { type?: unknown } | null)?.type;
-  return typeof type === 'string' && /^(entity|request|charset|encoding|parameters|stream)\./.test(type);
+  const e = err as { type?: unknown; status?: unknown; code?: unknown } | null;
+  if (typeof e?.type === 'string' && /^(entity|request|charset|encoding|parameters|stream)\./.test(e.type)) return true;
+  return e?.status === 400 && isZlibError(e);
 }
+
+/** zlib's errors name their cause in a `code` like `Z_DATA_ERROR` (or `ERR_BROTLI_...`, `ERR__ERROR_FORMAT_PADDING_1`). */
+const isZlibError = (e: { code?: unknown }): boolean => typeof e.code === 'string' && /^(Z_|ERR_BROTLI|ERR__ERROR_FORMAT)/.test(e.code);
 
 const notJson = (cause?: unknown): InvalidRequestError =>
   new InvalidRequestError('The request body is not valid JSON', cause !== undefined ? { cause } : {});
@@ -87,7 +94,7 @@ export function toBodyError(err: unknown): InvalidRequestError {
   const e = err as { status?: number; type?: string };
   if (e.status === 413 || e.type === 'entity.too.large' || e.type === 'parameters.too.many') return tooLarge(err);
   if (e.type === 'entity.parse.failed') return notJson(err);
-  if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported') return unsupportedEncoding(err);
+  if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported' || isZlibError(e as { code?: unknown })) return unsupportedEncoding(err);
   return new InvalidRequestError('The request body could not be read', { cause: err });
 }
 

@@ -98,6 +98,16 @@ describe.each([4, 5] as const)('Express %i with global express.json() and expres
     expectOAuthError(res, 400, 'invalid_request');
   });
 
+  // A body its Content-Encoding does not inflate: the host's parser fails with zlib's error, which is the
+  // client's mistake, so 400 invalid_request as when the router reads the body itself, never a 500.
+  it.each(['gzip', 'deflate', 'br'])('parsers mounted first: a body that is not really %s is 400 invalid_request', async (encoding) => {
+    const { app } = await hostApp(version, 'parsers first');
+    for (const type of ['application/x-www-form-urlencoded', 'application/json']) {
+      const res = await request(app).post('/oauth/token').set('Content-Type', type).set('Content-Encoding', encoding).send(type.endsWith('json') ? '{"grant_type":"client_credentials"}' : 'grant_type=client_credentials');
+      expectOAuthError(res, 400, 'invalid_request');
+    }
+  });
+
   // The documented limitation (docs/token-endpoint.md, "Your own body parsers"): JSON.parse keeps the last
   // of repeated keys and body-parser keeps no copy of the text, so the request is judged on the last values.
   it('parsers mounted first: a repeated JSON key cannot be seen, and the last values count', async () => {

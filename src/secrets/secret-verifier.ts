@@ -61,6 +61,9 @@ export async function verifySecretHash(value: string, hash: string): Promise<boo
   }
 }
 
+/** How many of the last bcrypt runs {@link SecretVerifier.typicalCompareMs} is the median of. */
+const DURATIONS_KEPT = 15;
+
 /** At most one "queue full" report in this many milliseconds. */
 const SATURATION_REPORT_INTERVAL_MS = 10_000;
 
@@ -84,8 +87,8 @@ export class SecretVerifier {
   readonly #onSaturated: SecretVerifierOptions['onSaturated'];
   #saturationReportedAt = -Infinity;
   #dummyHash: Promise<string> | undefined;
-  /** How long one bcrypt compare takes here: the time the dummy hash took to make, then a moving average of the compares run. */
-  #compareMs: number | undefined;
+  /** How long the last bcrypt runs took (the dummy hash's, then each compare's), newest last. */
+  readonly #durations: number[] = [];
 
   constructor(options: SecretVerifierOptions) {
     this.#rounds = options.rounds;
@@ -99,7 +102,7 @@ export class SecretVerifier {
     if (this.#dummyHash === undefined) {
       const startedAt = performance.now();
       this.#dummyHash = hashSecret(randomBytes(32).toString('base64url'), this.#rounds).then((hash) => {
-        this.#compareMs ??= performance.now() - startedAt;
+        this.#took(performance.now() - startedAt);
         return hash;
       });
     }
@@ -111,8 +114,21 @@ export class SecretVerifier {
    * (its shape or checksum is wrong) is refused in the time a wrong secret is, at no CPU cost.
    */
   async compareTime(): Promise<void> {
-    if (this.#compareMs === undefined) await this.dummyHash();
-    await new Promise((resolve) => setTimeout(resolve, this.#compareMs));
+    if (this.#durations.length === 0) await this.dummyHash();
+    await new Promise((resolve) => setTimeout(resolve, this.typicalCompareMs));
+  }
+
+  /**
+   * How long a compare takes here: the median of the last bcrypt runs, so neither a paused event loop
+   * (which lengthens every run it overlaps) nor a stored hash of another cost moves it far.
+   */
+  get typicalCompareMs(): number {
+    const sorted = [...this.#durations].sort((a, b) => a - b);
+    return sorted[sorted.length >> 1] ?? 0;
+  }
+
+  #took(ms: number): void {
+    if (this.#durations.push(ms) > DURATIONS_KEPT) this.#durations.shift();
   }
 
   /**
@@ -143,7 +159,7 @@ export class SecretVerifier {
           return await verifySecretHash(value, hash);
         } finally {
           const ms = performance.now() - startedAt;
-          this.#compareMs = this.#compareMs === undefined ? ms : this.#compareMs * 0.8 + ms * 0.2;
+          this.#took(ms);
           telemetry?.secretVerified(ms / 1000);
         }
       }, keys);

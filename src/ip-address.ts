@@ -35,8 +35,15 @@ export function ipv6Hextets(address: string): number[] | undefined {
   return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
-/** Two 16-bit groups as a dotted IPv4 address. */
-function dotted(high: number, low: number): string {
+/**
+ * Two 16-bit groups as a dotted IPv4 address.
+ *
+ * @example
+ * ```ts
+ * dottedIPv4(0xc000, 0x201) // '192.0.2.1'
+ * ```
+ */
+export function dottedIPv4(high: number, low: number): string {
   return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 }
 
@@ -52,7 +59,7 @@ export function isIPv4Mapped(hextets: readonly number[]): boolean {
  * The IPv4 address an IPv6 address carries and is delivered to, if it is one that does:
  * IPv4-mapped `::ffff:0:0/96` (RFC 4291 §2.5.5.2), IPv4-translated `::ffff:0:0:0/96` (RFC 2765),
  * NAT64's well-known prefix `64:ff9b::/96` (RFC 6052) and 6to4 `2002::/16` (RFC 3056, the IPv4
- * address in bits 16 to 47). Undefined for any other address, or one with a zone ID.
+ * address in bits 16 to 47). Undefined for any other address. A zone ID (`%eth0`) is ignored.
  *
  * @example
  * ```ts
@@ -63,12 +70,13 @@ export function isIPv4Mapped(hextets: readonly number[]): boolean {
  * ```
  */
 export function embeddedIPv4(address: string): string | undefined {
-  const h = ipv6Hextets(address);
+  const zone = address.indexOf('%');
+  const h = ipv6Hextets(zone === -1 ? address : address.slice(0, zone));
   if (h === undefined) return undefined;
-  if (isIPv4Mapped(h)) return dotted(h[6]!, h[7]!);
+  if (isIPv4Mapped(h)) return dottedIPv4(h[6]!, h[7]!);
   const zeroTo = (end: number, from = 0): boolean => h.slice(from, end).every((group) => group === 0);
-  if (zeroTo(4) && h[4] === 0xffff && h[5] === 0) return dotted(h[6]!, h[7]!);
-  if (h[0] === 0x64 && h[1] === 0xff9b && zeroTo(6, 2)) return dotted(h[6]!, h[7]!);
-  if (h[0] === 0x2002) return dotted(h[1]!, h[2]!);
+  if (zeroTo(4) && h[4] === 0xffff && h[5] === 0) return dottedIPv4(h[6]!, h[7]!);
+  if (h[0] === 0x64 && h[1] === 0xff9b && zeroTo(6, 2)) return dottedIPv4(h[6]!, h[7]!);
+  if (h[0] === 0x2002) return dottedIPv4(h[1]!, h[2]!);
   return undefined;
 }

@@ -25,7 +25,7 @@
 import { createHash } from 'node:crypto';
 import { isIPv4 } from 'node:net';
 import type { ResolvedConfig } from '../config.js';
-import { ipv6Hextets, isIPv4Mapped } from '../ip-address.js';
+import { dottedIPv4, ipv6Hextets, isIPv4Mapped } from '../ip-address.js';
 import type { StoreUnavailableError } from '../errors.js';
 
 /** What an attempt is counted under. */
@@ -106,7 +106,7 @@ export function limiterAddress(address: string, ipv6Prefix: number): string {
   const zone = address.indexOf('%');
   const hextets = ipv6Hextets(zone === -1 ? address : address.slice(0, zone));
   if (!hextets) return address;
-  if (isIPv4Mapped(hextets)) return [hextets[6]! >> 8, hextets[6]! & 0xff, hextets[7]! >> 8, hextets[7]! & 0xff].join('.');
+  if (isIPv4Mapped(hextets)) return dottedIPv4(hextets[6]!, hextets[7]!);
   const masked = hextets.map((h, i) => {
     const bits = Math.min(16, Math.max(0, ipv6Prefix - i * 16));
     return h & ((0xffff << (16 - bits)) & 0xffff);

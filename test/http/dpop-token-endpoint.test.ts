@@ -134,6 +134,26 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
     expectOAuthError(await send(b), 400, 'invalid_dpop_proof');
   });
 
+  // With a store that cannot record used proofs (no consumeAssertionId), each instance remembers them in
+  // its replay cache, where a client (a client account, or a service account without one) holds a tenth.
+  it('over a store without consumeAssertionId, a client account that fills its share of the replay cache gets 503; another client account is served', async () => {
+    t = make({ store: new ForwardingStore(new MemoryAccountStore()), dpop: { ...DPOP, maxReplayEntries: 1000 } });
+    const [first, sibling, other] = await Promise.all([
+      t.sa.admin.createAccount({ name: 'evil-1', clientAccountId: 'evil' }),
+      t.sa.admin.createAccount({ name: 'evil-2', clientAccountId: 'evil' }),
+      t.sa.admin.createAccount({ name: 'acme-1', clientAccountId: 'acme' }),
+    ]);
+    const send = async (who: CreatedAccount) =>
+      request(t.app).post('/oauth/token').type('form').set('DPoP', await key.proof({ htu: HTU, iat: now() })).send({ grant_type: 'client_credentials', client_id: who.clientId, client_secret: who.secret.value });
+    const proof = await key.proof({ htu: HTU, iat: now() });
+    const once = () => request(t.app).post('/oauth/token').type('form').set('DPoP', proof).send({ grant_type: 'client_credentials', client_id: first.clientId, client_secret: first.secret.value });
+    expect((await once()).status).toBe(200);
+    expectOAuthError(await once(), 400, 'invalid_dpop_proof');
+    for (let i = 1; i < 100; i++) expect((await send(i % 2 === 0 ? first : sibling)).status).toBe(200);
+    expectOAuthError(await send(sibling), 503, 'temporarily_unavailable');
+    expect((await send(other)).status).toBe(200);
+  });
+
   // RFC 9449 §4.3 step 1: "there is not more than one DPoP HTTP request header field".
   it('400 invalid_dpop_proof for two DPoP headers (Node would join them)', async () => {
     const server = t.app.listen(0, '127.0.0.1');

@@ -342,7 +342,7 @@ describe('federated credentials through the example server and the CLI', { timeo
     const revokedAt = Date.parse(revoked.revokedAt!);
 
     // Refused on both instances (each polled up to 20 s above: child processes on a loaded machine);
-    // the 1-second bound itself is proved in test/faults/revocation-bound.test.ts.
+    // the 1-second bound itself is proved in test/http/federated-credentials-instances.test.ts.
     console.log(`federated credential revocation: refused ${refusedAt.map((t) => t - revokedAt).join(' and ')} ms after revokedAt (polling every 50 ms)`);
 
     for (const server of [a, b]) {

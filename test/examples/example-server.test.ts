@@ -2,7 +2,8 @@
  * The example server of CONTRACT §5 and §6, run as child processes: demo provisioning, the token
  * endpoint by Basic and by body, the protected routes, discovery, restart, a second instance, and
  * revocation through the CLI reaching every instance (on SQLite, and on PostgreSQL when POSTGRES_URL
- * is set). The 1-second bound of that revocation is proved in test/faults/revocation-bound.test.ts.
+ * is set). The 1-second bound of that revocation is proved per store in test/store/sqlite-account-store.test.ts
+ * and test/store/postgres-account-store.test.ts, and under faults in test/faults/revocation-bound.test.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -100,7 +101,7 @@ async function revokeAndMeasure(label: string, store: string, servers: readonly 
   );
   // CONTRACT §3: "A secret revocation ... takes effect on every server sharing the store within 1 second".
   // Here: it takes effect on every server (waitUntilRefused waits up to 20 s: child processes on a
-  // loaded machine); the 1-second bound itself is proved in test/faults/revocation-bound.test.ts.
+  // loaded machine); the 1-second bound itself is proved in test/store/*-account-store.test.ts and test/faults.
   // And the secret itself no longer gets tokens.
   for (const server of servers) expect((await requestToken(server.url, demo, 'basic')).status).toBe(401);
 }

@@ -4,7 +4,8 @@
  * (RFC 7662) against one example server instance, while the client revokes its token (RFC 7009) at a
  * second instance sharing the PostgreSQL store. The resource server then refuses the token
  * (docs/revocation-and-introspection.md says within 1 second; that bound is proved in
- * test/faults/revocation-bound.test.ts, not through these child processes). Needs POSTGRES_URL.
+ * test/store/postgres-account-store.test.ts and test/faults/revocation-bound.test.ts, not through these
+ * child processes). Needs POSTGRES_URL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -78,7 +79,8 @@ withPostgres('a resource server that introspects', (connectionString) => {
       expect(revoked.status).toBe(200);
       const at = performance.now();
       // Up to 10 s: three processes and PostgreSQL on a loaded machine. The 1-second bound is proved in
-      // test/faults/revocation-bound.test.ts; here, that the refusal reaches a resource server that introspects.
+      // test/store/postgres-account-store.test.ts and test/faults; here, that the refusal reaches a resource
+      // server that introspects.
       await vi.waitFor(async () => expect((await call(token)).status).toBe(401), { timeout: 10_000, interval: 20 });
       console.log(`the resource server refused the token ${(performance.now() - at).toFixed(0)} ms after the revocation at the other instance`);
 

@@ -47,7 +47,7 @@ const SIGN_IN_PAGE = `<!doctype html>
 <body class="esa-console">
 <main class="esa-notice">
 <h1>Sign in (stand-in login)</h1>
-<p>This example lets anyone sign in with any name. Replace it with your own login.</p>
+<p>This example lets anyone sign in with any name, for any client account, and manage its service accounts. Replace it with your own login.</p>
 <form class="esa-form" method="post" action="/login">
 <div class="esa-field"><label for="name">Your name</label><input id="name" name="name" required maxlength="100" autocomplete="name"></div>
 <div class="esa-field"><label for="client-account">Client account</label><p id="client-account-hint" class="esa-hint">The company whose service accounts you manage, such as acme.</p><input id="client-account" name="clientAccount" required maxlength="100" pattern="[A-Za-z0-9._\\-]+" aria-describedby="client-account-hint" value="acme"></div>

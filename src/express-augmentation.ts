@@ -9,7 +9,11 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
-      /** Set by `requireBearer()`: the service account that made the request. */
+      /**
+       * Set by `requireBearer()`: the service account that made the request. Also set when a good
+       * token lacks the route's scope (403), with the token's own scopes, for what runs as the
+       * answer is sent (a request log); no route handler runs then.
+       */
       serviceAccount?: ServiceAccountPrincipal;
       /** Set by `requireActor()`: the person or service account that made the request. */
       actor?: Actor;

@@ -12,7 +12,7 @@ import type { Runtime } from '../create-runtime.js';
 import type { DpopRuntime } from '../dpop/dpop-runtime.js';
 import { dpopHeaderOf, type CheckedProof } from '../dpop/dpop-proof.js';
 import { replayOwnerOf } from '../dpop/dpop-replay.js';
-import { InvalidDpopProofError, InvalidTokenError, type DpopChallenge, type InsufficientScopeError } from '../errors.js';
+import { InsufficientScopeError, InvalidDpopProofError, InvalidTokenError, type DpopChallenge } from '../errors.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { checkToken, type TokenCheckReceiver, type TokenCredential } from '../token-check/token-check.js';
 import { extractDpopToken } from './extract-bearer-token.js';
@@ -25,6 +25,8 @@ export interface DpopAdmissionParts<P> {
   readonly dpop: DpopRuntime;
   /** The route's principal of a good token (its audience and scope checked), or the route's refusal. */
   readonly grant: (claims: AccessTokenClaims, account: AccountRecord, credential: TokenCredential) => P | InvalidTokenError | InsufficientScopeError;
+  /** Names the account of a good token that lacks the route's scope on `req.serviceAccount` (see require-bearer.ts). */
+  readonly identifyForbidden: (req: IncomingMessage, claims: AccessTokenClaims, account: AccountRecord, credential: TokenCredential) => void;
   /** The route's renderer of refusals. */
   readonly refuse: (res: ServerResponse, error: unknown, claims?: AccessTokenClaims, account?: AccountRecord, challenge?: DpopChallenge) => void;
 }
@@ -87,7 +89,10 @@ export function createDpopAdmission<P extends object>(parts: DpopAdmissionParts<
       try {
         const proof = boundProof(claims, request, at);
         const granted = grant(claims, account, credential);
-        if (granted instanceof Error) throw granted;
+        if (granted instanceof Error) {
+          if (granted instanceof InsufficientScopeError) parts.identifyForbidden(request.req, claims, account, credential);
+          throw granted;
+        }
         principal = granted;
         // Written after every other check, so a refused request never uses up a proof (§11.1).
         first = dpop.replay.firstUse(replayOwnerOf(account), proof.jkt, proof.jti, at.getTime());

@@ -181,13 +181,25 @@ export function createRequireBearer(
       return principalOf(claims, account, credential, granted);
     };
 
+    /**
+     * A good token that lacks the route's scope (403): its account is known, so `req.serviceAccount`
+     * names it (with the token's own scopes) for what runs when the answer is sent, such as a request
+     * log. No route handler runs.
+     */
+    const identifyForbidden = (req: IncomingMessage, claims: AccessTokenClaims, account: AccountRecord, credential: TokenCredential): void => {
+      (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principalOf(claims, account, credential, claims.scope === undefined ? [] : claims.scope.split(' '));
+    };
+
     // One receiver per route: the token check answers it with the request, response and next passed through.
     const outcome: TokenCheckReceiver<IncomingMessage, ServerResponse, NodeNext> = {
       good(claims, account, credential, req, res, next) {
         // RFC 9449 §7.2: a DPoP-bound token is not a Bearer token.
         if (claims.cnf !== undefined) return refuse(res, new InvalidTokenError('dpop_bound'), claims, account);
         const principal = grant(claims, account, credential);
-        if (principal instanceof Error) return refuse(res, principal, claims, account);
+        if (principal instanceof Error) {
+          if (principal instanceof InsufficientScopeError) identifyForbidden(req, claims, account, credential);
+          return refuse(res, principal, claims, account);
+        }
         (req as IncomingMessage & { serviceAccount?: ServiceAccountPrincipal }).serviceAccount = principal;
         next();
       },
@@ -201,7 +213,7 @@ export function createRequireBearer(
       },
     };
 
-    const admitDpop = dpop && createDpopAdmission({ runtime, dpop, grant, refuse });
+    const admitDpop = dpop && createDpopAdmission({ runtime, dpop, grant, refuse, identifyForbidden });
 
     const check = (req: IncomingMessage, res: ServerResponse, next: NodeNext): void => {
       let token: string;

@@ -64,6 +64,18 @@ describe('example server operability', { timeout: 120_000 }, () => {
     expect(server.output).not.toContain('ops-test');
   });
 
+  // A protected request refused for its scope (403) was still made by a known service account: its line
+  // names it too.
+  it('names the service account on the line of a request refused for its scope', async () => {
+    const token = await getToken(server.url, demo, { scope: 'jobs:read' });
+    const res = await fetch(`${server.url}/api/jobs`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: '{"title":"Welder"}' });
+    expect(res.status).toBe(403);
+    await vi.waitFor(() => expect(logLines(server).some((line) => line.req?.path === '/api/jobs' && line.res?.statusCode === 403)).toBe(true), { timeout: 5000 });
+    const line = logLines(server).find((l) => l.req?.path === '/api/jobs' && l.res?.statusCode === 403);
+    expect(line?.serviceAccount).toEqual({ name: 'demo-service-account', clientId: demo.clientId });
+    expect(server.output).not.toContain(token);
+  });
+
   // A person signed in at the stand-in login is named on their request lines too, and the session
   // cookie is never logged.
   it("names the signed-in person on a protected request's line, without the session cookie", async () => {

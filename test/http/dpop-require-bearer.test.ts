@@ -53,6 +53,24 @@ describe.each([5, 4] as const)('requireBearer() with DPoP on Express %i', (versi
     expect(res.body).toMatchObject({ clientId: account.clientId, name: 'billing-sync', scopes: ['jobs:read'] });
   });
 
+  // docs/require-bearer.md: "`req.serviceAccount` is also set on a request refused `403 insufficient_scope`", DPoP too.
+  it('a DPoP request refused for its scope names its account on req.serviceAccount, with the token\'s scopes', async () => {
+    const seen: unknown[] = [];
+    t.app.get(
+      '/api/logged',
+      (req, res, next) => {
+        res.on('finish', () => seen.push(req.serviceAccount));
+        next();
+      },
+      t.sa.requireBearer({ scope: 'jobs:write' }),
+      (_req, res) => void res.json({ ran: true }),
+    );
+    const token = await boundToken();
+    const res = await dpopGet(token, await key.proof({ htm: 'GET', htu: `${TEST_ISSUER}/api/logged`, iat: now(), accessToken: token }), t.app, '/api/logged');
+    expectOAuthError(res, 403, 'insufficient_scope');
+    expect(seen).toEqual([expect.objectContaining({ clientId: account.clientId, scopes: ['jobs:read'] })]);
+  });
+
   // "a 401 without credentials offers a `DPoP` challenge beside `Bearer`"; "(only DPoP on required routes)".
   it('401 without credentials offers Bearer and DPoP; a route that requires DPoP offers DPoP only', async () => {
     expectOAuthError(await request(t.app).get('/api/whoami'), 401, 'invalid_request', { challenge: `Bearer realm="service-accounts", ${DPOP_OFFER}` });

@@ -264,6 +264,27 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
       await request(t.app).post('/api/jobs').set('Authorization', `Bearer ${wide}`).expect(201, { createdBy: 'workflow-engine' });
     });
 
+    // docs/require-bearer.md: "`req.serviceAccount` is also set on a request refused `403 insufficient_scope`
+    // ... Its `scopes` are then the token's own. ... on every other refusal it stays unset."
+    it('names the account of a 403 on req.serviceAccount for what runs as the answer is sent, and no other refusal', async () => {
+      const seen: unknown[] = [];
+      let ran = 0;
+      t.app.post(
+        '/api/logged',
+        (req, res, next) => {
+          res.on('finish', () => seen.push(req.serviceAccount));
+          next();
+        },
+        t.sa.requireBearer({ scope: 'jobs:write' }),
+        (_req, res) => void (ran++, res.status(201).end()),
+      );
+      const narrow = await issueToken(t.app, scoped.clientId, scoped.secret.value, 'jobs:read');
+      expectOAuthError(await request(t.app).post('/api/logged').set('Authorization', `Bearer ${narrow}`), 403, 'insufficient_scope');
+      expectOAuthError(await request(t.app).post('/api/logged').set('Authorization', `Bearer ${narrow}x`), 401, 'invalid_token');
+      expect(ran).toBe(0);
+      expect(seen).toEqual([expect.objectContaining({ type: 'service_account', clientId: scoped.clientId, name: 'workflow-engine', scopes: ['jobs:read'] }), undefined]);
+    });
+
     // CONTRACT §3: "an account provisioned without scopes is unrestricted, like a human hirer (SPEC §1); its
     // tokens carry no `scope` claim and pass every scope check."
     it('a token of an unrestricted account passes every scope check', async () => {

@@ -75,6 +75,25 @@ function printDemoAccount(account: CreatedAccount, url: string): void {
   );
 }
 
+/** The environment variable each option the server passes comes from, for a refusal to name. */
+const OPTION_VARIABLES: readonly (readonly [string, string])[] = [
+  ['signingKeys', 'TOKEN_SIGNING_KEY'],
+  ['issuer', 'TOKEN_ISSUER'],
+  ['tokenLifetime', 'TOKEN_TTL_SECONDS'],
+  ['maxAccessTokenLifetime', 'MAX_TOKEN_TTL_SECONDS'],
+  ['maxCredentialLifetime', 'MAX_CREDENTIAL_LIFETIME'],
+  ['maxAssertionLifetime', 'MAX_ASSERTION_LIFETIME_SECONDS'],
+  ['failureLimit', 'TOKEN_FAILURE_LIMIT'],
+  ['federation.allowedIssuers', 'FEDERATION_ALLOWED_ISSUERS'],
+];
+
+/** A library option refusal, with the environment variable it came from: `... (from TOKEN_SIGNING_KEY)`. */
+function withVariableName(message: string): string {
+  const option = /option "([^"]+)"/.exec(message)?.[1];
+  const variable = option && OPTION_VARIABLES.find(([name]) => option === name || option.startsWith(`${name}.`) || option.startsWith(`${name}[`))?.[1];
+  return variable ? `${message} (from ${variable})` : message;
+}
+
 async function main(): Promise<void> {
   const settings = readSettings(process.env);
   const signingKey = resolveSigningKey(settings.signingKey, settings.store);
@@ -119,7 +138,7 @@ async function main(): Promise<void> {
     });
   } catch (error) {
     server.close();
-    throw error instanceof TypeError ? new StartupError(error.message) : error;
+    throw error instanceof TypeError ? new StartupError(withVariableName(error.message)) : error;
   }
   if (settings.admin !== undefined && settings.admin.tenants.size > 0 && settings.federationAllowedIssuers === undefined) {
     // FEDERATION_ALLOWED_ISSUERS unset or `any`: said on every start, so it is not missed.

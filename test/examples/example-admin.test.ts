@@ -174,6 +174,6 @@ describe('example server without admin tokens', TIMEOUT, () => {
       FEDERATION_ALLOWED_ISSUERS: 'https://token.actions.githubusercontent.com, http://example.com',
     });
     expect(code).toBe(1);
-    expect(output).toMatch(/^error: .*"federation\.allowedIssuers\[1\]" must be an https URL/m);
+    expect(output).toMatch(/^error: .*"federation\.allowedIssuers\[1\]" must be an https URL.* \(from FEDERATION_ALLOWED_ISSUERS\)$/m);
   });
 });

@@ -358,6 +358,16 @@ describe('example server settings', TIMEOUT, () => {
     expect(output).not.toMatch(/^\s+at /m);
   });
 
+  // "a PEM-encoded EC P-256 private key for ES256": another curve is refused, naming the variable.
+  it('refuses a TOKEN_SIGNING_KEY on another curve than P-256 with exit code 1, naming the variable', async () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'secp384r1' });
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const { code, output } = await runFailingServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'p384.db')}`, TOKEN_SIGNING_KEY: pem });
+    expect(code).toBe(1);
+    expect(output).toMatch(/^error: .*P-256.* \(from TOKEN_SIGNING_KEY\)$/m);
+    expect(output).not.toContain('PRIVATE KEY');
+  });
+
   withPostgres('example server on PostgreSQL without TOKEN_SIGNING_KEY', (postgresUrl) => {
     it('refuses to start on PostgreSQL without TOKEN_SIGNING_KEY (exit 1, clear message)', async () => {
       const { code, output } = await runFailingServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: postgresUrl });

@@ -155,7 +155,7 @@ function readFields<F extends Field>(body: unknown, fields: readonly F[]): Recor
     // RFC 8707 §2 lets a client repeat `resource` for several resources; a token here is for one API
     // (its `aud` is one value), and invalid_target is RFC 8707's answer for a target it cannot serve.
     if (Array.isArray(value) && field === 'resource') throw new InvalidTargetError('A token is for one resource: send the resource parameter once');
-    if (Array.isArray(value)) throw new InvalidRequestError(`The parameter ${field} is repeated`);
+    if (Array.isArray(value)) throw new InvalidRequestError(`The parameter ${field} must be sent once, as a string`);
     if (value !== undefined && typeof value !== 'string') throw new InvalidRequestError(`The parameter ${field} must be a string`);
     // RFC 6749 §3.2: parameters sent without a value are treated as omitted.
     values[field] = value === '' ? undefined : value;

@@ -201,7 +201,8 @@ function parseForm(text: string): Record<string, string | string[]> | undefined 
 function parseJson(text: string, done: (err: InvalidRequestError | undefined, body?: unknown) => void): void {
   const trimmed = text.trim();
   if (trimmed === '') return done(undefined, {});
-  if (trimmed[0] !== '{' && trimmed[0] !== '[') return done(notJson());
+  // A JSON number, string, true, false or null holds no parameters, like text that is no JSON at all.
+  if (trimmed[0] !== '{' && trimmed[0] !== '[') return done(new InvalidRequestError('The request body must be a JSON object'));
   let body: unknown;
   try {
     body = JSON.parse(trimmed) as unknown;

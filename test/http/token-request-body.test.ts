@@ -127,6 +127,17 @@ describe.each([5, 4] as const)('the token endpoint reading the body itself (Expr
     expectNoSecret(res, account.secret.value);
   });
 
+  // CONTRACT §2: "malformed body (... a repeated parameter, non-string field) | 400 | invalid_request";
+  // a repeated form parameter and a JSON array are told the same way: once, as a string.
+  it('400 invalid_request for a parameter repeated in a form or given as a JSON array, saying how to send it', async () => {
+    const form = await post().type('form').send(`${formText()}&scope=a&scope=b`);
+    const json = await post().set('Content-Type', 'application/json').send({ grant_type: GRANT, client_id: account.clientId, client_secret: account.secret.value, scope: ['a'] });
+    for (const res of [form, json]) {
+      expectOAuthError(res, 400, 'invalid_request');
+      expect(res.body.error_description).toBe('The parameter scope must be sent once, as a string');
+    }
+  });
+
   it('takes a key repeated inside a nested JSON value as any other unknown parameter', async () => {
     const res = await post().set('Content-Type', 'application/json').send(`{"extra":{"a":1,"a":2},"grant_type":"${GRANT}","client_id":"${account.clientId}","client_secret":"${account.secret.value}"}`);
     expect(res.status, res.text).toBe(200);

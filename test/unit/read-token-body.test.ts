@@ -47,6 +47,13 @@ describe('readTokenBody', () => {
     expect(body).toBeUndefined();
   });
 
+  it('fails a JSON value that is no object or array as not a JSON object, and broken JSON as not JSON', async () => {
+    for (const text of ['null', '42', '"grant_type"', 'true']) {
+      expect((await read(fakeRequest({ 'content-type': 'application/json' }, [text]))).err, text).toMatchObject({ status: 400, message: 'The request body must be a JSON object' });
+    }
+    expect((await read(fakeRequest({ 'content-type': 'application/json' }, ['{"grant_type":']))).err).toMatchObject({ status: 400, message: 'The request body is not valid JSON' });
+  });
+
   it('hands back {} for a request without a body, and fails one of another media type', async () => {
     expect(await read(fakeRequest({}, []))).toEqual({ err: undefined, body: {} });
     const { err } = await read(fakeRequest({ 'content-type': 'text/plain', 'content-length': '3' }, ['abc']));

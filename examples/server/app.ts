@@ -75,8 +75,12 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   app.get('/readyz', readiness(sa, healthDetailsToken));
   if (metrics) app.get('/metrics', (req, res) => metrics.handle(req, res));
 
-  // RFC 8414 metadata; jwks_uri only when signing is asymmetric (docs/token-endpoint.md).
-  app.get('/.well-known/oauth-authorization-server', (_req, res) => {
+  // RFC 8414 metadata; jwks_uri only when signing is asymmetric (docs/token-endpoint.md). For an issuer
+  // with a path (https://api.example.com/t1), also where RFC 8414 §3.1 puts it: the well-known path
+  // inserted before the issuer's path (/.well-known/oauth-authorization-server/t1).
+  const issuerPath = new URL(base).pathname.replace(/\/+$/, '');
+  const metadataPaths = ['/.well-known/oauth-authorization-server', ...(issuerPath === '' ? [] : [`/.well-known/oauth-authorization-server${issuerPath}`])];
+  app.get(metadataPaths, (_req, res) => {
     res.json(sa.authorizationServerMetadata({ tokenEndpoint: `${base}/oauth/token`, jwksUri: `${base}/.well-known/jwks.json` }));
   });
   // Public keys only; with HS256 there is nothing public to publish.

@@ -281,6 +281,19 @@ describe('example server on SQLite', TIMEOUT, () => {
 
 describe('example server settings', TIMEOUT, () => {
   afterAll(killAllServers);
+  // RFC 8414 §3.1: for an issuer with a path, the metadata is at the well-known path with the issuer's
+  // path after it; the plain path serves it too.
+  it('serves the metadata of an issuer with a path at both well-known paths', async () => {
+    const server = await startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'issuer-path.db')}`, TOKEN_ISSUER: 'https://api.example.test/t1' });
+    for (const path of ['/.well-known/oauth-authorization-server/t1', '/.well-known/oauth-authorization-server']) {
+      const res = await fetch(`${server.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(await json(res)).toMatchObject({ issuer: 'https://api.example.test/t1', token_endpoint: 'https://api.example.test/t1/oauth/token' });
+    }
+    expect((await fetch(`${server.url}/.well-known/oauth-authorization-server/t2`)).status).toBe(404);
+    expect(await server.stop()).toBe(0);
+  });
+
   // CONTRACT §6: ES256 signing publishes jwks_uri and the public keys only
   it('signs with ES256 from a PEM key, publishes its public JWK Set, honours TTL and failure limit', async () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });

@@ -10,6 +10,7 @@ import { MemoryAccountStore, type CreatedAccount, type OperationalEvent } from '
 import { createTestApp, TEST_ISSUER, type TestAppOptions } from '../helpers/create-app.js';
 import { DpopKey } from '../helpers/dpop-proofs.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
+import { recordServiceAccountOnFinish } from '../helpers/finish-log.js';
 import { issueToken } from '../helpers/tokens.js';
 
 const TOKEN_URL = `${TEST_ISSUER}/oauth/token`;
@@ -56,15 +57,7 @@ describe.each([5, 4] as const)('requireBearer() with DPoP on Express %i', (versi
   // docs/require-bearer.md: "`req.serviceAccount` is also set on a request refused `403 insufficient_scope`", DPoP too.
   it('a DPoP request refused for its scope names its account on req.serviceAccount, with the token\'s scopes', async () => {
     const seen: unknown[] = [];
-    t.app.get(
-      '/api/logged',
-      (req, res, next) => {
-        res.on('finish', () => seen.push(req.serviceAccount));
-        next();
-      },
-      t.sa.requireBearer({ scope: 'jobs:write' }),
-      (_req, res) => void res.json({ ran: true }),
-    );
+    t.app.get('/api/logged', recordServiceAccountOnFinish(seen), t.sa.requireBearer({ scope: 'jobs:write' }), (_req, res) => void res.json({ ran: true }));
     const token = await boundToken();
     const res = await dpopGet(token, await key.proof({ htm: 'GET', htu: `${TEST_ISSUER}/api/logged`, iat: now(), accessToken: token }), t.app, '/api/logged');
     expectOAuthError(res, 403, 'insufficient_scope');

@@ -11,6 +11,7 @@ import { signAccessToken } from '../../src/access-tokens/access-token.js';
 import { resolveConfig } from '../../src/config.js';
 import { createTestApp, TEST_HS256_KEY, TEST_ISSUER, type TestAppOptions } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
+import { recordServiceAccountOnFinish } from '../helpers/finish-log.js';
 import { FailingStore } from '../helpers/failing-store.js';
 import { WatchlessStore } from '../helpers/watchless-store.js';
 import { claimsFor, decodeToken, issueToken, signHs256, unsignedToken } from '../helpers/tokens.js';
@@ -269,15 +270,7 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
     it('names the account of a 403 on req.serviceAccount for what runs as the answer is sent, and no other refusal', async () => {
       const seen: unknown[] = [];
       let ran = 0;
-      t.app.post(
-        '/api/logged',
-        (req, res, next) => {
-          res.on('finish', () => seen.push(req.serviceAccount));
-          next();
-        },
-        t.sa.requireBearer({ scope: 'jobs:write' }),
-        (_req, res) => void (ran++, res.status(201).end()),
-      );
+      t.app.post('/api/logged', recordServiceAccountOnFinish(seen), t.sa.requireBearer({ scope: 'jobs:write' }), (_req, res) => void (ran++, res.status(201).end()));
       const narrow = await issueToken(t.app, scoped.clientId, scoped.secret.value, 'jobs:read');
       expectOAuthError(await request(t.app).post('/api/logged').set('Authorization', `Bearer ${narrow}`), 403, 'insufficient_scope');
       expectOAuthError(await request(t.app).post('/api/logged').set('Authorization', `Bearer ${narrow}x`), 401, 'invalid_token');

@@ -84,6 +84,7 @@ const OPTION_VARIABLES: readonly (readonly [string, string])[] = [
   ['maxCredentialLifetime', 'MAX_CREDENTIAL_LIFETIME'],
   ['maxAssertionLifetime', 'MAX_ASSERTION_LIFETIME_SECONDS'],
   ['failureLimit', 'TOKEN_FAILURE_LIMIT'],
+  ['acceptTokenEndpointAudience', 'ACCEPT_TOKEN_ENDPOINT_AUDIENCE'],
   ['federation.allowedIssuers', 'FEDERATION_ALLOWED_ISSUERS'],
 ];
 

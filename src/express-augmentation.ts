@@ -12,7 +12,8 @@ declare global {
       /**
        * Set by `requireBearer()`: the service account that made the request. Also set when a good
        * token lacks the route's scope (403), with the token's own scopes, for what runs as the
-       * answer is sent (a request log); no route handler runs then.
+       * answer is sent (a request log); no route handler runs then, so such code should check
+       * `res.statusCode` before it records the request as the account's action.
        */
       serviceAccount?: ServiceAccountPrincipal;
       /** Set by `requireActor()`: the person or service account that made the request. */

@@ -78,9 +78,11 @@ export function createApp(sa: ServiceAccounts, { issuer, activity, requestLogger
   // RFC 8414 metadata; jwks_uri only when signing is asymmetric (docs/token-endpoint.md). For an issuer
   // with a path (https://api.example.com/t1), also where RFC 8414 §3.1 puts it: the well-known path
   // inserted before the issuer's path (/.well-known/oauth-authorization-server/t1).
+  // Compared as text, not given to Express as a route: an issuer's path may hold `:`, `(` or `*`.
   const issuerPath = new URL(base).pathname.replace(/\/+$/, '');
-  const metadataPaths = ['/.well-known/oauth-authorization-server', ...(issuerPath === '' ? [] : [`/.well-known/oauth-authorization-server${issuerPath}`])];
-  app.get(metadataPaths, (_req, res) => {
+  const metadataPath = `/.well-known/oauth-authorization-server${issuerPath}`;
+  app.get(/^\/\.well-known\/oauth-authorization-server(\/.*)?$/, (req, res, next) => {
+    if (req.path !== '/.well-known/oauth-authorization-server' && req.path !== metadataPath) return next();
     res.json(sa.authorizationServerMetadata({ tokenEndpoint: `${base}/oauth/token`, jwksUri: `${base}/.well-known/jwks.json` }));
   });
   // Public keys only; with HS256 there is nothing public to publish.

@@ -147,14 +147,14 @@ type Field = (typeof TOKEN_FIELDS)[number] | (typeof TOKEN_MANAGEMENT_FIELDS)[nu
 
 function readFields<F extends Field>(body: unknown, fields: readonly F[]): Record<F, string | undefined> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidRequestError('The request body must be a set of parameters');
+    throw new InvalidRequestError(Array.isArray(body) ? 'The request body must be a JSON object' : 'The request body must be a JSON object or a form');
   }
   const values = {} as Record<F, string | undefined>;
   for (const field of fields) {
     const value: unknown = Object.prototype.hasOwnProperty.call(body, field) ? (body as Record<string, unknown>)[field] : undefined;
     // RFC 8707 §2 lets a client repeat `resource` for several resources; a token here is for one API
     // (its `aud` is one value), and invalid_target is RFC 8707's answer for a target it cannot serve.
-    if (Array.isArray(value) && field === 'resource') throw new InvalidTargetError('A token is for one resource: send the resource parameter once');
+    if (Array.isArray(value) && field === 'resource') throw new InvalidTargetError('A token is for one resource: send the resource parameter once, as a string');
     if (Array.isArray(value)) throw new InvalidRequestError(`The parameter ${field} must be sent once, as a string`);
     if (value !== undefined && typeof value !== 'string') throw new InvalidRequestError(`The parameter ${field} must be a string`);
     // RFC 6749 §3.2: parameters sent without a value are treated as omitted.

@@ -292,6 +292,12 @@ describe('example server settings', TIMEOUT, () => {
     }
     expect((await fetch(`${server.url}/.well-known/oauth-authorization-server/t2`)).status).toBe(404);
     expect(await server.stop()).toBe(0);
+
+    // A path that would be route syntax to Express is compared as text.
+    const odd = await startServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'issuer-odd-path.db')}`, TOKEN_ISSUER: 'https://api.example.test/tenant:acme/t(1)*/' });
+    expect((await fetch(`${odd.url}/.well-known/oauth-authorization-server/tenant:acme/t(1)*`)).status).toBe(200);
+    expect((await fetch(`${odd.url}/.well-known/oauth-authorization-server/tenantXYZ/t(1)*`)).status).toBe(404);
+    expect(await odd.stop()).toBe(0);
   });
 
   // CONTRACT §6: ES256 signing publishes jwks_uri and the public keys only

@@ -138,6 +138,14 @@ describe.each([5, 4] as const)('the token endpoint reading the body itself (Expr
     }
   });
 
+  it('400 invalid_request for a JSON array body, as for any JSON value that is not an object', async () => {
+    for (const body of ['[]', `[{"grant_type":"${GRANT}"}]`, 'null']) {
+      const res = await post().set('Content-Type', 'application/json').send(body);
+      expectOAuthError(res, 400, 'invalid_request');
+      expect(res.body.error_description, body).toBe('The request body must be a JSON object');
+    }
+  });
+
   it('takes a key repeated inside a nested JSON value as any other unknown parameter', async () => {
     const res = await post().set('Content-Type', 'application/json').send(`{"extra":{"a":1,"a":2},"grant_type":"${GRANT}","client_id":"${account.clientId}","client_secret":"${account.secret.value}"}`);
     expect(res.status, res.text).toBe(200);

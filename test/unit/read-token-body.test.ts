@@ -52,6 +52,8 @@ describe('readTokenBody', () => {
       expect((await read(fakeRequest({ 'content-type': 'application/json' }, [text]))).err, text).toMatchObject({ status: 400, message: 'The request body must be a JSON object' });
     }
     expect((await read(fakeRequest({ 'content-type': 'application/json' }, ['{"grant_type":']))).err).toMatchObject({ status: 400, message: 'The request body is not valid JSON' });
+    // Text that is no JSON value at all is told the same as a value that is not an object.
+    expect((await read(fakeRequest({ 'content-type': 'application/json' }, ['grant_type=client_credentials']))).err).toMatchObject({ status: 400, message: 'The request body must be a JSON object' });
   });
 
   it('hands back {} for a request without a body, and fails one of another media type', async () => {

@@ -257,7 +257,7 @@ describe('example server on SQLite', TIMEOUT, () => {
     expect(run.stderr).toBe('');
     const [, whoami, login, activity] = run.stdout.split('\n').map((text) => (text === '' ? undefined : JSON.parse(text)));
     expect(whoami).toMatchObject({ type: 'service_account', clientId: demo.clientId, name: 'demo-service-account' });
-    expect(login).toEqual({ id: 'user_ada', name: 'Ada', clientAccountId: null, roles: ['hirer'] });
+    expect(login).toEqual({ id: 'user_ada', name: 'Ada', clientAccountId: 'acme', roles: ['hirer'] });
     expect(activity[0]).toMatchObject({ action: 'user.signed_in', actor: { type: 'user', id: 'user_ada', name: 'Ada' } });
     expect(activity).toContainEqual(expect.objectContaining({ action: 'job.created', actor: { type: 'service_account', clientId: demo.clientId, name: 'demo-service-account' } }));
   });

@@ -36,7 +36,7 @@ describe('per-request cache lookups schedule no timers', () => {
     // The cache's default clock (`performance`), held still by a spy and moved by hand: a lookup must
     // read it afresh, not a copy cached behind a timer. A 1 s lifetime needs the store's change feed
     // (without it, entries live 500 ms at most).
-    let now = performance.now();
+    let now = 1_000_000; // whole milliseconds: with a fraction, (t + ms) - t need not be ms exactly
     vi.spyOn(performance, 'now').mockImplementation(() => now);
     const cache = new AccountCache({ store: new MemoryAccountStore(), storeTimeout: 1000, statusCacheTtl: 1000 });
     await cache.start();

@@ -54,7 +54,7 @@ describe('RememberedSecrets', () => {
     ['`ttl` milliseconds', { ttl: 60_000 }, 60_000],
     ['10 minutes by default', {}, 600_000],
   ])('forgets a value unused for %s', (_, options, ttl) => {
-    let now = performance.now();
+    let now = 1_000_000; // whole milliseconds: with a fraction, (t + ms) - t need not be ms exactly
     vi.spyOn(performance, 'now').mockImplementation(() => now);
     const remembered = new RememberedSecrets(options);
     remembered.remember(one, 'hash-one');
@@ -70,7 +70,7 @@ describe('RememberedSecrets', () => {
   // hard end drawn between 45 and 60 minutes after the check", so clients checked together are not
   // checked again together.
   it('keeps a value in use past its idle time, until its hard end, however often it is used', () => {
-    let now = performance.now();
+    let now = 1_000_000; // whole milliseconds: with a fraction, (t + ms) - t need not be ms exactly
     vi.spyOn(performance, 'now').mockImplementation(() => now);
     const remembered = new RememberedSecrets({ random: () => 0 }); // hard end: the full hour
     remembered.remember(one, 'hash-one');
@@ -108,7 +108,7 @@ describe('RememberedSecrets', () => {
   });
 
   it('a wrong value does not keep an entry alive', () => {
-    let now = performance.now();
+    let now = 1_000_000; // whole milliseconds: with a fraction, (t + ms) - t need not be ms exactly
     vi.spyOn(performance, 'now').mockImplementation(() => now);
     const remembered = new RememberedSecrets({ ttl: 60_000 });
     remembered.remember(one, 'hash-one');

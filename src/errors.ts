@@ -135,6 +135,9 @@ export class InvalidRequestError extends OAuthError {
 /** The one public description shared by every client-authentication failure, so none can be told apart. */
 export const INVALID_CLIENT_DESCRIPTION = 'Client authentication failed';
 
+/** The description of a JSON request body that holds no parameters (an array, a number, a string, true, false or null). */
+export const NOT_A_JSON_OBJECT_DESCRIPTION = 'The request body must be a JSON object';
+
 /**
  * Why a client assertion was refused: the rule it broke, for a key pair's (`private_key_jwt`) and, for
  * the claim rules, an outside issuer's token. For the audit event and the `debug` line only: the client

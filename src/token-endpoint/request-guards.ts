@@ -10,7 +10,7 @@
  * proof and, once client authentication succeeded, the client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidRequestError, InvalidTargetError, MethodNotAllowedError } from '../errors.js';
+import { InvalidRequestError, InvalidTargetError, MethodNotAllowedError, NOT_A_JSON_OBJECT_DESCRIPTION } from '../errors.js';
 import { presentedCredentials, type AuthenticatedClient, type PresentedCredentials } from '../client-auth/presented-credentials.js';
 import type { CheckedProof } from '../dpop/dpop-proof.js';
 
@@ -147,7 +147,7 @@ type Field = (typeof TOKEN_FIELDS)[number] | (typeof TOKEN_MANAGEMENT_FIELDS)[nu
 
 function readFields<F extends Field>(body: unknown, fields: readonly F[]): Record<F, string | undefined> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidRequestError(Array.isArray(body) ? 'The request body must be a JSON object' : 'The request body must be a JSON object or a form');
+    throw new InvalidRequestError(Array.isArray(body) ? NOT_A_JSON_OBJECT_DESCRIPTION : 'The request body must be a JSON object or a form');
   }
   const values = {} as Record<F, string | undefined>;
   for (const field of fields) {

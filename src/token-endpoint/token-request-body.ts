@@ -23,7 +23,7 @@
  * (`'charset'`, `undefined`), and an error is built only when one is sent.
  */
 import { parse as parseContentType } from 'content-type';
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError, NOT_A_JSON_OBJECT_DESCRIPTION } from '../errors.js';
 import type { TokenHttpRequest } from './request-guards.js';
 
 /** 413 `invalid_request`: the body is over the limit. */
@@ -202,7 +202,7 @@ function parseJson(text: string, done: (err: InvalidRequestError | undefined, bo
   const trimmed = text.trim();
   if (trimmed === '') return done(undefined, {});
   // A JSON number, string, true, false or null holds no parameters, like text that is no JSON at all.
-  if (trimmed[0] !== '{' && trimmed[0] !== '[') return done(new InvalidRequestError('The request body must be a JSON object'));
+  if (trimmed[0] !== '{' && trimmed[0] !== '[') return done(new InvalidRequestError(NOT_A_JSON_OBJECT_DESCRIPTION));
   let body: unknown;
   try {
     body = JSON.parse(trimmed) as unknown;

@@ -173,6 +173,22 @@ function readJwk(jwk: unknown): Read {
   }
 }
 
+/**
+ * Whether an RSA public exponent is an odd number from 3 to 2^32 - 1 (65537 in practice). A verify costs
+ * one modular exponentiation by it: an exponent as long as the modulus (which a JWK may carry) makes
+ * each signature check over a hundred times dearer, so every RSA key this library verifies with,
+ * registered, sent in a DPoP proof or published by an outside issuer, is held to this rule.
+ *
+ * @example
+ * ```ts
+ * isUsualRsaExponent(65537n) // true
+ * isUsualRsaExponent(2n ** 3000n + 1n) // false
+ * ```
+ */
+export function isUsualRsaExponent(exponent: bigint | undefined): boolean {
+  return exponent !== undefined && exponent >= 3n && exponent < 2n ** 32n && exponent % 2n === 1n;
+}
+
 function checkKeyType(key: KeyObject): string | undefined {
   const details = key.asymmetricKeyDetails ?? {};
   switch (key.asymmetricKeyType) {
@@ -181,8 +197,7 @@ function checkKeyType(key: KeyObject): string | undefined {
     case 'rsa': {
       const bits = details.modulusLength ?? 0;
       if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS) return PUBLIC_KEY_REFUSALS.rsaSize;
-      const exponent = details.publicExponent ?? 0n;
-      return exponent >= 3n && exponent < 2n ** 32n && exponent % 2n === 1n ? undefined : PUBLIC_KEY_REFUSALS.rsaExponent;
+      return isUsualRsaExponent(details.publicExponent) ? undefined : PUBLIC_KEY_REFUSALS.rsaExponent;
     }
     case 'ed25519':
       return undefined;

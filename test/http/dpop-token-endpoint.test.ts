@@ -4,6 +4,7 @@
  * before the client's secret and not counted as a failed authentication; a proof is used once on
  * every instance sharing the store. Time comes from the injected TestClock.
  */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
@@ -106,6 +107,23 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
       expectOAuthError(res, 400, 'invalid_dpop_proof');
       expect(res.body.error_description).toContain(`${iat} s since 1970`);
     }
+  });
+
+  // RFC 9449 §4.3 step 7 (the jwk is a public key fit for the alg) and RFC 8017 §3.1: a verify costs a modular
+  // exponentiation by the key's public exponent, so one as long as the modulus made every unauthenticated
+  // request pay a hundred signature checks' work on the event loop. Refused before any signature check.
+  it('400 invalid_dpop_proof for an RSA jwk whose public exponent is not 3 to 2^32 - 1, before its signature is checked', async () => {
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
+    const { n } = publicKey.export({ format: 'jwk' }) as { n: string };
+    const exponent = Buffer.from(n, 'base64url');
+    exponent[0] = (exponent[0]! >> 1) | 0x40; // one bit shorter than the modulus
+    exponent[exponent.length - 1]! |= 1;
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const header = part({ typ: 'dpop+jwt', alg: 'PS256', jwk: { kty: 'RSA', n, e: exponent.toString('base64url') } });
+    const claims = part({ htm: 'POST', htu: HTU, iat: now(), jti: 'big-exponent' });
+    const res = await tokenRequest(`${header}.${claims}.${randomBytes(384).toString('base64url')}`);
+    expectOAuthError(res, 400, 'invalid_dpop_proof');
+    expect(res.body.error_description).toContain('public exponent');
   });
 
   // "A `DPoP` header ... is checked per §4.3 before any bcrypt work ... A bad proof: 400 `invalid_dpop_proof`, not a limiter failure."

@@ -14,6 +14,8 @@ import { startLocalIssuer, type LocalIssuer, type LocalIssuerMode } from '../hel
 const options: FetchJsonDocumentOptions = { timeout: 2000, maxBytes: 64 * 1024, allowHttpLoopback: true, allowPrivateNetworks: false };
 /** For the fetches that should be cut at their deadline. */
 const short: FetchJsonDocumentOptions = { ...options, timeout: 200 };
+/** The real setTimeout, for waiting on the issuer while the fetch's clock is held. */
+const realSetTimeout = globalThis.setTimeout;
 
 let idp: LocalIssuer;
 beforeEach(async () => {
@@ -36,6 +38,34 @@ async function countingListener(): Promise<{ port: number; accepted: () => numbe
     accepted: () => accepted,
     close: () => new Promise((done) => server.close(() => done())),
   };
+}
+
+/**
+ * Fetches the JWK Set on a held clock (setTimeout and Date faked), `spentMs` of its timeout already
+ * spent, and resolves with its failure. The deadline cannot pass before the issuer has the request
+ * (waited for in real time): on a real clock, a process descheduled for longer than the time left runs
+ * its timers before its I/O when it resumes, and the fetch is cut before the issuer ever saw it. Then
+ * the clock is moved to 1 ms before the deadline (still pending) and to the deadline (cut).
+ */
+async function cutAtDeadline(fetchOptions: FetchJsonDocumentOptions, spentMs = 0): Promise<Error> {
+  const before = idp.fetches('jwks');
+  const msLeft = fetchOptions.timeout - spentMs;
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  try {
+    let settled = false;
+    const failure = fetchJsonDocument(idp.jwksUri, { ...fetchOptions, startedAt: Date.now() - spentMs }).then(
+      () => new Error('the fetch succeeded'),
+      (error: Error) => ((settled = true), error),
+    );
+    while (idp.fetches('jwks') === before && !settled) await new Promise((resolve) => realSetTimeout(resolve, 5));
+    expect(idp.fetches('jwks'), 'the issuer got the request').toBe(before + 1);
+    await vi.advanceTimersByTimeAsync(msLeft - 1);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    return await failure;
+  } finally {
+    vi.useRealTimers();
+  }
 }
 
 describe('fetchJsonDocument', () => {
@@ -68,7 +98,7 @@ describe('fetchJsonDocument', () => {
   // "with a timeout": the deadline covers connecting, the headers and the body.
   it('cuts a server that accepts the request and never answers at the timeout', async () => {
     await idp.setMode('hang');
-    await expect(fetchJsonDocument(idp.jwksUri, short)).rejects.toThrow(`${idp.jwksUri} did not answer within 200 ms`);
+    expect((await cutAtDeadline(short)).message).toBe(`${idp.jwksUri} did not answer within 200 ms`);
     expect(idp.fetches('jwks')).toBe(1);
   });
 
@@ -76,9 +106,9 @@ describe('fetchJsonDocument', () => {
   it('counts the timeout from startedAt, and makes no request once it has run out', async () => {
     await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 2000 })).rejects.toThrow(`${idp.jwksUri} was not fetched: the 2000 ms were spent`);
     expect(idp.requests).toHaveLength(0);
-    // 1000 ms left, an answer after 1500 ms: the request is made, and cut.
+    // 1000 ms left, an answer after 1500 ms: the request is made, and cut at the 1000 ms left.
     await idp.setMode({ delay: 1500 });
-    await expect(fetchJsonDocument(idp.jwksUri, { ...options, startedAt: Date.now() - 1000 })).rejects.toThrow(`${idp.jwksUri} did not answer within 2000 ms`);
+    expect((await cutAtDeadline(options, 1000)).message).toBe(`${idp.jwksUri} did not answer within 2000 ms`);
     expect(idp.fetches('jwks')).toBe(1);
   });
 
@@ -152,7 +182,8 @@ describe('fetchJsonDocument', () => {
   it('closes its connection on every outcome: a document, a failure, the size limit, the timeout', async () => {
     const settled = async (mode: LocalIssuerMode): Promise<void> => {
       await idp.setMode(mode);
-      await fetchJsonDocument(idp.jwksUri, mode === 'hang' ? short : options).catch(() => undefined);
+      if (mode === 'hang') await cutAtDeadline(short);
+      else await fetchJsonDocument(idp.jwksUri, options).catch(() => undefined);
       await vi.waitFor(() => expect(idp.openConnections()).toBe(0), { timeout: 1000 });
     };
     await settled('normal');

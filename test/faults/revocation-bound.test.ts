@@ -5,7 +5,7 @@
  * a private PostgreSQL cluster: the instance's LISTEN backend is frozen (SIGSTOP), a secret is revoked
  * through another store, and, in the worst case, the whole server is frozen right after the revocation
  * commits (so the instance's next poll hangs). The test requests the protected route continuously and
- * measures how long after the revocation a token of that secret is still admitted.
+ * measures how long after the revocation a request (timed when sent) with a token of that secret is still admitted.
  */
 import { performance } from 'node:perf_hooks';
 import { afterEach, expect, it } from 'vitest';
@@ -69,8 +69,10 @@ withPrivatePostgres('revocation with a stalled notification channel', (cluster) 
       }
       let admitted = 0;
       while (performance.now() - revokedAt < WINDOW_MS) {
+        // Timed by when the request was sent: one sent within the bound may be answered after it.
+        const sentAfter = performance.now() - revokedAt;
         const res = await callApi(instance, token);
-        if (res.status === 200) admitted = performance.now() - revokedAt;
+        if (res.status === 200) admitted = sentAfter;
         else expect([401, 503]).toContain(res.status);
       }
       return admitted;

@@ -37,8 +37,8 @@ export function extractBearerToken(header: string | undefined): string {
   return rest;
 }
 
-/** `DPoP` followed by whitespace, in any case (RFC 7235 §2.1). */
-const DPOP_SCHEME = /^dpop\s/i;
+/** `DPoP`, alone or followed by whitespace, in any case (RFC 7235 §2.1). Alone, it is a DPoP header without its token. */
+const DPOP_SCHEME = /^dpop(?:\s|$)/i;
 
 /**
  * Whether an `Authorization` value uses the `DPoP` scheme (RFC 9449 §7.1). Cheap: the Bearer path
@@ -46,6 +46,7 @@ const DPOP_SCHEME = /^dpop\s/i;
  * @example
  * ```ts
  * usesDpopScheme('DPoP eyJ...') // true
+ * usesDpopScheme('DPoP') // true (no token: extractDpopToken refuses it, 400)
  * usesDpopScheme('Bearer eyJ...') // false
  * ```
  */

@@ -101,6 +101,18 @@ describe.each([5, 4] as const)('requireBearer() with DPoP on Express %i', (versi
     expectOAuthError(res, 401, 'invalid_token', { challenge: new RegExp(`^${DPOP_OFFER}, error="invalid_token"`) });
   });
 
+  // "malformed header (`Bearer` with no token, two tokens) | 400 | `Bearer realm="...", error="invalid_request"`", and
+  // "`requireBearer()` accepts `Authorization: DPoP <token>`": the DPoP scheme with no token is malformed too, not a missing credential.
+  it('400 invalid_request for the DPoP scheme with no token or two tokens, with the DPoP challenge', async () => {
+    t.app.get('/api/strict', t.sa.requireBearer({ dpop: 'required' }), (_req, res) => res.json({ ok: true }));
+    for (const path of ['/api/whoami', '/api/strict']) {
+      for (const header of ['DPoP', 'dpop', 'DPoP  ', 'DPoP a b']) {
+        const res = await request(t.app).get(path).set('Authorization', header).set('DPoP', await key.proof({ htm: 'GET', htu: `${TEST_ISSUER}${path}`, iat: now() }));
+        expectOAuthError(res, 400, 'invalid_request', { challenge: new RegExp(`^${DPOP_OFFER}, error="invalid_request"`) });
+      }
+    }
+  });
+
   // RFC 9449 §4.3: other URL or method, no or a wrong ath, no proof: 401 invalid_dpop_proof with the DPoP challenge (§7.1).
   it('401 invalid_dpop_proof for a proof for another URL or method, without or with a wrong ath, or no proof at all', async () => {
     const token = await boundToken();

@@ -61,6 +61,14 @@ const SIGN_IN_PAGE = `<!doctype html>
 const CLIENT_ACCOUNT = /^[A-Za-z0-9._-]{1,100}$/;
 
 /**
+ * What a name may not hold, as the library refuses it in account names (docs/security.md): C0 and C1
+ * controls (U+009B starts a terminal escape sequence), bidirectional formatting characters (U+202E
+ * shows the rest of a line reversed), U+2028 and U+2029, and unpaired surrogates. The name is the
+ * `actor` of every audit line of the person's changes at /console/ and is shown in /api/activity.
+ */
+const UNSAFE_IN_NAME = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u2028\u2029\p{Cs}]/u;
+
+/**
  * Mounts the stand-in sign-in on `app`: `POST /login` with a `name` and optionally a `clientAccount`
  * (form or JSON; `acme` when none is given) starts a session (cookie `sid`), `POST /logout` ends it; `GET /login` is a form for
  * browsers, which then go on to /console/. Sessions live in this process's memory, under a key made at
@@ -100,8 +108,11 @@ export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandle
   });
   app.post('/login', sameOriginOnly('Sign in from this site only'), sessions, passport.initialize(), ...form, (req, res, next) => {
     const name: unknown = (req.body as { name?: unknown } | undefined)?.name;
-    if (typeof name !== 'string' || name.trim() === '' || name.length > 100) {
-      res.status(400).json({ error: 'invalid_request', error_description: 'name must be a string of 1 to 100 characters' });
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 100 || UNSAFE_IN_NAME.test(name)) {
+      res.status(400).json({
+        error: 'invalid_request',
+        error_description: 'name must be a string of 1 to 100 characters, without control or bidirectional formatting characters',
+      });
       return;
     }
     const clientAccount: unknown = (req.body as { clientAccount?: unknown }).clientAccount;

@@ -80,6 +80,17 @@ describe('example server: a signed-in person and a service account on the same r
     expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
   });
 
+  // The name is the actor of the person's audit lines and is shown in /api/activity: like an account
+  // name (docs/security.md, "No credentials in account names, and nothing unprintable"), it may not
+  // hold what rewrites a terminal or log viewer: U+009B starts an escape sequence, U+202E reverses text.
+  it('refuses a login name holding control or bidirectional formatting characters', async () => {
+    for (const name of ['Ada\u009B31mLovelace', 'Ada\u202Eecalevol', 'Ada\nLovelace', 'Ada\u2028Lovelace', 'Ada\uD800']) {
+      const res = await request(running.server).post('/login').set('Content-Type', 'application/json').send(JSON.stringify({ name })).expect(400);
+      expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('control') });
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+  });
+
   // Login CSRF: another site's page must not sign the visitor in under a name of its choosing.
   it('refuses a login posted from another site, and sets no session cookie', async () => {
     for (const headers of [{ 'Sec-Fetch-Site': 'cross-site' }, { Origin: 'https://evil.example' }]) {

@@ -148,6 +148,14 @@ async function main(): Promise<void> {
         'keys from (public addresses only, unless FEDERATION_ALLOW_PRIVATE_NETWORKS=1); list the issuers they may name instead',
     );
   }
+  const guessable = settings.admin && [
+    ...(settings.admin.operator !== undefined && settings.admin.operator.length < 32 ? ['ADMIN_TOKEN'] : []),
+    ...([...settings.admin.tenants.keys()].some((token) => token.length < 32) ? ['ADMIN_TENANT_TOKENS'] : []),
+  ];
+  if (guessable && guessable.length > 0) {
+    // Nothing limits wrong tokens at /admin: a short one can be guessed by whoever reaches the server.
+    console.warn(`warning: ${guessable.join(' and ')} with a token shorter than 32 characters: anyone who can reach /admin may guess it (try: openssl rand -hex 32)`);
+  }
   const admin = settings.admin && createAdminMount(sa, settings.admin);
   server.on(
     'request',

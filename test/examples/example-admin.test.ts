@@ -141,6 +141,29 @@ describe('example server without admin tokens', TIMEOUT, () => {
     expect(output).not.toMatch(/^\s+at /m);
   });
 
+  // examples/README.md: a token shorter than 32 characters is guessable, and every start says so.
+  it('warns of an ADMIN_TOKEN or ADMIN_TENANT_TOKENS token shorter than 32 characters, and not of long ones', async () => {
+    const long = 'a'.repeat(32);
+    const short = await startServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'short-tokens.db')}`,
+      ADMIN_TOKEN: 'op-secret',
+      ADMIN_TENANT_TOKENS: `${long}=acme,acme-token=globex`,
+      FEDERATION_ALLOWED_ISSUERS: 'none',
+    });
+    expect(short.output).toMatch(/^warning: ADMIN_TOKEN and ADMIN_TENANT_TOKENS with a token shorter than 32 characters/m);
+    expect(await short.stop()).toBe(0);
+    const fine = await startServer({
+      PORT: '0',
+      SERVICE_ACCOUNTS_STORE: `sqlite:${join(dir, 'long-tokens.db')}`,
+      ADMIN_TOKEN: 'b'.repeat(32),
+      ADMIN_TENANT_TOKENS: `${long}=acme`,
+      FEDERATION_ALLOWED_ISSUERS: 'none',
+    });
+    expect(fine.output).not.toMatch(/shorter than 32 characters/);
+    expect(await fine.stop()).toBe(0);
+  });
+
   // examples/README.md: with ADMIN_TENANT_TOKENS, set FEDERATION_ALLOWED_ISSUERS; without a list (unset
   // or `any`), tenant administrators choose the issuers (public addresses only), and every start says so.
   for (const [label, value] of [['unset', undefined], ['any', 'any']] as const) {

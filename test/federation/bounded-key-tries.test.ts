@@ -6,7 +6,7 @@
  * every place that tries keys (key pairs too)." The attack it answers: a federated JWK Set of 1,000
  * P-521 keys and a token without `kid` made the server try every key.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type KeyLike } from 'jose';
 import * as jose from 'jose';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -20,6 +20,7 @@ import { KeyAssertionChecker } from '../../src/client-auth/key-pair-method.js';
 import { verifyIssuerToken } from '../../src/client-auth/federated-method.js';
 import { TEST_ISSUER } from '../helpers/create-app.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
+import { longExponentRsaKey } from '../helpers/long-exponent-rsa-key.js';
 
 vi.mock('jose', async (importOriginal) => {
   const actual = await importOriginal<typeof import('jose')>();
@@ -110,12 +111,7 @@ describe('outside issuers: signature checks per token', () => {
   // by it: one as long as the modulus makes each check over a hundred times dearer. Such a key, as for
   // registered keys and DPoP proofs, is never verified with.
   it('never checks a signature with an RSA key whose public exponent is not 3 to 2^32 - 1', async () => {
-    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
-    const { n } = publicKey.export({ format: 'jwk' }) as { n: string };
-    const exponent = Buffer.from(n, 'base64url');
-    exponent[0] = (exponent[0]! >> 1) | 0x40; // one bit shorter than the modulus
-    exponent[exponent.length - 1]! |= 1;
-    const sets = keySets({ issuers: { [idp.issuer]: { jwks: { keys: [{ kty: 'RSA', n, e: exponent.toString('base64url'), kid: 'dear', alg: 'RS256' }] } } } });
+    const sets = keySets({ issuers: { [idp.issuer]: { jwks: { keys: [{ kty: 'RSA', ...longExponentRsaKey(), kid: 'dear', alg: 'RS256' }] } } } });
     const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const token = `${part({ alg: 'RS256', kid: 'dear' })}.${part({ iss: idp.issuer, sub: 'x', aud: AUDIENCE, exp: seconds + 60 })}.${randomBytes(384).toString('base64url')}`;
     expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE, currentDate: now })).toBeUndefined();

@@ -4,7 +4,7 @@
  * before the client's secret and not counted as a failed authentication; a proof is used once on
  * every instance sharing the store. Time comes from the injected TestClock.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
@@ -16,6 +16,7 @@ import { DpopKey, publicKeyPem, unsignedJwt } from '../helpers/dpop-proofs.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';
 import { decodeToken } from '../helpers/tokens.js';
+import { longExponentRsaKey } from '../helpers/long-exponent-rsa-key.js';
 
 const HTU = `${TEST_ISSUER}/oauth/token`;
 const DPOP = { origins: [TEST_ISSUER] };
@@ -113,13 +114,8 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
   // exponentiation by the key's public exponent, so one as long as the modulus made every unauthenticated
   // request pay a hundred signature checks' work on the event loop. Refused before any signature check.
   it('400 invalid_dpop_proof for an RSA jwk whose public exponent is not 3 to 2^32 - 1, before its signature is checked', async () => {
-    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
-    const { n } = publicKey.export({ format: 'jwk' }) as { n: string };
-    const exponent = Buffer.from(n, 'base64url');
-    exponent[0] = (exponent[0]! >> 1) | 0x40; // one bit shorter than the modulus
-    exponent[exponent.length - 1]! |= 1;
     const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-    const header = part({ typ: 'dpop+jwt', alg: 'PS256', jwk: { kty: 'RSA', n, e: exponent.toString('base64url') } });
+    const header = part({ typ: 'dpop+jwt', alg: 'PS256', jwk: { kty: 'RSA', ...longExponentRsaKey() } });
     const claims = part({ htm: 'POST', htu: HTU, iat: now(), jti: 'big-exponent' });
     const res = await tokenRequest(`${header}.${claims}.${randomBytes(384).toString('base64url')}`);
     expectOAuthError(res, 400, 'invalid_dpop_proof');

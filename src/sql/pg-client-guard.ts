@@ -9,7 +9,11 @@
  * in flight already rejected with the same error and the caller handled it. So every client this store
  * checks out gets a listener of its own, once, for as long as it lives. Nothing is lost by ignoring the
  * event: the query in flight rejects with it, the next query on that client fails ("not queryable"),
- * and the pool discards a broken client when it is released.
+ * and the pool discards a broken client when it is released. The listener is added in the pool's own
+ * callback, before anything else runs: a new connection's first bytes can hold both "ready" and the
+ * server's "terminating connection" (a server shutting down as the connection opens), and `pg` reads
+ * them in one go, emitting the second as an `'error'` right after handing the client out, before a
+ * promise of `connect()` would have resumed anyone.
  *
  * Silence. A connection whose network path died without closing it (the database failed over to
  * another address, a firewall now drops its packets) answers nothing, and TCP gives up on a connection
@@ -123,6 +127,33 @@ class QueryDeadline {
   }
 }
 
+/** The pool's callback, where it has one (`pg.Pool#connect(callback)`). */
+type ConnectWithCallback = (callback: (error: Error | undefined, client: PgPoolClient | undefined) => void) => unknown;
+
+/**
+ * Checks a client out of `pool` and guards it (its `'error'` listener and query deadlines, once per
+ * client). Through the pool's callback when it takes one, as `pg.Pool` does, so the listener is there
+ * before the client can emit anything (see the module description); through the promise otherwise.
+ */
+function checkOut(pool: PgPool): Promise<PgPoolClient> {
+  if (pool.connect.length === 0) return pool.connect().then(guard);
+  return new Promise((resolve, reject) => {
+    (pool.connect as unknown as ConnectWithCallback).call(pool, (error, client) => {
+      if (error !== undefined && error !== null) return reject(error);
+      resolve(guard(client!));
+    });
+  });
+}
+
+function guard(client: PgPoolClient): PgPoolClient {
+  if (!guarded.has(client)) {
+    guarded.add(client);
+    client.on('error', ignoreConnectionError);
+    limitQueries(client);
+  }
+  return client;
+}
+
 /** Gives each query of `client` a deadline while a store has it checked out (set up once per client). */
 function limitQueries(client: PgPoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -169,12 +200,7 @@ export function guardClients(pool: PgPool, options: { readonly ownsPool: boolean
   const state: GuardState = { queryTimeoutMs: options.queryTimeoutMs, closing: false, inFlight: new Set() };
   return {
     connect: async () => {
-      const client = await pool.connect();
-      if (!guarded.has(client)) {
-        guarded.add(client);
-        client.on('error', ignoreConnectionError);
-        limitQueries(client);
-      }
+      const client = await checkOut(pool);
       // Deadlines hold while this store has the client: a host's pool also serves the host's own queries.
       stateOf.set(client, state);
       const release = client.release; // the pool gives each checkout a release of its own

@@ -204,3 +204,76 @@ describe('the cancellation of a query given up on', () => {
     expect(server.received).toEqual([expected]);
   });
 });
+
+/**
+ * docs/stores.md: "A PostgreSQL server that restarts, crashes or terminates connections does not take
+ * the instances down". A server shutting down as a connection opens
+ * sends "ready" and, right after, "terminating connection due to administrator command" (SQLSTATE
+ * 57P01); when both arrive in one read, `pg` hands the client out and emits the second as an `'error'`
+ * in the same tick. A stand-in server speaks just that much of the PostgreSQL protocol, in one write.
+ */
+describe('a connection the server ends as it opens', () => {
+  function message(type: string, body: Buffer): Buffer {
+    const length = Buffer.alloc(4);
+    length.writeInt32BE(body.length + 4);
+    return Buffer.concat([Buffer.from(type), length, body]);
+  }
+  const int32s = (...values: number[]): Buffer => Buffer.concat(values.map((value) => Buffer.from([value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255])));
+  const fields = (entries: Record<string, string>): Buffer =>
+    Buffer.concat([...Object.entries(entries).map(([code, text]) => Buffer.from(`${code}${text}\0`)), Buffer.from([0])]);
+  const READY_THEN_TERMINATED = Buffer.concat([
+    message('R', int32s(0)), // AuthenticationOk
+    message('K', int32s(4242, 777)), // BackendKeyData
+    message('Z', Buffer.from('I')), // ReadyForQuery, idle
+    message('E', fields({ S: 'FATAL', V: 'FATAL', C: '57P01', M: 'terminating connection due to administrator command' })),
+  ]);
+
+  async function endingServer(): Promise<{ url: string; close(): Promise<void> }> {
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.end(READY_THEN_TERMINATED)); // the startup message, whatever it says
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `postgres://postgres@127.0.0.1:${(server.address() as AddressInfo).port}/postgres`;
+    return { url, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  }
+
+  const uncaught: unknown[] = [];
+  const record = (error: unknown): void => void uncaught.push(error);
+  beforeEach(() => {
+    uncaught.length = 0;
+    process.on('uncaughtException', record);
+  });
+  afterEach(() => {
+    process.off('uncaughtException', record);
+  });
+
+  it('hands the client out with its error listener already on it: no uncaught exception', async () => {
+    const server = await endingServer();
+    const { default: pg } = await import('pg');
+    const raw = new pg.Pool({ connectionString: server.url });
+    raw.on('error', () => undefined);
+    const pool = guardClients(raw as unknown as PgPool, { ownsPool: true, queryTimeoutMs: 1000 });
+    try {
+      const client = await pool.connect();
+      await expect(client.query('select 1', [])).rejects.toThrow(); // no longer queryable
+      client.release(true);
+      expect(uncaught).toEqual([]);
+    } finally {
+      await pool.end();
+      await server.close();
+    }
+  });
+
+  it('answers the store call with a failure, not a crash', async () => {
+    const server = await endingServer();
+    const store = createPostgresAccountStore({ connectionString: server.url, schema: 'ending', listen: false });
+    try {
+      await expect(store.findAccount('esa_unknownunknownunknown1')).rejects.toThrow();
+      expect(uncaught).toEqual([]);
+    } finally {
+      await store.close();
+      await server.close();
+    }
+  });
+});

@@ -5,20 +5,23 @@
 import { afterEach, beforeEach } from 'vitest';
 
 export function failOnUncaughtErrors(): void {
-  const seen: unknown[] = [];
-  const record = (error: unknown): void => {
-    seen.push(error);
-  };
+  const seen: Array<{ kind: string; error: unknown }> = [];
+  const uncaught = (error: unknown): void => void seen.push({ kind: 'uncaught exception', error });
+  const unhandled = (error: unknown): void => void seen.push({ kind: 'unhandled rejection', error });
   beforeEach(() => {
     seen.length = 0;
-    process.on('uncaughtException', record);
-    process.on('unhandledRejection', record);
+    process.on('uncaughtException', uncaught);
+    process.on('unhandledRejection', unhandled);
   });
   afterEach(() => {
-    process.off('uncaughtException', record);
-    process.off('unhandledRejection', record);
+    process.off('uncaughtException', uncaught);
+    process.off('unhandledRejection', unhandled);
     if (seen.length > 0) {
-      const messages = seen.map((error) => (error instanceof Error ? error.message : String(error)));
+      if (process.env.DEBUG_UNCAUGHT) for (const { error } of seen) console.error(error);
+      // Which kind, and where it was thrown (the first lines of its stack): enough to find the emitter.
+      const messages = seen.map(({ kind, error }) =>
+        error instanceof Error ? `${kind}: ${error.message} (${(error.stack ?? '').split('\n').slice(1, 4).map((line) => line.trim()).join(' < ')})` : `${kind}: ${String(error)}`,
+      );
       throw new Error(`the process would have crashed: ${messages.join('; ')}`);
     }
   });

@@ -127,21 +127,46 @@ class QueryDeadline {
   }
 }
 
-/** The pool's callback, where it has one (`pg.Pool#connect(callback)`). */
-type ConnectWithCallback = (callback: (error: Error | undefined, client: PgPoolClient | undefined) => void) => unknown;
+/**
+ * `connect` as `pg.Pool` also offers it: with a callback, called as the client is handed out. The
+ * public `PgPool` type promises only the promise form; a pool without the callback form ignores it.
+ */
+type ConnectWithCallback = (callback: (error: unknown, client?: PgPoolClient | null) => void) => unknown;
 
 /**
  * Checks a client out of `pool` and guards it (its `'error'` listener and query deadlines, once per
- * client). Through the pool's callback when it takes one, as `pg.Pool` does, so the listener is there
- * before the client can emit anything (see the module description); through the promise otherwise.
+ * client). The pool is handed a callback, which `pg.Pool` (and a wrapper passing its arguments on)
+ * calls as it hands the client out, so the listener is there before the client can emit anything
+ * (see the module description); a pool that only returns a promise is answered from the promise.
+ * Whichever brings a client first wins. The callback may run inside `pg`'s socket reader, so nothing
+ * thrown there may escape: it rejects the checkout instead.
  */
 function checkOut(pool: PgPool): Promise<PgPoolClient> {
-  if (pool.connect.length === 0) return pool.connect().then(guard);
   return new Promise((resolve, reject) => {
-    (pool.connect as unknown as ConnectWithCallback).call(pool, (error, client) => {
-      if (error !== undefined && error !== null) return reject(error);
-      resolve(guard(client!));
-    });
+    let settled = false;
+    const settle = (error: unknown, client: PgPoolClient | null | undefined): void => {
+      if (settled) return;
+      settled = true;
+      if (error) return reject(error);
+      if (client === undefined || client === null) return reject(new Error('The PostgreSQL pool handed out no client'));
+      try {
+        resolve(guard(client));
+      } catch (thrown) {
+        reject(thrown);
+      }
+    };
+    let returned: unknown;
+    try {
+      returned = (pool.connect as unknown as ConnectWithCallback).call(pool, settle);
+    } catch (thrown) {
+      return settle(thrown ?? new Error('The PostgreSQL pool could not connect'), undefined);
+    }
+    if (!isThenable(returned)) return;
+    returned.then(
+      // No client: a wrapper that passed the callback on to `pg.Pool` (which then returns nothing); the callback brings it.
+      (client) => void (client !== undefined && client !== null && settle(undefined, client as PgPoolClient)),
+      (error: unknown) => settle(error ?? new Error('The PostgreSQL pool could not connect'), undefined),
+    );
   });
 }
 

@@ -5,7 +5,8 @@
  * store closes, a query in flight gets 1 second more before it is cancelled the same way." The
  * deadlines of the clients the PostgreSQL store checks out, on a stand-in `pg` client whose queries
  * answer when the test says (time is faked; nothing sleeps; the stand-in has no server to send a
- * cancellation to). The same behaviour on a real cluster: test/faults/silent-queries.test.ts.
+ * cancellation to). The same behaviour on a real cluster: test/faults/silent-queries.test.ts. Last, a
+ * stand-in server that ends a connection as it opens, for when a checked-out client gets its `'error'` listener.
  */
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -145,6 +146,13 @@ describe('the deadline of a PostgreSQL query', () => {
     expect([own.endedTimes, given.endedTimes]).toEqual([1, 0]);
   });
 
+  it('checks out of a host pool whose connect only returns a promise, whatever arguments it declares', async () => {
+    for (const connect of [async () => new StandInClient(), async (_options?: { signal?: AbortSignal }) => new StandInClient()]) {
+      const pool = guardClients({ connect, end: async () => undefined } as unknown as PgPool, { ownsPool: false, queryTimeoutMs: 1000 });
+      expect(await pool.connect()).toBeInstanceOf(StandInClient);
+    }
+  });
+
   it('returns a cursor as it is, without a deadline', async () => {
     const client = new StandInClient();
     const pool = guardClients(standInPool(client), { ownsPool: true, queryTimeoutMs: 1000 });
@@ -262,6 +270,39 @@ describe('a connection the server ends as it opens', () => {
     } finally {
       await pool.end();
       await server.close();
+    }
+  });
+
+  it('guards the clients of a wrapper that passes its arguments on to pg.Pool (as instrumentation does)', async () => {
+    const server = await endingServer();
+    const { default: pg } = await import('pg');
+    const raw = new pg.Pool({ connectionString: server.url });
+    raw.on('error', () => undefined);
+    const wrapper = { connect: (...args: unknown[]) => (raw.connect as (...a: unknown[]) => unknown).apply(raw, args), end: () => raw.end() };
+    const pool = guardClients(wrapper as unknown as PgPool, { ownsPool: true, queryTimeoutMs: 1000 });
+    try {
+      const client = await pool.connect();
+      client.release(true);
+      expect(uncaught).toEqual([]);
+    } finally {
+      await pool.end();
+      await server.close();
+    }
+  });
+
+  it('fails the checkout when the server closes before the connection is ready, without a crash', async () => {
+    const server = createServer((socket) => void socket.once('data', () => socket.destroy()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { default: pg } = await import('pg');
+    const raw = new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${(server.address() as AddressInfo).port}/postgres` });
+    raw.on('error', () => undefined);
+    const pool = guardClients(raw as unknown as PgPool, { ownsPool: true, queryTimeoutMs: 1000 });
+    try {
+      await expect(pool.connect()).rejects.toThrow();
+      expect(uncaught).toEqual([]);
+    } finally {
+      await pool.end();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 

@@ -42,7 +42,10 @@ export interface PgPoolClient extends PostgresPoolClient {
 }
 
 /**
- * The part of a `pg` pool the store uses (a `pg.Pool` fits).
+ * The part of a `pg` pool the store uses (a `pg.Pool` fits). The store calls `connect` with a callback,
+ * as `pg.Pool` also takes one, and puts its `'error'` listener on the client there, before the client
+ * can report a connection the server ends as it opens; a pool that ignores the callback and returns the
+ * promise works too, without that guarantee. A wrapper of `pg.Pool` should pass `connect`'s arguments on.
  *
  * @example
  * ```ts

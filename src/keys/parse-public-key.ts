@@ -176,8 +176,8 @@ function readJwk(jwk: unknown): Read {
 /**
  * Whether an RSA public exponent is an odd number from 3 to 2^32 - 1 (65537 in practice). A verify costs
  * one modular exponentiation by it: an exponent as long as the modulus (which a JWK may carry) makes
- * each signature check over a hundred times dearer, so every RSA key this library verifies with,
- * registered, sent in a DPoP proof or published by an outside issuer, is held to this rule.
+ * each signature check over a hundred times dearer, so RSA keys registered through the admin API, sent
+ * in a DPoP proof or published by an outside issuer are held to this rule.
  *
  * @example
  * ```ts

@@ -110,7 +110,7 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
     }
   });
 
-  // RFC 9449 §4.3 step 7 (the jwk is a public key fit for the alg) and RFC 8017 §3.1: a verify costs a modular
+  // RFC 9449 §4.3 (the proof's signature verifies with its jwk) and RFC 8017 §3.1: a verify costs a modular
   // exponentiation by the key's public exponent, so one as long as the modulus made every unauthenticated
   // request pay a hundred signature checks' work on the event loop. Refused before any signature check.
   it('400 invalid_dpop_proof for an RSA jwk whose public exponent is not 3 to 2^32 - 1, before its signature is checked', async () => {

@@ -4,6 +4,7 @@
  * challenges; `dpop: 'required'`; single use of proofs; `htu` behind a proxy. Express 5 and 4; time
  * from the injected TestClock.
  */
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryAccountStore, type CreatedAccount, type OperationalEvent } from '../../src/index.js';
@@ -11,6 +12,7 @@ import { createTestApp, TEST_ISSUER, type TestAppOptions } from '../helpers/crea
 import { DpopKey } from '../helpers/dpop-proofs.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { recordServiceAccountOnFinish } from '../helpers/finish-log.js';
+import { longExponentRsaKey } from '../helpers/long-exponent-rsa-key.js';
 import { issueToken } from '../helpers/tokens.js';
 
 const TOKEN_URL = `${TEST_ISSUER}/oauth/token`;
@@ -111,6 +113,18 @@ describe.each([5, 4] as const)('requireBearer() with DPoP on Express %i', (versi
         expectOAuthError(res, 400, 'invalid_request', { challenge: new RegExp(`^${DPOP_OFFER}, error="invalid_request"`) });
       }
     }
+  });
+
+  // RFC 8017 §3.1: a verify costs a modular exponentiation by the key's public exponent; a proof whose RSA
+  // jwk carries one as long as its modulus is refused before its signature is checked, here as at the token endpoint.
+  it('401 invalid_dpop_proof for a proof whose RSA jwk has a public exponent outside 3 to 2^32 - 1', async () => {
+    const token = await boundToken();
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const header = part({ typ: 'dpop+jwt', alg: 'PS256', jwk: { kty: 'RSA', ...longExponentRsaKey() } });
+    const claims = part({ htm: 'GET', htu: WHOAMI, iat: now(), jti: 'long-exponent', ath: 'x' });
+    const res = await dpopGet(token, `${header}.${claims}.${randomBytes(384).toString('base64url')}`);
+    expectOAuthError(res, 401, 'invalid_dpop_proof', { challenge: new RegExp(`^${DPOP_OFFER}, error="invalid_dpop_proof"`) });
+    expect(res.body.error_description).toContain('public exponent');
   });
 
   // RFC 9449 §4.3: other URL or method, no or a wrong ath, no proof: 401 invalid_dpop_proof with the DPoP challenge (§7.1).

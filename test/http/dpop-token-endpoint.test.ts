@@ -122,6 +122,18 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
     expect(res.body.error_description).toContain('public exponent');
   });
 
+  it('400 invalid_dpop_proof for an RSA jwk of more than 8192 bits, before its signature is checked', async () => {
+    const modulus = randomBytes(1025); // 8200 bits
+    modulus[0]! |= 0x80;
+    modulus[1024]! |= 1;
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const header = part({ typ: 'dpop+jwt', alg: 'PS256', jwk: { kty: 'RSA', n: modulus.toString('base64url'), e: 'AQAB' } });
+    const claims = part({ htm: 'POST', htu: HTU, iat: now(), jti: 'large-modulus' });
+    const res = await tokenRequest(`${header}.${claims}.${randomBytes(1025).toString('base64url')}`);
+    expectOAuthError(res, 400, 'invalid_dpop_proof');
+    expect(res.body.error_description).toContain('at most 8192 bits');
+  });
+
   // "A `DPoP` header ... is checked per §4.3 before any bcrypt work ... A bad proof: 400 `invalid_dpop_proof`, not a limiter failure."
   it('a bad proof is answered before the secret is checked and does not count towards the failure limit', async () => {
     t = make({ failureLimit: { max: 1, windowSeconds: 60 } });

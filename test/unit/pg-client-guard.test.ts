@@ -256,38 +256,31 @@ describe('a connection the server ends as it opens', () => {
     process.off('uncaughtException', record);
   });
 
-  it('hands the client out with its error listener already on it: no uncaught exception', async () => {
+  /** Checks one client out of a guarded real `pg.Pool` (or of `wrap(pool)`) on the ending server. */
+  async function checkOutFromEndingServer(wrap: (raw: import('pg').Pool) => unknown = (raw) => raw): Promise<void> {
     const server = await endingServer();
     const { default: pg } = await import('pg');
     const raw = new pg.Pool({ connectionString: server.url });
     raw.on('error', () => undefined);
-    const pool = guardClients(raw as unknown as PgPool, { ownsPool: true, queryTimeoutMs: 1000 });
+    const pool = guardClients(wrap(raw) as PgPool, { ownsPool: true, queryTimeoutMs: 1000 });
     try {
       const client = await pool.connect();
       await expect(client.query('select 1', [])).rejects.toThrow(); // no longer queryable
       client.release(true);
-      expect(uncaught).toEqual([]);
     } finally {
       await pool.end();
       await server.close();
     }
+  }
+
+  it('hands the client out with its error listener already on it: no uncaught exception', async () => {
+    await checkOutFromEndingServer();
+    expect(uncaught).toEqual([]);
   });
 
   it('guards the clients of a wrapper that passes its arguments on to pg.Pool (as instrumentation does)', async () => {
-    const server = await endingServer();
-    const { default: pg } = await import('pg');
-    const raw = new pg.Pool({ connectionString: server.url });
-    raw.on('error', () => undefined);
-    const wrapper = { connect: (...args: unknown[]) => (raw.connect as (...a: unknown[]) => unknown).apply(raw, args), end: () => raw.end() };
-    const pool = guardClients(wrapper as unknown as PgPool, { ownsPool: true, queryTimeoutMs: 1000 });
-    try {
-      const client = await pool.connect();
-      client.release(true);
-      expect(uncaught).toEqual([]);
-    } finally {
-      await pool.end();
-      await server.close();
-    }
+    await checkOutFromEndingServer((raw) => ({ connect: (...args: unknown[]) => (raw.connect as (...a: unknown[]) => unknown).apply(raw, args), end: () => raw.end() }));
+    expect(uncaught).toEqual([]);
   });
 
   it('fails the checkout when the server closes before the connection is ready, without a crash', async () => {

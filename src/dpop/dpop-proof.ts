@@ -17,7 +17,7 @@ import { constants, createHash, createPublicKey, verify, type JsonWebKey, type K
 import type { IncomingMessage } from 'node:http';
 import { InvalidDpopProofError, UseDpopNonceError } from '../errors.js';
 import { jwkThumbprint } from '../keys/jwk-thumbprint.js';
-import { isUsualRsaExponent } from '../keys/parse-public-key.js';
+import { rsaKeyProblem } from '../keys/parse-public-key.js';
 import type { DpopNonces } from './dpop-nonces.js';
 import type { ResolvedDpopConfig } from './dpop-options.js';
 import { htuMatches } from './dpop-request-url.js';
@@ -246,14 +246,10 @@ export class DpopProofChecker {
     } catch {
       throw refuse('The DPoP proof\'s jwk is not a usable public key');
     }
-    if (key.asymmetricKeyType === 'rsa') {
-      const details = key.asymmetricKeyDetails ?? {};
-      const bits = details.modulusLength ?? 0;
-      if (bits < 2048) throw refuse('The DPoP proof\'s RSA key must have at least 2048 bits');
-      if (bits > MAX_RSA_BITS) throw refuse(`The DPoP proof's RSA key must have at most ${MAX_RSA_BITS} bits`);
-      // Checked before any signature: an exponent as long as the modulus makes each verify over a hundred times dearer.
-      if (!isUsualRsaExponent(details.publicExponent)) throw refuse('The DPoP proof\'s RSA key must have a public exponent from 3 to 2^32 - 1 (usually 65537)');
-    }
+    // Checked before any signature: a long modulus or exponent makes each verify many times dearer.
+    const problem = key.asymmetricKeyType === 'rsa' ? rsaKeyProblem(key, MAX_RSA_BITS) : undefined;
+    if (problem === 'size') throw refuse(`The DPoP proof's RSA key must have at least 2048 and at most ${MAX_RSA_BITS} bits`);
+    if (problem === 'exponent') throw refuse('The DPoP proof\'s RSA key must have a public exponent from 3 to 2^32 - 1 (usually 65537)');
     const known = { jkt, verify: verifierOf(alg, key) };
     if (this.#headers.size >= MAX_CACHED_KEYS) this.#headers.delete(this.#headers.keys().next().value!);
     this.#headers.set(encodedHeader, known);

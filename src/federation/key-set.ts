@@ -18,7 +18,7 @@
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
-import { isUsualRsaExponent } from '../keys/parse-public-key.js';
+import { rsaKeyProblem } from '../keys/parse-public-key.js';
 import { fetchPolicyProblem } from './address-policy.js';
 import { fetchJsonDocument, type FetchJsonDocumentOptions } from './fetch-json-document.js';
 
@@ -121,7 +121,7 @@ export class KeySet {
 
   /**
    * The key as a public key object (imported once), or `undefined` when it is no valid key (an RSA key
-   * with an exponent outside 3 to 2^32 - 1 included).
+   * of fewer than 2048 or more than 16384 bits, or with an exponent outside 3 to 2^32 - 1, included).
    */
   keyObject(key: SetKey): KeyObject | undefined {
     let imported = this.#imported.get(key);
@@ -130,8 +130,8 @@ export class KeySet {
       for (const name of ['kty', 'crv', 'x', 'y', 'n', 'e'] as const) if (typeof key[name] === 'string') members[name] = key[name] as string;
       try {
         imported = createPublicKey({ key: members, format: 'jwk' });
-        // An RSA key whose exponent makes every signature check dear is no key to verify with.
-        if (imported.asymmetricKeyType === 'rsa' && !isUsualRsaExponent(imported.asymmetricKeyDetails?.publicExponent)) imported = null;
+        // An RSA key whose size or exponent makes every signature check dear is no key to verify with.
+        if (imported.asymmetricKeyType === 'rsa' && rsaKeyProblem(imported) !== undefined) imported = null;
       } catch {
         imported = null;
       }

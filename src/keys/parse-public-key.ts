@@ -174,19 +174,27 @@ function readJwk(jwk: unknown): Read {
 }
 
 /**
- * Whether an RSA public exponent is an odd number from 3 to 2^32 - 1 (65537 in practice). A verify costs
- * one modular exponentiation by it: an exponent as long as the modulus (which a JWK may carry) makes
- * each signature check over a hundred times dearer, so RSA keys registered through the admin API, sent
- * in a DPoP proof or published by an outside issuer are held to this rule.
+ * What is wrong with an RSA public key for signature checks, or `undefined` when nothing is: `'size'`
+ * when its modulus has fewer than 2048 or more than `maxBits` bits, `'exponent'` when its public
+ * exponent is not an odd number from 3 to 2^32 - 1 (65537 in practice). A verify costs about the square
+ * of the modulus, and one modular exponentiation by the exponent: an exponent as long as the modulus
+ * (which a JWK may carry) makes each check over a hundred times dearer. RSA keys registered through the
+ * admin API, sent in a DPoP proof or published by an outside issuer are all held to this rule, before
+ * any signature is checked with them.
  *
  * @example
  * ```ts
- * isUsualRsaExponent(65537n) // true
- * isUsualRsaExponent(2n ** 3000n + 1n) // false
+ * rsaKeyProblem(createPublicKey(pem)) // undefined for a usual 2048-bit key with exponent 65537
+ * rsaKeyProblem(createPublicKey(pem), 8192) // 'size' for a 16384-bit key
  * ```
  */
-export function isUsualRsaExponent(exponent: bigint | undefined): boolean {
-  return exponent !== undefined && exponent >= 3n && exponent < 2n ** 32n && exponent % 2n === 1n;
+export function rsaKeyProblem(key: KeyObject, maxBits: number = MAX_RSA_BITS): 'size' | 'exponent' | undefined {
+  const details = key.asymmetricKeyDetails ?? {};
+  const bits = details.modulusLength ?? 0;
+  if (bits < MIN_RSA_BITS || bits > maxBits) return 'size';
+  const exponent = details.publicExponent;
+  const usual = exponent !== undefined && exponent >= 3n && exponent < 2n ** 32n && exponent % 2n === 1n;
+  return usual ? undefined : 'exponent';
 }
 
 function checkKeyType(key: KeyObject): string | undefined {
@@ -195,9 +203,8 @@ function checkKeyType(key: KeyObject): string | undefined {
     case 'ec':
       return details.namedCurve === 'prime256v1' ? undefined : PUBLIC_KEY_REFUSALS.curve;
     case 'rsa': {
-      const bits = details.modulusLength ?? 0;
-      if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS) return PUBLIC_KEY_REFUSALS.rsaSize;
-      return isUsualRsaExponent(details.publicExponent) ? undefined : PUBLIC_KEY_REFUSALS.rsaExponent;
+      const problem = rsaKeyProblem(key);
+      return problem === undefined ? undefined : problem === 'size' ? PUBLIC_KEY_REFUSALS.rsaSize : PUBLIC_KEY_REFUSALS.rsaExponent;
     }
     case 'ed25519':
       return undefined;

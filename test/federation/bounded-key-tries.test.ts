@@ -118,6 +118,19 @@ describe('outside issuers: signature checks per token', () => {
     expect(signatureChecks()).toBe(0);
   });
 
+  // A verify's cost grows about with the square of the modulus: registered keys may have at most
+  // 16384 bits, and an outside issuer's keys are held to the same size.
+  it('never checks a signature with an RSA key of more than 16384 bits', async () => {
+    const modulus = randomBytes(2049); // 16392 bits
+    modulus[0]! |= 0x80;
+    modulus[2048]! |= 1;
+    const sets = keySets({ issuers: { [idp.issuer]: { jwks: { keys: [{ kty: 'RSA', n: modulus.toString('base64url'), e: 'AQAB', kid: 'huge', alg: 'RS256' }] } } } });
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const token = `${part({ alg: 'RS256', kid: 'huge' })}.${part({ iss: idp.issuer, sub: 'x', aud: AUDIENCE, exp: seconds + 60 })}.${randomBytes(2049).toString('base64url')}`;
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE, currentDate: now })).toBeUndefined();
+    expect(signatureChecks()).toBe(0);
+  });
+
   it(`refuses an inline JWK Set of more than ${MAX_KEYS_PER_SET} keys at start with a TypeError`, () => {
     expect(() => resolveFederation({ issuers: { [idp.issuer]: { jwks: p521Set(published, MAX_KEYS_PER_SET + 1) } } })).toThrow(
       new TypeError(`express-service-accounts: option "federation.issuers[${JSON.stringify(idp.issuer)}].jwks" holds 101 keys: a JWK Set may hold at most 100`),

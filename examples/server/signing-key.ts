@@ -75,7 +75,7 @@ function loadOrCreateKeyFile(file: string): { key: string; created: boolean } {
   }
   // Like the SQLite store: the database goes here too. A folder made here holds secret hashes and the
   // key: keep it out of git, whatever the project's own .gitignore says.
-  if (mkdirSync(dirname(file), { recursive: true, mode: 0o700 }) !== undefined) {
+  if (makeFolders(dirname(file)) !== undefined) {
     writeFileSync(join(dirname(file), '.gitignore'), GITIGNORE, { flag: 'wx' });
   }
   const key = randomBytes(32).toString('base64url'); // 256 random bits as 43 characters
@@ -90,6 +90,34 @@ function loadOrCreateKeyFile(file: string): { key: string; created: boolean } {
   } finally {
     unlinkSync(temporary);
   }
+}
+
+/**
+ * `mkdir -p` with mode 0700, one folder at a time; returns the first folder it created, as
+ * `mkdirSync(..., { recursive: true })` does. Not that call: under /proc (ENOENT for a folder that
+ * cannot exist) Node's recursive mkdir retries forever; here a child's ENOENT once its parent exists is final.
+ */
+function makeFolders(folder: string): string | undefined {
+  const missing: string[] = [];
+  for (let current = folder; ; current = dirname(current)) {
+    try {
+      statSync(current);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(current) === current) throw error;
+      missing.unshift(current);
+    }
+  }
+  let first: string | undefined;
+  for (const current of missing) {
+    try {
+      mkdirSync(current, { mode: 0o700 });
+      first ??= current;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  return first;
 }
 
 /** Resolves TOKEN_SIGNING_KEY for a store; throws {@link StartupError} when it cannot. */

@@ -3,7 +3,7 @@
  * `createSqliteAccountStore()`: the SQL store on a SQLite file through better-sqlite3, loaded only
  * when the store is first used, so the core works without it installed.
  */
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
@@ -100,11 +100,36 @@ async function openSqliteDatabase(filename: string, busyTimeoutMs: number): Prom
  * their owner made them. An empty file is a valid, empty SQLite database.
  */
 async function createPrivately(filename: string): Promise<void> {
-  await mkdir(dirname(filename), { recursive: true, mode: 0o700 });
+  await makeFolders(dirname(resolve(filename)));
   try {
     await (await open(filename, 'wx', 0o600)).close();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/**
+ * `mkdir -p` with mode 0700, one folder at a time. Not `mkdir(..., { recursive: true })`: under a
+ * file system that answers ENOENT for a folder that cannot exist (such as /proc on Linux), Node's
+ * recursive mkdir retries forever; here a child's ENOENT once its parent exists is final.
+ */
+async function makeFolders(folder: string): Promise<void> {
+  const missing: string[] = [];
+  for (let current = folder; ; current = dirname(current)) {
+    try {
+      await stat(current);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(current) === current) throw error;
+      missing.unshift(current);
+    }
+  }
+  for (const current of missing) {
+    try {
+      await mkdir(current, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
 }
 

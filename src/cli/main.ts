@@ -47,10 +47,22 @@ function describeFailure(error: unknown): string {
  * ```
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  // With --json, `--version` too prints one JSON document: {"version": "..."}. Commander prints the
+  // version as it meets the flag, before a later --json is read, so that one line is held back here.
+  const end = argv.indexOf('--');
+  const json = (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+  let held = '';
+  const out: CliIo = json ? { stdout: (text) => void (held += text), stderr: io.stderr } : io;
   try {
-    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    await buildProgram(out).parseAsync([...argv], { from: 'user' });
+    if (held !== '') io.stdout(held);
     return EXIT_OK;
   } catch (error) {
+    if (error instanceof CommanderError && error.code === 'commander.version' && json) {
+      io.stdout(`${JSON.stringify({ version: held.trim() })}\n`);
+      return EXIT_OK;
+    }
+    if (held !== '') io.stdout(held);
     // Commander has already printed its message (or the help) through io.
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     const usage = error instanceof UsageError || (error instanceof AdminError && error.code === 'invalid_input');

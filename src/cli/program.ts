@@ -127,7 +127,8 @@ export function buildProgram(io: CliIo): Command {
     try {
       parseAccountStoreUrl(options.store);
     } catch (error) {
-      throw new UsageError(`--store: ${(error as Error).message}`);
+      const from = command.getOptionValueSourceWithGlobals('store') === 'env' ? 'SERVICE_ACCOUNTS_STORE' : '--store';
+      throw new UsageError(`${from}: ${(error as Error).message}`);
     }
     let session: ReturnType<typeof openAdminSession>;
     try {

@@ -3,11 +3,11 @@
  * commander's own included, starts with `service-accounts:` (docs/cli.md: "one line on stderr"), and
  * `revoke` or `add` typed without `secret` points to the command they meant. Exit code 2 (usage).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/run-cli.js';
+import { ROOT, runCli } from '../helpers/run-cli.js';
 
 let dir: string;
 let store: string;
@@ -28,6 +28,18 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
       expect(run.stderr, what).toMatch(/^service-accounts: /);
       expect(run.stderr, what).not.toMatch(/^error: /m);
     });
+  });
+
+  // "With `--json`, a command prints exactly one JSON document on stdout": `--version` too.
+  it('--version prints the package version; with --json, before or after it, as one JSON document', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const plain = await runCli(['--version']);
+    expect([plain.code, plain.stdout, plain.stderr]).toEqual([0, `${version}\n`, '']);
+    for (const args of [['--version', '--json'], ['--json', '-V']]) {
+      const run = await runCli(args);
+      expect([run.code, run.stderr], args.join(' ')).toEqual([0, '']);
+      expect(JSON.parse(run.stdout), args.join(' ')).toEqual({ version });
+    }
   });
 
   it.each(['revoke', 'add'])('`service-accounts %s` suggests the `secret`, `key` and `federated` subcommands', async (word) => {

@@ -203,6 +203,15 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
     expect(await runCliJson(['list', '--store', other], { env: { SERVICE_ACCOUNTS_STORE: store } })).toEqual([]);
   });
 
+  it('an unsupported store URL is a usage error that names where it came from: --store or SERVICE_ACCOUNTS_STORE', async () => {
+    const fromEnv = await runCli(['list'], { env: { SERVICE_ACCOUNTS_STORE: 'mysql://db/x' } });
+    expectUsageError(fromEnv);
+    expect(fromEnv.stderr).toMatch(/^service-accounts: SERVICE_ACCOUNTS_STORE: /);
+    const fromFlag = await runCli(['list', '--store', 'mysql://db/x'], { env: { SERVICE_ACCOUNTS_STORE: store } });
+    expectUsageError(fromFlag);
+    expect(fromFlag.stderr).toMatch(/^service-accounts: --store: /);
+  });
+
   it('defaults to sqlite:./.data/service-accounts.db in the working directory', async () => {
     const cwd = mkdtempSync(join(dir, 'cwd-'));
     // An empty SERVICE_ACCOUNTS_STORE is "not set" (CONTRACT §5: the example server shares the CLI's default).

@@ -1,9 +1,9 @@
 /**
- * Audit (CONTRACT §4 "1 on a failure (message on stderr, no stack trace)"; §5 the example server's
- * SERVICE_ACCOUNTS_STORE): a SQLite path whose folder cannot exist, such as one under /proc, makes
+ * CONTRACT §4 "1 on a failure (message on stderr, no stack trace)"; §5 the example server's
+ * SERVICE_ACCOUNTS_STORE: a SQLite path whose folder cannot exist, such as one under /proc, made
  * Node's `mkdir(..., { recursive: true })` spin forever (procfs answers ENOENT for the child, Node then
- * "creates" the existing parent and retries). The CLI and the example server hang at 100% CPU instead
- * of failing with a message. Linux only.
+ * "creates" the existing parent and retries): the CLI and the example server hung at 100% CPU instead
+ * of failing with a message. The bounds below only tell a hang from an answer. Linux only.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -32,29 +32,27 @@ function runServer(env: Record<string, string>, ms: number): Promise<{ code: num
   );
 }
 
-describe.runIf(onProcfs)('a SQLite store under /proc', { timeout: 30_000 }, () => {
+describe.runIf(onProcfs)('a SQLite store under /proc', { timeout: 60_000 }, () => {
   it('service-accounts list fails with exit 1 and one line on stderr, within seconds', async () => {
-    const started = Date.now();
     const run = await Promise.race([
       runCli(['list', '--store', storeUrl, '--json']),
-      new Promise<'hung'>((done) => setTimeout(() => done('hung'), 10_000)),
+      new Promise<'hung'>((done) => setTimeout(() => done('hung'), 25_000)),
     ]);
-    expect(run, 'the CLI was still running after 10 s').not.toBe('hung');
+    expect(run, 'the CLI was still running after 25 s').not.toBe('hung');
     if (run === 'hung') return;
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^service-accounts: .+\n$/);
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('the example server exits 1 with a message (generated signing key)', async () => {
-    const { code, output } = await runServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: storeUrl }, 10_000);
-    expect(code, `still running after 10 s:\n${output}`).toBe(1);
+    const { code, output } = await runServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: storeUrl }, 25_000);
+    expect(code, `still running after 25 s:\n${output}`).toBe(1);
     expect(output).toMatch(/^error: /m);
   });
 
   it('the example server exits 1 with a message (TOKEN_SIGNING_KEY given)', async () => {
-    const { code, output } = await runServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: storeUrl, TOKEN_SIGNING_KEY: 'k'.repeat(40) }, 10_000);
-    expect(code, `still running after 10 s:\n${output}`).toBe(1);
+    const { code, output } = await runServer({ PORT: '0', SERVICE_ACCOUNTS_STORE: storeUrl, TOKEN_SIGNING_KEY: 'k'.repeat(40) }, 25_000);
+    expect(code, `still running after 25 s:\n${output}`).toBe(1);
     expect(output).toMatch(/^error: /m);
   });
 });

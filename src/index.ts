@@ -60,6 +60,7 @@ export { CONSOLE_STRINGS, type ConsoleStrings } from './console/console-strings.
 export type {
   AccountStore,
   AccountRecord,
+  AccountListFilter,
   SecretRecord,
   NewAccountRecord,
   AccountPolicyChange,

@@ -105,11 +105,13 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
   return {
     async listAccounts(clientAccountId) {
       const only = tenant ?? clientAccountId;
-      return (await admin.listAccounts()).filter((account) => visible(account) && (only === undefined || account.clientAccountId === only));
+      const accounts = await admin.listAccounts(only === undefined ? undefined : { clientAccountId: only });
+      return accounts.filter((account) => visible(account) && (only === undefined || account.clientAccountId === only));
     },
     getAccount,
     async listStaleCredentials(criteria) {
-      return (await admin.listStaleCredentials(criteria)).filter((credential) => withinClientAccount(tenant ?? null, credential));
+      const stale = await admin.listStaleCredentials(tenant === undefined ? criteria : { ...criteria, clientAccountId: tenant });
+      return stale.filter((credential) => withinClientAccount(tenant ?? null, credential));
     },
     async createAccount(input) {
       if (tenant !== undefined && input.clientAccountId !== undefined && input.clientAccountId !== tenant) {

@@ -8,7 +8,7 @@
 import type { AuditActor } from '../audit/audit-events.js';
 import { generateClientId, generateSecret } from '../credentials/generate-credentials.js';
 import { hashSecret } from '../secrets/secret-verifier.js';
-import type { AccountRecord } from '../store/account-store.js';
+import type { AccountListFilter, AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { supportsKind } from '../store/credential-kinds.js';
 import { AdminError, accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
@@ -51,7 +51,11 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
    * (both are shown in listings and audit events); the message never repeats the value.
    */
   createAccount(input: CreateAccountInput): Promise<CreatedAccount>;
-  listAccounts(): Promise<AccountSummary[]>;
+  /**
+   * Every account, oldest first; with `filter.clientAccountId`, only that client account's, read as
+   * such from a store that can (see `AccountStore.listAccounts`).
+   */
+  listAccounts(filter?: AccountListFilter): Promise<AccountSummary[]>;
   /**
    * The live (unrevoked) credentials of every kind that expire within `criteria.expiringWithin` (or
    * have expired), or were last used (never used: created) at least `criteria.unusedFor` ago: what
@@ -173,6 +177,12 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     await context.ready();
     return callStore(fn, config.storeTimeout, what);
   };
+  /** Every account, or one client account's: asked of the store, and kept here too (a store may ignore the filter). */
+  const accountsOf = async (clientAccountId: string | undefined): Promise<AccountRecord[]> => {
+    if (clientAccountId === undefined) return call('listAccounts', () => store.listAccounts());
+    const listed = await call('listAccounts', () => store.listAccounts({ clientAccountId }));
+    return listed.filter((account) => account.clientAccountId === clientAccountId);
+  };
   const requireAccount = async (clientId: string): Promise<AccountRecord> => {
     const account = isClientIdLookup(clientId) ? await call('findAccount', () => store.findAccount(clientId)) : undefined;
     if (!account) throw accountNotFound(clientId);
@@ -277,14 +287,14 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       return { clientId, resources: [...(account.resources ?? checked)] };
     },
 
-    async listAccounts() {
-      return (await call('listAccounts', () => store.listAccounts())).map((account) => summarizeAccount(account, config.issuer));
+    async listAccounts(filter) {
+      return (await accountsOf(filter?.clientAccountId)).map((account) => summarizeAccount(account, config.issuer));
     },
 
     async listStaleCredentials(criteria) {
       const now = config.now();
       findStaleCredentials([], criteria, now); // the criteria checked before the store is read
-      return findStaleCredentials(await call('listAccounts', () => store.listAccounts()), criteria, now);
+      return findStaleCredentials(await accountsOf(criteria.clientAccountId), criteria, now);
     },
 
     async getAccount(clientId) {

@@ -26,6 +26,8 @@ export interface StaleCredentialCriteria {
   expiringWithin?: number | string;
   /** Credentials last used (or, never used, created) at least this long ago. */
   unusedFor?: number | string;
+  /** Only the credentials of this client account's accounts (your customer or tenant). */
+  clientAccountId?: string;
 }
 
 /**

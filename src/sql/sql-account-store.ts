@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type {
   AccountChangeListener,
+  AccountListFilter,
   AddFederatedCredentialResult,
   AddKeyOptions,
   AddKeyResult,
@@ -202,9 +203,11 @@ export class KyselyAccountStore implements SqlAccountStore {
     return this.#find(this.#db, clientId);
   }
 
-  async listAccounts(): Promise<AccountRecord[]> {
+  async listAccounts(filter: AccountListFilter = {}): Promise<AccountRecord[]> {
     await this.init();
-    return toAccountRecords(await selectAccountRows(this.#db).execute());
+    const { clientAccountId } = filter;
+    const rows = selectAccountRows(this.#db);
+    return toAccountRecords(await (clientAccountId === undefined ? rows : rows.where('a.client_account_id', '=', clientAccountId)).execute());
   }
 
   async setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {

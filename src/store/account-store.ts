@@ -187,6 +187,19 @@ export interface AddSecretOptions {
 export type AddSecretResult = SecretRecord | 'limit_reached' | undefined;
 
 /**
+ * What {@link AccountStore.listAccounts} is asked for; absent members narrow nothing.
+ *
+ * @example
+ * ```ts
+ * const acme: AccountRecord[] = await store.listAccounts({ clientAccountId: 'acme' })
+ * ```
+ */
+export interface AccountListFilter {
+  /** Only the accounts acting for this client account (your customer or tenant). */
+  readonly clientAccountId?: string;
+}
+
+/**
  * An account to create, with its first secret.
  *
  * @example
@@ -432,8 +445,14 @@ export interface AccountStore {
    */
   findAccount(clientId: string): Promise<AccountRecord | undefined>;
 
-  /** Every account, oldest first, with all its credentials. Used by the admin API and the CLI's `list`. */
-  listAccounts(): Promise<AccountRecord[]>;
+  /**
+   * Every account, oldest first, with all its credentials. Used by the admin API and the CLI's `list`.
+   * With `filter.clientAccountId`, only that client account's accounts are asked for: read only those
+   * when your persistence can (the tenant admin router lists one tenant's accounts this way, so one
+   * client account's many accounts do not slow another's listing). Returning more is allowed: every
+   * caller keeps only the accounts it asked for, so a store that ignores the filter stays correct.
+   */
+  listAccounts(filter?: AccountListFilter): Promise<AccountRecord[]>;
 
   /**
    * Enables or disables an account.

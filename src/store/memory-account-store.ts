@@ -5,6 +5,7 @@
 import type {
   AccountPolicyChange,
   AccountChangeListener,
+  AccountListFilter,
   AddKeyOptions,
   AddKeyResult,
   AddSecretOptions,
@@ -87,8 +88,10 @@ export class MemoryAccountStore implements AccountStore {
     return account && copyAccount(account);
   }
 
-  async listAccounts(): Promise<AccountRecord[]> {
-    return [...this.#accounts.values()].map(copyAccount);
+  async listAccounts(filter: AccountListFilter = {}): Promise<AccountRecord[]> {
+    const { clientAccountId } = filter;
+    const accounts = [...this.#accounts.values()];
+    return (clientAccountId === undefined ? accounts : accounts.filter((account) => account.clientAccountId === clientAccountId)).map(copyAccount);
   }
 
   async setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {

@@ -149,6 +149,17 @@ export function describeAccountStore(
       expect(mine[1]).toEqual(b);
     });
 
+    it('listAccounts({ clientAccountId }) returns every account of that client account, oldest first (others may come too)', async () => {
+      const clientAccountId = ids.account().clientAccountId!;
+      const a = await store.createAccount(ids.account({ clientAccountId }));
+      const other = await store.createAccount(ids.account());
+      const b = await store.createAccount(ids.account({ clientAccountId }));
+      const listed = await store.listAccounts({ clientAccountId });
+      // A store may ignore the filter: its callers keep only the accounts they asked for.
+      expect(listed.filter((x) => x.clientAccountId === clientAccountId)).toEqual([a, b]);
+      expect((await store.listAccounts()).some((x) => x.clientId === other.clientId)).toBe(true);
+    });
+
     it('setAccountEnabled disables and re-enables, returning the updated account', async () => {
       const account = await store.createAccount(ids.account());
       const disabled = await store.setAccountEnabled(account.clientId, false);

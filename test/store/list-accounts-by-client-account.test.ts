@@ -1,0 +1,80 @@
+/**
+ * `AccountStore.listAccounts({ clientAccountId })`: the stores of this package read only that client
+ * account's accounts (so one tenant's many accounts do not slow another tenant's listing), and the
+ * admin API keeps only them even over a store that ignores the filter, as one written before it
+ * existed does.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
+import { createPostgresAccountStore, createSqliteAccountStore } from '../../src/sql/index.js';
+import { IdFactory } from '../../src/testing/contract-fixtures.js';
+import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
+import { withPostgres } from '../helpers/with-postgres.js';
+import { ForwardingStore } from '../helpers/forwarding-store.js';
+import { TEST_HS256_KEY } from '../helpers/create-app.js';
+
+const ids = new IdFactory();
+
+/** Two client accounts' accounts and one without a client account; then what the filter returns. */
+async function listedFor(store: AccountStore): Promise<{ acme: string[]; listed: string[]; all: number }> {
+  const acmeId = ids.account().clientAccountId!;
+  const acme = [];
+  for (const overrides of [{ clientAccountId: acmeId }, {}, { clientAccountId: null }, { clientAccountId: acmeId }]) {
+    const account = await store.createAccount(ids.account(overrides));
+    if (account.clientAccountId === acmeId) acme.push(account.clientId);
+  }
+  const listed = (await store.listAccounts({ clientAccountId: acmeId })).map((account) => account.clientId);
+  return { acme, listed, all: (await store.listAccounts()).length };
+}
+
+describe('listAccounts({ clientAccountId }) reads only that client account’s accounts', () => {
+  it('MemoryAccountStore', async () => {
+    const { acme, listed, all } = await listedFor(new MemoryAccountStore());
+    expect(listed).toEqual(acme);
+    expect(all).toBe(4);
+  });
+
+  it('the SQLite store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sa-list-filter-'));
+    const store = createSqliteAccountStore({ filename: join(dir, 'a.db') });
+    try {
+      const { acme, listed, all } = await listedFor(store);
+      expect(listed).toEqual(acme);
+      expect(all).toBe(4);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+withPostgres('PostgreSQL listAccounts by client account', (connectionString) => {
+  const schemas = usePostgresSchemas(connectionString);
+
+  it('the PostgreSQL store reads only that client account’s accounts', async () => {
+    const store = createPostgresAccountStore({ connectionString, schema: schemas.name() });
+    try {
+      const { acme, listed, all } = await listedFor(store);
+      expect(listed).toEqual(acme);
+      expect(all).toBe(4);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('admin.listAccounts({ clientAccountId })', () => {
+  it('returns only that client account’s accounts, oldest first, even from a store that ignores the filter', async () => {
+    // A store written before the filter existed: it lists every account whatever it is asked.
+    const ignoring = new ForwardingStore(new MemoryAccountStore());
+    const sa = createServiceAccounts({ store: ignoring, issuer: 'https://api.example.com', signingKeys: [{ alg: 'HS256', key: TEST_HS256_KEY }], secretHashRounds: 4 });
+    const first = await sa.admin.createAccount({ name: 'acme sync', clientAccountId: 'acme' });
+    await sa.admin.createAccount({ name: 'globex sync', clientAccountId: 'globex' });
+    const second = await sa.admin.createAccount({ name: 'acme export', clientAccountId: 'acme' });
+    expect((await sa.admin.listAccounts({ clientAccountId: 'acme' })).map((a) => a.clientId)).toEqual([first.clientId, second.clientId]);
+    expect(await sa.admin.listAccounts()).toHaveLength(3);
+  });
+});

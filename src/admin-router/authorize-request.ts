@@ -2,7 +2,8 @@
  * @module authorize-request
  * Asks the host's `authorize` who is acting, and fails closed: nobody is 401, `false` is 403, and a
  * throw or any answer that is not exactly a tenant administrator or an all-tenants operator is a 500
- * that lets nothing through (a half-filled principal must never widen what someone can see).
+ * that lets nothing through (a half-filled principal must never widen what someone can see; nor may a
+ * client account ID with white space around it, which the admin API would store trimmed).
  */
 import type { Request } from 'express';
 import { AdminProblem } from './admin-problem.js';
@@ -19,7 +20,9 @@ function checkPrincipal(value: unknown): AdminPrincipal | undefined {
   if (!isText(id) || !isText(name)) return undefined;
   const who = { id, name };
   if (allClientAccounts === true && clientAccountId === undefined) return { actor: who, allClientAccounts: true };
-  if (allClientAccounts === undefined && isText(clientAccountId)) return { actor: who, clientAccountId };
+  // Stored as createAccount stores it (trimmed): a tenant ID with white space around it would create
+  // accounts in the client account without it, which it can then not even see.
+  if (allClientAccounts === undefined && isText(clientAccountId) && clientAccountId === clientAccountId.trim()) return { actor: who, clientAccountId };
   return undefined;
 }
 

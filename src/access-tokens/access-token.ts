@@ -139,6 +139,15 @@ function hasNoExtensions(header: jwt.JwtHeader): boolean {
   return crit === undefined && (b64 === undefined || b64 === true);
 }
 
+/** jwt.decode, where a token it cannot read is `null`: jws.decode JSON-parses the payload of a `typ: "JWT"` header without catching. */
+function decodeComplete(token: string): jwt.Jwt | null {
+  try {
+    return jwt.decode(token, { complete: true });
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Verifies a bearer token and returns its claims.
  *
@@ -150,7 +159,7 @@ function hasNoExtensions(header: jwt.JwtHeader): boolean {
  */
 export function verifyAccessToken(settings: TokenVerification, token: string, now: Date): AccessTokenClaims {
   if (token.length > MAX_TOKEN_LENGTH || !JWT_SHAPE.test(token)) throw new InvalidTokenError('invalid');
-  const decoded = jwt.decode(token, { complete: true });
+  const decoded = decodeComplete(token);
   const header = decoded?.header;
   if (!header || !isTokenType(header.typ) || typeof header.kid !== 'string' || !hasNoExtensions(header)) {
     throw new InvalidTokenError('invalid');

@@ -184,8 +184,11 @@ function readJwk(jwk: unknown): Read {
  *
  * @example
  * ```ts
- * rsaKeyProblem(createPublicKey(pem)) // undefined for a usual 2048-bit key with exponent 65537
- * rsaKeyProblem(createPublicKey(pem), 8192) // 'size' for a 16384-bit key
+ * import { generateKeyPairSync } from 'node:crypto'
+ *
+ * const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+ * rsaKeyProblem(publicKey) // undefined: 2048 bits, exponent 65537
+ * rsaKeyProblem(publicKey, 1024) // 'size'
  * ```
  */
 export function rsaKeyProblem(key: KeyObject, maxBits: number = MAX_RSA_BITS): 'size' | 'exponent' | undefined {

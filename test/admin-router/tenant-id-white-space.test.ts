@@ -1,5 +1,5 @@
 /**
- * Red team: a tenant administrator whose client account ID differs from another's only by white space
+ * A tenant administrator whose client account ID differs from another's only by white space
  * around it (" acme" vs "acme": the host's authorize returned it as is) creates service accounts IN THE
  * OTHER client account: createAccount trims clientAccountId (checkText), but the tenant scope forces the
  * untrimmed principal value and never checks what the store got. The attacker receives the secret of an
@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminRouterApp } from '../helpers/admin-router-app.js';
-import { call, serve } from './serve.js';
+import { call, serve } from '../helpers/serve-app.js';
 
-describe('redteam: tenant ID with surrounding white space', () => {
+describe('tenant ID with surrounding white space', () => {
   const { app, admin } = createAdminRouterApp({
     tokens: {
       victim: { actor: { id: 'v', name: 'Victim' }, clientAccountId: 'acme' },

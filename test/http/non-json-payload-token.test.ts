@@ -1,5 +1,5 @@
 /**
- * Red team: a made-up bearer token whose header says `"typ": "JWT"` and whose payload is not JSON.
+ * A made-up bearer token whose header says `"typ": "JWT"` and whose payload is not JSON.
  * jsonwebtoken's decode (jws.decode) runs JSON.parse on such a payload without catching, so
  * verifyAccessToken throws a SyntaxError instead of InvalidTokenError('invalid'). CONTRACT §3: a
  * garbage token is 401 invalid_token; RFC 7662 §2.2: introspecting one is {"active": false}; RFC 7009
@@ -16,7 +16,7 @@ const b64 = (text: string) => Buffer.from(text).toString('base64url');
 /** The header is a valid JSON object; the payload "notjson" is not JSON. */
 const GARBAGE = `${b64(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: 'k' }))}.${b64('notjson')}.${b64('sig')}`;
 
-describe('redteam: a token with typ JWT and a non-JSON payload', () => {
+describe('a token with typ JWT and a non-JSON payload', () => {
   const t = createTestApp();
   const server = createServer(t.app);
   let url = '';

@@ -1,4 +1,4 @@
-/** Starts an Express app on 127.0.0.1 (port 0) for the red-team tests; returns its base URL and a closer. */
+/** Starts an Express app on 127.0.0.1 (port 0); returns its base URL and a closer. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';

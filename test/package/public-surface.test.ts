@@ -59,6 +59,7 @@ const TYPES: Readonly<Record<string, readonly string[]>> = {
     'AccessTokenClaims',
     'AccountChangeListener',
     'AccountEvent',
+    'AccountListFilter',
     'AccountRecord',
     'AccountResources',
     'AccountResourcesEvent',

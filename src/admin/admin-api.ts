@@ -7,7 +7,7 @@
  */
 import type { AuditActor } from '../audit/audit-events.js';
 import { generateClientId, generateSecret } from '../credentials/generate-credentials.js';
-import { hashSecret } from '../secrets/secret-verifier.js';
+import { SecretHasher } from '../secrets/secret-verifier.js';
 import type { AccountListFilter, AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { supportsKind } from '../store/credential-kinds.js';
@@ -188,9 +188,10 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     if (!account) throw accountNotFound(clientId);
     return account;
   };
+  const hasher = context.hasher ?? new SecretHasher(config.secretHashRounds);
   const newSecret = async (expiresAt: Date | null): Promise<{ created: CreatedSecret; record: { id: string; hash: string; createdAt: Date; expiresAt: Date | null } }> => {
     const generated = generateSecret();
-    const hash = await hashSecret(generated.value, config.secretHashRounds);
+    const hash = await hasher.hash(generated.value);
     return { created: { ...generated, expiresAt }, record: { id: generated.id, hash, createdAt: config.now(), expiresAt } };
   };
   const limit = config.maxSecretsPerAccount;
@@ -321,7 +322,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     // The actor is checked and copied here, before any change: a change must never be made unattributed.
     withActor: (actor) => {
       const copied = checkActor(actor);
-      return buildAdminApi({ ...context, audit: (event) => context.audit(Object.assign({}, event, { actor: copied })) });
+      return buildAdminApi({ ...context, hasher, audit: (event) => context.audit(Object.assign({}, event, { actor: copied })) });
     },
     ...(config.maxCredentialLifetime !== undefined && { maxCredentialLifetime: config.maxCredentialLifetime }),
     maxAccessTokenLifetime: config.maxAccessTokenLifetime,

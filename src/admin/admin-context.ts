@@ -6,6 +6,7 @@
  */
 import type { AuditEventInput } from '../audit/audit-events.js';
 import type { ResolvedAdminConfig } from '../admin-options.js';
+import type { SecretHasher } from '../secrets/secret-verifier.js';
 
 /** What the admin API runs on: its settings, and the hooks of the instance it belongs to (if any). */
 export interface AdminContext {
@@ -21,4 +22,9 @@ export interface AdminContext {
    * that requires DPoP-bound tokens could then get no token at all, so the admin API refuses to make one.
    */
   readonly dpopDisabled?: boolean;
+  /**
+   * Hashes new secrets one at a time for the whole instance, however many actors' views of the admin
+   * API (`withActor`) ask at once. Made by the admin API when absent.
+   */
+  readonly hasher?: SecretHasher;
 }

@@ -45,6 +45,30 @@ export function hashSecret(value: string, rounds: number): Promise<string> {
 }
 
 /**
+ * Hashes new secrets one at a time, in the order asked. bcrypt runs on libuv's thread pool (4 threads
+ * by default), where the token endpoint keeps at most two compares at once (the bcrypt gate): with
+ * the admin API's hashes (one per account created, one per secret added) held to one more, a burst of
+ * creates never takes the threads a client's token request needs.
+ *
+ * @example
+ * ```ts
+ * const hasher = new SecretHasher(12)
+ * const hashes = await Promise.all(['a', 'b', 'c'].map((value) => hasher.hash(value))) // one after another
+ * ```
+ */
+export class SecretHasher {
+  #last: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly rounds: number) {}
+
+  hash(value: string): Promise<string> {
+    const turn = this.#last.then(() => hashSecret(value, this.rounds));
+    this.#last = turn.catch(() => undefined);
+    return turn;
+  }
+}
+
+/**
  * Compares a presented secret with a stored hash, in bcrypt's constant time (`false` for a hash that
  * is no bcrypt hash).
  * @example

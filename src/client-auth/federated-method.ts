@@ -158,7 +158,7 @@ export class FederatedClientCheck {
     for (const credential of live) {
       let payload: JWTPayload | AssertionRefusal;
       try {
-        payload = await this.#verify(assertion, credential, now);
+        payload = await this.#verify(assertion, credential, account.clientAccountId, now);
       } catch (err) {
         unavailable ??= err;
         continue;
@@ -187,13 +187,14 @@ export class FederatedClientCheck {
    * The token's claims when the issuer signed it for this credential and every rule holds; else the
    * rule it broke (`invalid_assertion` when no key of the issuer verified it).
    */
-  async #verify(assertion: string, credential: FederatedCredentialRecord, now: Date): Promise<JWTPayload | AssertionRefusal> {
+  async #verify(assertion: string, credential: FederatedCredentialRecord, owner: string | null, now: Date): Promise<JWTPayload | AssertionRefusal> {
     const { keySets, issuerIdentifier, settings } = this.parts;
     const { clockTolerance } = this.parts.replays;
     let claimError: unknown;
     const { issuer, subject, jwksUri } = credential;
     const options = { issuer, subject, audience: credential.audience ?? issuerIdentifier, requiredClaims: ['exp'], currentDate: now, clockTolerance };
-    const verified = await verifyIssuerToken(keySets, assertion, { issuer, jwksUri }, options, (error) => (claimError = error));
+    // The client account owns the source's place in the key cache: one cannot push out another's issuers.
+    const verified = await verifyIssuerToken(keySets, assertion, { issuer, jwksUri, owner }, options, (error) => (claimError = error));
     if (!verified) return claimError === undefined ? 'invalid_assertion' : claimRefusalOf(claimError);
     const { aud, exp, iat, jti } = verified.payload;
     // The credential's audience as the token's sole audience (jose checked it is among them): a token

@@ -26,12 +26,14 @@ import { LRUCache } from 'lru-cache';
 import { FederatedKeysUnavailableError } from '../errors.js';
 import type { ResolvedFederationConfig } from './federation-options.js';
 import { KeySet, keySetSource, loadKeySet, type KeySetSource } from './key-set.js';
+import { SourceShares } from './source-shares.js';
 
 /** Fetched keys are never used longer than this after their last successful fetch. */
 const MAX_KEY_AGE_MS = 24 * 60 * 60 * 1000;
 
 /** Key sources kept at most (least recently used dropped first): memory stays bounded. */
 const MAX_SOURCES = 1000;
+
 
 /**
  * Told when an issuer's keys stop being fetchable and when they are again: once per change, not per
@@ -82,6 +84,12 @@ export interface IssuerKeySetsOptions {
 export interface FederatedKeySource {
   readonly issuer: string;
   readonly jwksUri?: string | null;
+  /**
+   * The client account of the credential that names this source, if any: such an owner keeps at most
+   * its share of sources in the cache (see source-shares.ts). Sources of credentials without a client
+   * account (made by an operator) are bounded by the cache alone.
+   */
+  readonly owner?: string | null;
 }
 
 /**
@@ -141,7 +149,9 @@ export class IssuerKeySets {
   readonly #observer: IssuerKeySetsObserver | undefined;
   /** The inline JWK Sets of the configured issuers, by issuer. */
   readonly #inline = new Map<string, KeySet>();
-  readonly #sources = new LRUCache<string, SourceState>({ max: MAX_SOURCES });
+  readonly #sources = new LRUCache<string, SourceState>({ max: MAX_SOURCES, dispose: (_state, key) => this.#shares.forget(key) });
+  /** Which client accounts hold which cached sources: one cannot push out another's. */
+  readonly #shares = new SourceShares((key) => this.#sources.delete(key));
 
   constructor(options: IssuerKeySetsOptions) {
     this.#settings = options.settings;
@@ -201,6 +211,7 @@ export class IssuerKeySets {
       state = {};
       this.#sources.set(key, state);
     }
+    this.#shares.hold(key, source.owner ?? '');
 
     const keys = await this.#usableKeys(fetched, state);
     const first = await verifyWith(keys.keySet);

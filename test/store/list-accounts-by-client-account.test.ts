@@ -18,34 +18,33 @@ import { TEST_HS256_KEY } from '../helpers/create-app.js';
 
 const ids = new IdFactory();
 
-/** Two client accounts' accounts and one without a client account; then what the filter returns. */
-async function listedFor(store: AccountStore): Promise<{ acme: string[]; listed: string[]; all: number }> {
-  const acmeId = ids.account().clientAccountId!;
-  const acme = [];
-  for (const overrides of [{ clientAccountId: acmeId }, {}, { clientAccountId: null }, { clientAccountId: acmeId }]) {
-    const account = await store.createAccount(ids.account(overrides));
-    if (account.clientAccountId === acmeId) acme.push(account.clientId);
+/**
+ * Creates two accounts of one client account, one of another and one without a client account; then
+ * the filter must return exactly the first two, oldest first, and no filter all four. Closes the store.
+ */
+async function expectOnlyThatClientAccount(store: AccountStore & { close?: () => Promise<void> }): Promise<void> {
+  try {
+    const acmeId = ids.account().clientAccountId!;
+    const acme = [];
+    for (const overrides of [{ clientAccountId: acmeId }, {}, { clientAccountId: null }, { clientAccountId: acmeId }]) {
+      const account = await store.createAccount(ids.account(overrides));
+      if (account.clientAccountId === acmeId) acme.push(account.clientId);
+    }
+    expect((await store.listAccounts({ clientAccountId: acmeId })).map((account) => account.clientId)).toEqual(acme);
+    expect(await store.listAccounts()).toHaveLength(4);
+  } finally {
+    await store.close?.();
   }
-  const listed = (await store.listAccounts({ clientAccountId: acmeId })).map((account) => account.clientId);
-  return { acme, listed, all: (await store.listAccounts()).length };
 }
 
 describe('listAccounts({ clientAccountId }) reads only that client account’s accounts', () => {
-  it('MemoryAccountStore', async () => {
-    const { acme, listed, all } = await listedFor(new MemoryAccountStore());
-    expect(listed).toEqual(acme);
-    expect(all).toBe(4);
-  });
+  it('MemoryAccountStore', () => expectOnlyThatClientAccount(new MemoryAccountStore()));
 
   it('the SQLite store', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sa-list-filter-'));
-    const store = createSqliteAccountStore({ filename: join(dir, 'a.db') });
     try {
-      const { acme, listed, all } = await listedFor(store);
-      expect(listed).toEqual(acme);
-      expect(all).toBe(4);
+      await expectOnlyThatClientAccount(createSqliteAccountStore({ filename: join(dir, 'a.db') }));
     } finally {
-      await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -53,17 +52,8 @@ describe('listAccounts({ clientAccountId }) reads only that client account’s a
 
 withPostgres('PostgreSQL listAccounts by client account', (connectionString) => {
   const schemas = usePostgresSchemas(connectionString);
-
-  it('the PostgreSQL store reads only that client account’s accounts', async () => {
-    const store = createPostgresAccountStore({ connectionString, schema: schemas.name() });
-    try {
-      const { acme, listed, all } = await listedFor(store);
-      expect(listed).toEqual(acme);
-      expect(all).toBe(4);
-    } finally {
-      await store.close();
-    }
-  });
+  it('the PostgreSQL store reads only that client account’s accounts', () =>
+    expectOnlyThatClientAccount(createPostgresAccountStore({ connectionString, schema: schemas.name() })));
 });
 
 describe('admin.listAccounts({ clientAccountId })', () => {

@@ -13,7 +13,7 @@ import { LRUCache } from 'lru-cache';
 /** Key sources one client account keeps in the cache at most. */
 export const MAX_SOURCES_PER_OWNER = 100;
 /** Client accounts whose recent sources are tracked at most. */
-const MAX_OWNERS = 10_000;
+export const MAX_OWNERS = 10_000;
 
 /**
  * The holders of each cached source, and each client account's recently used sources.
@@ -46,6 +46,11 @@ export class SourceShares {
    * and what it holds leaves only as the least recently used of the whole cache.
    */
   hold(key: string, owner: string): void {
+    // Counted as a holder first: making room below (another owner's sources, this owner's oldest)
+    // must never drop the source being held now.
+    let holders = this.#holders.get(key);
+    if (holders === undefined) this.#holders.set(key, (holders = new Set()));
+    holders.add(owner);
     if (owner !== '') {
       let sources = this.#owned.get(owner);
       if (sources === undefined) {
@@ -59,9 +64,6 @@ export class SourceShares {
       }
       sources.set(key, true);
     }
-    let holders = this.#holders.get(key);
-    if (holders === undefined) this.#holders.set(key, (holders = new Set()));
-    holders.add(owner);
   }
 
   /** The cache dropped `key` by itself (its least recently used): nobody holds it any longer. */

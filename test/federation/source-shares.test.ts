@@ -11,7 +11,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveFederation } from '../../src/federation/federation-options.js';
 import { IssuerKeySets, type FederatedKeySource } from '../../src/federation/issuer-key-sets.js';
-import { MAX_SOURCES_PER_OWNER } from '../../src/federation/source-shares.js';
+import { MAX_OWNERS, MAX_SOURCES_PER_OWNER, SourceShares } from '../../src/federation/source-shares.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
 
 const CACHE_SIZE = 1000;
@@ -75,5 +75,25 @@ describe('the key cache’s shares per client account', () => {
     expect(manyFetches).toBe(fetched);
     await use(sets, nth(0, 'acme')); // out of acme's share: fetched again
     expect(manyFetches).toBe(fetched + 1);
+  });
+});
+
+describe('SourceShares', () => {
+  it(`never drops the source being held when tracking a new client account pushes out the ${MAX_OWNERS}th least recent one`, () => {
+    const cache = new Set<string>();
+    const shares = new SourceShares((key) => cache.delete(key));
+    const use = (key: string, owner: string) => {
+      cache.add(key);
+      shares.hold(key, owner);
+    };
+    use('shared', 'initech'); // initech's only source; initech becomes the least recent client account
+    for (let i = 1; i < MAX_OWNERS; i++) use(`own-${i}`, `tenant-${i}`);
+    use('shared', 'acme'); // tracking acme forgets initech, which held "shared" alone until now
+    expect(cache.has('shared')).toBe(true);
+    // acme holds it: it leaves only past acme's own share.
+    for (let i = 0; i < MAX_SOURCES_PER_OWNER - 1; i++) use(`acme-${i}`, 'acme');
+    expect(cache.has('shared')).toBe(true);
+    use('acme-last', 'acme');
+    expect(cache.has('shared')).toBe(false);
   });
 });

@@ -13,6 +13,7 @@ import { VERIFIED_DIGEST_MIGRATION } from './verified-digest-schema.js';
 import { ACCOUNT_RESOURCES_MIGRATION } from './account-resources-schema.js';
 import { ACCOUNT_POLICY_MIGRATION } from './account-policy-schema.js';
 import { FEDERATED_CLAIMS_MIGRATION } from './federated-claims-schema.js';
+import { CLIENT_ACCOUNT_INDEX_MIGRATION } from './client-account-index-schema.js';
 import { CREDENTIAL_EXPIRY_MIGRATION, type ExpiresAtColumn } from './credential-expiry-schema.js';
 import { createCredentialTable } from './credential-table-schema.js';
 
@@ -185,6 +186,7 @@ const MIGRATIONS: readonly Migration[] = [
   CREDENTIAL_EXPIRY_MIGRATION,
   ACCOUNT_POLICY_MIGRATION,
   FEDERATED_CLAIMS_MIGRATION,
+  CLIENT_ACCOUNT_INDEX_MIGRATION,
 ];
 
 /**

@@ -7,10 +7,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
 import { createPostgresAccountStore, createSqliteAccountStore } from '../../src/sql/index.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
+import { selectAccountRows } from '../../src/sql/account-rows.js';
+import { migrateToLatest, type Database } from '../../src/sql/schema.js';
 import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
 import { ForwardingStore } from '../helpers/forwarding-store.js';
@@ -46,6 +50,22 @@ describe('listAccounts({ clientAccountId }) reads only that client account’s a
       await expectOnlyThatClientAccount(createSqliteAccountStore({ filename: join(dir, 'a.db') }));
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the SQL store’s client-account list', () => {
+  it('reads the accounts through the index by client account, not by scanning every account', async () => {
+    const sqlite = new BetterSqlite3(':memory:');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    try {
+      await migrateToLatest(db, { dialect: 'sqlite', schema: 'public' });
+      const { sql, parameters } = selectAccountRows(db).where('a.client_account_id', '=', 'acme').compile();
+      const plan = (sqlite.prepare(`explain query plan ${sql}`).all(...(parameters as unknown[])) as { detail: string }[]).map((row) => row.detail);
+      expect(plan.some((step) => /^SEARCH a USING INDEX accounts_client_account_id_idx \(client_account_id=\?\)/.test(step)), plan.join('\n')).toBe(true);
+      expect(plan.some((step) => /^SCAN a\b/.test(step)), plan.join('\n')).toBe(false);
+    } finally {
+      await db.destroy();
     }
   });
 });

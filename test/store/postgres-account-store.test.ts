@@ -74,6 +74,7 @@ function describePostgres(connectionString: string): void {
       await schemas.query(`alter table ${q}.accounts drop column access_token_lifetime, drop column dpop_bound_access_tokens`);
       await schemas.query(`drop table ${q}.federated_credentials`);
       await schemas.query(`drop table ${q}.revoked_tokens`);
+      await schemas.query(`drop index ${q}.accounts_client_account_id_idx`);
       await schemas.query(`delete from ${q}.account_store_migrations where version >= 3`);
       const store = open(schema);
       const record = { tokenId: randomUUID(), clientId: account.clientId, revokedAt: new Date(), expiresAt: new Date(Date.now() + 60_000) };

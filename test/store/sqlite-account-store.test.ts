@@ -83,7 +83,7 @@ describe('SQLite account store', () => {
     const account = await old.createAccount(newAccount());
     await old.close();
     const db = new BetterSqlite3(filename);
-    db.exec('alter table secrets drop column expires_at; alter table client_keys drop column expires_at; alter table secrets drop column verified_digest; alter table accounts drop column resources; alter table accounts drop column access_token_lifetime; alter table accounts drop column dpop_bound_access_tokens; drop table federated_credentials; drop table revoked_tokens; delete from account_store_migrations where version >= 3');
+    db.exec('alter table secrets drop column expires_at; alter table client_keys drop column expires_at; alter table secrets drop column verified_digest; alter table accounts drop column resources; alter table accounts drop column access_token_lifetime; alter table accounts drop column dpop_bound_access_tokens; drop table federated_credentials; drop table revoked_tokens; drop index accounts_client_account_id_idx; delete from account_store_migrations where version >= 3');
     db.close();
     const store = open(filename);
     const record = { tokenId: randomUUID(), clientId: account.clientId, revokedAt: new Date(), expiresAt: new Date(Date.now() + 60_000) };

@@ -34,7 +34,6 @@ const MAX_KEY_AGE_MS = 24 * 60 * 60 * 1000;
 /** Key sources kept at most (least recently used dropped first): memory stays bounded. */
 const MAX_SOURCES = 1000;
 
-
 /**
  * Told when an issuer's keys stop being fetchable and when they are again: once per change, not per
  * request, so it can feed an event and a metric.

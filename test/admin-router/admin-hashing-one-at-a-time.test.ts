@@ -5,9 +5,9 @@
  * administrator, say) holds at most one more thread and never takes the ones a client's token
  * request needs. Counted on the `bcrypt` package itself, so every hash the library makes is seen.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createAdminRouterApp } from '../helpers/admin-router-app.js';
-import { call, serve } from '../helpers/serve-app.js';
+import { call } from '../helpers/admin-call.js';
 
 const hashes = { running: 0, most: 0, total: 0 };
 
@@ -29,20 +29,15 @@ vi.mock('bcrypt', async (importOriginal) => {
 
 describe('admin hashing', () => {
   const { app } = createAdminRouterApp();
-  let server: Awaited<ReturnType<typeof serve>>;
-  beforeAll(async () => {
-    server = await serve(app);
-  });
-  afterAll(async () => server.close());
 
   it('a burst of creates and secret adds from two client accounts hashes one secret at a time', async () => {
-    const first = await call(server.url, 'POST', '/admin/service-accounts', 'acme', { name: 'acme-first', scopes: ['x'] });
+    const first = await call(app, 'POST', '/admin/service-accounts', 'acme', { name: 'acme-first', scopes: ['x'] });
     expect(first.status).toBe(201);
     hashes.most = 0;
     hashes.total = 0;
     const answers = await Promise.all([
-      ...Array.from({ length: 12 }, (_, i) => call(server.url, 'POST', '/admin/service-accounts', i % 2 === 0 ? 'acme' : 'globex', { name: `burst-${i}`, scopes: ['x'] })),
-      ...Array.from({ length: 4 }, () => call(server.url, 'POST', `/admin/service-accounts/${first.body.clientId}/secrets`, 'acme', {})),
+      ...Array.from({ length: 12 }, (_, i) => call(app, 'POST', '/admin/service-accounts', i % 2 === 0 ? 'acme' : 'globex', { name: `burst-${i}`, scopes: ['x'] })),
+      ...Array.from({ length: 4 }, () => call(app, 'POST', `/admin/service-accounts/${first.body.clientId}/secrets`, 'acme', {})),
     ]);
     expect(answers.map((answer) => answer.status)).toEqual(Array(16).fill(201));
     expect(hashes.total).toBe(16);

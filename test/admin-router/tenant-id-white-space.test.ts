@@ -4,9 +4,9 @@
  * administrator of " acme" would otherwise create service accounts in "acme" (and receive their
  * secrets) while the tenant scope kept filtering for " acme".
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAdminRouterApp } from '../helpers/admin-router-app.js';
-import { call, serve } from '../helpers/serve-app.js';
+import { call } from '../helpers/admin-call.js';
 
 describe('tenant ID with surrounding white space', () => {
   const { app, admin } = createAdminRouterApp({
@@ -16,20 +16,15 @@ describe('tenant ID with surrounding white space', () => {
       trailing: { actor: { id: 't', name: 'Trailing' }, clientAccountId: 'acme\t' },
     },
   });
-  let server: Awaited<ReturnType<typeof serve>>;
-  beforeAll(async () => {
-    server = await serve(app);
-  });
-  afterAll(async () => server.close());
 
   it.each(['attacker', 'trailing'])('refuses the principal of %s with 500 server-error, and creates nothing', async (token) => {
-    const created = await call(server.url, 'POST', '/admin/service-accounts', token, { name: 'planted', scopes: ['jobs:write'] });
+    const created = await call(app, 'POST', '/admin/service-accounts', token, { name: 'planted', scopes: ['jobs:write'] });
     expect(created.status).toBe(500);
     expect(created.body).toMatchObject({ status: 500, type: expect.stringMatching(/server-error$/) });
-    expect((await call(server.url, 'GET', '/admin/service-accounts', token)).status).toBe(500);
+    expect((await call(app, 'GET', '/admin/service-accounts', token)).status).toBe(500);
     expect(await admin.listAccounts()).toEqual([]);
     // And the victim's list holds nothing the victim did not create.
-    const listed = await call(server.url, 'GET', '/admin/service-accounts', 'victim');
+    const listed = await call(app, 'GET', '/admin/service-accounts', 'victim');
     expect(listed.body).toEqual([]);
   });
 });

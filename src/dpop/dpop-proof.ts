@@ -247,7 +247,7 @@ export class DpopProofChecker {
       throw refuse('The DPoP proof\'s jwk is not a usable public key');
     }
     // Checked before any signature: a long modulus or exponent makes each verify many times dearer.
-    const problem = key.asymmetricKeyType === 'rsa' ? rsaKeyProblem(key, MAX_RSA_BITS) : undefined;
+    const problem = rsaKeyProblem(key, MAX_RSA_BITS);
     if (problem === 'size') throw refuse(`The DPoP proof's RSA key must have at least 2048 and at most ${MAX_RSA_BITS} bits`);
     if (problem === 'exponent') throw refuse('The DPoP proof\'s RSA key must have a public exponent from 3 to 2^32 - 1 (usually 65537)');
     const known = { jkt, verify: verifierOf(alg, key) };

@@ -131,7 +131,7 @@ export class KeySet {
       try {
         imported = createPublicKey({ key: members, format: 'jwk' });
         // An RSA key whose size or exponent makes every signature check dear is no key to verify with.
-        if (imported.asymmetricKeyType === 'rsa' && rsaKeyProblem(imported) !== undefined) imported = null;
+        if (rsaKeyProblem(imported) !== undefined) imported = null;
       } catch {
         imported = null;
       }

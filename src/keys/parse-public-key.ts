@@ -174,7 +174,8 @@ function readJwk(jwk: unknown): Read {
 }
 
 /**
- * What is wrong with an RSA public key for signature checks, or `undefined` when nothing is: `'size'`
+ * What is wrong with an RSA public key for signature checks, or `undefined` when nothing is (or the
+ * key is no RSA key): `'size'`
  * when its modulus has fewer than 2048 or more than `maxBits` bits, `'exponent'` when its public
  * exponent is not an odd number from 3 to 2^32 - 1 (65537 in practice). A verify costs about the square
  * of the modulus, and one modular exponentiation by the exponent: an exponent as long as the modulus
@@ -192,6 +193,7 @@ function readJwk(jwk: unknown): Read {
  * ```
  */
 export function rsaKeyProblem(key: KeyObject, maxBits: number = MAX_RSA_BITS): 'size' | 'exponent' | undefined {
+  if (key.asymmetricKeyType !== 'rsa') return undefined;
   const details = key.asymmetricKeyDetails ?? {};
   const bits = details.modulusLength ?? 0;
   if (bits < MIN_RSA_BITS || bits > maxBits) return 'size';

@@ -189,9 +189,10 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     return account;
   };
   const hasher = context.hasher ?? new SecretHasher(config.secretHashRounds);
-  const newSecret = async (expiresAt: Date | null): Promise<{ created: CreatedSecret; record: { id: string; hash: string; createdAt: Date; expiresAt: Date | null } }> => {
+  /** A new secret and its hash; hashes wait their turn by client account (`owner`), round-robin. */
+  const newSecret = async (expiresAt: Date | null, owner: string | null | undefined): Promise<{ created: CreatedSecret; record: { id: string; hash: string; createdAt: Date; expiresAt: Date | null } }> => {
     const generated = generateSecret();
-    const hash = await hasher.hash(generated.value);
+    const hash = await hasher.hash(generated.value, owner ?? '');
     return { created: { ...generated, expiresAt }, record: { id: generated.id, hash, createdAt: config.now(), expiresAt } };
   };
   const limit = config.maxSecretsPerAccount;
@@ -201,7 +202,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     // Checked here first only to spare a bcrypt hash; the store enforces the cap atomically.
     const live = liveCredentials(account);
     if (liveTotal(live) >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live);
-    const { created, record } = await newSecret(expiresAt);
+    const { created, record } = await newSecret(expiresAt, account.clientAccountId);
     const cap = { maxLiveCredentials: limit, maxLiveSecrets: limit };
     const stored = await call('addSecret', () => store.addSecret(clientId, record, cap));
     if (stored === undefined) throw accountNotFound(clientId);
@@ -244,7 +245,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       const hasPolicy = accessTokenLifetime !== null || dpopBoundAccessTokens;
       if (hasPolicy) requirePolicyStore();
       const expiresAt = resolveExpiry(input.secret, config, 'secret.expiresIn');
-      const { created, record } = await newSecret(expiresAt);
+      const { created, record } = await newSecret(expiresAt, clientAccountId);
       const clientId = generateClientId();
       await call('createAccount', () =>
         store.createAccount({

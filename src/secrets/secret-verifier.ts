@@ -45,26 +45,27 @@ export function hashSecret(value: string, rounds: number): Promise<string> {
 }
 
 /**
- * Hashes new secrets one at a time, in the order asked. bcrypt runs on libuv's thread pool (4 threads
- * by default), where the token endpoint keeps at most two compares at once (the bcrypt gate): with
- * the admin API's hashes (one per account created, one per secret added) held to one more, a burst of
- * creates never takes the threads a client's token request needs.
+ * Hashes new secrets one at a time. bcrypt runs on libuv's thread pool (4 threads by default), where
+ * the token endpoint keeps at most two compares at once (the bcrypt gate): with the admin API's hashes
+ * (one per account created, one per secret added) held to one more, a burst of creates never takes the
+ * threads a client's token request needs. Waiting hashes take turns by owner (the client account the
+ * secret is for, `''` for none), round-robin, in the order asked within one owner: a burst from one
+ * client account's administrator delays another's creation by at most one hash per owner waiting.
  *
  * @example
  * ```ts
  * const hasher = new SecretHasher(12)
- * const hashes = await Promise.all(['a', 'b', 'c'].map((value) => hasher.hash(value))) // one after another
+ * const hashes = await Promise.all(['a', 'b', 'c'].map((value) => hasher.hash(value, 'acme'))) // one after another
  * ```
  */
 export class SecretHasher {
-  #last: Promise<unknown> = Promise.resolve();
+  /** One hash at a time; nothing refused (the waiting hashes are bounded by the admin requests in flight). */
+  readonly #gate = new BcryptGate({ concurrency: 1, queue: Infinity, perKey: Infinity });
 
   constructor(private readonly rounds: number) {}
 
-  hash(value: string): Promise<string> {
-    const turn = this.#last.then(() => hashSecret(value, this.rounds));
-    this.#last = turn.catch(() => undefined);
-    return turn;
+  hash(value: string, owner = ''): Promise<string> {
+    return this.#gate.run(() => hashSecret(value, this.rounds), { address: owner });
   }
 }
 

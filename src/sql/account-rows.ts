@@ -4,7 +4,7 @@
  * federated credentials) in one round trip, folded into records; the live-credential count of the
  * shared cap; and the row lock that makes a count and an insert one atomic step.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { AccountRecord, FederatedCredentialRecord, KeyRecord, SecretRecord } from '../store/account-store.js';
 import { parseResources, parseScopes, toFederatedRecord, toKeyRecord, toNumber, toSecretRecord, type DbInteger } from './records.js';
 import type { Database, SqlDialectName } from './schema.js';
@@ -101,39 +101,65 @@ export function toAccountRecords(rows: readonly AccountCredentialRow[]): Account
   }));
 }
 
+/** Which accounts {@link selectAccountRows} reads: one by client ID, one client account's, or every one. */
+export type AccountRowsFilter = { readonly clientId: string } | { readonly clientAccountId: string } | Record<string, never>;
+
 /**
  * Selects accounts with their credentials, secrets, keys and federated credentials, as one left join
  * on their union (one snapshot, one round trip), accounts oldest first and each account's credentials
  * oldest first. Feed the rows to {@link toAccountRecords}.
  *
+ * The filter is applied to the accounts and to each credential table of the union: SQLite does not
+ * carry a join's condition into a union, so without it every read of one account would read every
+ * credential of the database (about 35 ms at 20,000 accounts).
+ *
  * @example
  * ```ts
- * const [account] = toAccountRecords(await selectAccountRows(db).where('a.client_id', '=', clientId).execute())
+ * const [account] = toAccountRecords(await selectAccountRows(db, { clientId }).execute())
  * ```
  */
-export function selectAccountRows(db: Kysely<Database>) {
+export function selectAccountRows(db: Kysely<Database>, filter: AccountRowsFilter = {}) {
   const none = sql<string | null>`null`;
-  const credentials = db
-    .selectFrom('secrets')
-    .select([sql<string>`'secret'`.as('kind'), 'client_id', 'id', sql<string | null>`${sql.ref('hash')}`.as('material'), none.as('thumbprint')])
-    .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri'), none.as('claims')])
-    .select(['created_at', 'last_used_at', 'revoked_at', 'verified_digest', 'expires_at'])
+  /** The accounts' own rows of a credential table: the filter, said of its `client_id`. */
+  const ofAccounts = <T extends SelectQueryBuilder<Database, 'secrets' | 'client_keys' | 'federated_credentials', object>>(query: T): T =>
+    'clientId' in filter
+      ? (query.where('client_id', '=', filter.clientId) as T)
+      : 'clientAccountId' in filter
+        ? (query.where('client_id', 'in', db.selectFrom('accounts').select('client_id').where('client_account_id', '=', filter.clientAccountId)) as T)
+        : query;
+  const credentials = ofAccounts(
+    db
+      .selectFrom('secrets')
+      .select([sql<string>`'secret'`.as('kind'), 'client_id', 'id', sql<string | null>`${sql.ref('hash')}`.as('material'), none.as('thumbprint')])
+      .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri'), none.as('claims')])
+      .select(['created_at', 'last_used_at', 'revoked_at', 'verified_digest', 'expires_at']),
+  )
     .unionAll(
-      db
-        .selectFrom('client_keys')
-        .select([sql<string>`'key'`.as('kind'), 'client_id', 'id', 'public_jwk as material', 'thumbprint'])
-        .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri'), none.as('claims')])
-        .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest'), 'expires_at']),
+      ofAccounts(
+        db
+          .selectFrom('client_keys')
+          .select([sql<string>`'key'`.as('kind'), 'client_id', 'id', 'public_jwk as material', 'thumbprint'])
+          .select([none.as('issuer'), none.as('subject'), none.as('audience'), none.as('jwks_uri'), none.as('claims')])
+          .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest'), 'expires_at']),
+      ),
     )
     .unionAll(
-      db
-        .selectFrom('federated_credentials')
-        .select([sql<string>`'federated'`.as('kind'), 'client_id', 'id', none.as('material'), none.as('thumbprint')])
-        .select(['issuer', 'subject', 'audience', 'jwks_uri', 'claims'])
-        .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest'), 'expires_at']),
+      ofAccounts(
+        db
+          .selectFrom('federated_credentials')
+          .select([sql<string>`'federated'`.as('kind'), 'client_id', 'id', none.as('material'), none.as('thumbprint')])
+          .select(['issuer', 'subject', 'audience', 'jwks_uri', 'claims'])
+          .select(['created_at', 'last_used_at', 'revoked_at', none.as('verified_digest'), 'expires_at']),
+      ),
     );
-  return db
-    .selectFrom('accounts as a')
+  const accounts = db.selectFrom('accounts as a');
+  const filtered =
+    'clientId' in filter
+      ? accounts.where('a.client_id', '=', filter.clientId)
+      : 'clientAccountId' in filter
+        ? accounts.where('a.client_account_id', '=', filter.clientAccountId)
+        : accounts;
+  return filtered
     .leftJoin(credentials.as('c'), 'c.client_id', 'a.client_id')
     .select(['a.client_id', 'a.name', 'a.client_account_id', 'a.scopes', 'a.resources', 'a.access_token_lifetime', 'a.dpop_bound_access_tokens', 'a.enabled', 'a.created_at'])
     .select(['c.kind as credential_kind', 'c.id as credential_id', 'c.material as credential_material'])

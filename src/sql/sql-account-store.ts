@@ -206,8 +206,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   async listAccounts(filter: AccountListFilter = {}): Promise<AccountRecord[]> {
     await this.init();
     const { clientAccountId } = filter;
-    const rows = selectAccountRows(this.#db);
-    return toAccountRecords(await (clientAccountId === undefined ? rows : rows.where('a.client_account_id', '=', clientAccountId)).execute());
+    return toAccountRecords(await selectAccountRows(this.#db, clientAccountId === undefined ? {} : { clientAccountId }).execute());
   }
 
   async setAccountEnabled(clientId: string, enabled: boolean): Promise<AccountRecord | undefined> {
@@ -316,7 +315,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   }
 
   async #find(db: Kysely<Database>, clientId: string): Promise<AccountRecord | undefined> {
-    const rows = await selectAccountRows(db).where('a.client_id', '=', clientId).execute();
+    const rows = await selectAccountRows(db, { clientId }).execute();
     return toAccountRecords(rows)[0];
   }
 

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { createServiceAccounts, MemoryAccountStore, type AccountStore } from '../../src/index.js';
 import { createPostgresAccountStore, createSqliteAccountStore } from '../../src/sql/index.js';
 import { IdFactory } from '../../src/testing/contract-fixtures.js';
-import { selectAccountRows } from '../../src/sql/account-rows.js';
+import { selectAccountRows, type AccountRowsFilter } from '../../src/sql/account-rows.js';
 import { migrateToLatest, type Database } from '../../src/sql/schema.js';
 import { usePostgresSchemas } from '../helpers/postgres-schemas.js';
 import { withPostgres } from '../helpers/with-postgres.js';
@@ -54,18 +54,31 @@ describe('listAccounts({ clientAccountId }) reads only that client account’s a
   });
 });
 
-describe('the SQL store’s client-account list', () => {
-  it('reads the accounts through the index by client account, not by scanning every account', async () => {
+describe('the SQL store’s account reads use its indexes', () => {
+  /** SQLite's query plan of the store's account query under `filter`, one step a line. */
+  async function planOf(filter: AccountRowsFilter): Promise<string[]> {
     const sqlite = new BetterSqlite3(':memory:');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     try {
       await migrateToLatest(db, { dialect: 'sqlite', schema: 'public' });
-      const { sql, parameters } = selectAccountRows(db).where('a.client_account_id', '=', 'acme').compile();
-      const plan = (sqlite.prepare(`explain query plan ${sql}`).all(...(parameters as unknown[])) as { detail: string }[]).map((row) => row.detail);
-      expect(plan.some((step) => /^SEARCH a USING INDEX accounts_client_account_id_idx \(client_account_id=\?\)/.test(step)), plan.join('\n')).toBe(true);
-      expect(plan.some((step) => /^SCAN a\b/.test(step)), plan.join('\n')).toBe(false);
+      const { sql, parameters } = selectAccountRows(db, filter).compile();
+      return (sqlite.prepare(`explain query plan ${sql}`).all(...(parameters as unknown[])) as { detail: string }[]).map((row) => row.detail);
     } finally {
       await db.destroy();
+    }
+  }
+
+  it('one client account’s list reads its accounts through the index by client account, not by scanning every account', async () => {
+    const plan = await planOf({ clientAccountId: 'acme' });
+    expect(plan.some((step) => /^SEARCH a USING INDEX accounts_client_account_id_idx \(client_account_id=\?\)/.test(step)), plan.join('\n')).toBe(true);
+    expect(plan.some((step) => /^SCAN a\b/.test(step)), plan.join('\n')).toBe(false);
+  });
+
+  it.each([{ clientAccountId: 'acme' }, { clientId: 'sa_x' }])('reading %o scans no credential table (each is searched by client ID)', async (filter) => {
+    const plan = await planOf(filter);
+    for (const table of ['secrets', 'client_keys', 'federated_credentials']) {
+      expect(plan.some((step) => step.startsWith(`SEARCH ${table} USING INDEX`)), plan.join('\n')).toBe(true);
+      expect(plan.some((step) => step.startsWith(`SCAN ${table}`)), plan.join('\n')).toBe(false);
     }
   });
 });

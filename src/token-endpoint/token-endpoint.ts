@@ -13,7 +13,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { context as otelContext, trace } from '@opentelemetry/api';
-import { InvalidClientError, sendOAuthError, toOAuthError } from '../errors.js';
+import { InvalidClientError, InvalidRequestError, sendOAuthError, toOAuthError } from '../errors.js';
 import { RequestSpan, type Telemetry } from '../observability/telemetry.js';
 import { TokenInspector } from '../token-check/token-check.js';
 import { DependencyMonitor } from '../runtime/call-store.js';
@@ -36,6 +36,7 @@ import {
   type TokenHttpRequest,
 } from './request-guards.js';
 import { createRevocationStep } from './revocation-step.js';
+import { hasRepeatedAuthorization } from '../bearer/extract-bearer-token.js';
 import { isBodyParserError, readTokenBody, toBodyError } from './token-request-body.js';
 
 /** A framework-free middleware. */
@@ -140,6 +141,11 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
     (context, next) =>
       readTokenBody(context.req, config.bodyLimit, (err, body) => {
         if (err) return next(err);
+        // RFC 9110 §11.6.2: one Authorization field; RFC 6749 §2.3: one authentication method a request.
+        // Node keeps only the first of several, so two would authenticate with one a proxy may not have seen.
+        if (hasRepeatedAuthorization(context.req.rawHeaders ?? [])) {
+          return next(new InvalidRequestError('The request must carry at most one Authorization header'));
+        }
         try {
           context.parameters = validate(body, context.req.headers.authorization);
         } catch (invalid) {

@@ -17,8 +17,9 @@ const WRITE_TRANSACTION_IDLE_LIMIT_MS = 10_000;
 /**
  * Runs `work` in a write transaction. SQLite: `BEGIN IMMEDIATE` takes the write lock up front (a deferred
  * transaction that later writes can fail with `SQLITE_BUSY` without waiting), and a busy database is
- * retried with backoff on top of `busy_timeout`. PostgreSQL: an ordinary transaction, which the server
- * ends when it idles {@link WRITE_TRANSACTION_IDLE_LIMIT_MS}.
+ * retried with backoff while the connection's `busy_timeout`, counted from the first attempt, lasts.
+ * PostgreSQL: an ordinary transaction, which the server ends when it idles
+ * {@link WRITE_TRANSACTION_IDLE_LIMIT_MS}.
  *
  * @example
  * ```ts
@@ -36,9 +37,13 @@ export async function runWriteTransaction<DB, T>(
       return work(trx);
     });
   }
+  const started = Date.now();
+  // The connection's busy_timeout (read on the first attempt): the whole write waits no longer than that.
+  let budgetMs = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.connection().execute(async (connection) => {
+        if (attempt === 1) budgetMs = await readBusyTimeout(connection);
         await sql`begin immediate`.execute(connection);
         try {
           const result = await work(connection);
@@ -50,13 +55,22 @@ export async function runWriteTransaction<DB, T>(
         }
       });
     } catch (error) {
-      if (!isSqliteBusy(error) || attempt >= SQLITE_BUSY_ATTEMPTS) throw error;
+      // Retried only within the budget: an attempt that already waited out busy_timeout (SQLite's busy
+      // handler blocks the event loop meanwhile) is final, so a held lock never costs eight such waits.
+      if (!isSqliteBusy(error) || attempt >= SQLITE_BUSY_ATTEMPTS || Date.now() - started + 25 * attempt >= budgetMs) throw error;
       await delay(25 * attempt);
     }
   }
 }
 
 const SQLITE_BUSY_ATTEMPTS = 8;
+
+/** The connection's `busy_timeout` in milliseconds (0 when SQLite does not say). */
+async function readBusyTimeout<DB>(connection: Kysely<DB>): Promise<number> {
+  const { rows } = await sql<{ timeout?: unknown }>`pragma busy_timeout`.execute(connection);
+  const timeout = Number(rows[0]?.timeout);
+  return Number.isFinite(timeout) ? timeout : 0;
+}
 
 /**
  * Whether an error is SQLite's "database is locked" (`SQLITE_BUSY`, `SQLITE_BUSY_SNAPSHOT`, ...).

@@ -1,0 +1,77 @@
+/**
+ * @module sqlite-busy-timeout.test
+ * A SQLite file whose write lock another process holds: a write of the store waits `busyTimeoutMs`
+ * (docs/stores.md: "a write that waits for another process's lock blocks the Node event loop for up to
+ * busyTimeoutMs"; the option: "how long a write waits for another process's lock before failing"),
+ * then fails with SQLITE_BUSY, which the HTTP layer answers 503. It must not wait that long eight
+ * times over, freezing the event loop in busyTimeoutMs blocks for 40 s at the defaults.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createSqliteAccountStore, type SqlAccountStore } from '../../src/sql/index.js';
+import { newAccount } from './helpers.js';
+
+const root = mkdtempSync(join(tmpdir(), 'esa-sqlite-busy-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const BUSY_TIMEOUT_MS = 400;
+
+/** Another process that takes the file's write lock and holds it for `holdMs`; resolves once it holds it. */
+async function holdWriteLock(filename: string, holdMs: number): Promise<ChildProcess> {
+  const driver = require.resolve('better-sqlite3');
+  const child = spawn(
+    process.execPath,
+    ['-e', `const D = require(${JSON.stringify(driver)}); const db = new D(${JSON.stringify(filename)});
+      db.exec('begin immediate'); process.stdout.write('locked\\n');
+      setTimeout(() => { db.exec('rollback'); db.close(); process.exit(0); }, ${holdMs});`],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise((resolve, reject) => {
+    child.stdout!.once('data', resolve);
+    child.once('exit', (code) => reject(new Error(`lock holder exited (${code})`)));
+  });
+  return child;
+}
+
+describe('SQLite store on a file another process holds locked', () => {
+  const opened: SqlAccountStore[] = [];
+  const children: ChildProcess[] = [];
+  afterEach(async () => {
+    for (const child of children.splice(0)) child.kill();
+    await Promise.all(opened.splice(0).map((store) => store.close()));
+  });
+
+  async function openWithAccount() {
+    const filename = join(root, `${Math.random().toString(36).slice(2)}.db`);
+    const store = createSqliteAccountStore({ filename, busyTimeoutMs: BUSY_TIMEOUT_MS });
+    opened.push(store);
+    const account = newAccount();
+    await store.createAccount(account);
+    return { filename, store, account };
+  }
+
+  it('a write fails with SQLITE_BUSY after about busyTimeoutMs, not eight times that', async () => {
+    const { filename, store, account } = await openWithAccount();
+    children.push(await holdWriteLock(filename, 15_000));
+    const started = Date.now();
+    const error = await store.setAccountEnabled(account.clientId, false).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    const elapsed = Date.now() - started;
+    expect(error).toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
+    expect(elapsed).toBeGreaterThanOrEqual(BUSY_TIMEOUT_MS - 50);
+    // One busy wait plus slack; eight waits and their back-off would be about 8 * 400 + 700 = 3900 ms.
+    expect(elapsed).toBeLessThan(2 * BUSY_TIMEOUT_MS);
+  });
+
+  it('a write that waited for a lock released within busyTimeoutMs succeeds', async () => {
+    const { filename, store, account } = await openWithAccount();
+    children.push(await holdWriteLock(filename, 150));
+    const updated = await store.setAccountEnabled(account.clientId, false);
+    expect(updated?.enabled).toBe(false);
+  });
+});

@@ -247,6 +247,38 @@ export function describeAccountStore(
       expect(found?.secrets[0]?.lastUsedAt?.getTime()).toBe(later.getTime());
     });
 
+    // The library records a use on every token request, while an operator may revoke or disable at the
+    // same moment: bookkeeping must never write back a secret or an account as it was before.
+    it('recordSecretUse and recordSecretDigest racing revokeSecret and setAccountEnabled never undo them', async () => {
+      const account = await store.createAccount(ids.account());
+      const secretId = account.secrets[0]?.id ?? '';
+      const at = ids.time();
+      const bookkeeping: Promise<void>[] = [];
+      const keepBooks = (): void => {
+        bookkeeping.push(store.recordSecretUse(account.clientId, secretId, ids.time()));
+        if (store.recordSecretDigest) bookkeeping.push(store.recordSecretDigest(account.clientId, secretId, `digest-${bookkeeping.length}`));
+      };
+      let settled = false;
+      keepBooks();
+      const changes = Promise.all([store.revokeSecret(account.clientId, secretId, at), store.setAccountEnabled(account.clientId, false)]);
+      void changes.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      // Uses that read before the changes are written and write after them, whatever the database's
+      // latency: one as soon as the changes have started, then one every turn until they are done.
+      for (let turn = 0; !settled && turn < 1000; turn++) {
+        await null;
+        keepBooks();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      keepBooks();
+      await Promise.all([changes, ...bookkeeping]);
+      const found = await store.findAccount(account.clientId);
+      expect(found?.enabled).toBe(false);
+      expect(found?.secrets[0]?.revokedAt?.getTime()).toBe(at.getTime());
+    });
+
     it('returns copies: mutating a returned record does not change the store', async () => {
       const input = ids.account({ scopes: ['jobs:write'] });
       const created = await store.createAccount(input);

@@ -24,6 +24,43 @@ export async function waitFor(condition: () => boolean, what: string, timeoutMs 
   }
 }
 
+/** The most turns {@link raceBookkeeping} keeps recording uses for: a few, like a small fleet, never a flood. */
+const BOOKKEEPING_TURNS = 10;
+
+/**
+ * Runs `changes` while bookkeeping races it: `keepBooks` (which starts some use recordings) is called
+ * before the changes start, as soon as they have started, then once a turn while they last (at most
+ * {@link BOOKKEEPING_TURNS} turns), and once after, so that some recordings read before the changes
+ * are written and write after them, whatever the database's latency. A store that retries a
+ * compare-and-set under contention is not starved: that is a few writers, as from a small fleet.
+ * Resolves when the changes and every recording are done; rejects with the first failure.
+ *
+ * @example
+ * ```ts
+ * await raceBookkeeping(
+ *   () => [store.recordSecretUse(clientId, secretId, new Date())],
+ *   () => store.revokeSecret(clientId, secretId, new Date()),
+ * )
+ * ```
+ */
+export async function raceBookkeeping(keepBooks: () => Promise<unknown>[], changes: () => Promise<unknown>): Promise<void> {
+  const bookkeeping = keepBooks();
+  let settled = false;
+  const changed = changes();
+  void changed.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let turn = 0; !settled && turn < BOOKKEEPING_TURNS; turn++) {
+    await null;
+    bookkeeping.push(...keepBooks());
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  bookkeeping.push(...keepBooks());
+  const failed = (await Promise.allSettled([changed, ...bookkeeping])).find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /**
  * Realistic, unique IDs and strictly increasing timestamps with milliseconds. The suite never depends
  * on their format.

@@ -6,7 +6,7 @@
  */
 import type { AccountStore } from '../store/account-store.js';
 import { resolveTestApi, skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
-import { cap, IdFactory, waitFor } from './contract-fixtures.js';
+import { cap, IdFactory, raceBookkeeping, waitFor } from './contract-fixtures.js';
 import { describeAccountPolicy } from './describe-account-policy.js';
 import { describeAccountResources } from './describe-account-resources.js';
 import { describeCredentialExpiry } from './describe-credential-expiry.js';
@@ -253,27 +253,14 @@ export function describeAccountStore(
       const account = await store.createAccount(ids.account());
       const secretId = account.secrets[0]?.id ?? '';
       const at = ids.time();
-      const bookkeeping: Promise<void>[] = [];
-      const keepBooks = (): void => {
-        bookkeeping.push(store.recordSecretUse(account.clientId, secretId, ids.time()));
-        if (store.recordSecretDigest) bookkeeping.push(store.recordSecretDigest(account.clientId, secretId, `digest-${bookkeeping.length}`));
-      };
-      let settled = false;
-      keepBooks();
-      const changes = Promise.all([store.revokeSecret(account.clientId, secretId, at), store.setAccountEnabled(account.clientId, false)]);
-      void changes.then(
-        () => (settled = true),
-        () => (settled = true),
+      let digests = 0;
+      await raceBookkeeping(
+        () => [
+          store.recordSecretUse(account.clientId, secretId, ids.time()),
+          ...(store.recordSecretDigest ? [store.recordSecretDigest(account.clientId, secretId, `digest-${digests++}`)] : []),
+        ],
+        () => Promise.all([store.revokeSecret(account.clientId, secretId, at), store.setAccountEnabled(account.clientId, false)]),
       );
-      // Uses that read before the changes are written and write after them, whatever the database's
-      // latency: one as soon as the changes have started, then one every turn until they are done.
-      for (let turn = 0; !settled && turn < 1000; turn++) {
-        await null;
-        keepBooks();
-        await new Promise((resolve) => setTimeout(resolve, 0));
-      }
-      keepBooks();
-      await Promise.all([changes, ...bookkeeping]);
       const found = await store.findAccount(account.clientId);
       expect(found?.enabled).toBe(false);
       expect(found?.secrets[0]?.revokedAt?.getTime()).toBe(at.getTime());

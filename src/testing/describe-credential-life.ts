@@ -4,14 +4,15 @@
  * credentials): added after the account's others and read back alike by `findAccount` and
  * `listAccounts`; nothing for an unknown account; one of concurrent twins stored; revoked once (a
  * second revocation keeps the first `revokedAt`), never through another account; a use recorded on
- * that credential only; and the change announced to `watch` listeners. Each kind's describe file
+ * that credential only, and never undoing a revocation or a disable it races; and the change announced
+ * to `watch` listeners. Each kind's describe file
  * adds what is its own (its twins, its cap tests, its lookups).
  */
 import type { AccountRecord, AccountStore } from '../store/account-store.js';
 import { CREDENTIAL_KINDS, supportsKind, type CredentialKindName, type CredentialKindStores, type NewCredentialRecords } from '../store/credential-kinds.js';
 import { skipRunningTest, type AccountStoreTestApi } from './account-store-test-api.js';
 import { heldTest, storeHolding } from './store-holding.js';
-import { cap, waitFor, type IdFactory } from './contract-fixtures.js';
+import { cap, raceBookkeeping, waitFor, type IdFactory } from './contract-fixtures.js';
 
 const ROOM = cap(100);
 const RACERS = 10;
@@ -189,6 +190,23 @@ export function describeCredentialLife<K extends CredentialKindName>(
     await kind.recordUse(account.clientId, used.id, later);
     found = await store.findAccount(account.clientId);
     expect(held(found)?.[0]?.lastUsedAt?.getTime()).toBe(later.getTime());
+  }));
+
+  // A use is recorded on every token request, while an operator may revoke or disable at the same
+  // moment: the recording must never write back the credential or the account as it was before.
+  it(`${recordUse} racing ${revoke} and setAccountEnabled never undoes them`, heldTest(kindMethods, async (kind) => {
+    const { store } = kind;
+    const account = await store.createAccount(ids.account());
+    const credential = life.make();
+    await kind.add(account.clientId, credential, ROOM);
+    const at = ids.time();
+    await raceBookkeeping(
+      () => [kind.recordUse(account.clientId, credential.id, ids.time())],
+      () => Promise.all([kind.revoke(account.clientId, credential.id, at), store.setAccountEnabled(account.clientId, false)]),
+    );
+    const found = await store.findAccount(account.clientId);
+    expect(found?.enabled).toBe(false);
+    expect(held(found)?.[0]?.revokedAt?.getTime()).toBe(at.getTime());
   }));
 
   it(`watch: the listener is called after ${add} and after ${revoke}`, heldTest(kindMethods, async (kind, testArguments) => {

@@ -15,6 +15,12 @@
  * `exp` plus the clock tolerance), checked at most once a minute. Entries are filed by the minute they
  * expire in, so a check visits those minutes (at most one per minute of the longest lifetime) and the
  * entries that expired, never the whole list.
+ *
+ * Whether a token expired is judged on the wall clock, which can step back (an NTP correction of a
+ * clock that ran ahead): an entry dropped, or never read, because the clock said its token had expired
+ * would let that token in again once the clock is set right. So the list remembers the latest wall time
+ * up to which it may lack entries (the moment of its last trusted read, raised by every drop), and a
+ * check whose clock is earlier than that does not trust the list: the list is read again first.
  */
 import type { AccountStore } from '../store/account-store.js';
 import { WATCHLESS_TTL_MS } from './account-cache.js';
@@ -49,6 +55,11 @@ export class RevokedTokenCache {
   #trustedFrom: number | undefined;
   #inflight: Load | undefined;
   #nextPrune = 0;
+  /**
+   * Wall-clock ms before which the list may lack entries: it holds every entry of the store kept past
+   * this instant (from the start of its last trusted read, raised by every drop). `undefined` before the first read.
+   */
+  #horizon: number | undefined;
 
   constructor(options: {
     store: AccountStore;
@@ -89,12 +100,21 @@ export class RevokedTokenCache {
 
   /**
    * Synchronous answer: `true` when the token is on the list, `false` when the list is fresh and it is
-   * not, `undefined` when only a read of the list can tell (then use {@link isRevoked}).
+   * not, `undefined` when only a read of the list can tell (then use {@link isRevoked}). `now` (the
+   * instance's wall clock, in ms) is the time the token was judged unexpired at: when the clock has
+   * stepped back before entries were dropped, the list is not trusted until it is read again.
    */
-  check(tokenId: string): boolean | undefined {
+  check(tokenId: string, now?: number): boolean | undefined {
     if (this.#entries.has(tokenId)) return true;
     if (!this.#supported) return false;
-    return this.#fresh() ? false : undefined;
+    if (!this.#fresh()) return undefined;
+    if (now !== undefined && this.#horizon !== undefined && now < this.#horizon) {
+      // The clock went back: entries of tokens it called expired may be missing. Read the list anew.
+      this.#trustedFrom = undefined;
+      if (this.#inflight) this.#inflight.stale = true;
+      return undefined;
+    }
+    return false;
   }
 
   /**
@@ -136,7 +156,11 @@ export class RevokedTokenCache {
       promise: callStore(() => this.#store.listRevokedTokens!(new Date(read)), this.#timeout, 'listRevokedTokens', this.#observer).then(
         (records) => {
           for (const record of records) this.#add(record.tokenId, record.expiresAt.getTime());
-          if (!load.stale && (this.#trustedFrom === undefined || load.startedAt > this.#trustedFrom)) this.#trustedFrom = load.startedAt;
+          if (!load.stale && (this.#trustedFrom === undefined || load.startedAt > this.#trustedFrom)) {
+            this.#trustedFrom = load.startedAt;
+            // It read every entry whose `expiresAt` plus the tolerance is after its wall time.
+            this.#horizon = read + this.#toleranceMs;
+          }
         },
       ),
     };
@@ -154,8 +178,10 @@ export class RevokedTokenCache {
 
   #prune(): void {
     const now = this.#now().getTime();
-    if (now < this.#nextPrune) return;
+    if (now < this.#nextPrune && now >= this.#nextPrune - PRUNE_EVERY_MS) return;
     this.#nextPrune = now + PRUNE_EVERY_MS;
+    // Entries that end by now may be dropped: a check on an earlier clock must read the list again.
+    this.#horizon = this.#horizon === undefined ? now : Math.max(this.#horizon, now);
     for (const [minute, tokenIds] of this.#expiring) {
       if (minute * PRUNE_EVERY_MS > now) continue;
       this.#expiring.delete(minute);

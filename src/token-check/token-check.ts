@@ -188,7 +188,7 @@ export function checkToken<A, B, C>(runtime: TokenCheckRuntime, token: string, r
   // Fast path: the account's status is cached and fresh, and the deny-list can answer (see AccountCache
   // and RevokedTokenCache for the 1 s bound).
   const cached = runtime.accounts.peek(claims.sub);
-  const tokenRevoked = runtime.revokedTokens.check(claims.jti);
+  const tokenRevoked = runtime.revokedTokens.check(claims.jti, now.getTime());
   if (cached !== undefined && tokenRevoked !== undefined) return answer(receiver, runtime.config.audience, claims, cached.account, tokenRevoked, now.getTime(), a, b, c);
   runtime
     .ready()

@@ -70,10 +70,18 @@ export class ChangeFeed {
     };
   }
 
-  /** Stops the loop and forgets every listener. */
+  /**
+   * Stops the loop and forgets every listener. A listener still watching (another user of the same
+   * store object, such as a second instance) hears of no change from now on: its `onStateChange` is
+   * told `failing` first, so that it stops trusting what it cached, as when the feed cannot be read.
+   */
   async close(): Promise<void> {
     this.#closed = true;
+    const watchers = [...this.#listeners];
+    const wasFailing = this.#run?.loop.state === 'failing';
     this.#listeners.clear();
+    // A watcher whose watch() has not started yet is refused instead (the store is closed).
+    if (!wasFailing) for (const entry of watchers) if (entry.started) this.#tell(entry, 'failing');
     await this.#stopIfIdle();
   }
 

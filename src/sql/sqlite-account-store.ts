@@ -33,7 +33,7 @@ export interface SqliteAccountStoreOptions {
   readonly busyTimeoutMs?: number;
   /**
    * How often `watch()` polls the change feed, in milliseconds. When no poll has succeeded for
-   * `pollIntervalMs + 200` ms, listeners get `'*'`, so a revocation takes effect within 1 second (docs/security.md).
+   * `pollIntervalMs + 200` ms, listeners get `'*'`, so a revocation takes effect within `pollIntervalMs + 200` ms: at most 800 keeps the 1-second bound (docs/security.md).
    * @default 200
    */
   readonly pollIntervalMs?: number;

@@ -4,7 +4,8 @@
  * on SQLite and on PostgreSQL. The store's own `init()` creates the schema; the benchmark client is
  * created through the admin API, and the other accounts are bulk-inserted with SQL reusing that
  * client's bcrypt hash (one bcrypt for the whole setup). Budget: p99 with 100,000 accounts within
- * 1.2× of p99 with 10. Also times `findAccount` directly (the lookup a cache miss pays).
+ * 1.2× of p99 with 10. Also times `findAccount` directly (the lookup a cache miss pays), with its own
+ * budget: p50 with 100,000 accounts within 1.5× of p50 with 10.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -23,6 +24,8 @@ import { CASE_OVERHEAD_SECONDS, type Settings } from './lib/settings.js';
 const SIZES = [10, 100_000] as const;
 const SQLITE_DIR = resolve(__dirname, '..', '.tmp', 'bench');
 const LOOKUP_SAMPLES = 2000;
+/** `findAccount` p50 with 100,000 accounts at most this many times its p50 with 10 (index lookups do not grow). */
+const LOOKUP_RATIO_BUDGET = 1.5;
 /** Seeding 100,000 accounts and timing lookups: ~1–3 s measured; kept generous. */
 const SEED_SECONDS = 5;
 const log = (message: string): void => {
@@ -216,6 +219,17 @@ export async function runScale(settings: Settings): Promise<number> {
     if (!big || !rows.some((r) => r.dialect === dialect && r.accounts === SIZES[0])) return { name, status: 'FAIL', detail: 'not measured' };
     return { name, status: big.failures === 0 && big.p99Ratio <= 1.2 ? 'PASS' : 'FAIL', detail: `${big.p99Ratio.toFixed(2)}×` };
   });
+  // The token endpoint's repeat client is served from the account cache; what a cache miss pays is
+  // held to its own budget, so a lookup that grows with the store cannot hide behind the cache.
+  for (const dialect of dialects) {
+    const [small, big] = SIZES.map((size) => rows.find((r) => r.dialect === dialect && r.accounts === size));
+    const name = `${dialect}: findAccount p50, 100,000 accounts ≤ ${LOOKUP_RATIO_BUDGET}× 10 accounts`;
+    if (!small || !big) budgets.push({ name, status: 'FAIL', detail: 'not measured' });
+    else {
+      const ratio = big.lookup.p50 / small.lookup.p50;
+      budgets.push({ name, status: ratio <= LOOKUP_RATIO_BUDGET ? 'PASS' : 'FAIL', detail: `${ratio.toFixed(2)}×` });
+    }
+  }
   if (!postgres.ok) budgets.push({ name: 'postgres: token endpoint p99, 100,000 accounts ≤ 1.2× 10 accounts', status: 'SKIP', detail: 'no PostgreSQL' });
   console.log(`\n${formatScaleTable(rows)}\n`);
   console.log(formatBudgets(budgets));

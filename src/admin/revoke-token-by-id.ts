@@ -7,6 +7,7 @@
  */
 import type { AuditEventInput } from '../audit/audit-events.js';
 import { revokedTokenChangeKey } from '../store/revoked-token-change.js';
+import { looksLikeSecret } from '../credentials/redact-secrets.js';
 import { AdminError } from './admin-errors.js';
 import type { ResolvedAdminConfig } from '../admin-options.js';
 import type { RevokedToken } from './admin-summaries.js';
@@ -42,6 +43,15 @@ export async function revokeTokenById(tokenId: string, parts: RevokeTokenParts):
   const { config, changed, audit, call } = parts;
   if (typeof tokenId !== 'string' || !TOKEN_ID.test(tokenId)) {
     throw new AdminError('invalid_input', 'a token ID must be 1 to 256 printable characters without spaces');
+  }
+  // A token ID is the jti of a token (a UUID): a client secret or a piece of an access token pasted here
+  // would be stored in the deny-list and named by the audit event, so it is refused without being repeated.
+  if (looksLikeSecret(tokenId)) {
+    throw new AdminError(
+      'invalid_input',
+      'a token ID is the jti claim of a token (the tokenId of an audit line), such as 0f6a1c2e-58b4-4f59-9a57-2c1d6a1c9e3b: ' +
+        'this looks like a client secret or an access token instead. If a live secret was pasted, treat it as exposed and rotate it.',
+    );
   }
   const { store } = config;
   if (!store.revokeToken || !store.listRevokedTokens) throw new Error('This account store cannot revoke single tokens (it needs revokeToken and listRevokedTokens)');

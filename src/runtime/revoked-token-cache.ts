@@ -155,12 +155,12 @@ export class RevokedTokenCache {
       stale: false,
       promise: callStore(() => this.#store.listRevokedTokens!(new Date(read)), this.#timeout, 'listRevokedTokens', this.#observer).then(
         (records) => {
+          const trusted = !load.stale && (this.#trustedFrom === undefined || load.startedAt > this.#trustedFrom);
+          // It read every entry whose `expiresAt` plus the tolerance is after its wall time. Set before
+          // the entries go in: adding them may prune, on a clock that moved on, and that raises it again.
+          if (trusted) this.#horizon = read + this.#toleranceMs;
           for (const record of records) this.#add(record.tokenId, record.expiresAt.getTime());
-          if (!load.stale && (this.#trustedFrom === undefined || load.startedAt > this.#trustedFrom)) {
-            this.#trustedFrom = load.startedAt;
-            // It read every entry whose `expiresAt` plus the tolerance is after its wall time.
-            this.#horizon = read + this.#toleranceMs;
-          }
+          if (trusted) this.#trustedFrom = load.startedAt;
         },
       ),
     };

@@ -50,6 +50,11 @@ function setUp(options: { announcing?: boolean } = {}) {
       mono += ms;
       wall += ms;
     },
+    /** Steps the wall clock alone, as NTP does (the monotonic clock goes on). */
+    stepWall: (ms: number) => {
+      wall += ms;
+    },
+    wallNow: () => wall,
   };
 }
 
@@ -133,6 +138,21 @@ describe('RevokedTokenCache', () => {
     cache.onChange(revokedTokenChangeKey(entry())); // any addition prunes, at most once a minute
     expect(cache.check(short.tokenId)).toBe(false);
     expect(cache.size).toBe(1);
+  });
+
+  it('refuses a token dropped while a read was adding entries, once a clock that jumped ahead meanwhile is set back', async () => {
+    const { store, cache, entry, stepWall, wallNow } = setUp();
+    await cache.start();
+    const record = entry(30 * 60_000); // expires in half an hour
+    await store.revokeToken(record); // not announced: only a read brings it in
+    cache.onChange('*');
+    const reading = cache.isRevoked(randomUUID()); // the read starts now
+    stepWall(2 * 3_600_000); // the clock jumps two hours ahead before the answer arrives
+    await reading; // adding the entries prunes, on the clock two hours ahead: the entry is dropped
+    stepWall(-2 * 3_600_000); // NTP sets it right: the token verifies again
+    const answer = cache.check(record.tokenId, wallNow());
+    expect(answer === true || answer === undefined).toBe(true);
+    expect(await cache.isRevoked(record.tokenId)).toBe(true);
   });
 
   it('answers not revoked, without reading, for a store that keeps no deny-list', async () => {

@@ -44,7 +44,16 @@ const BOOKKEEPING_TURNS = 10;
  * ```
  */
 export async function raceBookkeeping(keepBooks: () => Promise<unknown>[], changes: () => Promise<unknown>): Promise<void> {
-  const bookkeeping = keepBooks();
+  const bookkeeping: Promise<unknown>[] = [];
+  // Handled from the start: a recording that fails while the changes still run is this race's failure,
+  // reported below, not an unhandled rejection.
+  const keep = (): void => {
+    for (const recording of keepBooks()) {
+      recording.catch(() => undefined);
+      bookkeeping.push(recording);
+    }
+  };
+  keep();
   let settled = false;
   const changed = changes();
   void changed.then(
@@ -53,10 +62,10 @@ export async function raceBookkeeping(keepBooks: () => Promise<unknown>[], chang
   );
   for (let turn = 0; !settled && turn < BOOKKEEPING_TURNS; turn++) {
     await null;
-    bookkeeping.push(...keepBooks());
+    keep();
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
-  bookkeeping.push(...keepBooks());
+  keep();
   const failed = (await Promise.allSettled([changed, ...bookkeeping])).find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
 }

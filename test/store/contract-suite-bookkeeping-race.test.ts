@@ -11,6 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountRecord, AccountStore, NewAccountRecord, NewSecretRecord, SecretRecord } from '../../src/store/account-store.js';
 import { describeAccountStore } from '../../src/testing/index.js';
+import { raceBookkeeping } from '../../src/testing/contract-fixtures.js';
 
 /** An account store on an asynchronous document database: one document per account. */
 class DocumentAccountStore implements AccountStore {
@@ -152,5 +153,20 @@ describe('the store contract suite', () => {
   it('refuses that store: at least one of its tests fails on it', async () => {
     const failed = await failedContractTests(() => new DocumentAccountStore());
     expect(failed).toEqual(['recordSecretUse and recordSecretDigest racing revokeSecret and setAccountEnabled never undo them']);
+  });
+
+  it('a recording that fails while the changes run fails the race, and leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const failing = () => new Promise<void>((_resolve, reject) => setImmediate(() => reject(new Error('record failed'))));
+      const slowChange = () => new Promise<void>((resolve) => setTimeout(resolve, 20));
+      await expect(raceBookkeeping(() => [failing()], slowChange)).rejects.toThrow('record failed');
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
   });
 });

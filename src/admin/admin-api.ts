@@ -1,25 +1,24 @@
 /**
  * @module admin-api
- * Provisioning: create and list accounts, add and revoke secrets, public keys and federated credentials,
- * disable and enable accounts, revoke a token.
- * A secret's value is returned once, by the call that creates it, and is never stored or shown again.
- * Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
+ * Provisioning: create and list accounts, add and revoke secrets (admin-secrets.ts), public keys
+ * (admin-keys.ts) and federated credentials (admin-federated.ts), disable and enable accounts, revoke
+ * a token. A secret's value is returned once, by the call that creates it, and is never stored or
+ * shown again. Every change is reported to {@link AdminContext.changed} at once and announced to the audit hook.
  */
 import type { AuditActor } from '../audit/audit-events.js';
-import { generateClientId, generateSecret } from '../credentials/generate-credentials.js';
-import { SecretHasher } from '../secrets/secret-verifier.js';
+import { generateClientId } from '../credentials/generate-credentials.js';
 import type { AccountListFilter, AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
 import { supportsKind } from '../store/credential-kinds.js';
-import { AdminError, accountNotFound, credentialLimitReached, secretNotFound } from './admin-errors.js';
+import { AdminError, accountNotFound } from './admin-errors.js';
 import { checkAccountInput, checkPolicy, checkResources, type CreateAccountInput } from './admin-input.js';
 import type { AccountPolicyChange } from '../store/account-store.js';
-import { resolveExpiry, type CredentialExpiryInput } from './credential-expiry.js';
+import { resolveExpiry } from './credential-expiry.js';
 import { findStaleCredentials, type StaleCredential, type StaleCredentialCriteria } from './stale-credentials.js';
 import { isClientIdLookup } from '../client-auth/presented-credentials.js';
 import { buildFederatedOperations, type FederatedOperations } from './admin-federated.js';
-import { liveCredentials, liveTotal, revokeCredential } from './admin-credential-life.js';
 import { buildKeyOperations, type KeyOperations } from './admin-keys.js';
+import { SecretMaker, type SecretOperations } from './admin-secrets.js';
 import type { AdminContext } from './admin-context.js';
 import {
   summarizeAccount,
@@ -28,8 +27,6 @@ import {
   type AccountStatus,
   type AccountSummary,
   type CreatedAccount,
-  type CreatedSecret,
-  type RevokedSecret,
   type RevokedToken,
 } from './admin-summaries.js';
 import { revokeTokenById } from './revoke-token-by-id.js';
@@ -44,7 +41,7 @@ import { revokeTokenById } from './revoke-token-by-id.js';
  * const { clientId, secret } = await sa.admin.createAccount({ name: 'procurement-portal', scopes: ['jobs:write'] })
  * ```
  */
-export interface AdminApi extends KeyOperations, FederatedOperations {
+export interface AdminApi extends SecretOperations, KeyOperations, FederatedOperations {
   /**
    * Creates an account and its first secret. Throws `invalid_input` for a bad name, client account ID
    * or scope, including a name or client account ID that holds a client secret or is a client ID
@@ -65,21 +62,12 @@ export interface AdminApi extends KeyOperations, FederatedOperations {
   listStaleCredentials(criteria: StaleCredentialCriteria): Promise<StaleCredential[]>;
   getAccount(clientId: string): Promise<AccountSummary | undefined>;
   /**
-   * Adds a secret for rotation, expiring as `expiry` says (docs/rotation.md; never, when left out and
-   * the server has no `maxCredentialLifetime`); fails with `secret_limit_reached` when the account
-   * already has `maxSecretsPerAccount` live credentials (secrets, keys and federated credentials
-   * together), and with `invalid_input` for an expiry that is malformed, past, or beyond the server's
-   * `maxCredentialLifetime` (or missing while that requires one).
-   */
-  addSecret(clientId: string, expiry?: CredentialExpiryInput): Promise<CreatedSecret>;
-  /** Revokes a secret and, with it, every token issued against it, on every instance within 1 s. */
-  revokeSecret(clientId: string, secretId: string): Promise<RevokedSecret>;
-  /**
    * Revokes one access token by its ID (its `jti`: the `tokenId` of audit events and of
    * `req.serviceAccount`), on every instance within 1 s; the other tokens of its account keep working.
    * Revoking a token twice keeps the first `revokedAt`. The ID is not checked against issued tokens
    * (none are stored): an unknown ID is listed all the same. Throws `invalid_input` for an ID that is
-   * not 1–256 printable characters; rejects when the store has no token deny-list.
+   * not 1–256 printable characters, or that looks like a client secret or an access token (never
+   * repeated); rejects when the store has no token deny-list.
    */
   revokeToken(tokenId: string): Promise<RevokedToken>;
   disableAccount(clientId: string): Promise<AccountStatus>;
@@ -188,30 +176,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     if (!account) throw accountNotFound(clientId);
     return account;
   };
-  const hasher = context.hasher ?? new SecretHasher(config.secretHashRounds);
-  /** A new secret and its hash; hashes wait their turn by client account (`owner`), round-robin. */
-  const newSecret = async (expiresAt: Date | null, owner: string | null | undefined): Promise<{ created: CreatedSecret; record: { id: string; hash: string; createdAt: Date; expiresAt: Date | null } }> => {
-    const generated = generateSecret();
-    const hash = await hasher.hash(generated.value, owner ?? '');
-    return { created: { ...generated, expiresAt }, record: { id: generated.id, hash, createdAt: config.now(), expiresAt } };
-  };
-  const limit = config.maxSecretsPerAccount;
-  const addSecret = async (clientId: string, expiry?: CredentialExpiryInput): Promise<CreatedSecret> => {
-    const expiresAt = resolveExpiry(expiry, config, 'expiresIn');
-    const account = await requireAccount(clientId);
-    // Checked here first only to spare a bcrypt hash; the store enforces the cap atomically.
-    const live = liveCredentials(account);
-    if (liveTotal(live) >= limit) throw credentialLimitReached('secret_limit_reached', clientId, limit, live);
-    const { created, record } = await newSecret(expiresAt, account.clientAccountId);
-    const cap = { maxLiveCredentials: limit, maxLiveSecrets: limit };
-    const stored = await call('addSecret', () => store.addSecret(clientId, record, cap));
-    if (stored === undefined) throw accountNotFound(clientId);
-    // Another call (here, the CLI, another instance) took the last free place meanwhile.
-    if (stored === 'limit_reached') throw credentialLimitReached('secret_limit_reached', clientId, limit);
-    changed(clientId);
-    audit({ type: 'secret.created', clientId, name: account.name, secretId: created.id, ...(expiresAt && { expiresAt }) });
-    return created;
-  };
+  const secrets = new SecretMaker(context, { call, requireAccount });
   const setEnabled = async (clientId: string, enabled: boolean): Promise<AccountStatus> => {
     await requireAccount(clientId);
     const account = await call('setAccountEnabled', () => store.setAccountEnabled(clientId, enabled));
@@ -245,7 +210,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       const hasPolicy = accessTokenLifetime !== null || dpopBoundAccessTokens;
       if (hasPolicy) requirePolicyStore();
       const expiresAt = resolveExpiry(input.secret, config, 'secret.expiresIn');
-      const { created, record } = await newSecret(expiresAt, clientAccountId);
+      const { created, record } = await secrets.make(expiresAt, clientAccountId);
       const clientId = generateClientId();
       await call('createAccount', () =>
         store.createAccount({
@@ -304,26 +269,19 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       return account && summarizeAccount(account, config.issuer);
     },
 
-    addSecret,
-
-    async revokeSecret(clientId, secretId) {
-      const { account, revokedAt } = await revokeCredential(context, { call, requireAccount }, clientId, secretId, 'secret', secretNotFound);
-      audit({ type: 'secret.revoked', clientId, name: account.name, secretId });
-      return { clientId, secretId, revokedAt };
-    },
-
     revokeToken: (tokenId) => revokeTokenById(tokenId, { config, changed, audit, call }),
 
     disableAccount: (clientId) => setEnabled(clientId, false),
     enableAccount: (clientId) => setEnabled(clientId, true),
 
+    ...secrets.operations(),
     ...buildKeyOperations(context, { call, requireAccount }),
     ...buildFederatedOperations(context, { call, requireAccount }),
     // One place adds the actor, so every change event (present and future operations) carries it.
     // The actor is checked and copied here, before any change: a change must never be made unattributed.
     withActor: (actor) => {
       const copied = checkActor(actor);
-      return buildAdminApi({ ...context, hasher, audit: (event) => context.audit(Object.assign({}, event, { actor: copied })) });
+      return buildAdminApi({ ...context, hasher: secrets.hasher, audit: (event) => context.audit(Object.assign({}, event, { actor: copied })) });
     },
     ...(config.maxCredentialLifetime !== undefined && { maxCredentialLifetime: config.maxCredentialLifetime }),
     maxAccessTokenLifetime: config.maxAccessTokenLifetime,

@@ -16,6 +16,7 @@
  * ({@link FederatedSubjects}).
  */
 import { decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
+import type { KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AssertionRefusal, ClientAuthenticationFailure } from '../errors.js';
 import { describeError } from '../observability/operational-events.js';
@@ -66,12 +67,13 @@ export async function verifyIssuerToken(
   source: FederatedKeySource,
   options: JWTVerifyOptions,
   onRefused?: (error: unknown) => void,
+  unsigned: WeakSet<KeyObject> = new WeakSet(),
 ): Promise<JWTVerifyResult | undefined> {
   const algorithms = verifiableAlgorithms(token, options.algorithms);
   if (algorithms === undefined) return undefined;
   const { alg, kid } = decodeProtectedHeader(token); // read by verifiableAlgorithms: alg is one of them
   const verifyOptions: JWTVerifyOptions = { ...options, algorithms, issuer: source.issuer, currentDate: options.currentDate ?? keySets.now() };
-  return keySets.verify(source, (keySet) => verifyWithKeySet(token, keySet, alg!, kid, verifyOptions, onRefused));
+  return keySets.verify(source, (keySet) => verifyWithKeySet(token, keySet, alg!, kid, verifyOptions, onRefused, unsigned));
 }
 
 /** {@link verifyIssuerToken} with one of the issuer's key sets: the bounded loop over its candidate keys. */
@@ -82,15 +84,18 @@ async function verifyWithKeySet(
   kid: unknown,
   options: JWTVerifyOptions,
   onRefused: ((error: unknown) => void) | undefined,
+  unsigned: WeakSet<KeyObject>,
 ): Promise<KeySetVerification<JWTVerifyResult>> {
   const outcome = await tryCandidateKeys(keySet.keysFor(alg), { kid, named: (key, id) => key.kid === id, unnamedFallsBack: false }, async (key) => {
     const keyObject = keySet.keyObject(key);
-    if (keyObject === undefined) return 'other_key';
+    // A key that did not make this token's signature for one credential cannot for another: not checked twice.
+    if (keyObject === undefined || unsigned.has(keyObject)) return 'other_key';
     try {
       return { verified: await jwtVerify(token, keyObject, options) };
     } catch (error) {
       const attempt = keyAttemptOf(error);
       if (attempt === 'refused') onRefused?.(error);
+      else unsigned.add(keyObject);
       return attempt;
     }
   });
@@ -155,10 +160,12 @@ export class FederatedClientCheck {
     let unavailable: unknown;
     let refusal: AssertionRefusal | undefined;
     let unmetClaim: string | undefined;
+    // The keys that did not make the token's signature, shared by the credentials: each is checked once per token.
+    const unsigned = new WeakSet<KeyObject>();
     for (const credential of live) {
       let payload: JWTPayload | AssertionRefusal;
       try {
-        payload = await this.#verify(assertion, credential, account.clientAccountId, now);
+        payload = await this.#verify(assertion, credential, account.clientAccountId, now, unsigned);
       } catch (err) {
         unavailable ??= err;
         continue;
@@ -187,14 +194,14 @@ export class FederatedClientCheck {
    * The token's claims when the issuer signed it for this credential and every rule holds; else the
    * rule it broke (`invalid_assertion` when no key of the issuer verified it).
    */
-  async #verify(assertion: string, credential: FederatedCredentialRecord, owner: string | null, now: Date): Promise<JWTPayload | AssertionRefusal> {
+  async #verify(assertion: string, credential: FederatedCredentialRecord, owner: string | null, now: Date, unsigned: WeakSet<KeyObject>): Promise<JWTPayload | AssertionRefusal> {
     const { keySets, issuerIdentifier, settings } = this.parts;
     const { clockTolerance } = this.parts.replays;
     let claimError: unknown;
     const { issuer, subject, jwksUri } = credential;
     const options = { issuer, subject, audience: credential.audience ?? issuerIdentifier, requiredClaims: ['exp'], currentDate: now, clockTolerance };
     // The client account owns the source's place in the key cache: one cannot push out another's issuers.
-    const verified = await verifyIssuerToken(keySets, assertion, { issuer, jwksUri, owner }, options, (error) => (claimError = error));
+    const verified = await verifyIssuerToken(keySets, assertion, { issuer, jwksUri, owner }, options, (error) => (claimError = error), unsigned);
     if (!verified) return claimError === undefined ? 'invalid_assertion' : claimRefusalOf(claimError);
     const { aud, exp, iat, jti } = verified.payload;
     // The credential's audience as the token's sole audience (jose checked it is among them): a token

@@ -201,7 +201,9 @@ export class DpopProofChecker {
   ) {
     this.#tokenNonces = settings.nonceAt === 'protected-routes' ? undefined : nonces;
     this.#routeNonces = settings.nonceAt === 'token-endpoint' ? undefined : nonces;
-    const byIat = settings.proofMaxAge + clockTolerance;
+    // One second more than the iat window: a proof exactly proofMaxAge old is still accepted (#checkFreshness),
+    // while a record that expires at that instant is already gone (the stores keep an entry until before its expiry).
+    const byIat = settings.proofMaxAge + clockTolerance + 1;
     const windowOf = (status: 400 | 401): number => (this.#noncesAt(status) ? Math.max(byIat, 120 + clockTolerance) : byIat);
     this.#replayWindows = { 400: windowOf(400), 401: windowOf(401) };
   }

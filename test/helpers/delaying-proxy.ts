@@ -78,6 +78,11 @@ export class DelayingProxy {
     client.on('close', () => upstream.destroy());
   }
 
+  /** How many times the clients of the open connections have sent `text`, all together. */
+  timesSent(text: string): number {
+    return [...this.#connections].reduce((sum, connection) => sum + connection.sent.split(text).length - 1, 0);
+  }
+
   /** How many open connections have a client that has sent `text` at least `times` times. */
   connectionsThatSent(text: string, times = 1): number {
     return [...this.#connections].filter((connection) => connection.sent.split(text).length > times).length;

@@ -39,6 +39,11 @@ export interface SqlAccountStoreOptions {
    * @default false (the caller created it, the caller destroys it)
    */
   readonly destroyOnClose?: boolean;
+  /**
+   * SQLite: the `busy_timeout` the connection was opened with, in milliseconds, which bounds how long a
+   * write retries a busy database. Read from the connection on each write when absent.
+   */
+  readonly busyTimeoutMs?: number;
   /** Told about background failures of `watch()` (poll, push, a throwing listener). @default ignore */
   readonly onWatchError?: (error: unknown) => void;
 }

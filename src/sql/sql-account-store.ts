@@ -116,6 +116,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   readonly #schema: string;
   readonly #feedTarget: ChangeFeedTarget;
   readonly #destroyOnClose: boolean;
+  readonly #busyTimeoutMs: number | undefined;
   readonly #feed: ChangeFeed;
   readonly #credentials: SqlKindTables;
   readonly #assertionIds: SqlAssertionIds;
@@ -134,6 +135,7 @@ export class KyselyAccountStore implements SqlAccountStore {
     const notifyChannel = this.#dialect === 'postgres' ? options.notifyChannel : undefined;
     this.#feedTarget = { dialect: this.#dialect, schema: this.#schema, notifyChannel };
     this.#destroyOnClose = options.destroyOnClose ?? false;
+    this.#busyTimeoutMs = options.busyTimeoutMs;
     const onError = options.onWatchError ?? (() => undefined);
     this.#feed = new ChangeFeed({
       pollIntervalMs: options.pollIntervalMs ?? 200,
@@ -306,7 +308,7 @@ export class KyselyAccountStore implements SqlAccountStore {
   }
 
   #write<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-    return runWriteTransaction(this.#db, this.#dialect, work);
+    return runWriteTransaction(this.#db, this.#dialect, work, this.#busyTimeoutMs);
   }
 
   async #exists(db: Kysely<Database>, clientId: string): Promise<boolean> {

@@ -54,13 +54,14 @@ export interface SqliteAccountStoreOptions {
  */
 export function createSqliteAccountStore(options: SqliteAccountStoreOptions): SqlAccountStore {
   const filename = options.filename === ':memory:' ? ':memory:' : resolve(options.filename);
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: () => openSqliteDatabase(filename, busyTimeoutMs) }),
   });
   return new KyselyAccountStore(db, {
     dialect: 'sqlite',
     destroyOnClose: true,
+    busyTimeoutMs,
     ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
     ...(options.onWatchError !== undefined && { onWatchError: options.onWatchError }),
   });
@@ -71,7 +72,7 @@ async function openSqliteDatabase(filename: string, busyTimeoutMs: number): Prom
   if (filename !== ':memory:') await createPrivately(filename);
   const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs });
   try {
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // Switching to WAL takes an exclusive lock that a second process opening the same new file may
     // hold for a moment: retry rather than fail.
     for (let attempt = 1; ; attempt++) {

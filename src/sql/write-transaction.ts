@@ -17,7 +17,8 @@ const WRITE_TRANSACTION_IDLE_LIMIT_MS = 10_000;
 /**
  * Runs `work` in a write transaction. SQLite: `BEGIN IMMEDIATE` takes the write lock up front (a deferred
  * transaction that later writes can fail with `SQLITE_BUSY` without waiting), and a busy database is
- * retried with backoff while the connection's `busy_timeout`, counted from the first attempt, lasts.
+ * retried with backoff while the connection's `busy_timeout` (`busyTimeoutMs` when the caller knows it,
+ * else read from the connection), counted from the first attempt, lasts.
  * PostgreSQL: an ordinary transaction, which the server ends when it idles
  * {@link WRITE_TRANSACTION_IDLE_LIMIT_MS}.
  *
@@ -30,6 +31,7 @@ export async function runWriteTransaction<DB, T>(
   db: Kysely<DB>,
   dialect: SqlDialectName,
   work: (trx: Kysely<DB>) => Promise<T>,
+  busyTimeoutMs?: number,
 ): Promise<T> {
   if (dialect === 'postgres') {
     return db.transaction().execute(async (trx) => {
@@ -38,12 +40,12 @@ export async function runWriteTransaction<DB, T>(
     });
   }
   const started = Date.now();
-  // The connection's busy_timeout (read on the first attempt): the whole write waits no longer than that.
-  let budgetMs = 0;
+  // The connection's busy_timeout (read on the first attempt when not given): the whole write waits no longer than that.
+  let budgetMs = busyTimeoutMs ?? 0;
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.connection().execute(async (connection) => {
-        if (attempt === 1) budgetMs = await readBusyTimeout(connection);
+        if (attempt === 1 && busyTimeoutMs === undefined) budgetMs = await readBusyTimeout(connection);
         await sql`begin immediate`.execute(connection);
         try {
           const result = await work(connection);

@@ -250,6 +250,16 @@ export class TokenInspector {
   }
 
   /**
+   * The account of this client ID, as the token check reads it (fresh from the cache, else from the
+   * store): for a rule beyond the token's own standing, such as introspection's client-account boundary
+   * for a token that expired, whose account the check does not read.
+   * @throws {StoreUnavailableError} the store failed or timed out
+   */
+  accountOf(clientId: string): Promise<AccountRecord | undefined> {
+    return this.runtime.ready().then(() => this.runtime.accounts.get(clientId));
+  }
+
+  /**
    * Whether `token` is active now.
    * @throws {StoreUnavailableError} the store failed or timed out (→ 503): no answer is better than a wrong one
    */

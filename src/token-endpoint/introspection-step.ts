@@ -42,10 +42,25 @@ export interface IntrospectionParts {
  */
 type Disclosed = Inspection | { readonly active: false; readonly reason: 'other_client_account'; readonly claims: Inspection['claims'] };
 
-function disclosedTo(caller: AccountRecord, inspection: Inspection): Disclosed {
-  // Nothing to hide in an inactive token that names no account: its answer is `{"active": false}` either way.
-  if (inspection.account === undefined || withinClientAccount(caller.clientAccountId, inspection.account)) return inspection;
+function disclosedTo(caller: AccountRecord, inspection: Inspection, owner: AccountRecord | undefined): Disclosed {
+  // An operator's account sees every token; a token whose signature did not verify names no account.
+  if (caller.clientAccountId === null || inspection.claims === undefined || withinClientAccount(caller.clientAccountId, owner)) return inspection;
   return { active: false, reason: 'other_client_account', claims: inspection.claims };
+}
+
+/**
+ * {@link disclosedTo} with the account a verified token was issued to: the one the check read, else (a
+ * token that expired, which the check refuses before reading its account) the one its `sub` names,
+ * read only for a caller of a client account. An account that cannot be read now is taken as outside:
+ * the answer is `{"active": false}` either way, and the audit event then says no more than
+ * `other_client_account`.
+ */
+function disclose(inspector: TokenInspector, caller: AccountRecord, inspection: Inspection): Disclosed | Promise<Disclosed> {
+  if (inspection.account !== undefined || inspection.claims === undefined || caller.clientAccountId === null) return disclosedTo(caller, inspection, inspection.account);
+  return inspector.accountOf(inspection.claims.sub).then(
+    (owner) => disclosedTo(caller, inspection, owner),
+    () => disclosedTo(caller, inspection, undefined),
+  );
 }
 
 /** RFC 7662 §2.2: the members of an active token's answer. */
@@ -112,19 +127,21 @@ export function createIntrospectionStep(parts: IntrospectionParts): Step {
     const { token } = context.parameters;
     // RFC 7662 §2.1: `token` is REQUIRED.
     if (token === undefined) return next(new InvalidRequestError('The parameter token is required'));
-    parts.inspector.inspect(token).then((inspected) => {
-      const inspection = disclosedTo(caller, inspected);
-      parts.audit({
-        type: 'token.introspected',
-        clientId: caller.clientId,
-        name: caller.name,
-        active: inspection.active,
-        ...(inspection.active ? {} : { reason: inspection.reason }),
-        ...(inspection.claims ? { tokenId: inspection.claims.jti, tokenClientId: inspection.claims.client_id } : {}),
-        ...('account' in inspection && inspection.account ? { tokenName: inspection.account.name } : {}),
-      });
-      // RFC 7662 §2.2: an inactive token's answer SHOULD NOT carry anything but `active`.
-      sendJson(context.res, inspection.active ? activeAnswer(inspection) : { active: false });
-    }, next);
+    parts.inspector
+      .inspect(token)
+      .then((inspected) => disclose(parts.inspector, caller, inspected))
+      .then((inspection) => {
+        parts.audit({
+          type: 'token.introspected',
+          clientId: caller.clientId,
+          name: caller.name,
+          active: inspection.active,
+          ...(inspection.active ? {} : { reason: inspection.reason }),
+          ...(inspection.claims ? { tokenId: inspection.claims.jti, tokenClientId: inspection.claims.client_id } : {}),
+          ...('account' in inspection && inspection.account ? { tokenName: inspection.account.name } : {}),
+        });
+        // RFC 7662 §2.2: an inactive token's answer SHOULD NOT carry anything but `active`.
+        sendJson(context.res, inspection.active ? activeAnswer(inspection) : { active: false });
+      }, next);
   };
 }

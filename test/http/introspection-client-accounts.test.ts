@@ -121,6 +121,27 @@ describe('introspection across client accounts', () => {
     ]);
   });
 
+  // docs/revocation-and-introspection.md: other_client_account "whatever its state", expired included; the
+  // token's own client account still hears why its expired token is inactive.
+  it('emits other_client_account for an expired token of another client account, and expired for its own', async () => {
+    const t = makeApp();
+    const gateway = await t.create('acme', 'acme-gateway', ['token:introspect']);
+    const acmeClient = await t.create('acme', 'acme-portal', ['jobs:read']);
+    const globexClient = await t.create('globex', 'globex-portal', ['jobs:read']);
+    const acmeToken = await issueToken(t.app, acmeClient.clientId, acmeClient.secret.value);
+    const globexToken = await issueToken(t.app, globexClient.clientId, globexClient.secret.value);
+    t.clock.advance(3600 + 10);
+    // The gateway's own secret is still good (secrets do not expire here); only the tokens have.
+    const foreign = await introspect(t.app, gateway, globexToken);
+    expect(JSON.parse(foreign.text)).toEqual({ active: false });
+    expect(JSON.parse((await introspect(t.app, gateway, acmeToken)).text)).toEqual({ active: false });
+    const events = t.events.filter((e): e is TokenIntrospectedEvent => e.type === 'token.introspected');
+    expect(events.map(({ reason, tokenClientId }) => ({ reason, tokenClientId }))).toEqual([
+      { reason: 'other_client_account', tokenClientId: globexClient.clientId },
+      { reason: 'expired', tokenClientId: acmeClient.clientId },
+    ]);
+  });
+
   // RFC 7009 §2.1: "The authorization server first validates the client credentials ... and then verifies
   // whether the token was issued to the client making the revocation request. If this validation fails,
   // the request is refused" (answered 200 like every other refusal, §2.2).

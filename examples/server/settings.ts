@@ -20,7 +20,10 @@ export class StartupError extends Error {
 export interface AdminTokens {
   /** ADMIN_TOKEN: admits an operator of every client account. */
   readonly operator: string | undefined;
-  /** ADMIN_TENANT_TOKENS (`token1=clientAccountA,token2=clientAccountB`): token → the one client account it administers. */
+  /**
+   * ADMIN_TENANT_TOKENS (`token1=clientAccountA,token2=clientAccountB`): token → the one client account it
+   * administers. Each pair is split at its last `=`, so a token may end in base64 padding.
+   */
   readonly tenants: ReadonlyMap<string, string>;
 }
 
@@ -101,7 +104,8 @@ function readAdminTokens(env: NodeJS.ProcessEnv): AdminTokens | undefined {
   const tenants = new Map<string, string>();
   for (const entry of (env.ADMIN_TENANT_TOKENS ?? '').split(',')) {
     if (entry.trim() === '') continue;
-    const at = entry.indexOf('=');
+    // Split at the last '=': a token may end in base64 padding ('abc=='), a client account ID rarely holds one.
+    const at = entry.lastIndexOf('=');
     const token = entry.slice(0, Math.max(at, 0)).trim();
     const clientAccountId = entry.slice(at + 1).trim();
     if (at < 0 || !TOKEN.test(token) || clientAccountId === '') {

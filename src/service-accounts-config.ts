@@ -19,7 +19,7 @@ import type { ResolvedConfig } from './config.js';
  * console.log(`tokens for ${config.audience} live ${config.tokenLifetime} s, signed ${config.signingKey.alg} by key ${config.signingKey.kid}`)
  * if (config.failureLimit === false) console.warn('the token endpoint has no failed-authentication limit')
  * // Before removing an old key: wait out the tokens it signed (docs/rotation.md).
- * const quietForMs = (config.tokenLifetime + config.clockTolerance) * 1000
+ * const quietForMs = (config.maxAccessTokenLifetime + config.clockTolerance) * 1000
  * ```
  */
 export interface ServiceAccountsConfig {
@@ -29,6 +29,12 @@ export interface ServiceAccountsConfig {
   readonly audience: string;
   /** Access token lifetime in seconds (`expires_in`). */
   readonly tokenLifetime: number;
+  /**
+   * The longest lifetime an account's own token policy may give its tokens, in seconds (equal to
+   * `tokenLifetime` unless raised): how long a token issued now may stay valid, so how long to keep an
+   * old signing key, or to wait before calling a credential quiet.
+   */
+  readonly maxAccessTokenLifetime: number;
   /** Leeway in seconds when checking `exp`, `nbf` and `iat`. */
   readonly clockTolerance: number;
   /** The `realm` of `WWW-Authenticate` challenges. */
@@ -83,6 +89,7 @@ export function describeConfig(config: ResolvedConfig): ServiceAccountsConfig {
     issuer: config.issuer,
     audience: config.audience,
     tokenLifetime: config.tokenLifetime,
+    maxAccessTokenLifetime: config.maxAccessTokenLifetime,
     clockTolerance: config.clockTolerance,
     realm: config.realm,
     signingKey: Object.freeze({ kid: signer.kid, alg: signer.alg }),

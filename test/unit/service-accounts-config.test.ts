@@ -40,6 +40,7 @@ describe('sa.config', () => {
       issuer: TEST_ISSUER,
       audience: TEST_ISSUER,
       tokenLifetime: 3600,
+      maxAccessTokenLifetime: 3600,
       clockTolerance: 5,
       realm: 'service-accounts',
       signingKey: { kid: 'es-2026', alg: 'ES256' },
@@ -67,6 +68,11 @@ describe('sa.config', () => {
       if (typeof value === 'object' && value !== null) expect(Object.isFrozen(value), path).toBe(true);
     }
     expect(JSON.stringify(sa.config)).not.toMatch(/PRIVATE KEY|test-signing-key/);
+  });
+
+  it('gives the longest token lifetime an account may have: tokenLifetime unless maxAccessTokenLifetime raises it', () => {
+    const raised = createServiceAccounts({ store, issuer: TEST_ISSUER, signingKeys: { alg: 'HS256', key: TEST_HS256_KEY }, tokenLifetime: 600, maxAccessTokenLifetime: 7200 });
+    expect([raised.config.tokenLifetime, raised.config.maxAccessTokenLifetime]).toEqual([600, 7200]);
   });
 
   it('says when the failure limit is off', () => {

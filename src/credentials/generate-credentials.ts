@@ -5,7 +5,7 @@
  *
  * Formats (documented in docs/security.md):
  *   client ID   esa_<24 base62>                                  e.g. esa_4fT0...  (~142 bits)
- *   secret      esas_<secret id: 16 base62>_<44 base62><crc32: 6 base62>          (~261 random bits)
+ *   secret      esas_<secret id: 16 base62>_<44 base62><crc32: 6 base62>          (~262 random bits)
  *   regex       \besas_[0-9A-Za-z]{16}_[0-9A-Za-z]{50}\b
  *   key ID      esak_<16 base62>  (public: names a registered public key, like a secret's ID names a secret)
  *   federated   esaf_<16 base62>  (public: names a federated credential, trust in an outside issuer for one subject)

@@ -43,7 +43,7 @@ export interface OpenAccountStoreOptions {
  * - `postgres://...` or `postgresql://...`, with an optional `schema` query parameter (default `public`)
  *   that is removed before the URL reaches `pg`.
  *
- * @throws TypeError for anything else. The message names only the scheme, never a password.
+ * @throws TypeError for anything else, and for a postgres URL `pg` could not read. The message names only the scheme, never a password.
  * @example
  * ```ts
  * parseAccountStoreUrl('sqlite:./.data/service-accounts.db') // { kind: 'sqlite', filename: './.data/service-accounts.db' }
@@ -58,23 +58,46 @@ export function parseAccountStoreUrl(url: string): AccountStoreLocation {
     return { kind: 'sqlite', filename };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    if (!url.includes('schema=')) return { kind: 'postgres', connectionString: url };
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new TypeError('Store URL is not a valid postgres:// URL');
-    }
+    const parsed = parsePostgresUrl(url);
     const schema = parsed.searchParams.get('schema');
     if (schema === null) return { kind: 'postgres', connectionString: url };
     if (schema === '') throw new TypeError('Store URL has an empty schema parameter');
-    parsed.searchParams.delete('schema');
-    return { kind: 'postgres', connectionString: parsed.toString(), schema };
+    return { kind: 'postgres', connectionString: withoutSchemaParameter(url), schema };
   }
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0];
   throw new TypeError(
     `Unsupported store URL${scheme ? ` scheme "${scheme}"` : ''}: expected sqlite:PATH, postgres://... or postgresql://...`,
   );
+}
+
+/**
+ * A postgres URL read as `pg` reads it: spaces and stray `%` encoded, and an empty host (a socket
+ * folder given as `?host=`) allowed. What `pg` could not read is refused here, before any connection.
+ *
+ * @throws TypeError naming no part of the URL, which may hold a password.
+ */
+function parsePostgresUrl(url: string): URL {
+  const text = / |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(url) ? encodeURI(url).replace(/%25(\d\d)/g, '%$1') : url;
+  for (const candidate of [text, text.replace('@/', '@___DUMMY___/')]) {
+    try {
+      return new URL(candidate);
+    } catch {
+      // `pg` tries the URL with a dummy host next, then gives up.
+    }
+  }
+  throw new TypeError('Store URL is not a valid postgres:// URL');
+}
+
+/** The URL without its `schema` query parameter(s), everything else exactly as written. */
+function withoutSchemaParameter(url: string): string {
+  const query = url.indexOf('?');
+  const end = url.indexOf('#', query);
+  const tail = end === -1 ? '' : url.slice(end);
+  const kept = url
+    .slice(query + 1, end === -1 ? undefined : end)
+    .split('&')
+    .filter((pair) => new URLSearchParams(pair).keys().next().value !== 'schema');
+  return `${url.slice(0, query)}${kept.length > 0 && kept.join('&') !== '' ? `?${kept.join('&')}` : ''}${tail}`;
 }
 
 /**

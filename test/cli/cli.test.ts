@@ -212,6 +212,25 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
     expect(fromFlag.stderr).toMatch(/^service-accounts: --store: /);
   });
 
+  it('a postgres:// URL that is not a valid URL is a usage error, with or without ?schema=, and the password is not echoed', async () => {
+    for (const url of [
+      'postgres://admin:hunter2-secret@127.0.0.1:99999/nowhere',
+      'postgres://admin:hunter2-secret@[db/nowhere',
+      'postgres://admin:hunter2-secret@127.0.0.1:99999/nowhere?schema=sa',
+    ]) {
+      const run = await runCli(['list', '--json', '--store', url]);
+      expectUsageError(run);
+      expect(run.stderr).toMatch(/^service-accounts: --store: .*not a valid postgres:\/\/ URL/);
+      expect(run.stderr).not.toContain('hunter2-secret');
+    }
+  });
+
+  it('a postgres:// URL naming a socket folder with ?host= takes ?schema= like any other', async () => {
+    const url = 'postgres://admin:hunter2-secret@/nowhere?host=/nonexistent-socket-folder';
+    expectFailure(await runCli(['list', '--json', '--store', url]), /store is unavailable/i);
+    expectFailure(await runCli(['list', '--json', '--store', `${url}&schema=sa`]), /store is unavailable/i);
+  });
+
   it('defaults to sqlite:./.data/service-accounts.db in the working directory', async () => {
     const cwd = mkdtempSync(join(dir, 'cwd-'));
     // An empty SERVICE_ACCOUNTS_STORE is "not set" (CONTRACT §5: the example server shares the CLI's default).

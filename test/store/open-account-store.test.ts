@@ -37,7 +37,15 @@ describe('parseAccountStoreUrl', () => {
     });
   });
 
-  it.each(['mysql://root:hunter2@db/app', 'accounts.db', '', 'sqlite:', 'postgres://db/app?schema='])(
+  it('takes the schema out of a URL whose host is a socket folder given as ?host=, leaving the rest as written', () => {
+    expect(parseAccountStoreUrl('postgres://app:s%20cret@/prod?host=/var/run/postgresql&schema=sa&options=-c%20statement_timeout%3D5000')).toEqual({
+      kind: 'postgres',
+      connectionString: 'postgres://app:s%20cret@/prod?host=/var/run/postgresql&options=-c%20statement_timeout%3D5000',
+      schema: 'sa',
+    });
+  });
+
+  it.each(['mysql://root:hunter2@db/app', 'accounts.db', '', 'sqlite:', 'postgres://db/app?schema=', 'postgres://root:hunter2@db:99999/app', 'postgres://root:hunter2@[db/app'])(
     'rejects %j with a TypeError that never echoes credentials',
     (url) => {
       expect(() => parseAccountStoreUrl(url)).toThrow(TypeError);

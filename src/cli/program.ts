@@ -90,8 +90,11 @@ function collectResources(value: string, previous: string[] | undefined): string
  */
 export function buildProgram(io: CliIo): Command {
   const program = new Command('service-accounts');
-  // An empty SERVICE_ACCOUNTS_STORE means "not set", as for the example server: the default store.
-  if (process.env.SERVICE_ACCOUNTS_STORE?.trim() === '') delete process.env.SERVICE_ACCOUNTS_STORE;
+  // SERVICE_ACCOUNTS_STORE is read as the example server reads it: trimmed (a value from a .env file or
+  // a mounted secret often ends in a line break), and empty means "not set": the default store.
+  const storeFromEnv = process.env.SERVICE_ACCOUNTS_STORE?.trim();
+  if (storeFromEnv === '') delete process.env.SERVICE_ACCOUNTS_STORE;
+  else if (storeFromEnv !== undefined) process.env.SERVICE_ACCOUNTS_STORE = storeFromEnv;
 
   // Settings set before .command() are inherited by every subcommand.
   program

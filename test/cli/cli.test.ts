@@ -3,7 +3,7 @@
  * document of every command, `--store`/`--json` before and after the command words, the
  * SERVICE_ACCOUNTS_STORE variable, usage errors and help. A PostgreSQL round runs when POSTGRES_URL is set.
  */
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -201,6 +201,15 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
     expect(fromEnv.some((a) => a.clientId === first.clientId)).toBe(true);
     const other = `sqlite:${join(dir, 'other.db')}`;
     expect(await runCliJson(['list', '--store', other], { env: { SERVICE_ACCOUNTS_STORE: store } })).toEqual([]);
+  });
+
+  it('reads SERVICE_ACCOUNTS_STORE as the example server does: spaces and line breaks around it are ignored', async () => {
+    for (const padded of [`  ${store}`, `${store} \n`]) {
+      const listed = await runCliJson<ListedJson[]>(['list'], { env: { SERVICE_ACCOUNTS_STORE: padded } });
+      expect(listed.some((a) => a.clientId === first.clientId)).toBe(true);
+    }
+    // No stray file named with the padding next to the store.
+    expect(readdirSync(dir).filter((name) => name.startsWith('cli.db') && name.trim() !== name)).toEqual([]);
   });
 
   it('an unsupported store URL is a usage error that names where it came from: --store or SERVICE_ACCOUNTS_STORE', async () => {

@@ -63,6 +63,26 @@ function collectScopes(value: string, previous: string | undefined): string {
   return previous === undefined ? value : `${previous} ${value}`;
 }
 
+/**
+ * A refused setting of the admin session, named as it was given: `MAX_CREDENTIAL_LIFETIME`, or
+ * `--allowed-issuers` / `FEDERATION_ALLOWED_ISSUERS` for `federated add`.
+ *
+ * @example
+ * ```ts
+ * declare const command: Command // the command being run
+ * sessionSettingMessage('express-service-accounts: option "maxCredentialLifetime" must be ...', command)
+ * // 'MAX_CREDENTIAL_LIFETIME: express-service-accounts: option "maxCredentialLifetime" must be ...'
+ * ```
+ */
+function sessionSettingMessage(message: string, command: Command): string {
+  if (message.startsWith('MAX_CREDENTIAL_LIFETIME')) return message;
+  if (message.includes('"maxCredentialLifetime"')) return `MAX_CREDENTIAL_LIFETIME: ${message}`;
+  if (message.includes('"allowedIssuers')) {
+    return `${command.getOptionValueSource('allowedIssuers') === 'env' ? 'FEDERATION_ALLOWED_ISSUERS' : '--allowed-issuers'}: ${message}`;
+  }
+  return message;
+}
+
 /** The options of `create`. */
 interface CreateOptions {
   name: string;
@@ -137,8 +157,8 @@ export function buildProgram(io: CliIo): Command {
     try {
       session = openAdminSession(options.store, sessionOptions);
     } catch (error) {
-      // The store URL was checked above: what is left is the list of allowed issuers.
-      if (error instanceof TypeError) throw new UsageError(`--allowed-issuers: ${error.message}`);
+      // The store URL was checked above: what is left are MAX_CREDENTIAL_LIFETIME and the allowed issuers.
+      if (error instanceof TypeError) throw new UsageError(sessionSettingMessage(error.message, command));
       throw error;
     }
     let result: CommandResult;

@@ -82,6 +82,15 @@ describe('service-accounts CLI: expiring credentials', { timeout: 60_000 }, () =
     expect(malformed.stderr).toMatch(/MAX_CREDENTIAL_LIFETIME/);
   });
 
+  it('a malformed or out-of-range MAX_CREDENTIAL_LIFETIME is a usage error that names it, and no option', async () => {
+    for (const value of ['a month', '99999d']) {
+      const run = await runCli(['list', '--store', store], { env: { MAX_CREDENTIAL_LIFETIME: value } });
+      expect([run.code, run.stdout], value).toEqual([2, '']);
+      expect(run.stderr, value).toMatch(/^service-accounts: MAX_CREDENTIAL_LIFETIME/);
+      expect(run.stderr, value).not.toMatch(/--allowed-issuers/);
+    }
+  });
+
   it('refuses a malformed duration with exit 2 and one line on stderr; credentials stale without a criterion is a usage error', async () => {
     const created = await runCliJson<CreatedJson>(['create', '--name', 'bad-duration', '--store', store]);
     const run = await runCli(['secret', 'add', created.clientId, '--expires-in', '2 weeks', '--store', store]);

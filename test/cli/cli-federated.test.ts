@@ -188,6 +188,7 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     expectExit(await add(GITHUB, ['--allowed-issuers', 'none']), 2, /is not one this server accepts/);
     expectExit(await add(GITHUB, ['--allowed-issuers', GITHUB, '--jwks-uri', 'https://10.1.2.3/jwks']), 2, /jwksUri is not accepted on this server/);
     expectExit(await add(GITHUB, ['--allowed-issuers', 'http://example.com']), 2, /--allowed-issuers: .*must be an https URL/);
+    expectExit(await add(GITHUB, [], { FEDERATION_ALLOWED_ISSUERS: 'http://example.com' }), 2, /FEDERATION_ALLOWED_ISSUERS: .*must be an https URL/);
     expect((await listed(store, clientId))?.federated).toEqual([]);
     const accepted = await add(GITHUB, [], { FEDERATION_ALLOWED_ISSUERS: GITHUB });
     expect(accepted.code, accepted.stderr).toBe(0);

@@ -83,6 +83,19 @@ function sessionSettingMessage(message: string, command: Command): string {
   return message;
 }
 
+/**
+ * Text with the password of every URL in it (`scheme://user:PASSWORD@host`) replaced by `[REDACTED]`.
+ *
+ * @example
+ * ```ts
+ * redactUrlPasswords("unknown option '--stor=postgres://app:s3cret@db/prod'") // "unknown option '--stor=postgres://app:[REDACTED]@db/prod'"
+ * ```
+ */
+function redactUrlPasswords(text: string): string {
+  // Up to the last `@` of the URL: a password may hold an unencoded `@` or `/`.
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^\s/:@']*):[^\s']*@/gi, '$1:[REDACTED]@');
+}
+
 /** The options of `create`. */
 interface CreateOptions {
   name: string;
@@ -123,8 +136,9 @@ export function buildProgram(io: CliIo): Command {
       writeOut: (text) => io.stdout(text),
       writeErr: (text) => io.stderr(text),
       // Commander's own messages ("error: unknown option '--bogus'") carry the prefix of all the others, and
-      // may quote what was typed: a secret pasted as an option is redacted.
-      outputError: (text, write) => write(`service-accounts: ${redactSecrets(text.replace(/^error: /, ''))}`),
+      // may quote what was typed: a secret pasted as an option is redacted, and so is the password of a
+      // store URL typed with a misspelt --store (`--stor=postgres://app:PASSWORD@db/prod`) or none.
+      outputError: (text, write) => write(`service-accounts: ${redactSecrets(redactUrlPasswords(text.replace(/^error: /, '')))}`),
     })
     .configureHelp({ showGlobalOptions: true })
     .allowExcessArguments(false);

@@ -71,6 +71,17 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
     expect(run.stderr).not.toContain('0123456789');
   });
 
+  // docs/cli.md: "The CLI never prints the store URL, not even in error messages."
+  it('a store URL typed with a misspelt --store, or without it, is not echoed with its password', async () => {
+    const url = 'postgres://admin:hunter2-secret@db.internal:5432/prod';
+    for (const args of [['list', `--stor=${url}`], [url, 'list'], ['list', `--json=${url}`]]) {
+      const run = await runCli(args);
+      expect(run.code, args[1]).toBe(2);
+      expect(run.stderr, args[1]).toMatch(/^service-accounts: .*postgres:\/\/admin:\[REDACTED\]@db\.internal:5432\/prod/);
+      expect(run.stderr, args[1]).not.toContain('hunter2-secret');
+    }
+  });
+
   it('the suggestions are not listed in --help', async () => {
     const run = await runCli(['--help']);
     expect(run.code).toBe(0);

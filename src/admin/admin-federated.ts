@@ -7,6 +7,7 @@
  */
 import { FEDERATED_LIMITS, federatedUrlProblem } from '../federation/address-policy.js';
 import { generateFederatedCredentialId } from '../credentials/generate-credentials.js';
+import { containsSecretStart } from '../credentials/redact-secrets.js';
 import type { NewFederatedCredentialRecord } from '../store/account-store.js';
 import { federatedOf, isLiveTwin } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
@@ -155,6 +156,17 @@ export function checkFederatedInput(input: FederatedCredentialInput): CheckedFed
   const audience = input.audience === undefined || input.audience === null ? null : checkExactText('audience', input.audience, FEDERATED_LIMITS.audienceBytes);
   const jwksUri = input.jwksUri === undefined || input.jwksUri === null ? null : checkUrl('jwksUri', input.jwksUri, FEDERATED_LIMITS.jwksUri);
   const claims = checkClaimConditions(input.claims);
+  // Long runs of letters and digits are real subjects and audiences (a client ID as subject), so only a
+  // secret's prefixed start is refused: listings and audit events show these fields.
+  for (const [field, value] of [['subject', subject], ['audience', audience ?? ''], ['claims', claims === undefined ? '' : JSON.stringify(claims)]] as const) {
+    if (containsSecretStart(value)) {
+      throw new AdminError(
+        'invalid_input',
+        `${field} must not contain a client secret (esas_...): it would be stored and shown in listings and audit logs. ` +
+          'If a live secret was pasted, treat it as exposed and rotate it.',
+      );
+    }
+  }
   return { issuer, subject, audience, jwksUri, ...(claims !== undefined && { claims }) };
 }
 

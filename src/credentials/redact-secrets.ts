@@ -17,6 +17,23 @@ import { isClientIdShape, SECRET_PREFIX } from './generate-credentials.js';
  */
 const SECRET_LIKE = /(?:esas_[0-9a-z]{16}_|[0-9a-z]{32})[0-9a-z_]*/gi;
 
+/** A secret's start: its prefix, 16-character ID and `_`, in any case. */
+const SECRET_START = /esas_[0-9a-z]{16}_/i;
+
+/**
+ * Whether text holds a client secret's start (`esas_`, its 16-character ID, `_`, in any case): the
+ * check for fields where long runs of letters and digits are legitimate (an outside token's subject
+ * or audience), so {@link looksLikeSecret} would refuse real values.
+ * @example
+ * ```ts
+ * containsSecretStart('repo:acme/billing:ref:refs/heads/main') // false
+ * containsSecretStart(`repo:${clientSecret}`) // true
+ * ```
+ */
+export function containsSecretStart(text: string): boolean {
+  return SECRET_START.test(text);
+}
+
 /**
  * Whether text holds anything that could be a client secret or part of one (see {@link redactSecrets}).
  * @example

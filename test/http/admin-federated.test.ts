@@ -108,6 +108,26 @@ describe('admin API: federated credentials', () => {
     expect((await sa.admin.getAccount(a.clientId))?.federated).toEqual([]);
   });
 
+  // Listings and audit events show the subject, audience and claim conditions: a pasted secret would be shown to all who read them.
+  it('refuses a client secret pasted into the subject, audience or a claim condition, in any case, without echoing it; a long client ID as subject is accepted', async () => {
+    const { sa } = createTestApp();
+    const a = await sa.admin.createAccount({ name: 'billing-deployer' });
+    const secret = a.secret.value;
+    const add = (input: Record<string, unknown>) => sa.admin.addFederatedCredential(a.clientId, { issuer: GITHUB, subject: MAIN, ...input } as never);
+    for (const [input, field] of [
+      [{ subject: secret }, 'subject'],
+      [{ subject: `repo:acme/${secret.toUpperCase()}` }, 'subject'],
+      [{ audience: `api://${secret.slice(0, 30)}` }, 'audience'],
+      [{ claims: { repository_owner: secret } }, 'claims'],
+    ] as const) {
+      const err = await expectAdminError(add(input), 'invalid_input', new RegExp(`^${field} must not contain a client secret \\(esas_\\.\\.\\.\\)`));
+      expect(err.message).not.toContain(secret.slice(5, 21));
+    }
+    expect((await sa.admin.getAccount(a.clientId))?.federated).toEqual([]);
+    // A subject that is a 32-character client ID of another system is a real subject.
+    await expect(add({ subject: 'f'.repeat(8) + '0123456789abcdef0123456789abcdef' })).resolves.toMatchObject({ subject: 'ffffffff0123456789abcdef0123456789abcdef' });
+  });
+
   // Subject patterns are not supported: exact subjects only, and the message says why.
   it('refuses a subject pattern (*) with a message that says patterns are not supported and why', async () => {
     const { sa } = createTestApp();

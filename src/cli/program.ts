@@ -65,14 +65,8 @@ function collectScopes(value: string, previous: string | undefined): string {
 
 /**
  * A refused setting of the admin session, named as it was given: `MAX_CREDENTIAL_LIFETIME`, or
- * `--allowed-issuers` / `FEDERATION_ALLOWED_ISSUERS` for `federated add`.
- *
- * @example
- * ```ts
- * declare const command: Command // the command being run
- * sessionSettingMessage('express-service-accounts: option "maxCredentialLifetime" must be ...', command)
- * // 'MAX_CREDENTIAL_LIFETIME: express-service-accounts: option "maxCredentialLifetime" must be ...'
- * ```
+ * `--allowed-issuers` / `FEDERATION_ALLOWED_ISSUERS` for `federated add`: a message about option
+ * "maxCredentialLifetime" becomes `MAX_CREDENTIAL_LIFETIME: <message>`.
  */
 function sessionSettingMessage(message: string, command: Command): string {
   if (message.startsWith('MAX_CREDENTIAL_LIFETIME')) return message;
@@ -84,12 +78,8 @@ function sessionSettingMessage(message: string, command: Command): string {
 }
 
 /**
- * Text with the password of every URL in it (`scheme://user:PASSWORD@host`) replaced by `[REDACTED]`.
- *
- * @example
- * ```ts
- * redactUrlPasswords("unknown option '--stor=postgres://app:s3cret@db/prod'") // "unknown option '--stor=postgres://app:[REDACTED]@db/prod'"
- * ```
+ * Text with the password of every URL in it (`scheme://user:PASSWORD@host`) replaced by `[REDACTED]`:
+ * `unknown option '--stor=postgres://app:s3cret@db/prod'` becomes `... postgres://app:[REDACTED]@db/prod'`.
  */
 function redactUrlPasswords(text: string): string {
   // Up to the last `@` of the URL: a password may hold an unencoded `@` or `/`.

@@ -40,6 +40,16 @@ function makeApp(allowUnrestrictedIntrospection = false) {
   return { ...t, create };
 }
 
+/** acme's introspector, a client in acme and one in globex, and a token of each client. */
+async function acmeGatewayAndTwoClients(t: ReturnType<typeof makeApp>) {
+  const gateway = await t.create('acme', 'acme-gateway', ['token:introspect']);
+  const acmeClient = await t.create('acme', 'acme-portal', ['jobs:read']);
+  const globexClient = await t.create('globex', 'globex-portal', ['jobs:read']);
+  const acmeToken = await issueToken(t.app, acmeClient.clientId, acmeClient.secret.value);
+  const globexToken = await issueToken(t.app, globexClient.clientId, globexClient.secret.value);
+  return { gateway, acmeClient, globexClient, acmeToken, globexToken };
+}
+
 /** What a caller can learn from an answer: status, the headers that describe the body, and the body. */
 async function introspect(app: Express, who: CreatedAccount, token: string) {
   const res = await request(app).post('/oauth/introspect').set('Authorization', basicHeader(who.clientId, who.secret.value)).type('form').send({ token });
@@ -56,11 +66,7 @@ async function introspect(app: Express, who: CreatedAccount, token: string) {
 describe('introspection across client accounts', () => {
   it("answers an administrator-made introspector of acme about globex's token exactly as about an unknown token", async () => {
     const t = makeApp();
-    const gateway = await t.create('acme', 'acme-gateway', ['token:introspect']);
-    const acmeClient = await t.create('acme', 'acme-portal', ['jobs:read']);
-    const globexClient = await t.create('globex', 'globex-portal', ['jobs:read']);
-    const acmeToken = await issueToken(t.app, acmeClient.clientId, acmeClient.secret.value);
-    const globexToken = await issueToken(t.app, globexClient.clientId, globexClient.secret.value);
+    const { gateway, globexClient, acmeToken, globexToken } = await acmeGatewayAndTwoClients(t);
 
     expect(JSON.parse((await introspect(t.app, gateway, acmeToken)).text)).toMatchObject({ active: true, username: 'acme-portal' });
     const foreign = await introspect(t.app, gateway, globexToken);
@@ -125,11 +131,7 @@ describe('introspection across client accounts', () => {
   // token's own client account still hears why its expired token is inactive.
   it('emits other_client_account for an expired token of another client account, and expired for its own', async () => {
     const t = makeApp();
-    const gateway = await t.create('acme', 'acme-gateway', ['token:introspect']);
-    const acmeClient = await t.create('acme', 'acme-portal', ['jobs:read']);
-    const globexClient = await t.create('globex', 'globex-portal', ['jobs:read']);
-    const acmeToken = await issueToken(t.app, acmeClient.clientId, acmeClient.secret.value);
-    const globexToken = await issueToken(t.app, globexClient.clientId, globexClient.secret.value);
+    const { gateway, acmeClient, globexClient, acmeToken, globexToken } = await acmeGatewayAndTwoClients(t);
     t.clock.advance(3600 + 10);
     // The gateway's own secret is still good (secrets do not expire here); only the tokens have.
     const foreign = await introspect(t.app, gateway, globexToken);

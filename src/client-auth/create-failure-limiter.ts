@@ -111,7 +111,8 @@ function createRedisLimiter(
     },
     async reserve(keys) {
       const keyList = keysOf(keys, ipv6Prefix, false);
-      const settled = await Promise.allSettled(keyList.map((key) => call(() => store.penalty(key, 1), 'failure limiter reserve')));
+      const sent: Array<Promise<RateLimiterRes> | undefined> = [];
+      const settled = await Promise.allSettled(keyList.map((key, i) => call(() => (sent[i] = store.penalty(key, 1)), 'failure limiter reserve')));
       const now = Date.now();
       const counted: Array<{ key: string; until: number }> = [];
       settled.forEach((s, i) => {
@@ -120,6 +121,16 @@ function createRedisLimiter(
       const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
       if (failed) {
         releaseAll(counted);
+        // A count that timed out may still land once Redis answers again: the attempt was answered 503,
+        // undecided, so that count is given back too when it lands (not in another window).
+        settled.forEach((s, i) => {
+          if (s.status === 'rejected') {
+            sent[i]?.then(
+              (res) => releaseAll([{ key: keyList[i]!, until: Date.now() + Math.max(0, res.msBeforeNext) - margin }]),
+              () => {},
+            );
+          }
+        });
         throw failed.reason;
       }
       const results = settled.map((s) => (s as PromiseFulfilledResult<RateLimiterRes>).value);

@@ -334,6 +334,32 @@ if (!url) {
       }
     });
 
+    it('gives back the counts of attempts answered 503 while Redis hung, once Redis answers again', async () => {
+      const proxy = await RedisProxy.start(url);
+      const redis = client({ port: proxy.port });
+      await redis.ping();
+      const s = await setup({ max: 2, windowSeconds: 60, redis }, { storeTimeout: 300 });
+      try {
+        const right = { ...grant, client_id: s.clientId, client_secret: s.secret };
+        proxy.freeze();
+        // More attempts than the limit, none of them decided: each is counted in advance, then times out.
+        for (let i = 0; i < 3; i++) expectError(await tokenRequest(s.server, right, from('10.10.0.1')), 503, 'temporarily_unavailable');
+        proxy.restore();
+        // The held counts, then the give-backs their late answers lead to, went first on the same connection.
+        await redis.ping();
+        await redis.ping();
+        // No failure on record: the right secret gets its token, and a wrong one is the first of N failures.
+        expect((await tokenRequest(s.server, right, from('10.10.0.1'))).status).toBe(200);
+        for (let i = 0; i < 2; i++) {
+          expectError(await tokenRequest(s.server, { ...grant, client_id: s.clientId, client_secret: WRONG }, from('10.10.0.1')), 401, 'invalid_client');
+        }
+        expect429(await tokenRequest(s.server, right, from('10.10.0.2')));
+      } finally {
+        await s.close();
+        await proxy.close();
+      }
+    });
+
     it('answers 503 when the Redis connection is gone, and recovers once Redis is back', async () => {
       const proxy = await RedisProxy.start(url);
       const redis = client({ port: proxy.port });

@@ -18,6 +18,7 @@ interface IoredisLike {
   readonly status: string;
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
   ping(): Promise<unknown>;
+  connect?(): Promise<void>;
 }
 
 function isIoredisClient(value: unknown): value is IoredisLike {
@@ -82,7 +83,12 @@ function createRedisLimiter(
   const command = (client as unknown as Record<string, (key: string) => Promise<unknown>>)[GIVE_BACK_COMMAND]!.bind(client);
   // Not queued while disconnected: delivered late, it could land in another window.
   const giveBack = (key: string): Promise<unknown> => (client.status === 'ready' ? command(store.getKey(key)) : Promise.resolve());
-  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => callStore(work, timeoutMs, what, observer);
+  const call = <T>(work: () => Promise<T>, what: string): Promise<T> => {
+    // A client made with `lazyConnect` connects on its first command, and none is sent while it is not
+    // ready: connect it here (this call is still answered 503), else it would stay unconnected for ever.
+    if (client.status === 'wait') client.connect?.().catch(() => {});
+    return callStore(work, timeoutMs, what, observer);
+  };
   const margin = giveBackMarginMs(windowSeconds);
 
   const secondsFrom = (res: RateLimiterRes | null, over: (consumed: number) => boolean): number => {

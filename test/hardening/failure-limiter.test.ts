@@ -360,6 +360,24 @@ if (!url) {
       }
     });
 
+    it('connects a client made with lazyConnect on first use instead of answering 503 for ever', async () => {
+      // ioredis connects such a client with its first command; the limiter checks the connection
+      // before it sends any, so nothing would ever connect it.
+      const redis = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 1, lazyConnect: true });
+      redis.on('error', () => {});
+      clients.push(redis);
+      const { app, sa } = createTestApp({ failureLimit: { max: 2, windowSeconds: 60, redis } });
+      const account = await sa.admin.createAccount({ name: 'lazy' });
+      const server = await listen(app);
+      try {
+        const right = { ...grant, client_id: account.clientId, client_secret: account.secret.value };
+        await vi.waitFor(async () => expect((await tokenRequest(server, right)).status).toBe(200), { timeout: 5000, interval: 100 });
+      } finally {
+        await server.close();
+        await sa.close();
+      }
+    });
+
     it('answers 503 when the Redis connection is gone, and recovers once Redis is back', async () => {
       const proxy = await RedisProxy.start(url);
       const redis = client({ port: proxy.port });

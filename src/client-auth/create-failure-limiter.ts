@@ -13,6 +13,9 @@ import { callStore } from '../runtime/call-store.js';
 import type { CallObserver } from '../runtime/call-store.js';
 import { createMemoryLimiter, FAILURE_KEY_PREFIX, giveBackMarginMs, keysOf, type FailureLimiter, type LimiterOptions } from './failure-limiter.js';
 
+/** Most limiter commands awaiting Redis at once (see `createRedisLimiter`). */
+export const MAX_PENDING_LIMITER_CALLS = 10_000;
+
 /** The shape of an ioredis client that rate-limiter-flexible relies on, and our own give-back command. */
 interface IoredisLike {
   readonly status: string;
@@ -83,11 +86,26 @@ function createRedisLimiter(
   const command = (client as unknown as Record<string, (key: string) => Promise<unknown>>)[GIVE_BACK_COMMAND]!.bind(client);
   // Not queued while disconnected: delivered late, it could land in another window.
   const giveBack = (key: string): Promise<unknown> => (client.status === 'ready' ? command(store.getKey(key)) : Promise.resolve());
+  // Commands sent and not yet answered. The deadline answers the request, not the command: one sent to
+  // a Redis that hangs with the connection up stays with the client until Redis answers. Past the
+  // bound (a flood during such a hang), an attempt is answered at once (503) and nothing is sent, so
+  // memory stays bounded however long the hang lasts.
+  let pending = 0;
+  const settle = (): void => {
+    pending -= 1;
+  };
   const call = <T>(work: () => Promise<T>, what: string): Promise<T> => {
     // A client made with `lazyConnect` connects on its first command, and none is sent while it is not
     // ready: connect it here (this call is still answered 503), else it would stay unconnected for ever.
     if (client.status === 'wait') client.connect?.().catch(() => {});
-    return callStore(work, timeoutMs, what, observer);
+    const bounded = (): Promise<T> => {
+      if (pending >= MAX_PENDING_LIMITER_CALLS) throw new Error(`${MAX_PENDING_LIMITER_CALLS} limiter commands are awaiting Redis`);
+      const sent = work();
+      pending += 1;
+      sent.then(settle, settle);
+      return sent;
+    };
+    return callStore(bounded, timeoutMs, what, observer);
   };
   const margin = giveBackMarginMs(windowSeconds);
 

@@ -3,7 +3,7 @@
  * `openAccountStore(url)`: one string picks the SQL store, as the CLI's `--store` and the example's
  * `SERVICE_ACCOUNTS_STORE` do.
  */
-import { createPostgresAccountStore } from './postgres-account-store.js';
+import { checkSchemaName, createPostgresAccountStore } from './postgres-account-store.js';
 import type { SqlAccountStore } from './sql-account-store.js';
 import { createSqliteAccountStore } from './sqlite-account-store.js';
 
@@ -61,8 +61,7 @@ export function parseAccountStoreUrl(url: string): AccountStoreLocation {
     const parsed = parsePostgresUrl(url);
     const schema = parsed.searchParams.get('schema');
     if (schema === null) return { kind: 'postgres', connectionString: url };
-    if (schema === '') throw new TypeError('Store URL has an empty schema parameter');
-    return { kind: 'postgres', connectionString: withoutSchemaParameter(url), schema };
+    return { kind: 'postgres', connectionString: withoutSchemaParameter(url), schema: checkSchemaName(schema, 'Store URL schema parameter') };
   }
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0];
   throw new TypeError(

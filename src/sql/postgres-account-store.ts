@@ -81,8 +81,7 @@ export function createPostgresAccountStore(options: PostgresAccountStoreOptions)
   if (!givenPool && !connectionString) {
     throw new TypeError('createPostgresAccountStore needs a connectionString or a pool');
   }
-  const schema = options.schema ?? 'public';
-  if (schema === '') throw new TypeError('createPostgresAccountStore: schema must not be empty');
+  const schema = checkSchemaName(options.schema ?? 'public', 'createPostgresAccountStore: schema');
   // At most the longest delay a Node.js timer keeps (about 24.8 days).
   const queryTimeoutMs = integer('queryTimeoutMs', options.queryTimeoutMs, 30_000, 1, 2 ** 31 - 1);
   // Created on first use; a failure (pg not installed) is retried by the next use.
@@ -101,6 +100,24 @@ export function createPostgresAccountStore(options: PostgresAccountStoreOptions)
     ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
     ...(options.onWatchError !== undefined && { onWatchError: options.onWatchError }),
   });
+}
+
+/**
+ * Returns `schema`, or throws a `TypeError` (prefixed with `where`) when it is empty or one of
+ * PostgreSQL's own (`information_schema`, or any `pg_` name), where the tables must not go.
+ *
+ * @example
+ * ```ts
+ * checkSchemaName('service_accounts', 'schema') // 'service_accounts'
+ * checkSchemaName('information_schema', 'schema') // throws TypeError
+ * ```
+ */
+export function checkSchemaName(schema: string, where: string): string {
+  if (schema === '') throw new TypeError(`${where} must not be empty`);
+  if (schema === 'information_schema' || schema.startsWith('pg_')) {
+    throw new TypeError(`${where} "${schema}" is one of PostgreSQL's own schemas: name one of yours, such as service_accounts`);
+  }
+  return schema;
 }
 
 /**

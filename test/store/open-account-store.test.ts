@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openAccountStore, parseAccountStoreUrl } from '../../src/sql/index.js';
+import { createPostgresAccountStore, openAccountStore, parseAccountStoreUrl } from '../../src/sql/index.js';
 import { notificationChannel } from '../../src/sql/postgres-account-store.js';
 import { KyselyAccountStore } from '../../src/sql/sql-account-store.js';
 import { newAccount } from './helpers.js';
@@ -35,6 +35,14 @@ describe('parseAccountStoreUrl', () => {
       connectionString: 'postgres://app@db.internal:5432/prod?sslmode=require',
       schema: 'service_accounts',
     });
+  });
+
+  it("refuses a schema of PostgreSQL's own (information_schema, pg_*), whose tables are not the store's to write", () => {
+    for (const schema of ['information_schema', 'pg_catalog', 'pg_temp']) {
+      expect(() => parseAccountStoreUrl(`postgres://app@db/prod?schema=${schema}`)).toThrow(`Store URL schema parameter "${schema}" is one of PostgreSQL's own schemas`);
+      expect(() => createPostgresAccountStore({ connectionString: 'postgres://app@db/prod', schema })).toThrow(/is one of PostgreSQL's own schemas/);
+    }
+    expect(parseAccountStoreUrl('postgres://app@db/prod?schema=pgx_accounts')).toMatchObject({ schema: 'pgx_accounts' });
   });
 
   it('takes the schema out of a URL whose host is a socket folder given as ?host=, leaving the rest as written', () => {

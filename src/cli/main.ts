@@ -15,6 +15,30 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
+/** The option of each admin API field a refused value's message begins with. */
+const OPTION_OF_FIELD: Readonly<Record<string, string>> = {
+  name: '--name',
+  clientAccountId: '--client-account',
+  scopes: '--scope',
+  resources: '--resource',
+  expiresIn: '--expires-in',
+  accessTokenLifetime: '--token-lifetime',
+  expiringWithin: '--expiring-within',
+  unusedFor: '--unused-for',
+  issuer: '--issuer',
+  subject: '--subject',
+  audience: '--audience',
+  jwksUri: '--jwks-uri',
+  claims: '--claim',
+};
+
+/** A refusal of the admin API as the CLI user typed it: `expiresIn must ...` becomes `--expires-in must ...`. */
+function inCliTerms(message: string): string {
+  const field = /^([A-Za-z]+) /.exec(message)?.[1];
+  const option = field === undefined || !Object.hasOwn(OPTION_OF_FIELD, field) ? undefined : OPTION_OF_FIELD[field];
+  return option === undefined ? message : `${option}${message.slice(field!.length)}`;
+}
+
 function oneLine(text: string): string {
   return text.split('\n')[0]!.trim();
 }
@@ -67,7 +91,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     const usage = error instanceof UsageError || (error instanceof AdminError && error.code === 'invalid_input');
     // Messages quote what was typed only in an ID's form; a driver's message is not ours to trust.
-    io.stderr(`service-accounts: ${redactSecrets(usage ? (error as Error).message : describeFailure(error))}\n`);
+    io.stderr(`service-accounts: ${redactSecrets(usage ? inCliTerms((error as Error).message) : describeFailure(error))}\n`);
     return usage ? EXIT_USAGE : EXIT_FAILURE;
   }
 }

@@ -139,7 +139,7 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     const add = (...extra: string[]) => runCli(['federated', 'add', clientId, '--store', store, ...extra]);
     expectExit(await add('--issuer', GITHUB, '--subject', 'repo:acme/billing:*'), 2, /subject must be one exact subject: patterns \(\*\) are not supported/);
     expectExit(await add('--issuer', 'http://issuer.example.com', '--subject', MAIN), 2, /issuer must be an https URL/);
-    expectExit(await add('--issuer', GITHUB, '--subject', MAIN, '--jwks-uri', 'jwks.json'), 2, /jwksUri must be an absolute URL/);
+    expectExit(await add('--issuer', GITHUB, '--subject', MAIN, '--jwks-uri', 'jwks.json'), 2, /--jwks-uri must be an absolute URL/);
     expectExit(await add('--issuer', GITHUB, '--subject', ''), 2, /subject must be 1 to 1000 bytes \(UTF-8\) of printable characters/);
     expectExit(await add('--issuer', GITHUB, '--subject', MAIN, '--audience', 'api\u001b[31m'), 2, /audience .*U\+001B/);
     expect((await listed(store, clientId))?.federated).toEqual([]);
@@ -186,7 +186,7 @@ describe('service-accounts federated (SQLite)', { timeout: 60_000 }, () => {
     expectExit(await add('https://169.254.169.254', ['--allowed-issuers', GITHUB]), 2, /issuer https:\/\/169\.254\.169\.254 is not one this server accepts/);
     expectExit(await add('https://10.1.2.3', [], { FEDERATION_ALLOWED_ISSUERS: `${GITHUB}, https://k8s.example.com` }), 2, /is not one this server accepts/);
     expectExit(await add(GITHUB, ['--allowed-issuers', 'none']), 2, /is not one this server accepts/);
-    expectExit(await add(GITHUB, ['--allowed-issuers', GITHUB, '--jwks-uri', 'https://10.1.2.3/jwks']), 2, /jwksUri is not accepted on this server/);
+    expectExit(await add(GITHUB, ['--allowed-issuers', GITHUB, '--jwks-uri', 'https://10.1.2.3/jwks']), 2, /--jwks-uri is not accepted on this server/);
     expectExit(await add(GITHUB, ['--allowed-issuers', 'http://example.com']), 2, /--allowed-issuers: .*must be an https URL/);
     expectExit(await add(GITHUB, [], { FEDERATION_ALLOWED_ISSUERS: 'http://example.com' }), 2, /FEDERATION_ALLOWED_ISSUERS: .*must be an https URL/);
     expect((await listed(store, clientId))?.federated).toEqual([]);

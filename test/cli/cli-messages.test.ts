@@ -88,4 +88,19 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
     expect(run.stdout).not.toMatch(/^\s+(revoke|add)\b/m);
     expect(run.stdout).toMatch(/^\s+secret\b/m);
   });
+
+  // A refused value is named by the option that was typed, not by the admin API's field behind it.
+  it('names a refused value by its option (--expires-in, --client-account, --jwks-uri), not by the field of the admin API', async () => {
+    const created = await runCli(['create', '--name', 'messages-probe', '--json', '--store', store]);
+    const { clientId } = JSON.parse(created.stdout) as { clientId: string };
+    const cases: Array<[string[], RegExp]> = [
+      [['secret', 'add', clientId, '--expires-in', '99999d'], /^service-accounts: --expires-in must lie within 3650 days\n$/],
+      [['create', '--name', 'x', '--client-account', ' '], /^service-accounts: --client-account must be 1 to 200 printable characters/],
+      [['federated', 'add', clientId, '--issuer', 'https://issuer.example.com', '--subject', 's', '--jwks-uri', 'jwks.json'], /^service-accounts: --jwks-uri must be an absolute URL/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCli([...args, '--store', store]);
+      expect([run.code, run.stderr], args.join(' ')).toEqual([2, expect.stringMatching(message)]);
+    }
+  });
 });

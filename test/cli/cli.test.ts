@@ -317,7 +317,7 @@ describe('service-accounts CLI on SQLite', { timeout: 60_000 }, () => {
     const runs = await Promise.all(cases.map((args) => runCli([...args, '--store', store, '--json'])));
     runs.forEach((run, i) => {
       expectUsageError(run);
-      expect(run.stderr, cases[i]!.join(' ')).toMatch(/^service-accounts: (name|clientAccountId) must not (contain a client secret|be a client ID)/);
+      expect(run.stderr, cases[i]!.join(' ')).toMatch(/^service-accounts: (--name|--client-account) must not (contain a client secret|be a client ID)/);
       expect(run.stderr).not.toContain(secret.slice(5, 21));
       expect(run.stderr).not.toContain(first.clientId);
     });

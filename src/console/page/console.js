@@ -97,7 +97,12 @@
     const kind = (name && Object.hasOwn(REFUSALS, name) ? REFUSALS[name] : undefined) || REFUSALS_BY_STATUS[statusCode] || 'refusedServerError';
     if (ownRefusals.has(kind)) return S[kind];
     if (problem && typeof problem.detail === 'string') {
-      const fields = Array.isArray(problem.errors) ? problem.errors.map((/** @type {any} */ e) => `${e.pointer.replace(/^\//, '') || '/'}: ${e.detail}`) : [];
+      // Only well-formed items: a proxy's problem may carry `errors` of another shape.
+      const fields = Array.isArray(problem.errors)
+        ? problem.errors
+            .filter((/** @type {any} */ e) => typeof e?.pointer === 'string' && typeof e.detail === 'string')
+            .map((/** @type {any} */ e) => `${e.pointer.replace(/^\//, '') || '/'}: ${e.detail}`)
+        : [];
       return [problem.detail, ...fields].join('. ');
     }
     return S[kind];

@@ -82,6 +82,16 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
     }
   });
 
+  // pg reads a password with a quote or a space as typed (it encodes the space itself).
+  it('redacts a store URL password that holds a quote or a space', async () => {
+    for (const password of ["it's-hunter2", 'pass hunter2', "o'neil hunter2"]) {
+      const run = await runCli(['list', `--stor=postgres://admin:${password}@db.internal:5432/prod`]);
+      expect(run.code, password).toBe(2);
+      expect(run.stderr, password).toMatch(/^service-accounts: .*postgres:\/\/admin:\[REDACTED\]@db\.internal:5432\/prod/);
+      expect(run.stderr, password).not.toContain('hunter2');
+    }
+  });
+
   it('the suggestions are not listed in --help', async () => {
     const run = await runCli(['--help']);
     expect(run.code).toBe(0);

@@ -22,7 +22,8 @@ export interface AdminTokens {
   readonly operator: string | undefined;
   /**
    * ADMIN_TENANT_TOKENS (`token1=clientAccountA,token2=clientAccountB`): token → the one client account it
-   * administers. Each pair is split at its last `=`, so a token may end in base64 padding.
+   * administers. Each pair is split at the last `=` of its first run of `=`, so a token may end in base64
+   * padding and a client account ID may hold a `=`.
    */
   readonly tenants: ReadonlyMap<string, string>;
 }
@@ -104,8 +105,10 @@ function readAdminTokens(env: NodeJS.ProcessEnv): AdminTokens | undefined {
   const tenants = new Map<string, string>();
   for (const entry of (env.ADMIN_TENANT_TOKENS ?? '').split(',')) {
     if (entry.trim() === '') continue;
-    // Split at the last '=': a token may end in base64 padding ('abc=='), a client account ID rarely holds one.
-    const at = entry.lastIndexOf('=');
+    // Split at the last '=' of the first run of them: a token may end in base64 padding ('abc===acme'),
+    // and a client account ID may hold one ('t1=team=a' gives t1 to 'team=a', as it always did).
+    const equals = /=+/.exec(entry);
+    const at = equals === null ? -1 : equals.index + equals[0].length - 1;
     const token = entry.slice(0, Math.max(at, 0)).trim();
     const clientAccountId = entry.slice(at + 1).trim();
     if (at < 0 || !TOKEN.test(token) || clientAccountId === '') {

@@ -14,6 +14,15 @@ describe('example server settings: ADMIN_TENANT_TOKENS', () => {
     ]);
   });
 
+  // Before padding was read, a pair split at its first '=': a client account ID holding one must keep its meaning.
+  it('keeps a client account ID that holds "=" whole, as before', () => {
+    const settings = readSettings({ ADMIN_TENANT_TOKENS: 'acme-token=team=a,dG9r===team=b', FEDERATION_ALLOWED_ISSUERS: 'none' });
+    expect([...(settings.admin?.tenants ?? [])]).toEqual([
+      ['acme-token', 'team=a'],
+      ['dG9r==', 'team=b'],
+    ]);
+  });
+
   it('still refuses a pair without a client account', () => {
     expect(() => readSettings({ ADMIN_TENANT_TOKENS: 'token=' })).toThrow(/ADMIN_TENANT_TOKENS must be token=clientAccountId pairs/);
   });

@@ -82,8 +82,9 @@ function sessionSettingMessage(message: string, command: Command): string {
  * `unknown option '--stor=postgres://app:s3cret@db/prod'` becomes `... postgres://app:[REDACTED]@db/prod'`.
  */
 function redactUrlPasswords(text: string): string {
-  // Up to the last `@` of the line: a password may hold an unencoded `@`, `/`, quote or space (pg reads them).
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^\s/:@']*):[^\n]*@/gi, '$1:[REDACTED]@');
+  // Up to the last `@` of the line: a password may hold an unencoded `@`, `/`, quote or space, and a
+  // user name a quote or space (pg reads them).
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^\n/:@]*):[^\n]*@/gi, '$1:[REDACTED]@');
 }
 
 /** The options of `create`. */

@@ -83,11 +83,11 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
   });
 
   // pg reads a password with a quote or a space as typed (it encodes the space itself).
-  it('redacts a store URL password that holds a quote or a space', async () => {
-    for (const password of ["it's-hunter2", 'pass hunter2', "o'neil hunter2"]) {
-      const run = await runCli(['list', `--stor=postgres://admin:${password}@db.internal:5432/prod`]);
+  it('redacts a store URL password when the password or the user name holds a quote or a space', async () => {
+    for (const [user, password] of [['admin', "it's-hunter2"], ['admin', 'pass hunter2'], ["o'neil", 'hunter2'], ['o neil', 'hunter2']]) {
+      const run = await runCli(['list', `--stor=postgres://${user}:${password}@db.internal:5432/prod`]);
       expect(run.code, password).toBe(2);
-      expect(run.stderr, password).toMatch(/^service-accounts: .*postgres:\/\/admin:\[REDACTED\]@db\.internal:5432\/prod/);
+      expect(run.stderr, password).toMatch(/^service-accounts: .*postgres:\/\/.*:\[REDACTED\]@db\.internal:5432\/prod/);
       expect(run.stderr, password).not.toContain('hunter2');
     }
   });

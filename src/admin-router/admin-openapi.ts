@@ -81,6 +81,17 @@ const HEADERS: Record<'Location' | 'Link', Json> = {
   Link: { description: 'The next page, as `<address>; rel="next"` (RFC 8288); absent on the last page.', schema: { type: 'string' } },
 };
 
+/** The headers some problems carry besides `Cache-Control`, by status. */
+const PROBLEM_HEADERS: Readonly<Record<number, Json>> = {
+  401: {
+    'WWW-Authenticate': {
+      description: 'The router’s `challenge` option (such as `Bearer realm="admin"`); absent when the host set none.',
+      schema: { type: 'string' },
+    },
+  },
+  503: { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'string' } } },
+};
+
 function problemResponses(names: readonly AdminProblemName[]): Json {
   const byStatus = new Map<number, AdminProblem[]>();
   for (const name of new Set([...names, ...EVERY_OPERATION])) {
@@ -93,7 +104,7 @@ function problemResponses(names: readonly AdminProblemName[]): Json {
       String(status),
       {
         description: byStatus.get(status)!.map((p) => `${p.title} (\`${PROBLEM_TYPE_BASE}${p.problem}\`)`).join('; '),
-        headers: { 'Cache-Control': noStore },
+        headers: { 'Cache-Control': noStore, ...PROBLEM_HEADERS[status] },
         content: { 'application/problem+json': { schema: ref('Problem') } },
       },
     ]),

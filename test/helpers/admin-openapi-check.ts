@@ -21,6 +21,9 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 ajv.addSchema(document, 'admin-openapi.json');
 
+/** Response headers a client acts on; each must be documented where the router sends it. */
+const MEANINGFUL_HEADERS = ['location', 'link', 'allow', 'retry-after', 'www-authenticate'] as const;
+
 const pointer = (...segments: string[]): string =>
   segments.map((s) => `/${encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))}`).join('');
 
@@ -54,6 +57,11 @@ export function expectDocumented(method: string, path: string, res: request.Resp
   for (const [name, header] of Object.entries((response!.headers ?? {}) as Json)) {
     const value = res.headers[name.toLowerCase()];
     if (header.schema?.const !== undefined) expect(value, `${method} ${template} ${res.status}: header ${name}`).toBe(header.schema.const);
+  }
+  // A header a client acts on must be in the document when the answer carries it.
+  const documentedHeaders = Object.keys((response!.headers ?? {}) as Json).map((name) => name.toLowerCase());
+  for (const name of MEANINGFUL_HEADERS) {
+    if (res.headers[name] !== undefined) expect(documentedHeaders, `${method} ${template} ${res.status}: header ${name} is not documented`).toContain(name);
   }
   const content = response!.content as Json | undefined;
   if (!content || method.toLowerCase() === 'head') {

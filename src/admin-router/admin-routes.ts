@@ -76,7 +76,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       'another client account, nor grant a scope the host reserves to operators (403 `forbidden`).',
     body: CreateAccountBodySchema,
     success: { status: 201, description: 'The new account and its secret.', schema: CreatedAccountSchema, headers: ['Location'] },
-    problems: ['invalid-request', 'unsupported-media-type', 'payload-too-large'],
+    problems: ['invalid-request', 'unsupported-media-type', 'payload-too-large', 'cross-origin-request'],
     async handle({ admin, body, path }) {
       const created = await admin.createAccount(body as CreateAccountBody);
       // RFC 7591 §3.2.1: when the secret expires, in seconds since the epoch; 0 when it never does.

@@ -409,6 +409,14 @@ describe.each([5, 4] as const)('admin router on Express %i', (version) => {
     expect((await api.post(path, { token: 'acme' })).status).toBe(200);
   });
 
+  // The same rule for a create sent without a body: its 403 is the documented cross-origin problem.
+  it('refuses a body-less create a browser marks cross-origin with 403 cross-origin-request, as documented', async () => {
+    const { api, admin } = setup();
+    const res = await api.post('/admin/service-accounts', { token: 'acme', headers: { 'Sec-Fetch-Site': 'cross-site' } });
+    expectProblem(res, 403, 'cross-origin-request');
+    expect(await admin.listAccounts()).toEqual([]);
+  });
+
   // Fetch §3.2 (CORS protocol): without Access-Control-Allow-Origin no other origin may read the
   // answer, and a preflight without Access-Control-Allow-* lets no other origin send the request.
   it('answers preflights with Allow and no CORS headers, and never sends CORS headers', async () => {

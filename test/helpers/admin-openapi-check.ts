@@ -76,6 +76,10 @@ export function expectDocumented(method: string, path: string, res: request.Resp
   const body: unknown = JSON.parse(res.text);
   const valid = validate!(body);
   expect(valid, `${method} ${template} ${res.status}: ${ajv.errorsText(validate!.errors)}\n${res.text}`).toBe(true);
+  // A problem's type is one the document names for that status of that operation.
+  if (mediaType === 'application/problem+json') {
+    expect(response!.description, `${method} ${template} ${res.status}: problem type not documented`).toContain(`\`${(body as { type: string }).type}\``);
+  }
 }
 
 export interface SendOptions {

@@ -155,6 +155,9 @@ const preflight = (allow: string): Json => ({
   responses: { '204': { description: `No content; \`Allow: ${allow}\`.`, headers: { Allow: { schema: { type: 'string' } } } } },
 });
 
+/** The `Allow` header of `{mount}/openapi.json`. */
+export const DOCUMENT_ALLOW = 'GET, HEAD, OPTIONS';
+
 /**
  * The `Allow` header of a path: its methods, `HEAD` with `GET`, and `OPTIONS`.
  *
@@ -198,8 +201,9 @@ export function buildAdminOpenApiDocument(options: { mountPath?: string } = {}):
       summary: 'This document',
       description: 'The OpenAPI 3.1 document of this API. Served to anyone: it describes the API’s shape only.',
       tags: ['service-accounts'],
-      responses: { '200': { description: 'The document.', content: { 'application/json': { schema: { type: 'object' } } } } },
+      responses: { '200': { description: 'The document.', headers: { 'Cache-Control': noStore }, content: { 'application/json': { schema: { type: 'object' } } } } },
     },
+    options: preflight(DOCUMENT_ALLOW),
   };
   return {
     openapi: '3.1.0',

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
-import { buildAdminOpenApiDocument, allowHeader } from './admin-openapi.js';
+import { buildAdminOpenApiDocument, allowHeader, DOCUMENT_ALLOW } from './admin-openapi.js';
 import { AdminProblem, sendProblem, toAdminProblem } from './admin-problem.js';
 import { checkMediaType, readJsonBody, validate } from './admin-request.js';
 import { resolveAdminRouterOptions, type CreateAdminRouterOptions, type ResolvedAdminRouterOptions } from './admin-router-options.js';
@@ -108,7 +108,7 @@ export function createAdminRouter(options: CreateAdminRouterOptions): RequestHan
     if (!isDocument && !match) return next();
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    const allow = match ? allowHeader(match.routes) : 'GET, HEAD, OPTIONS';
+    const allow = match ? allowHeader(match.routes) : DOCUMENT_ALLOW;
     // Preflights get the methods and nothing else: no Access-Control-* header lets another origin in.
     if (req.method === 'OPTIONS') {
       res.statusCode = 204;

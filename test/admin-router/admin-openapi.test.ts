@@ -11,7 +11,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { buildAdminOpenApiDocument, createAdminApi, createAdminRouter, MemoryAccountStore } from '../../src/index.js';
 import { ADMIN_PROBLEM_NAMES, PROBLEM_TYPE_BASE } from '../../src/admin-router/admin-problem.js';
-import { COMMITTED_DOCUMENT_PATH } from '../helpers/admin-openapi-check.js';
+import { adminClient, COMMITTED_DOCUMENT_PATH } from '../helpers/admin-openapi-check.js';
 import { createAdminRouterApp } from '../helpers/admin-router-app.js';
 
 const committed = JSON.parse(readFileSync(COMMITTED_DOCUMENT_PATH, 'utf8')) as Record<string, unknown>;
@@ -40,6 +40,17 @@ describe('admin router OpenAPI document', () => {
     const moved = await request(elsewhere).get('/tenants/admin/openapi.json').expect(200);
     expect(Object.keys(moved.body.paths as object)).toContain('/tenants/admin/service-accounts/{clientId}');
     expect(moved.body).toEqual(buildAdminOpenApiDocument({ mountPath: '/tenants/admin' }));
+  });
+
+  it('describes its own address as the router answers it: GET without login, no-store, and OPTIONS', async () => {
+    const { app } = createAdminRouterApp();
+    const api = adminClient(app);
+    expect((await api.get('/admin/openapi.json')).headers['cache-control']).toBe('no-store');
+    const paths = committed.paths as Record<string, { get: { responses: Record<string, { headers?: Record<string, unknown> }> } }>;
+    expect(Object.keys(paths['/admin/openapi.json']!.get.responses['200']!.headers ?? {})).toContain('Cache-Control');
+    const preflight = await api.options('/admin/openapi.json');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.allow).toBe('GET, HEAD, OPTIONS');
   });
 
   // RFC 9457 §4: a problem type URI should resolve to documentation of the type.

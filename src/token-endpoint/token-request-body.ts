@@ -228,7 +228,7 @@ function onlyChunked(transferEncoding: string | undefined): boolean {
 /**
  * Reads the token request body and hands back its parameters, without touching `req` (beyond reading
  * its stream): an object (form bodies without a prototype), `{}` for an empty body, or what the host's
- * own parser already made of it (`{}` when that is `undefined` or `null`). Fails with 413
+ * own parser already made of it (`{}` when that is `undefined`, or `null` for a request without a body). Fails with 413
  * `invalid_request` over `limit` bytes (the declared `Content-Length` is checked first, also for a body
  * the host's parser already read) or past 100 form parameters, after which the rest of the body is
  * read and discarded so the connection stays usable; and with 400 `invalid_request` for bad JSON, a
@@ -254,8 +254,14 @@ export function readTokenBody(req: TokenHttpRequest, limit: number, done: (err: 
   if (declared !== undefined && Number(declared) > limit) return done(tooLarge());
   const kind = bodyKind(headers['content-type']);
   if (alreadyParsed(req)) {
+    const parsed = req.body;
+    // A parser that kept the body as it came (express.text() or express.raw() for every type) left us
+    // the text: it is read as if this router had read it, with every check.
+    if (typeof parsed === 'string' || Buffer.isBuffer(parsed)) return parseKeptBody(parsed, kind, limit, done);
     if (kind === 'json') warnJsonAlreadyParsed();
-    const body = req.body ?? {};
+    // A parser that found no body may leave `undefined` or `null`; a body it read as `null` (a non-strict
+    // JSON parser, given `null`) holds no parameters, and the guards refuse it as they do when we read it.
+    const body = parsed === undefined || (parsed === null && !hasBody(req)) ? {} : parsed;
     // A chunked body declares no length: judge what the host's parser made of it instead.
     if (declared === undefined && parsedSize(body, limit) > limit) return done(tooLarge());
     return done(undefined, body);
@@ -271,11 +277,36 @@ export function readTokenBody(req: TokenHttpRequest, limit: number, done: (err: 
   // a form has none (it would stay part of the first name), and the JSON parse step trims it.
   collectBody(req, limit, (err, text = '') => {
     if (err) return done(err);
-    if (kind === 'json') return parseJson(text, done);
-    const body = parseForm(text);
-    if (body === undefined) return done(tooLarge());
-    done(undefined, body);
+    parseText(kind, text, done);
   });
+}
+
+/** The parameters of a body's text, by its kind: a JSON object (or array), or a form. */
+function parseText(kind: BodyKind, text: string, done: (err: InvalidRequestError | undefined, body?: unknown) => void): void {
+  if (kind === 'json') return parseJson(text, done);
+  const body = parseForm(text);
+  if (body === undefined) return done(tooLarge());
+  done(undefined, body);
+}
+
+/**
+ * A body a host's parser kept as text (`express.text()`) or as bytes (`express.raw()`): judged as the
+ * router judges what it reads itself (limit, media type, UTF-8 only, repeated parameters).
+ */
+function parseKeptBody(
+  kept: string | Buffer,
+  kind: BodyKind | 'charset' | undefined,
+  limit: number,
+  done: (err: InvalidRequestError | undefined, body?: unknown) => void,
+): void {
+  const size = typeof kept === 'string' ? Buffer.byteLength(kept) : kept.length;
+  if (size > limit) return done(tooLarge());
+  if (kind === 'charset') return done(unsupportedEncoding());
+  if (kind === undefined) {
+    if (size > 0) return done(new InvalidRequestError('Unsupported content type; send application/x-www-form-urlencoded or application/json'));
+    return done(undefined, {});
+  }
+  parseText(kind, typeof kept === 'string' ? kept : kept.toString('utf8'), done);
 }
 
 /**

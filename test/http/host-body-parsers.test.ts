@@ -5,6 +5,8 @@
  * router reads the body itself: once the host's parser has read it, the text is gone and the parsed
  * object holds the last value, so the host is warned (once per process) to mount the router first.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express5 from 'express';
 import express4 from 'express4';
 import request from 'supertest';
@@ -115,5 +117,83 @@ describe.each([4, 5] as const)('Express %i with global express.json() and expres
     const res = await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(duplicateCredentialsJson(other, account));
     expect(res.status).toBe(200);
     expect(decodeToken((res.body as { access_token: string }).access_token).payload.sub).toBe(account.clientId);
+  });
+});
+
+/** A host app on Express `version` whose own middlewares run before the token router. */
+async function appWith(version: 4 | 5, mount: (app: ReturnType<typeof express5>, express: typeof express5) => void) {
+  const { sa } = createTestApp({ express: version });
+  const account = await sa.admin.createAccount({ name: 'host-parsed' });
+  const other = await sa.admin.createAccount({ name: 'other-client' });
+  const express = (version === 4 ? express4 : express5) as unknown as typeof express5;
+  const app = express();
+  mount(app, express);
+  app.use('/oauth', sa.tokenRouter);
+  return { app, account, other };
+}
+
+describe.each([4, 5] as const)('Express %i with a global parser that keeps the body as text or bytes', (version) => {
+  const parsers = {
+    'express.text({ type: "*/*" })': (app: ReturnType<typeof express5>, express: typeof express5) => app.use(express.text({ type: '*/*' })),
+    'express.raw({ type: "*/*" })': (app: ReturnType<typeof express5>, express: typeof express5) => app.use(express.raw({ type: '*/*' })),
+  };
+  describe.each(Object.entries(parsers))('%s', (_name, mount) => {
+    // CONTRACT §2: a form or JSON body with valid credentials is answered with a token.
+    it('issues a token for a form and for a JSON body', async () => {
+      const { app, account } = await appWith(version, mount);
+      await request(app).post('/oauth/token').type('form').send(form(account)).expect(200);
+      await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(JSON.stringify(form(account))).expect(200);
+      await request(app).post('/oauth/revoke').type('form').send({ ...form(account), grant_type: undefined, token: 'not-a-token' }).expect(200);
+    });
+
+    // RFC 6749 §3.2 and CONTRACT §2: malformed bodies are 400 invalid_request, never a 401 or a 500.
+    it('refuses bad JSON, a repeated parameter, a repeated JSON key and another media type with 400 invalid_request', async () => {
+      const { app, account, other } = await appWith(version, mount);
+      const json = (text: string) => request(app).post('/oauth/token').set('Content-Type', 'application/json').send(text);
+      expectOAuthError(await json('{"grant_type":'), 400, 'invalid_request');
+      expectOAuthError(await json('null'), 400, 'invalid_request');
+      expectOAuthError(await json(duplicateCredentialsJson(other, account)), 400, 'invalid_request');
+      const repeated = `grant_type=client_credentials&grant_type=client_credentials&client_id=${account.clientId}&client_secret=${account.secret.value}`;
+      expectOAuthError(await request(app).post('/oauth/token').type('form').send(repeated), 400, 'invalid_request');
+      const plain = await request(app).post('/oauth/token').set('Content-Type', 'text/plain').send(repeated);
+      expectOAuthError(plain, 400, 'invalid_request');
+      const latin1 = await request(app).post('/oauth/token').set('Content-Type', 'application/x-www-form-urlencoded; charset=iso-8859-1').send(repeated);
+      expectOAuthError(latin1, 400, 'invalid_request');
+    });
+
+    // CONTRACT §2: a body larger than the limit (8 KiB by default) is 413 invalid_request.
+    it('413 invalid_request for a chunked body over the limit', async () => {
+      const { app, account } = await appWith(version, mount);
+      const body = `${new URLSearchParams(form(account)).toString()}&pad=${'a'.repeat(10_000)}`;
+      const server = http.createServer(app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        // Written in two pieces: Transfer-Encoding: chunked, no Content-Length.
+        const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const req = http.request(
+            { port: (server.address() as AddressInfo).port, host: '127.0.0.1', method: 'POST', path: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+            (answer) => {
+              let text = '';
+              answer.setEncoding('utf8');
+              answer.on('data', (chunk: string) => (text += chunk));
+              answer.on('end', () => resolve({ status: answer.statusCode ?? 0, text }));
+            },
+          );
+          req.on('error', reject);
+          req.write(body.slice(0, 10));
+          req.end(body.slice(10));
+        });
+        expect(res.status).toBe(413);
+        expect(JSON.parse(res.text)).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
+  });
+
+  // CONTRACT §2: a JSON value that is no object is a malformed body, 400 invalid_request, not 401.
+  it('express.json({ strict: false }): a JSON null is 400 invalid_request', async () => {
+    const { app } = await appWith(version, (host, express) => host.use(express.json({ strict: false })));
+    expectOAuthError(await request(app).post('/oauth/token').set('Content-Type', 'application/json').send('null'), 400, 'invalid_request');
   });
 });

@@ -74,11 +74,13 @@ export function collectBody(stream: BodyStream, limit: number, done: (err: Inval
 /**
  * Whether an error comes from a host's body parser: those carry a `type` like `entity.parse.failed`,
  * or, for a body its `Content-Encoding` does not inflate, zlib's error with a 400 status and no type.
+ * A hand-written parser's errors count too: `JSON.parse`'s `SyntaxError`, or an error with the status
+ * 400 (http-errors' `status`/`statusCode`, which Express itself would answer with a 400).
  */
 export function isBodyParserError(err: unknown): boolean {
-  const e = err as { type?: unknown; status?: unknown; code?: unknown } | null;
+  const e = err as { type?: unknown; status?: unknown; statusCode?: unknown; code?: unknown } | null;
   if (typeof e?.type === 'string' && /^(entity|request|charset|encoding|parameters|stream)\./.test(e.type)) return true;
-  return e?.status === 400 && isZlibError(e);
+  return err instanceof SyntaxError || e?.status === 400 || e?.statusCode === 400;
 }
 
 /** zlib's errors name their cause in a `code` like `Z_DATA_ERROR` (or `ERR_BROTLI_...`, `ERR__ERROR_FORMAT_PADDING_1`). */
@@ -89,11 +91,11 @@ const notJson = (cause?: unknown): InvalidRequestError =>
 const unsupportedEncoding = (cause?: unknown): InvalidRequestError =>
   new InvalidRequestError('The request body uses an unsupported charset or encoding', cause !== undefined ? { cause } : {});
 
-/** Maps a host body parser's error to 413 (too large) or 400 `invalid_request`. */
+/** Maps a host body parser's error ({@link isBodyParserError}) to 413 (too large) or 400 `invalid_request`. */
 export function toBodyError(err: unknown): InvalidRequestError {
   const e = err as { status?: number; type?: string };
   if (e.status === 413 || e.type === 'entity.too.large' || e.type === 'parameters.too.many') return tooLarge(err);
-  if (e.type === 'entity.parse.failed') return notJson(err);
+  if (e.type === 'entity.parse.failed' || (e.type === undefined && err instanceof SyntaxError)) return notJson(err);
   if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported' || isZlibError(e as { code?: unknown })) return unsupportedEncoding(err);
   return new InvalidRequestError('The request body could not be read', { cause: err });
 }

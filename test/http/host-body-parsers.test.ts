@@ -110,6 +110,15 @@ describe.each([4, 5] as const)('Express %i with global express.json() and expres
     }
   });
 
+  // CONTRACT §2: a malformed body is 400 invalid_request, never a 500. express.urlencoded({ extended: true })
+  // refuses brackets nested deeper than its depth (32) with a 400 error of its own type.
+  it('parsers mounted first: a parameter nested past the host parser\'s depth is 400 invalid_request', async () => {
+    const { app, account } = await hostApp(version, 'parsers first');
+    const deep = `a${'[b]'.repeat(40)}=1`;
+    const res = await request(app).post('/oauth/token').type('form').send(`${new URLSearchParams(form(account)).toString()}&${deep}`);
+    expectOAuthError(res, 400, 'invalid_request');
+  });
+
   // The documented limitation (docs/token-endpoint.md, "Your own body parsers"): JSON.parse keeps the last
   // of repeated keys and body-parser keeps no copy of the text, so the request is judged on the last values.
   it('parsers mounted first: a repeated JSON key cannot be seen, and the last values count', async () => {
@@ -195,5 +204,33 @@ describe.each([4, 5] as const)('Express %i with a global parser that keeps the b
   it('express.json({ strict: false }): a JSON null is 400 invalid_request', async () => {
     const { app } = await appWith(version, (host, express) => host.use(express.json({ strict: false })));
     expectOAuthError(await request(app).post('/oauth/token').set('Content-Type', 'application/json').send('null'), 400, 'invalid_request');
+  });
+});
+
+describe.each([4, 5] as const)('Express %i with a hand-written global parser that passes its own errors on', (version) => {
+  /** Reads the body, parses JSON itself and hands JSON.parse's SyntaxError, or a 400 http-error, to next(). */
+  const ownParser = (failure: 'syntax' | 'http-400') => (app: ReturnType<typeof express5>) =>
+    app.use((req, _res, next) => {
+      let text = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (text += chunk));
+      req.on('end', () => {
+        try {
+          req.body = JSON.parse(text) as unknown;
+          next();
+        } catch (e) {
+          next(failure === 'syntax' ? e : Object.assign(new Error('Malformed JSON'), { status: 400, statusCode: 400, expose: true }));
+        }
+      });
+    });
+
+  // CONTRACT §2: a malformed body is 400 invalid_request, never a 500.
+  it.each(['syntax', 'http-400'] as const)('bad JSON it refuses (%s) is 400 invalid_request, at /token, /revoke and /introspect', async (failure) => {
+    const { app, account } = await appWith(version, ownParser(failure));
+    for (const path of ['/token', '/revoke', '/introspect']) {
+      const res = await request(app).post(`/oauth${path}`).set('Content-Type', 'application/json').send('{"grant_type":');
+      expectOAuthError(res, 400, 'invalid_request');
+    }
+    await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(JSON.stringify(form(account))).expect(200);
   });
 });

@@ -58,8 +58,13 @@ export interface TokenVerification {
   readonly clockTolerance: number;
 }
 
-/** Longest token accepted; anything longer is refused before it is parsed. */
-export const MAX_TOKEN_LENGTH = 4096;
+/**
+ * Longest token accepted; anything longer is refused before it is parsed. Above the longest token the
+ * token endpoint issues: a payload of up to 2000 characters of scopes, 1 KiB of extra claims and a
+ * 512-character resource besides the fixed claims (about 5,200 characters once encoded), and an RS256
+ * signature of up to 1,366 characters (an 8192-bit key). Below Node's default 16 KiB header limit.
+ */
+export const MAX_TOKEN_LENGTH = 8192;
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 

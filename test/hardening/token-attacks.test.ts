@@ -9,6 +9,7 @@ import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MemoryAccountStore } from '../../src/index.js';
+import { MAX_TOKEN_LENGTH } from '../../src/access-tokens/access-token.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 
@@ -150,9 +151,9 @@ describe('token attack matrix (all → 401 invalid_token)', () => {
     }
   });
 
-  it('an oversized token (> 4096 characters), even when validly signed', async () => {
-    const big = es256(header(), { ...claims, padding: 'x'.repeat(4096) });
-    expect(big.length).toBeGreaterThan(4096);
+  it('an oversized token (> 8192 characters), even when validly signed', async () => {
+    const big = es256(header(), { ...claims, padding: 'x'.repeat(MAX_TOKEN_LENGTH) });
+    expect(big.length).toBeGreaterThan(MAX_TOKEN_LENGTH);
     await expectRefused(big);
   });
 

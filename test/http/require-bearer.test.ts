@@ -9,6 +9,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedAccount } from '../../src/index.js';
 import { signAccessToken } from '../../src/access-tokens/access-token.js';
 import { resolveConfig } from '../../src/config.js';
+import { MAX_SCOPES, MAX_SCOPES_LENGTH } from '../../src/admin/admin-input.js';
+import { MAX_EXTRA_CLAIMS_BYTES } from '../../src/extra-token-claims.js';
 import { createTestApp, TEST_HS256_KEY, TEST_ISSUER, type TestAppOptions } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { recordServiceAccountOnFinish } from '../helpers/finish-log.js';
@@ -234,7 +236,7 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
       garbage: 'garbage',
       garbageDots: 'a.b.c',
       base64Junk: Buffer.from('{"alg":"HS256"}').toString('base64url'),
-      tooLong: `${h}.${'A'.repeat(5000)}.${s}`,
+      tooLong: `${h}.${'A'.repeat(9000)}.${s}`,
     };
     for (const [name, token] of Object.entries(tokens)) {
       const res = await whoami(`Bearer ${token}`);
@@ -243,6 +245,21 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
     }
     // The untouched token still works.
     await whoami(`Bearer ${real}`).expect(200);
+  });
+
+  // CONTRACT §3: only a token that is expired, revoked, disabled, forged, tampered, for another issuer or
+  // audience, or garbage is refused; a token the token endpoint issued at its own limits is none of these.
+  // An account may hold 100 scopes of 2000 characters in all (the `scope` claim) and the host may add
+  // 1 KiB of extra claims: such a token is well over 4096 characters.
+  it('admits the largest token the token endpoint issues (every scope an account may hold, 1 KiB of extra claims)', async () => {
+    t = make({ extraTokenClaims: () => ({ profile: 'x'.repeat(MAX_EXTRA_CLAIMS_BYTES - '{"profile":""}'.length) }) });
+    const scopes = Array.from({ length: MAX_SCOPES }, (_, i) => `scope-${String(i).padStart(3, '0')}`.padEnd(19, '.'));
+    expect(scopes.join(' ').length).toBeLessThanOrEqual(MAX_SCOPES_LENGTH);
+    const big = await t.sa.admin.createAccount({ name: 'every-scope', scopes });
+    const token = await issueToken(t.app, big.clientId, big.secret.value);
+    expect(token.length).toBeGreaterThan(4096);
+    const res = await whoami(`Bearer ${token}`).expect(200);
+    expect(res.body).toMatchObject({ clientId: big.clientId, scopes });
   });
 
   describe('403 insufficient_scope', () => {

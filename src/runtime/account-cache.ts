@@ -42,6 +42,8 @@
  * store read, and a hit needs none of an LRU's reordering on every request.
  */
 import type { AccountRecord, AccountStore, ChangeFeedState } from '../store/account-store.js';
+import { StoreUnavailableError } from '../errors.js';
+import { accountShapeProblem } from '../store/account-record-shape.js';
 import { callStore, type CallObserver } from './call-store.js';
 
 /** Cache lifetime when the store cannot announce changes: half of the 1-second revocation bound (docs/security.md). */
@@ -225,6 +227,8 @@ export class AccountCache {
     const load: Load = { startedAt, promise: Promise.resolve(undefined) };
     load.promise = callStore(() => this.#store.findAccount(clientId), this.#timeout, 'findAccount', this.#observer)
       .then((account) => {
+        const problem = account === undefined ? undefined : accountShapeProblem(account);
+        if (problem !== undefined) throw new StoreUnavailableError(`The store's findAccount returned ${problem}`);
         // Detached (an invalidation since it began, or a newer read): what it read may be stale, or older
         // than the newer read's answer. Do not cache it.
         if (this.#inflight.get(clientId) !== load) return account;

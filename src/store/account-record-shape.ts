@@ -29,8 +29,8 @@ const FIELDS: ReadonlyArray<readonly [string, (field: unknown) => boolean]> = [
  *
  * @example
  * ```ts
- * const problem = accountShapeProblem(await store.findAccount(clientId))
- * if (problem !== undefined) throw new StoreUnavailableError(`findAccount returned ${problem}`)
+ * accountShapeProblem(account) // undefined: a record as the store interface describes it
+ * accountShapeProblem({ ...account, scopes: null }) // 'an account record whose scopes is null'
  * ```
  */
 export function accountShapeProblem(value: unknown): string | undefined {

@@ -122,7 +122,14 @@ function parseAudienceOption(audience: RequireBearerOptions['audience'], serverA
 }
 
 function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string[] {
-  return parseScopeList(scope === undefined ? [] : scope, (s) => new TypeError(`requireBearer: option "scope" has an invalid scope: ${JSON.stringify(s)}`));
+  if (scope === undefined) return [];
+  const needed = parseScopeList(scope, (s) => new TypeError(`requireBearer: option "scope" has an invalid scope: ${JSON.stringify(s)}`));
+  // An empty value (often an unset variable: `scope: process.env.SCOPE ?? ''`) would quietly open the
+  // route to every valid token.
+  if (needed.length === 0) {
+    throw new TypeError(`requireBearer: option "scope" names no scope (${JSON.stringify(scope)}); leave it out for a route any valid token may call`);
+  }
+  return needed;
 }
 
 const BEARER_OPTIONS: ReadonlySet<string> = new Set<keyof RequireBearerOptions>(['scope', 'audience', 'dpop']);

@@ -328,6 +328,17 @@ describe.each([5, 4] as const)('requireBearer() on Express %i', (version) => {
       expect(() => t.sa.requireBearer({ scope: '  jobs:read   jobs:write ' })).not.toThrow();
     });
 
+    // docs/require-bearer.md: a scope option that names no scope (an unset variable read as '') throws
+    // rather than leaving the route open to every valid token; leaving the option out is how to say so.
+    it('refuses a scope option that names no scope (\'\', \'  \', [], [\'\']), at setup', () => {
+      for (const scope of ['', '   ', [], ['']]) {
+        expect(() => t.sa.requireBearer({ scope }), JSON.stringify(scope)).toThrow(
+          new TypeError(`requireBearer: option "scope" names no scope (${JSON.stringify(scope)}); leave it out for a route any valid token may call`),
+        );
+      }
+      expect(() => t.sa.requireBearer({})).not.toThrow();
+    });
+
     // docs/require-bearer.md: "An unknown option, or options that are not an object (a bare scope string),
     // throws a TypeError too: a typo must not leave a route without its scope check."
     it('refuses an unknown option and options that are not an object, at setup', () => {

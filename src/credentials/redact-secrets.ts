@@ -9,16 +9,16 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isClientIdShape, SECRET_PREFIX } from './generate-credentials.js';
 
-/**
- * Anything that could be a secret or part of one: its prefix, 16-character ID and `_` in any case,
- * or a run of 32 or more letters and digits (a secret's random part has 50; a client ID's has 24, a
- * secret ID's 16), with the letters, digits and `_` after it. (Nothing unbounded before it, so the
- * search stays linear.) A secret ID alone is not secret: `list` shows it.
- */
-const SECRET_LIKE = /(?:esas_[0-9a-z]{16}_|[0-9a-z]{32})[0-9a-z_]*/gi;
-
 /** A secret's start: its prefix, 16-character ID and `_`, in any case. */
-const SECRET_START = /esas_[0-9a-z]{16}_/i;
+const SECRET_START = new RegExp(`${SECRET_PREFIX}[0-9a-z]{16}_`, 'i');
+
+/**
+ * Anything that could be a secret or part of one: a secret's start, or a run of 32 or more letters
+ * and digits (a secret's random part has 50; a client ID's has 24, a secret ID's 16), with the
+ * letters, digits and `_` after it. (Nothing unbounded before it, so the search stays linear.) A
+ * secret ID alone is not secret: `list` shows it.
+ */
+const SECRET_LIKE = new RegExp(`(?:${SECRET_START.source}|[0-9a-z]{32})[0-9a-z_]*`, 'gi');
 
 /**
  * Whether text holds a client secret's start (`esas_`, its 16-character ID, `_`, in any case): the

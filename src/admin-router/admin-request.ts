@@ -12,7 +12,7 @@ import { parse as parseContentType } from 'content-type';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { isCrossOriginRequest } from '../cross-origin-request.js';
-import { alreadyParsed, collectBody, hasBody } from '../token-endpoint/token-request-body.js';
+import { alreadyParsed, collectBody, hasBody, parsedSize } from '../token-endpoint/token-request-body.js';
 import { AdminProblem } from './admin-problem.js';
 
 /** The largest body accepted, in bytes. */
@@ -76,9 +76,9 @@ export function readJsonBody(req: AdminHttpRequest): Promise<unknown> {
     const body = req.body;
     // A parser that found no body leaves {} (Express 4) or undefined (Express 5).
     const empty = body === undefined || (!hasBody(req) && typeof body === 'object' && body !== null && Object.keys(body).length === 0);
-    // A chunked body declared no length, and the host's parser (whose limit is its own) read it: the
-    // value written back as JSON (as long as the text sent, or shorter: no spaces, no escapes) must fit.
-    if (!empty && req.headers['content-length'] === undefined && Buffer.byteLength(JSON.stringify(body) ?? '', 'utf8') > ADMIN_BODY_LIMIT) {
+    // A chunked body declared no length, and the host's parser (whose limit is its own) read it: what
+    // it parsed (never longer than the text sent) must fit.
+    if (!empty && req.headers['content-length'] === undefined && parsedSize(body, ADMIN_BODY_LIMIT) > ADMIN_BODY_LIMIT) {
       return Promise.reject(tooLarge());
     }
     return Promise.resolve(empty ? undefined : body);

@@ -148,9 +148,15 @@ function warnJsonAlreadyParsed(): void {
 
 /**
  * A lower bound of the size in bytes of the body a host's parser read, from what it parsed (the
- * parameters' names and values); counting stops once past `limit`.
+ * parameters' names and values); counting stops once past `limit`, and a value nested deeper than
+ * 32 levels counts as past it. Used by the token and admin routers for a chunked body (no
+ * Content-Length) that the host's parser read under its own limit.
+ * @example
+ * ```ts
+ * if (parsedSize(req.body, 16_384) > 16_384) throw tooLarge()
+ * ```
  */
-function parsedSize(value: unknown, limit: number, depth = 0): number {
+export function parsedSize(value: unknown, limit: number, depth = 0): number {
   if (typeof value === 'string') return Buffer.byteLength(value);
   if (typeof value !== 'object' || value === null) return String(value).length;
   if (depth > 32) return limit + 1;

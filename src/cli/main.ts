@@ -15,8 +15,12 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-/** The option of each admin API field a refused value's message begins with. */
+/**
+ * The option of each admin API field a refused value's message begins with (`secret.expiresIn` is
+ * `create`'s first secret; `resources[1]` one item of `--resource`).
+ */
 const OPTION_OF_FIELD: Readonly<Record<string, string>> = {
+  'secret.expiresIn': '--expires-in',
   name: '--name',
   clientAccountId: '--client-account',
   scopes: '--scope',
@@ -32,11 +36,17 @@ const OPTION_OF_FIELD: Readonly<Record<string, string>> = {
   claims: '--claim',
 };
 
-/** A refusal of the admin API as the CLI user typed it: `expiresIn must ...` becomes `--expires-in must ...`. */
+/**
+ * A refusal of the admin API as the CLI user typed it: `expiresIn must ...` becomes `--expires-in must ...`,
+ * and `resources[1] must ...` becomes `--resource number 2 must ...`.
+ */
 function inCliTerms(message: string): string {
-  const field = /^([A-Za-z]+) /.exec(message)?.[1];
+  const match = /^([A-Za-z]+(?:\.[A-Za-z]+)?)(?:\[(\d+)\])? /.exec(message);
+  const field = match?.[1];
   const option = field === undefined || !Object.hasOwn(OPTION_OF_FIELD, field) ? undefined : OPTION_OF_FIELD[field];
-  return option === undefined ? message : `${option}${message.slice(field!.length)}`;
+  if (option === undefined) return message;
+  const item = match![2] === undefined ? '' : ` number ${Number(match![2]) + 1}`;
+  return `${option}${item}${message.slice(match![0].length - 1)}`;
 }
 
 function oneLine(text: string): string {

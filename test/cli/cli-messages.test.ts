@@ -107,10 +107,17 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
       [['secret', 'add', clientId, '--expires-in', '99999d'], /^service-accounts: --expires-in must lie within 3650 days\n$/],
       [['create', '--name', 'x', '--client-account', ' '], /^service-accounts: --client-account must be 1 to 200 printable characters/],
       [['federated', 'add', clientId, '--issuer', 'https://issuer.example.com', '--subject', 's', '--jwks-uri', 'jwks.json'], /^service-accounts: --jwks-uri must be an absolute URL/],
+      // create's --expires-in is its first secret's expiresIn; --resource fills the resources list.
+      [['create', '--name', 'x', '--expires-in', '0d'], /^service-accounts: --expires-in must be a whole number/],
+      [['create', '--name', 'x', '--resource', 'https://billing.example.com', '--resource', '/relative'], /^service-accounts: --resource number 2 must be an absolute URI without fragment/],
+      [['resources', 'set', clientId, '--resource', 'https://billing.example.com/#x'], /^service-accounts: --resource number 1 must be an absolute URI without fragment/],
     ];
     for (const [args, message] of cases) {
       const run = await runCli([...args, '--store', store]);
       expect([run.code, run.stderr], args.join(' ')).toEqual([2, expect.stringMatching(message)]);
     }
+    // A server policy that requires an expiry: create without --expires-in is told to give it.
+    const required = await runCli(['create', '--name', 'x', '--store', store], { env: { MAX_CREDENTIAL_LIFETIME: '30d' } });
+    expect([required.code, required.stderr]).toEqual([2, expect.stringMatching(/^service-accounts: --expires-in is required/)]);
   });
 });

@@ -10,8 +10,8 @@ import { AdminError } from './admin-errors.js';
 
 /**
  * When a new credential expires, as the admin API takes it: `expiresIn`, a duration from now (seconds,
- * or text such as `'90d'`, `'12h'`, `'30m'`, `'4s'`), or `expiresAt`, an instant (a `Date` or an ISO
- * 8601 text). At most one of the two; neither: the credential never expires (unless the server's
+ * or text such as `'90d'`, `'12h'`, `'30m'`, `'4s'`), or `expiresAt`, an instant (a `Date` or an RFC
+ * 3339 text, with its offset). At most one of the two; neither: the credential never expires (unless the server's
  * `maxCredentialLifetime` requires an expiry).
  *
  * @example
@@ -26,7 +26,7 @@ import { AdminError } from './admin-errors.js';
 export interface CredentialExpiryInput {
   /** How long from now: whole seconds (a number, or digits), or a whole number followed by `d`, `h`, `m` or `s`. */
   expiresIn?: number | string | null;
-  /** When: a `Date`, or an ISO 8601 date and time. */
+  /** When: a `Date`, or an RFC 3339 date and time with its offset (`2027-12-31T23:59:59Z`). */
   expiresAt?: Date | string | null;
 }
 
@@ -60,6 +60,26 @@ export function parseDuration(value: unknown): number | undefined {
 function durationText(seconds: number): string {
   for (const [unit, size] of Object.entries(UNIT_SECONDS)) if (seconds % size === 0) return `${seconds / size}${unit}`;
   return `${seconds}s`;
+}
+
+/** RFC 3339 §5.6 `date-time`: the date, `T`, the time with optional fractions, and `Z` or an offset. */
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/i;
+
+/**
+ * The instant of an RFC 3339 date and time, in milliseconds, or `NaN`. Stricter than `Date.parse`, which
+ * reads text without an offset (or in another format) in the server's own time zone, and rolls an
+ * impossible date (`2027-02-30`) over into the next month.
+ */
+function parseDateTime(text: string): number {
+  const match = DATE_TIME.exec(text);
+  if (!match) return NaN;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const offsetHours = Number(match[9] ?? 0);
+  const offsetMinutes = Number(match[10] ?? 0);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  const real = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  if (!real || hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return NaN;
+  return Date.parse(text);
 }
 
 /** What {@link resolveExpiry} checks against. */
@@ -105,9 +125,10 @@ export function resolveExpiry(input: CredentialExpiryInput | undefined, settings
     }
     at = now + seconds * 1000;
   } else {
-    const date = expiresAt instanceof Date ? expiresAt : typeof expiresAt === 'string' ? new Date(expiresAt) : new Date(NaN);
-    at = date.getTime();
-    if (Number.isNaN(at)) throw new AdminError('invalid_input', `${prefix}expiresAt must be a date and time (ISO 8601)`);
+    at = expiresAt instanceof Date ? expiresAt.getTime() : typeof expiresAt === 'string' ? parseDateTime(expiresAt) : NaN;
+    if (Number.isNaN(at)) {
+      throw new AdminError('invalid_input', `${prefix}expiresAt must be a date and time with its offset (RFC 3339), such as 2027-01-01T00:00:00Z`);
+    }
     if (at <= now) throw new AdminError('invalid_input', `${prefix}expiresAt must lie in the future`);
   }
   const name = hasIn ? `${prefix}expiresIn` : `${prefix}expiresAt`;

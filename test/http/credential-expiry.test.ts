@@ -166,6 +166,21 @@ describe('an expiry the admin API refuses', () => {
     for (const expiry of [{ expiresIn: '90 days' }, { expiresIn: '0s' }, { expiresIn: -5 }, { expiresAt: '2001-01-01T00:00:00Z' }, { expiresIn: '1d', expiresAt: new Date() }]) {
       await expect(sa.admin.addSecret(account.clientId, expiry)).rejects.toMatchObject({ code: 'invalid_input' });
     }
+    // An RFC 3339 date and time (admin router docs) names one instant: text without an offset, or in
+    // another format, would be read in each server's own time zone; an impossible date is no date.
+    for (const expiresAt of ['2027-03-01T10:00:00', '2027-03-01 10:00', 'March 1, 2027', '2030', '2027-02-30T00:00:00Z', '2027-03-01T24:00:00Z']) {
+      await expect(sa.admin.addSecret(account.clientId, { expiresAt }), expiresAt).rejects.toMatchObject({ code: 'invalid_input' });
+    }
+    for (const [expiresAt, instant] of [
+      ['2027-03-01T10:00:00Z', '2027-03-01T10:00:00.000Z'],
+      ['2027-03-01t10:00:00.25z', '2027-03-01T10:00:00.250Z'],
+      ['2027-03-01T10:00:00+01:00', '2027-03-01T09:00:00.000Z'],
+    ] as const) {
+      await expect(sa.admin.addSecret(account.clientId, { expiresAt }), expiresAt).resolves.toMatchObject({ expiresAt: new Date(instant) });
+      // Each accepted one takes a place among the account's live credentials: give it back.
+      const secrets = (await sa.admin.getAccount(account.clientId))!.secrets;
+      await sa.admin.revokeSecret(account.clientId, secrets[secrets.length - 1]!.id);
+    }
     // A store written for an earlier version (no keepsCredentialExpiry): refused, rather than a secret that never expires.
     class LegacyStore extends MemoryAccountStore {
       override readonly keepsCredentialExpiry = false;

@@ -37,11 +37,13 @@ export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
 /**
  * The token lifetime, in seconds, of the server whose tokens `token revoke` names, read from the
  * environment as the example server reads it (`TOKEN_TTL_SECONDS`, 1 to 86400). `undefined` when it is
- * not set to such a number: a token revoked by ID is then kept on the deny-list for the longest lifetime
- * a server accepts (a day, plus the largest clock tolerance). With `MAX_TOKEN_TTL_SECONDS`, the same for
- * the longest lifetime an account may be given (the servers' `maxAccessTokenLifetime`, which also keeps
- * revoked tokens listed long enough).
+ * not set: a token revoked by ID is then kept on the deny-list for the longest lifetime a server accepts
+ * (a day, plus the largest clock tolerance). With `MAX_TOKEN_TTL_SECONDS`, the same for the longest
+ * lifetime an account may be given (the servers' `maxAccessTokenLifetime`, which also keeps revoked
+ * tokens listed long enough).
  *
+ * @throws TypeError when it is set to anything but a whole number of seconds from 1 to 86400 (the
+ * example server refuses to start with it too), so a mistyped setting is never silently dropped.
  * @example
  * ```ts
  * cliTokenLifetime({ TOKEN_TTL_SECONDS: '900' }) // 900
@@ -52,9 +54,12 @@ export function cliIssuer(env: NodeJS.ProcessEnv): string | undefined {
  */
 export function cliTokenLifetime(env: NodeJS.ProcessEnv, name: 'TOKEN_TTL_SECONDS' | 'MAX_TOKEN_TTL_SECONDS' = 'TOKEN_TTL_SECONDS'): number | undefined {
   const text = env[name]?.trim();
-  if (!text || !/^\d{1,5}$/.test(text)) return undefined;
-  const seconds = Number(text);
-  return seconds >= 1 && seconds <= MAX_TOKEN_LIFETIME ? seconds : undefined;
+  if (!text) return undefined;
+  const seconds = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(seconds >= 1 && seconds <= MAX_TOKEN_LIFETIME)) {
+    throw new TypeError(`${name} must be a whole number of seconds from 1 to ${MAX_TOKEN_LIFETIME}, got ${JSON.stringify(text.slice(0, 40))}`);
+  }
+  return seconds;
 }
 
 /**
@@ -116,10 +121,14 @@ export interface AdminSessionOptions {
 export function openAdminSession(storeUrl: string, options: AdminSessionOptions = {}): AdminSession {
   const store = openAccountStore(storeUrl);
   const issuer = cliIssuer(process.env);
-  const tokenLifetime = cliTokenLifetime(process.env);
-  const maxAccessTokenLifetime = cliTokenLifetime(process.env, 'MAX_TOKEN_TTL_SECONDS');
   let admin: AdminApi;
   try {
+    const tokenLifetime = cliTokenLifetime(process.env);
+    const maxAccessTokenLifetime = cliTokenLifetime(process.env, 'MAX_TOKEN_TTL_SECONDS');
+    if (maxAccessTokenLifetime !== undefined && tokenLifetime !== undefined && maxAccessTokenLifetime < tokenLifetime) {
+      // As the example server: the longest lifetime an account may be given is at least the default one.
+      throw new TypeError(`MAX_TOKEN_TTL_SECONDS must be at least TOKEN_TTL_SECONDS (${tokenLifetime}), got ${maxAccessTokenLifetime}`);
+    }
     const maxCredentialLifetime = cliCredentialLifetime(process.env);
     admin = createAdminApi({
       store,

@@ -63,14 +63,24 @@ function collectScopes(value: string, previous: string | undefined): string {
   return previous === undefined ? value : `${previous} ${value}`;
 }
 
+/** The environment variable each admin session setting is read from. */
+const SESSION_VARIABLES: readonly (readonly [option: string, variable: string])[] = [
+  ['maxCredentialLifetime', 'MAX_CREDENTIAL_LIFETIME'],
+  ['maxAccessTokenLifetime', 'MAX_TOKEN_TTL_SECONDS'],
+  ['tokenLifetime', 'TOKEN_TTL_SECONDS'],
+];
+
 /**
- * A refused setting of the admin session, named as it was given: `MAX_CREDENTIAL_LIFETIME`, or
- * `--allowed-issuers` / `FEDERATION_ALLOWED_ISSUERS` for `federated add`: a message about option
- * "maxCredentialLifetime" becomes `MAX_CREDENTIAL_LIFETIME: <message>`.
+ * A refused setting of the admin session, named as it was given: `MAX_CREDENTIAL_LIFETIME`,
+ * `TOKEN_TTL_SECONDS`, `MAX_TOKEN_TTL_SECONDS`, or `--allowed-issuers` / `FEDERATION_ALLOWED_ISSUERS`
+ * for `federated add`: a message about option "maxCredentialLifetime" becomes
+ * `MAX_CREDENTIAL_LIFETIME: <message>`.
  */
 function sessionSettingMessage(message: string, command: Command): string {
-  if (message.startsWith('MAX_CREDENTIAL_LIFETIME')) return message;
-  if (message.includes('"maxCredentialLifetime"')) return `MAX_CREDENTIAL_LIFETIME: ${message}`;
+  for (const [option, variable] of SESSION_VARIABLES) {
+    if (message.startsWith(`${variable} `)) return message;
+    if (message.includes(`"${option}"`)) return `${variable}: ${message}`;
+  }
   if (message.includes('"allowedIssuers')) {
     return `${command.getOptionValueSource('allowedIssuers') === 'env' ? 'FEDERATION_ALLOWED_ISSUERS' : '--allowed-issuers'}: ${message}`;
   }
@@ -162,7 +172,7 @@ export function buildProgram(io: CliIo): Command {
     try {
       session = openAdminSession(options.store, sessionOptions);
     } catch (error) {
-      // The store URL was checked above: what is left are MAX_CREDENTIAL_LIFETIME and the allowed issuers.
+      // The store URL was checked above: what is left are the lifetime settings and the allowed issuers.
       if (error instanceof TypeError) throw new UsageError(sessionSettingMessage(error.message, command));
       throw error;
     }

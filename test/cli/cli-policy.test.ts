@@ -84,6 +84,28 @@ describe('service-accounts CLI: token policy', { timeout: 60_000 }, () => {
     expect(listed.some((a) => a.name === 'too-long')).toBe(false);
   });
 
+  // docs/cli.md: the CLI reads MAX_TOKEN_TTL_SECONDS (and TOKEN_TTL_SECONDS) "as the example server
+  // does", which refuses to start unless each is a whole number of seconds from 1 to 86400.
+  it('a malformed TOKEN_TTL_SECONDS or MAX_TOKEN_TTL_SECONDS is a usage error that names it, not silently dropped', async () => {
+    for (const [name, value] of [
+      ['MAX_TOKEN_TTL_SECONDS', '2h'],
+      ['MAX_TOKEN_TTL_SECONDS', '0'],
+      ['MAX_TOKEN_TTL_SECONDS', '90000'],
+      ['TOKEN_TTL_SECONDS', '15m'],
+      ['TOKEN_TTL_SECONDS', '-1'],
+    ] as const) {
+      const run = await runCli(['create', '--name', `ttl-${name}-${value}`, '--token-lifetime', '90m', '--store', store], { env: { ...env, [name]: value } });
+      expect([run.code, run.stdout], `${name}=${value}`).toEqual([2, '']);
+      expect(run.stderr, `${name}=${value}`).toMatch(new RegExp(`^service-accounts: ${name}\\b.*1 to 86400`));
+    }
+    // Below the servers' token lifetime: the example server refuses that pair too.
+    const below = await runCli(['list', '--store', store], { env: { TOKEN_TTL_SECONDS: '3600', MAX_TOKEN_TTL_SECONDS: '600' } });
+    expect([below.code, below.stdout]).toEqual([2, '']);
+    expect(below.stderr).toMatch(/^service-accounts: MAX_TOKEN_TTL_SECONDS/);
+    const listed = await runCliJson<{ name: string }[]>(['list', '--store', store], { env });
+    expect(listed.some((a) => a.name.startsWith('ttl-'))).toBe(false);
+  });
+
   it('usage errors exit 2: a malformed duration, both a duration and --default, neither, dpop without a verb', async () => {
     const created = await runCliJson<PolicyJson>(['create', '--name', 'usage', '--store', store], { env });
     for (const args of [

@@ -153,7 +153,7 @@ function warnJsonAlreadyParsed(): void {
  * Content-Length) that the host's parser read under its own limit.
  * @example
  * ```ts
- * if (parsedSize(req.body, 16_384) > 16_384) throw tooLarge()
+ * const tooLarge = parsedSize(req.body, 16_384) > 16_384 // answer 413
  * ```
  */
 export function parsedSize(value: unknown, limit: number, depth = 0): number {

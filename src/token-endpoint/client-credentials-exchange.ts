@@ -64,7 +64,8 @@ const PROOF_NAMESPACE = 'urn:ietf:params:oauth:dpop:';
 
 /**
  * The step after client authentication: refuses an account that requires DPoP-bound tokens when the
- * request has no proof, and records the proof's `jti` as used (a replay is `invalid_dpop_proof`).
+ * request has no proof, and, once the requested scope and resource are allowed, records the proof's
+ * `jti` as used (a replay is `invalid_dpop_proof`).
  */
 export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | undefined): Step {
   const { config } = runtime;
@@ -83,11 +84,20 @@ export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | unde
       return next();
     }
     if (dpop === undefined) return next();
+    // The exchange's own refusals first (scope, RFC 6749 §5.2; resource, RFC 8707 §2), so a refused
+    // request never uses up its proof (docs/dpop.md): the exchange decides the same again.
+    const { account } = context.client;
+    try {
+      grantScopes(account.scopes, context.parameters.scope);
+      chooseAudience(account.resources, context.parameters.resource, config.audience);
+    } catch (err) {
+      return next(err);
+    }
     const now = config.now();
     const store = config.store;
     const used =
       store.consumeAssertionId === undefined
-        ? Promise.resolve(dpop.replay.firstUse(replayOwnerOf(context.client.account), proof.jkt, proof.jti, now.getTime()))
+        ? Promise.resolve(dpop.replay.firstUse(replayOwnerOf(account), proof.jkt, proof.jti, now.getTime()))
         : callStore(
             () => store.consumeAssertionId!(`${PROOF_NAMESPACE}${proof.jkt}`, proof.jti, new Date(now.getTime() + dpop.proofs.replayWindowSeconds(400) * 1000), now),
             config.storeTimeout,

@@ -160,6 +160,20 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
     expectOAuthError(await send(b), 400, 'invalid_dpop_proof');
   });
 
+  // docs/dpop.md: "It is recorded after every other check passed, so a refused request never uses up a proof."
+  it('a token request refused for its scope or resource does not use up its proof', async () => {
+    account = await t.sa.admin.createAccount({ name: 'reports', scopes: ['jobs:read'] });
+    const proof = await key.proof({ htu: HTU, iat: now() });
+    const send = (parameters: Record<string, string>) =>
+      request(t.app).post('/oauth/token').type('form').set('DPoP', proof).send({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value, ...parameters });
+    expectOAuthError(await send({ scope: 'jobs:write' }), 400, 'invalid_scope');
+    expectOAuthError(await send({ resource: 'https://elsewhere.example.com' }), 400, 'invalid_target');
+    const res = await send({ scope: 'jobs:read' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.token_type).toBe('DPoP');
+    expectOAuthError(await send({ scope: 'jobs:read' }), 400, 'invalid_dpop_proof');
+  });
+
   // With a store that cannot record used proofs (no consumeAssertionId), each instance remembers them in
   // its replay cache, where a client (a client account, or a service account without one) holds a tenth.
   it('over a store without consumeAssertionId, a client account that fills its share of the replay cache gets 503; another client account is served', async () => {

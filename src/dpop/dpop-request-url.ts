@@ -15,11 +15,13 @@ import type { ResolvedDpopConfig } from './dpop-options.js';
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 const UNRESERVED = /^[A-Za-z0-9._~-]$/;
 /**
- * A path that URL parsing would rewrite but Express routes as written: a dot segment (`.` or `..`, also
- * percent-encoded) or a backslash (WHATWG URL reads `\` as `/` in http(s) URLs). Normalised, such a
- * path names another URL than the route that answers it, so it matches no proof.
+ * A path that normalising would rewrite but Express routes as written: a dot segment (`.` or `..`, also
+ * percent-encoded), a backslash (WHATWG URL reads `\` as `/` in http(s) URLs), or a percent-encoded
+ * unreserved character (RFC 3986 §6.2.2.2 decodes it; Express matches routes on the path undecoded, so
+ * `/a/pr%65view` reaches `/a/:id`, not `/a/preview`). Normalised, such a path names another URL than
+ * the route that answers it, so it matches no proof.
  */
-const PATH_REWRITTEN_BY_PARSING = /\\|(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
+const PATH_REWRITTEN_BY_PARSING = /\\|(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|%(?:[46][1-9a-f]|[57][0-9a]|3[0-9]|2[de]|5f|7e)/i;
 
 /** RFC 3986 §6.2.2.2: percent-encodings in upper case, unreserved characters decoded. */
 function normalizePercentEncoding(path: string): string {
@@ -108,7 +110,7 @@ function requestPath(req: ExpressLikeRequest): string {
  */
 export function htuMatches(req: IncomingMessage, htu: string, settings: Pick<ResolvedDpopConfig, 'origins' | 'requestUrl'>): boolean {
   const path = requestPath(req);
-  // RFC 9449 §11.1: a proof for /a must not reach the handler of /b/../a (Express does not remove dot segments).
+  // RFC 9449 §11.1: a proof for /a must not reach the handler of /b/../a or /%61 (Express neither removes dot segments nor decodes the path it routes).
   if ((path.includes('.') || path.includes('%') || path.includes('\\')) && PATH_REWRITTEN_BY_PARSING.test(path)) return false;
   // Fast path: the proof names the URL exactly as the request reached us (what clients send): equal
   // strings normalise alike, so no parsing is needed.

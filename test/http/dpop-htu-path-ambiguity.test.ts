@@ -55,6 +55,24 @@ describe.each([5, 4] as const)('DPoP htu and paths Express routes as written (Ex
     },
   );
 
+  // Express matches routes on the path as written and decodes only the parameters it captures.
+  it.each(['/api/payouts/pr%65view', '/api/payouts/pr%65vie%77', '/api/payouts/%70review', '/api/payouts/pre%76iew'])(
+    'a proof for GET /api/payouts/preview is refused at %s, which Express routes to /api/payouts/:id',
+    async (path) => {
+      const ran: string[] = [];
+      t.app.get('/api/payouts/preview', t.sa.requireBearer(), (_req, res) => void res.json(ran.push('preview')));
+      t.app.get('/api/payouts/:id', t.sa.requireBearer(), (req, res) => void res.json(ran.push(`:id ${req.params.id}`)));
+      const token = await boundToken();
+      const proof = await key.proof({ htm: 'GET', htu: `${TEST_ISSUER}/api/payouts/preview`, iat: now(), accessToken: token });
+      const res = await request(t.app).get(path).set('Authorization', `DPoP ${token}`).set('DPoP', proof);
+      expectOAuthError(res, 401, 'invalid_dpop_proof');
+      expect(ran).toEqual([]);
+      // The proof was not used up: its own URL still takes it.
+      expect((await request(t.app).get('/api/payouts/preview').set('Authorization', `DPoP ${token}`).set('DPoP', proof)).status).toBe(200);
+      expect(ran).toEqual(['preview']);
+    },
+  );
+
   it('a proof for GET /api/whoami is refused at /api/jobs\\..\\whoami (URL parsing reads \\ as /; Express does not)', async () => {
     let ran = false;
     t.app.get('/api/:name', t.sa.requireBearer(), (_req, res) => {

@@ -30,7 +30,7 @@ import { FEDERATED_LIMITS, isFederatedUrlText } from '../federation/address-poli
 import type { ResolvedFederationConfig } from '../federation/federation-options.js';
 import { IssuerKeySets, type FederatedKeySource, type KeySetVerification } from '../federation/issuer-key-sets.js';
 import { verifiableAlgorithms, type KeySet } from '../federation/key-set.js';
-import { claimRefusalOf, firstUse, hasUsableJti, keyAttemptOf, timesRefusalOf, tryCandidateKeys, type AssertionReplayParts } from './assertion-rules.js';
+import { claimRefusalOf, firstUse, hasUsableJti, keyAttemptOf, MAX_CANDIDATE_KEYS, timesRefusalOf, tryCandidateKeys, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
 import { unmetClaimCondition } from './claim-conditions.js';
 import { isClientIdLookup, isLookupValue, type AuthenticationDone, type FederatedCredentials, type FederatedTokenNames } from './presented-credentials.js';
@@ -51,7 +51,8 @@ function couldBeTrusted(names: FederatedTokenNames): boolean {
  * the key sets' clock). The keys tried are the bounded loop's: those with the token's `kid`, or without
  * one every key suiting its algorithm, when at most `MAX_CANDIDATE_KEYS`. `undefined` when not valid;
  * rejects only when keys are needed and cannot be fetched. `onRefused` gets jose's error when a key made
- * the signature but a claim failed.
+ * the signature but a claim failed. `tries` is shared by the calls made for one token (one per
+ * credential), so the bound holds for the token, whatever the number of credentials and key sets.
  *
  * @example
  * ```ts
@@ -67,13 +68,55 @@ export async function verifyIssuerToken(
   source: FederatedKeySource,
   options: JWTVerifyOptions,
   onRefused?: (error: unknown) => void,
-  unsigned: WeakSet<KeyObject> = new WeakSet(),
+  tries: TokenKeyTries = new TokenKeyTries(),
 ): Promise<JWTVerifyResult | undefined> {
   const algorithms = verifiableAlgorithms(token, options.algorithms);
   if (algorithms === undefined) return undefined;
   const { alg, kid } = decodeProtectedHeader(token); // read by verifiableAlgorithms: alg is one of them
   const verifyOptions: JWTVerifyOptions = { ...options, algorithms, issuer: source.issuer, currentDate: options.currentDate ?? keySets.now() };
-  return keySets.verify(source, (keySet) => verifyWithKeySet(token, keySet, alg!, kid, verifyOptions, onRefused, unsigned));
+  let keySetsGiven = 0;
+  return keySets.verify(source, (keySet) => {
+    // A second key set for this source is the one fetched again (the issuer may have rotated its keys).
+    if (++keySetsGiven > 1) tries.refetched();
+    return verifyWithKeySet(token, keySet, alg!, kid, verifyOptions, onRefused, tries);
+  });
+}
+
+/**
+ * The keys tried on one outside token, shared by every credential it is checked for (an account may
+ * hold several for one issuer and subject, each with its own audience or JWK Set URL): a key that
+ * did not make the signature for one credential is not checked again for another, and, whatever the
+ * number of credentials and key sets, at most `MAX_CANDIDATE_KEYS` keys are found not to have made
+ * it (twice that once the issuer's keys were fetched again). A key that made the signature is checked
+ * again for each credential, whose claims differ: a few at most.
+ *
+ * @example
+ * ```ts
+ * const tries = new TokenKeyTries() // one per token
+ * for (const credential of live) await verifyIssuerToken(keySets, token, { issuer: credential.issuer, jwksUri: credential.jwksUri }, { audience: credential.audience ?? issuer }, undefined, tries)
+ * ```
+ */
+export class TokenKeyTries {
+  readonly #unsigned = new WeakSet<KeyObject>();
+  #unsignedCount = 0;
+  #allowed = MAX_CANDIDATE_KEYS;
+
+  /** Whether `key` may be checked on the token: not already found not to have made the signature, and within the bound. */
+  mayTry(key: KeyObject): boolean {
+    return !this.#unsigned.has(key) && this.#unsignedCount < this.#allowed;
+  }
+
+  /** `key` did not make the token's signature. */
+  unsigned(key: KeyObject): void {
+    if (this.#unsigned.has(key)) return;
+    this.#unsigned.add(key);
+    this.#unsignedCount++;
+  }
+
+  /** The issuer's keys were fetched again for this token: as many more keys may be tried. */
+  refetched(): void {
+    this.#allowed = 2 * MAX_CANDIDATE_KEYS;
+  }
 }
 
 /** {@link verifyIssuerToken} with one of the issuer's key sets: the bounded loop over its candidate keys. */
@@ -84,18 +127,19 @@ async function verifyWithKeySet(
   kid: unknown,
   options: JWTVerifyOptions,
   onRefused: ((error: unknown) => void) | undefined,
-  unsigned: WeakSet<KeyObject>,
+  tries: TokenKeyTries,
 ): Promise<KeySetVerification<JWTVerifyResult>> {
   const outcome = await tryCandidateKeys(keySet.keysFor(alg), { kid, named: (key, id) => key.kid === id, unnamedFallsBack: false }, async (key) => {
     const keyObject = keySet.keyObject(key);
-    // A key that did not make this token's signature for one credential cannot for another: not checked twice.
-    if (keyObject === undefined || unsigned.has(keyObject)) return 'other_key';
+    // A key that did not make this token's signature for one credential cannot for another: not checked
+    // twice; and past the bound, no other key of any credential's key set is checked.
+    if (keyObject === undefined || !tries.mayTry(keyObject)) return 'other_key';
     try {
       return { verified: await jwtVerify(token, keyObject, options) };
     } catch (error) {
       const attempt = keyAttemptOf(error);
       if (attempt === 'refused') onRefused?.(error);
-      else unsigned.add(keyObject);
+      else tries.unsigned(keyObject);
       return attempt;
     }
   });
@@ -160,12 +204,13 @@ export class FederatedClientCheck {
     let unavailable: unknown;
     let refusal: AssertionRefusal | undefined;
     let unmetClaim: string | undefined;
-    // The keys that did not make the token's signature, shared by the credentials: each is checked once per token.
-    const unsigned = new WeakSet<KeyObject>();
+    // The keys tried on the token, shared by the credentials: each key that did not make its signature
+    // is checked once per token, and only a few such keys in all.
+    const tries = new TokenKeyTries();
     for (const credential of live) {
       let payload: JWTPayload | AssertionRefusal;
       try {
-        payload = await this.#verify(assertion, credential, account.clientAccountId, now, unsigned);
+        payload = await this.#verify(assertion, credential, account.clientAccountId, now, tries);
       } catch (err) {
         unavailable ??= err;
         continue;
@@ -194,14 +239,14 @@ export class FederatedClientCheck {
    * The token's claims when the issuer signed it for this credential and every rule holds; else the
    * rule it broke (`invalid_assertion` when no key of the issuer verified it).
    */
-  async #verify(assertion: string, credential: FederatedCredentialRecord, owner: string | null, now: Date, unsigned: WeakSet<KeyObject>): Promise<JWTPayload | AssertionRefusal> {
+  async #verify(assertion: string, credential: FederatedCredentialRecord, owner: string | null, now: Date, tries: TokenKeyTries): Promise<JWTPayload | AssertionRefusal> {
     const { keySets, issuerIdentifier, settings } = this.parts;
     const { clockTolerance } = this.parts.replays;
     let claimError: unknown;
     const { issuer, subject, jwksUri } = credential;
     const options = { issuer, subject, audience: credential.audience ?? issuerIdentifier, requiredClaims: ['exp'], currentDate: now, clockTolerance };
     // The client account owns the source's place in the key cache: one cannot push out another's issuers.
-    const verified = await verifyIssuerToken(keySets, assertion, { issuer, jwksUri, owner }, options, (error) => (claimError = error), unsigned);
+    const verified = await verifyIssuerToken(keySets, assertion, { issuer, jwksUri, owner }, options, (error) => (claimError = error), tries);
     if (!verified) return claimError === undefined ? 'invalid_assertion' : claimRefusalOf(claimError);
     const { aud, exp, iat, jti } = verified.payload;
     // The credential's audience as the token's sole audience (jose checked it is among them): a token

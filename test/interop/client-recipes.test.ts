@@ -36,12 +36,15 @@ let sa: ServiceAccounts;
 let account: CreatedAccount;
 let clock = Date.now();
 let tokenRequests = 0;
+/** The X-Request-Id header of each call to /api/whoami, in order. */
+const whoamiRequestIds: (string | undefined)[] = [];
 
 beforeAll(async () => {
   app = await startExampleApp({
     now: () => new Date(clock),
     onRequest: (req) => {
       if (req.url === '/oauth/token') tokenRequests++;
+      if (req.url === '/api/whoami') whoamiRequestIds.push(req.headers['x-request-id'] as string | undefined);
     },
   });
   ({ issuer, sa } = app);
@@ -186,7 +189,7 @@ describe('docs/clients.md recipes against the example API', () => {
       `api = ApiClient(${JSON.stringify(issuer)}, ${JSON.stringify(account.clientId)}, ${JSON.stringify(account.secret.value)})`,
       'print(api.request("GET", "/api/whoami").status_code, flush=True)',
       'sys.stdin.readline()',
-      'response = api.request("GET", "/api/whoami")',
+      'response = api.request("GET", "/api/whoami", headers={"X-Request-Id": "call-2"})',
       'print(response.status_code, response.json()["name"], flush=True)',
     ].join('\n');
     const child = spawn('python3', ['-c', driver], { env: { PATH: process.env.PATH ?? '' }, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -198,6 +201,8 @@ describe('docs/clients.md recipes against the example API', () => {
     child.stdin.write('\n');
     expect((await lines.next()).value).toBe('200 billing-sync');
     expect(tokenRequests - before).toBe(2);
+    // The refused call and its retry both carry the caller's headers.
+    expect(whoamiRequestIds.slice(-2)).toEqual(['call-2', 'call-2']);
     child.stdin.end();
   });
 });

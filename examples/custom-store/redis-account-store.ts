@@ -19,7 +19,7 @@
  * drops the expired ones on the client's next revocation.
  */
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   revokedTokenChangeKey,
   type AccountChangeListener,

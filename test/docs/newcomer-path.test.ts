@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -62,6 +63,32 @@ describe('the newcomer path', () => {
     const manifest = JSON.parse(read('package.json')) as { files: string[]; scripts: Record<string, string> };
     expect(manifest.files).toContain('examples/custom-store/redis-account-store.ts');
     expect(read('docs/writing-a-store.md')).toContain('node_modules/express-service-accounts/examples/custom-store/redis-account-store.ts');
+  });
+
+  it('the Redis store template type-checks when copied into an ES module project, as getting-started sets one up', () => {
+    // A virtual copy of the template, as an ES module (getting-started's `type: module` and `nodenext`),
+    // beside the repository so that ioredis and the package resolve from its node_modules.
+    const copy = join(ROOT, '.tmp', 'redis-template-esm', 'redis-account-store.mts');
+    const code = read('examples/custom-store/redis-account-store.ts');
+    const options: ts.CompilerOptions = {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: ['node'],
+      paths: { 'express-service-accounts': [join(ROOT, 'src/index.ts')] },
+    };
+    const host = ts.createCompilerHost(options, true);
+    const { getSourceFile, fileExists, readFile } = host;
+    host.fileExists = (file) => file === copy || fileExists.call(host, file);
+    host.readFile = (file) => (file === copy ? code : readFile.call(host, file));
+    host.getSourceFile = (file, language, ...rest) =>
+      file === copy ? ts.createSourceFile(file, code, language, true) : getSourceFile.call(host, file, language, ...rest);
+    const program = ts.createProgram({ rootNames: [copy], options, host });
+    const errors = ts.getPreEmitDiagnostics(program, program.getSourceFile(copy)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, ' '));
+    expect(errors).toEqual([]);
   });
 
   // npm runs `prepare` on every install of a published package and npm 11 lists it as an install

@@ -65,6 +65,23 @@ describe('the newcomer path', () => {
     expect(read('docs/writing-a-store.md')).toContain('node_modules/express-service-accounts/examples/custom-store/redis-account-store.ts');
   });
 
+  // npm 11.16+ lists every dependency whose install script allowScripts does not cover; the page
+  // promises its allowScripts lines silence that list, so they cover what its install lines bring.
+  it('getting-started allows the install script of every package its install lines bring that has one', () => {
+    const page = read('docs/getting-started.md');
+    const installs = blocks(page).filter((b) => b.lang === 'sh').map((b) => b.code).join('\n');
+    const allowed = [...page.matchAll(/allowScripts\.([\w@/.-]+)=true/g)].map((m) => m[1]);
+    // The lockfile's packages with an install script, reached through the page's installs.
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    const scripted = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript).map(([path]) => path.replace(/^.*node_modules\//, ''));
+    // Which of them the installs reach: bcrypt (through the package), better-sqlite3, esbuild (through tsx).
+    const reached = new Map([['bcrypt', /express-service-accounts/], ['better-sqlite3', /better-sqlite3/], ['esbuild', /\btsx\b/]]);
+    for (const [name, by] of reached) {
+      expect(scripted, name).toContain(name);
+      if (by.test(installs)) expect(allowed, name).toContain(name);
+    }
+  });
+
   it('the Redis store template type-checks when copied into an ES module project, as getting-started sets one up', () => {
     // A virtual copy of the template, as an ES module (getting-started's `type: module` and `nodenext`),
     // beside the repository so that ioredis and the package resolve from its node_modules.

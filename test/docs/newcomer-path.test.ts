@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import * as api from '../../src/index.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
@@ -80,6 +81,13 @@ describe('the newcomer path', () => {
       expect(scripted, name).toContain(name);
       if (by.test(installs)) expect(allowed, name).toContain(name);
     }
+  });
+
+  it('docs/errors.md names the exported class of every error it lists, so `instanceof` can be written from the page', () => {
+    const page = read('docs/errors.md');
+    const classes = Object.entries(api).filter(([, value]) => typeof value === 'function' && value.prototype instanceof api.OAuthError).map(([name]) => name);
+    expect(classes.length).toBeGreaterThan(10);
+    for (const name of classes) expect(page, name).toContain(`\`${name}\``);
   });
 
   it('the Redis store template type-checks when copied into an ES module project, as getting-started sets one up', () => {

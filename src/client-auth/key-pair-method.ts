@@ -215,12 +215,16 @@ export interface KeyPairMethodParts {
 export class KeyPairMethod {
   readonly #parts: KeyPairMethodParts;
   readonly #checker = new KeyAssertionChecker();
-  /** The issuer identifier's origin, from which the token endpoint URL is derived. */
+  /**
+   * The issuer identifier's origin, from which the token endpoint URL is derived: only with
+   * `acceptTokenEndpointAudience: true`, which the configuration accepts only for an issuer that is a
+   * URL. Any other issuer is a plain string (docs/configuration.md) and is never parsed.
+   */
   readonly #issuerOrigin: string;
 
   constructor(parts: KeyPairMethodParts) {
     this.#parts = parts;
-    this.#issuerOrigin = new URL(parts.rules.issuer).origin;
+    this.#issuerOrigin = parts.rules.tokenEndpointAudience === true ? new URL(parts.rules.issuer).origin : '';
   }
 
   /**

@@ -283,7 +283,7 @@ export class RedisAccountStore implements AccountStore {
   }
 
   async listAccounts(): Promise<AccountRecord[]> {
-    const ids = await this.#redis.zrange(`${this.#prefix}accounts`, 0, -1);
+    const ids = await this.#redis.zrange(`${this.#prefix}accounts`, 0, '-1');
     if (ids.length === 0) return [];
     const docs = await this.#redis.mget(ids.map((id) => this.#key(id)));
     return docs.filter((doc): doc is string => doc !== null).map((doc) => toAccount(JSON.parse(doc) as StoredAccount));

@@ -92,8 +92,7 @@ export async function verifyIssuerToken(
  *
  * @example
  * ```ts
- * const tries = new TokenKeyTries() // one per token
- * for (const credential of live) await verifyIssuerToken(keySets, token, { issuer: credential.issuer, jwksUri: credential.jwksUri }, { audience: credential.audience ?? issuer }, undefined, tries)
+ * const tries = new TokenKeyTries() // one per token, passed to verifyIssuerToken for each of its credentials
  * ```
  */
 export class TokenKeyTries {

@@ -5,8 +5,10 @@
  * URLs: an issuer identifier or a JWK Set URL is an absolute https URL of printable ASCII (http only
  * on a loopback host), without credentials, query or fragment, within {@link FEDERATED_LIMITS}
  * ({@link federatedUrlProblem}: checked on the options, on the admin API's input, and, as cheap text,
- * on every federated token request); a document is fetched only under that rule, and plain http only
- * with `federation.allowHttpLoopback` ({@link fetchPolicyProblem}).
+ * on every federated token request); a document is fetched only under that rule, except that its URL
+ * may have a query (an issuer publishes its `jwks_uri` and its redirects as it likes: Azure AD B2C's
+ * names its policy in `?p=`), and plain http only with `federation.allowHttpLoopback`
+ * ({@link fetchPolicyProblem}).
  *
  * Addresses: which network addresses the server may connect to when it fetches an outside issuer's documents,
  * checked on the address actually connected to: a host name is resolved once, by a `lookup` of our
@@ -174,16 +176,17 @@ export function isFederatedUrlText(value: string, maxLength: number): boolean {
 
 /**
  * Whether `value` may name an outside issuer or a key URL: an absolute https URL of printable ASCII
- * without spaces, credentials, query or fragment, or an http one on a loopback host (fetched only with
- * `allowHttpLoopback`); at most `maxLength` characters.
+ * without spaces, credentials, query (unless `allowQuery`) or fragment, or an http one on a loopback
+ * host (fetched only with `allowHttpLoopback`); at most `maxLength` characters.
  *
  * @example
  * ```ts
  * federatedUrlProblem('https://token.actions.githubusercontent.com') // undefined: fine
  * federatedUrlProblem('http://example.com') // 'must be an https URL (http only on a loopback host)'
+ * federatedUrlProblem('https://idp.example.com/keys?p=signin', FEDERATED_LIMITS.jwksUri, true) // undefined: fine
  * ```
  */
-export function federatedUrlProblem(value: unknown, maxLength: number = FEDERATED_LIMITS.issuer): string | undefined {
+export function federatedUrlProblem(value: unknown, maxLength: number = FEDERATED_LIMITS.issuer, allowQuery = false): string | undefined {
   if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) return `must be a URL of at most ${maxLength} characters`;
   if (!isFederatedUrlText(value, maxLength)) return 'must be printable ASCII, without spaces (encode other characters, and use the punycode form of a host name)';
   let url: URL;
@@ -194,23 +197,27 @@ export function federatedUrlProblem(value: unknown, maxLength: number = FEDERATE
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) return 'must be an https URL (http only on a loopback host)';
   if (url.username !== '' || url.password !== '') return 'must not hold a user name or password';
-  if (url.search !== '' || url.hash !== '' || value.includes('?') || value.includes('#')) return 'must have no query or fragment';
+  if (url.hash !== '' || value.includes('#')) return allowQuery ? 'must have no fragment' : 'must have no query or fragment';
+  if (!allowQuery && (url.search !== '' || value.includes('?'))) return 'must have no query or fragment';
   return undefined;
 }
 
 /**
  * Why `url` may not be fetched under these settings, or `undefined` when it may: the policy of
- * federated URLs, plus plain http only with `allowHttpLoopback`.
+ * federated URLs, a query allowed (OpenID Connect Discovery 1.0 §3 refuses one in the issuer
+ * identifier only; a `jwks_uri` or a redirect's target may have one), plus plain http only with
+ * `allowHttpLoopback`.
  *
  * @example
  * ```ts
  * fetchPolicyProblem('http://127.0.0.1:8080/jwks', false) // 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback'
  * fetchPolicyProblem('https://issuer.example.com/jwks', false) // undefined
+ * fetchPolicyProblem('https://tenant.b2clogin.com/tenant.onmicrosoft.com/discovery/v2.0/keys?p=B2C_1_signin', false) // undefined
  * ```
  */
 export function fetchPolicyProblem(url: string, allowHttpLoopback: boolean): string | undefined {
   // Any document URL may be as long as a JWK Set URL (an issuer's own discovery URL is shorter).
-  const problem = federatedUrlProblem(url, FEDERATED_LIMITS.jwksUri);
+  const problem = federatedUrlProblem(url, FEDERATED_LIMITS.jwksUri, true);
   if (problem !== undefined) return problem;
   if (!allowHttpLoopback && url.toLowerCase().startsWith('http:')) return 'is plain http, allowed on a loopback host only with federation.allowHttpLoopback';
   return undefined;

@@ -106,6 +106,21 @@ describe('IssuerKeySets: key sources', () => {
     await expect(verifyIssuerToken(keySets(), token, { issuer: idp.issuer }, { audience: AUDIENCE })).rejects.toThrow(/names a jwks_uri that must be an https URL/);
   });
 
+  // OpenID Connect Discovery 1.0 §3 forbids a query in the issuer identifier only: a jwks_uri may have
+  // one, as Azure AD B2C's does (`.../discovery/v2.0/keys?p=B2C_1_signin`), and so may a same-origin
+  // redirect's target.
+  it('fetches a discovered jwks_uri with a query, and follows a same-origin redirect to a URL with a query', async () => {
+    idp.discoveryOverrides = { jwks_uri: `${idp.jwksUri}?p=B2C_1_signin` };
+    const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
+    expect(await verifyIssuerToken(keySets(), token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(idp.requests.map((r) => r.url)).toEqual(['/.well-known/openid-configuration', '/jwks?p=B2C_1_signin']);
+
+    idp.discoveryOverrides = {};
+    await idp.setMode({ redirect: `${idp.movedJwksUri}?p=B2C_1_signin` }, 'jwks');
+    expect(await verifyIssuerToken(keySets(), token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(idp.requests.slice(2).map((r) => r.url)).toEqual(['/.well-known/openid-configuration', '/jwks', '/jwks-moved?p=B2C_1_signin']);
+  });
+
   // "over https (plain http only for loopback issuers when explicitly allowed ...)"
   it('never fetches from a plain http issuer unless allowHttpLoopback', async () => {
     const sets = new IssuerKeySets({ settings: resolveFederation({}), now: () => now });

@@ -112,7 +112,7 @@ export interface LocalIssuer {
   /** Another path serving the same JWK Set, never affected by a mode (a same-host redirect target). */
   readonly movedJwksUri: string;
   /** Every request received, oldest first. */
-  readonly requests: { readonly path: string; readonly at: Date }[];
+  readonly requests: { readonly path: string; readonly url: string; readonly at: Date }[];
   /** The `kid` of the key tokens are signed with. */
   readonly currentKid: string;
   /** The `Cache-Control` header of both documents; `undefined` sends none. */
@@ -158,7 +158,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
   let decoy: IssuerKey | undefined;
   let mode: LocalIssuerMode = 'normal';
   let scope: LocalIssuerScope = 'all';
-  const requests: { path: string; at: Date }[] = [];
+  const requests: { path: string; url: string; at: Date }[] = [];
   const paths = { discovery: `${prefix}/.well-known/openid-configuration`, jwks: `${prefix}/jwks`, moved: `${prefix}/jwks-moved` };
 
   const publicSet = (): { keys: JWK[] } => ({ keys: published.map((key) => ({ ...key.publicJwk })) });
@@ -196,7 +196,7 @@ export async function startLocalIssuer(options: LocalIssuerOptions = {}): Promis
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?')[0]!;
-    requests.push({ path, at: new Date() });
+    requests.push({ path, url: req.url ?? '/', at: new Date() });
     const document = path === paths.discovery ? 'discovery' : path === paths.jwks ? 'jwks' : path === paths.moved ? 'moved' : undefined;
     if (document === undefined) {
       res.statusCode = 404;

@@ -296,7 +296,7 @@ export const AddFederatedCredentialBodySchema = Type.Object(
     ),
     jwksUri: Type.Optional(
       Type.Union([Type.String(FederatedUrl), Type.Null()], {
-        description: 'The issuer’s JWK Set URL, for an issuer without OpenID Connect discovery; same rules as `issuer`.',
+        description: 'The issuer’s JWK Set URL, for an issuer without OpenID Connect discovery; same rules as `issuer`, except that it may have a query.',
       }),
     ),
     claims: Type.Optional(

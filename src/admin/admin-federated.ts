@@ -53,7 +53,7 @@ export interface FederatedCredentialInput extends CredentialExpiryInput {
   audience?: string | null;
   /**
    * The issuer's JWK Set URL, for an issuer without OpenID Connect discovery (a Kubernetes cluster
-   * often has none); same rules as `issuer`, up to 2048 characters. Left out, the keys are found through discovery or the
+   * often has none); same rules as `issuer`, except that it may have a query, up to 2048 characters. Left out, the keys are found through discovery or the
    * `federation.issuers` option.
    */
   jwksUri?: string | null;
@@ -111,8 +111,8 @@ const CANNOT_HOLD_CLAIMS = 'This account store cannot hold claim conditions of f
 
 type CheckedFederatedInput = Pick<NewFederatedCredentialRecord, 'issuer' | 'subject' | 'audience' | 'jwksUri' | 'claims'>;
 
-function checkUrl(field: string, value: unknown, maxLength: number): string {
-  const problem = federatedUrlProblem(value, maxLength);
+function checkUrl(field: string, value: unknown, maxLength: number, allowQuery = false): string {
+  const problem = federatedUrlProblem(value, maxLength, allowQuery);
   if (problem !== undefined) throw new AdminError('invalid_input', `${field} ${problem}`);
   return value as string;
 }
@@ -154,7 +154,7 @@ export function checkFederatedInput(input: FederatedCredentialInput): CheckedFed
     );
   }
   const audience = input.audience === undefined || input.audience === null ? null : checkExactText('audience', input.audience, FEDERATED_LIMITS.audienceBytes);
-  const jwksUri = input.jwksUri === undefined || input.jwksUri === null ? null : checkUrl('jwksUri', input.jwksUri, FEDERATED_LIMITS.jwksUri);
+  const jwksUri = input.jwksUri === undefined || input.jwksUri === null ? null : checkUrl('jwksUri', input.jwksUri, FEDERATED_LIMITS.jwksUri, true);
   const claims = checkClaimConditions(input.claims);
   // Long runs of letters and digits are real subjects and audiences (a client ID as subject), so only a
   // secret's prefixed start is refused: listings and audit events show these fields.

@@ -3,11 +3,12 @@
  * What an outside issuer's URLs may be, and where fetching them may reach.
  *
  * URLs: an issuer identifier or a JWK Set URL is an absolute https URL of printable ASCII (http only
- * on a loopback host), without credentials, query or fragment, within {@link FEDERATED_LIMITS}
+ * on a loopback host), without credentials or fragment, within {@link FEDERATED_LIMITS}
  * ({@link federatedUrlProblem}: checked on the options, on the admin API's input, and, as cheap text,
- * on every federated token request); a document is fetched only under that rule, except that its URL
- * may have a query (an issuer publishes its `jwks_uri` and its redirects as it likes: Azure AD B2C's
- * names its policy in `?p=`), and plain http only with `federation.allowHttpLoopback`
+ * on every federated token request). An issuer identifier has no query (OpenID Connect Discovery 1.0
+ * §3); a JWK Set URL, configured or discovered, and a redirect's target may have one (Azure AD B2C's
+ * names its policy in `?p=`): it adds nothing a path could not ask of a server. A document is fetched
+ * only under that rule, and plain http only with `federation.allowHttpLoopback`
  * ({@link fetchPolicyProblem}).
  *
  * Addresses: which network addresses the server may connect to when it fetches an outside issuer's documents,

@@ -170,7 +170,7 @@ export function resolveFederation(value: unknown): ResolvedFederationConfig {
       const { jwksUri, jwks } = keys as { jwksUri?: unknown; jwks?: unknown };
       if ((jwksUri === undefined) === (jwks === undefined)) fail(name, 'must have exactly one of jwksUri and jwks');
       if (jwksUri !== undefined) {
-        const uriProblem = federatedUrlProblem(jwksUri, FEDERATED_LIMITS.jwksUri);
+        const uriProblem = federatedUrlProblem(jwksUri, FEDERATED_LIMITS.jwksUri, true);
         if (uriProblem) fail(`${name}.jwksUri`, uriProblem);
         issuers.set(issuer, Object.freeze({ jwksUri: jwksUri as string }));
       } else {

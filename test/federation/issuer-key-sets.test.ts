@@ -121,6 +121,17 @@ describe('IssuerKeySets: key sources', () => {
     expect(idp.requests.slice(2).map((r) => r.url)).toEqual(['/.well-known/openid-configuration', '/jwks', '/jwks-moved?p=B2C_1_signin']);
   });
 
+  // The same JWK Set URL, copied into the configuration or a credential, works as it does discovered.
+  it('uses a configured or credential JWK Set URL with a query; refuses one with a fragment', async () => {
+    const token = await idp.kubernetesToken({ audience: AUDIENCE, now });
+    const sets = keySets({ issuers: { [idp.issuer]: { jwksUri: `${idp.jwksUri}?p=B2C_1_signin` } } });
+    expect(await verifyIssuerToken(sets, token, { issuer: idp.issuer }, { audience: AUDIENCE })).toBeDefined();
+    expect(await verifyIssuerToken(keySets(), token, { issuer: idp.issuer, jwksUri: `${idp.movedJwksUri}?p=B2C_1_signin` }, { audience: AUDIENCE })).toBeDefined();
+    expect(idp.requests.map((r) => r.url)).toEqual(['/jwks?p=B2C_1_signin', '/jwks-moved?p=B2C_1_signin']);
+    expect(() => keySets({ issuers: { [idp.issuer]: { jwksUri: `${idp.jwksUri}#keys` } } })).toThrow(/jwksUri" must have no fragment/);
+    expect(() => keySets({ issuers: { [`${idp.issuer}?p=B2C_1_signin`]: { jwksUri: idp.jwksUri } } })).toThrow(/the issuer identifier must have no query or fragment/);
+  });
+
   // "over https (plain http only for loopback issuers when explicitly allowed ...)"
   it('never fetches from a plain http issuer unless allowHttpLoopback', async () => {
     const sets = new IssuerKeySets({ settings: resolveFederation({}), now: () => now });

@@ -92,6 +92,7 @@ describe('admin API: federated credentials', () => {
     await expectAdminError(add({ issuer: 'https://issuer.example.com/?tenant=1' }), 'invalid_input', /^issuer must have no query/);
     await expectAdminError(add({ issuer: undefined }), 'invalid_input', /^issuer /);
     await expectAdminError(add({ jwksUri: 'ftp://issuer.example.com/jwks' }), 'invalid_input', /^jwksUri must be an https URL/);
+    await expectAdminError(add({ jwksUri: 'https://issuer.example.com/jwks#keys' }), 'invalid_input', /^jwksUri must have no fragment/);
     await expectAdminError(add({ issuer: ' https://issuer.example.com' }), 'invalid_input', /^issuer must be printable ASCII, without spaces/);
     await expectAdminError(add({ issuer: 'https://issuer.example.com/\u202Etenant' }), 'invalid_input', /^issuer must be printable ASCII/);
     await expectAdminError(add({ issuer: `https://issuer.example.com/${'x'.repeat(600)}` }), 'invalid_input', /^issuer must be a URL of at most 600 characters/);
@@ -106,6 +107,15 @@ describe('admin API: federated credentials', () => {
     await expectAdminError(add({ audience: 'api\nforged' }), 'invalid_input', /^audience .*U\+000A/);
     await expectAdminError(sa.admin.addFederatedCredential(a.clientId, null as never), 'invalid_input', /issuer, subject/);
     expect((await sa.admin.getAccount(a.clientId))?.federated).toEqual([]);
+  });
+
+  // A JWK Set URL may have a query, as Azure AD B2C's does; an issuer identifier may not.
+  it('accepts a JWK Set URL with a query', async () => {
+    const { sa } = createTestApp();
+    const a = await sa.admin.createAccount({ name: 'billing-deployer' });
+    const jwksUri = 'https://tenant.b2clogin.com/tenant.onmicrosoft.com/discovery/v2.0/keys?p=B2C_1_signin';
+    const created = await sa.admin.addFederatedCredential(a.clientId, { issuer: 'https://tenant.b2clogin.com/tenant-id/v2.0/', subject: 'workload', jwksUri });
+    expect((await sa.admin.getAccount(a.clientId))?.federated.find((f) => f.id === created.id)?.jwksUri).toBe(jwksUri);
   });
 
   // Listings and audit events show the subject, audience and claim conditions: a pasted secret would be shown to all who read them.

@@ -29,6 +29,8 @@
  *   server cannot be reached at all;
  * - every later query on the client (a transaction's `rollback`) fails with the same error.
  * The pool drops the client when it is released and opens a fresh connection for the next query.
+ * A query that `pg` itself fails at its `query_timeout` (an option of a host's pool) is given up on
+ * the same way at that moment: `pg` leaves it running on the connection and puts the client back.
  * Once the store is closing, a query in flight gets at most {@link CLOSE_GRACE_MS} more before it is
  * cancelled the same way.
  */
@@ -115,8 +117,14 @@ class QueryDeadline {
   }
 
   #expire(): void {
+    this.abandon(this.#limit);
+  }
+
+  /** Gives the client up now, as at the deadline: no query is sent on it again, and it is cancelled, then closed. */
+  abandon(limit: string): void {
+    clearTimeout(this.#timer);
     this.#state.inFlight.delete(this);
-    abandoned.set(this.#client, `PostgreSQL did not answer a query within ${this.#limit}, so its connection was closed`);
+    abandoned.set(this.#client, `PostgreSQL did not answer a query within ${limit}, so its connection was closed`);
     void requestCancel(this.#client as object).then(() => this.#close());
   }
 
@@ -196,12 +204,20 @@ function limitQueries(client: PgPoolClient): void {
         return result;
       },
       (error: unknown) => {
-        deadline.settled();
+        // pg's own `query_timeout` (an option of the host's pool) fails the query but leaves it running
+        // on the connection, which goes back to the pool: a silent one would fail every query sent on it.
+        if (isReadTimeout(error) && !abandoned.has(client)) deadline.abandon("the pool's query_timeout");
+        else deadline.settled();
         const why = abandoned.get(client);
         throw why === undefined ? error : new Error(why, { cause: error });
       },
     );
   };
+}
+
+/** The error `pg` fails a query with at its `query_timeout`. */
+function isReadTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
 }
 
 /** A promise, of whatever library `pg` was told to use. */

@@ -79,6 +79,25 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
     expect(pool.totalCount).toBeLessThanOrEqual(2);
   });
 
+  it("closes a silent connection whose query failed at the pool's own query_timeout (docs/deployment.md's pool), so the next queries get fresh connections", async () => {
+    // docs/deployment.md: "A client-side query_timeout ... keep[s] a stuck database from holding connections".
+    // pg fails the query at query_timeout but keeps the connection, query and all, in the pool.
+    const pool = new pg.Pool({ connectionString: urlFor('silent_query_timeout'), max: 2, query_timeout: 500 });
+    pool.on('error', () => undefined);
+    closers.push(() => pool.end());
+    const store = createPostgresAccountStore({ pool, schema: 'fault_silent_query_timeout', listen: false }); // queryTimeoutMs: 30 s
+    closers.push(() => store.close());
+    await store.init();
+    await Promise.all([store.findAccount(UNKNOWN_CLIENT), store.findAccount(UNKNOWN_CLIENT)]); // both connections open
+    expect(await freezeConnections('silent_query_timeout')).toBe(2);
+
+    const failures = await Promise.all([1, 2].map(() => store.findAccount(UNKNOWN_CLIENT).then(() => undefined, (error: Error) => error.message)));
+    for (const failure of failures) expect(failure).toBe("PostgreSQL did not answer a query within the pool's query_timeout, so its connection was closed");
+    // Fresh connections answer, long before queryTimeoutMs (a silent connection kept would fail every query sent on it).
+    await vi.waitFor(async () => expect(await store.findAccount(UNKNOWN_CLIENT)).toBeUndefined(), { timeout: 5000, interval: 50 });
+    for (let i = 0; i < 4; i++) expect(await store.findAccount(UNKNOWN_CLIENT)).toBeUndefined();
+  });
+
   it('cancels a query that was only slow (waiting for a lock) when it gives up on it: the server runs nothing for nobody, and a transaction fails with the same error', async () => {
     const schema = 'fault_slow_lock';
     const open = () => {

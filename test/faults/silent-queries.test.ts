@@ -11,6 +11,7 @@
  * connections." And "the store's write transactions tell the server to end them when they sit idle
  * for 10 seconds".
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { afterEach, expect, it, vi } from 'vitest';
@@ -151,6 +152,32 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
     );
     expect(held!.n).toBeLessThanOrEqual(2);
     expect(states.at(-1)).toBe('failing');
+    await holder.query('rollback');
+  });
+
+  it("keeps answering account reads while the change feed's table is locked, on the smallest pool docs/deployment.md allows", async () => {
+    // docs/deployment.md, "Pool size": "keep `max` at N or more", with its recommended pool settings.
+    const documented = /keep `max` at (\d+) or more/.exec(readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8'));
+    expect(documented).not.toBeNull();
+    const max = Number(documented![1]);
+    const schema = 'fault_stalled_feed_small_pool';
+    const pool = new pg.Pool({ connectionString: cluster().url, max, connectionTimeoutMillis: 2000, query_timeout: 5000 });
+    pool.on('error', () => undefined);
+    closers.push(() => pool.end());
+    const store = createPostgresAccountStore({ pool, schema });
+    closers.push(() => store.close());
+    await store.init();
+    closers.push(await store.watch!(() => {}));
+    const holder = await cluster().session();
+    closers.push(() => holder.end());
+    await holder.query('begin');
+    await holder.query(`lock table "${schema}".account_changes in access exclusive mode`);
+    await cluster().waitForLockWaiters(2); // the feed's two reads in flight, each holding a connection
+    const read = await store.findAccount(UNKNOWN_CLIENT).then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    expect(read, `pool of ${max}`).toBe('answered');
     await holder.query('rollback');
   });
 

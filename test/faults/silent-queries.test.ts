@@ -12,6 +12,7 @@
  * for 10 seconds".
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { afterEach, expect, it, vi } from 'vitest';
@@ -157,7 +158,7 @@ withPrivatePostgres('queries on connections that went silent', (cluster) => {
 
   it("keeps answering account reads while the change feed's table is locked, on the smallest pool docs/deployment.md allows", async () => {
     // docs/deployment.md, "Pool size": "keep `max` at N or more", with its recommended pool settings.
-    const documented = /keep `max` at (\d+) or more/.exec(readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8'));
+    const documented = /keep `max` at (\d+) or more/.exec(readFileSync(join(__dirname, '..', '..', 'docs', 'deployment.md'), 'utf8'));
     expect(documented).not.toBeNull();
     const max = Number(documented![1]);
     const schema = 'fault_stalled_feed_small_pool';

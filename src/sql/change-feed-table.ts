@@ -85,13 +85,13 @@ export async function readLatestSeq(db: Kysely<Database>): Promise<number> {
  * for (const { seq, clientId } of await readSince(db, 41, 100)) console.log(seq, clientId)
  * ```
  */
-export async function readSince(db: Kysely<Database>, after: number, limit: number): Promise<{ seq: number; clientId: string }[]> {
+export async function readSince(db: Kysely<Database>, after: number, limit: number): Promise<{ seq: number; clientId: string; changedAt: number }[]> {
   const rows = await db
     .selectFrom('account_changes')
-    .select(['seq', 'client_id'])
+    .select(['seq', 'client_id', 'changed_at'])
     .where('seq', '>', after)
     .orderBy('seq')
     .limit(limit)
     .execute();
-  return rows.map((row) => ({ seq: toNumber(row.seq), clientId: row.client_id }));
+  return rows.map((row) => ({ seq: toNumber(row.seq), clientId: row.client_id, changedAt: toNumber(row.changed_at) }));
 }

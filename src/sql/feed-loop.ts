@@ -2,7 +2,8 @@
  * @module feed-loop
  * One poll loop of the change feed plus its push channel, from start() to stop(): reads the feed every
  * `pollIntervalMs`, listens for pushes, announces `'*'` when changes may have been missed, and reports
- * how changes arrive (`push`, `polling`, `reconnecting`, `failing`). It is the one place that tracks
+ * how changes arrive (`push`, `polling`, `reconnecting`, `failing`), and starts over with `'*'` when
+ * the entry it read last is gone (a restored database). It is the one place that tracks
  * that state: it reports it once when started, then only real changes, never one state twice in a row.
  */
 import type { ChangeFeedState } from '../store/account-store.js';
@@ -20,6 +21,8 @@ import { FeedWatchdog } from './feed-watchdog.js';
 export interface ChangeFeedEntry {
   readonly seq: number;
   readonly clientId: string;
+  /** When it was appended (ms): with `seq` and `clientId`, tells this entry from another given the same `seq`. */
+  readonly changedAt?: number;
 }
 
 /**
@@ -118,6 +121,8 @@ export class FeedLoop {
   #pushing = false;
   /** Highest sequence number delivered by the poll. */
   #last = 0;
+  /** The entry at #last, once a poll has read it: a later poll checks that it is still there. */
+  #lastEntry: ChangeFeedEntry | undefined;
   /** Sequence numbers above #last already delivered by push, so the poll does not repeat them. */
   readonly #pushed = new Set<number>();
   #failing = false;
@@ -215,11 +220,18 @@ export class FeedLoop {
     let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
     try {
       for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !complete; batch++) {
-        const rows = await callStore(() => this.#readSince(this.#last), POLL_DEADLINE_MS, 'change feed poll');
+        // From the entry at #last on, to see that it is still there.
+        const rows = await callStore(() => this.#readSince(Math.max(this.#last - 1, 0)), POLL_DEADLINE_MS, 'change feed poll');
         if (this.#stopped) return;
+        if (this.#lost(rows)) {
+          await this.#restart();
+          complete = true;
+          break;
+        }
         for (const row of rows) {
           if (row.seq <= this.#last) continue;
           this.#last = row.seq;
+          this.#lastEntry = row;
           if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);
         }
         complete = rows.length < POLL_BATCH;
@@ -239,6 +251,35 @@ export class FeedLoop {
       this.#report();
       this.#schedulePoll();
     }
+  }
+
+  /**
+   * Whether the entry at #last is gone, or another entry has its sequence number: the database was
+   * restored from a backup, or a standby that lacked the last transactions took over, and sequence
+   * numbers are given out again from below #last. New changes would be skipped as already read.
+   * (Entries older than an hour are deleted when a change is appended, so after an hour without
+   * changes this also answers true once: the feed then starts over for nothing worse than a `'*'`.)
+   */
+  #lost(rows: readonly ChangeFeedEntry[]): boolean {
+    if (this.#last === 0) return false;
+    const entry = rows.find((row) => row.seq === this.#last);
+    if (entry === undefined) return true;
+    const known = this.#lastEntry;
+    return known !== undefined && (known.clientId !== entry.clientId || known.changedAt !== entry.changedAt);
+  }
+
+  /**
+   * Starts the feed over from its current end, after {@link #lost}: every change up to there is
+   * announced as `'*'` (listeners drop everything and read anew), later ones as usual.
+   */
+  async #restart(): Promise<void> {
+    const latest = await callStore(() => this.#options.readLatestSeq(), POLL_DEADLINE_MS, 'change feed poll');
+    if (this.#stopped) return;
+    this.#options.onError(new Error(`The change feed's entry ${this.#last} is gone (a database restored, or another server took over): reading it again from its end`));
+    this.#last = latest;
+    this.#lastEntry = undefined;
+    this.#pushed.clear();
+    this.#emit(ALL_ACCOUNTS);
   }
 
   #readSince(after: number): Promise<ChangeFeedEntry[]> {

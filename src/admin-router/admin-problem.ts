@@ -24,6 +24,7 @@ const PROBLEMS = {
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'service-unavailable': { status: 503, title: 'Service unavailable' },
   'server-error': { status: 500, title: 'Internal server error' },
+  'not-implemented': { status: 501, title: 'Not supported by this server' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 /**
@@ -134,10 +135,14 @@ const FROM_ADMIN_ERROR: Record<AdminErrorCode, (err: AdminError) => AdminProblem
   key_already_registered: (err) => new AdminProblem('invalid-request', err.message, { cause: err }),
   federated_credential_not_found: (err) => new AdminProblem('not-found', 'This service account has no federated credential with this ID', { cause: err }),
   federated_credential_already_registered: (err) => new AdminProblem('invalid-request', err.message, { cause: err }),
+  // RFC 9110 §15.6.2: the server does not support what the request needs. The message names what the
+  // host's store lacks, and nothing else.
+  not_supported: (err) => new AdminProblem('not-implemented', err.message, { cause: err }),
 };
 
 /**
- * Maps anything thrown while answering to a problem: admin API refusals to their 4xx, a store outage
+ * Maps anything thrown while answering to a problem: admin API refusals to their 4xx (or 501 for what
+ * the store cannot hold), a store outage
  * to 503, anything else to a 500 that says nothing more.
  *
  * @example

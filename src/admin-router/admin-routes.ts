@@ -76,7 +76,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       'another client account, nor grant a scope the host reserves to operators (403 `forbidden`).',
     body: CreateAccountBodySchema,
     success: { status: 201, description: 'The new account and its secret.', schema: CreatedAccountSchema, headers: ['Location'] },
-    problems: ['invalid-request', 'unsupported-media-type', 'payload-too-large', 'cross-origin-request'],
+    problems: ['invalid-request', 'unsupported-media-type', 'payload-too-large', 'cross-origin-request', 'not-implemented'],
     async handle({ admin, body, path }) {
       const created = await admin.createAccount(body as CreateAccountBody);
       // RFC 7591 §3.2.1: when the secret expires, in seconds since the epoch; 0 when it never does.
@@ -127,7 +127,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       'on every server sharing the store within a second. Operators of every client account only (403 `forbidden`).',
     body: SetResourcesBodySchema,
     success: { status: 200, description: 'The account’s resources.', schema: AccountResourcesSchema },
-    problems: changeProblems,
+    problems: [...changeProblems, 'not-implemented'],
     handle: async ({ admin, params, body }) => ({
       status: 200,
       body: await admin.setResources(params.clientId!, (body as SetResourcesBody).resources),
@@ -144,7 +144,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       'every server sharing the store within a second; tokens already issued keep their expiry.',
     body: SetPolicyBodySchema,
     success: { status: 200, description: 'The account’s token policy.', schema: AccountPolicySchema },
-    problems: changeProblems,
+    problems: [...changeProblems, 'not-implemented'],
     handle: async ({ admin, params, body }) => ({ status: 200, body: await admin.setPolicy(params.clientId!, body as SetPolicyBody) }),
   },
 ];

@@ -118,7 +118,8 @@ function routesOf(kind: CredentialKindName): AdminRoute[] {
       body: adding.body,
       ...(adding.bodyOptional === true && { bodyOptional: true }),
       success: { status: 201, description: `The new ${thing}.`, schema: adding.schema },
-      problems: [...CHANGE_PROBLEMS, 'secret-limit-reached'],
+      // 501 when the store cannot hold the kind, an expiry or claim conditions.
+      problems: [...CHANGE_PROBLEMS, 'secret-limit-reached', 'not-implemented'],
       handle: async ({ admin, params, body }) => ({ status: 201, body: await method(admin, add).call(admin, params.clientId!, body) }),
     },
     {

@@ -67,7 +67,7 @@ export interface AdminApi extends SecretOperations, KeyOperations, FederatedOper
    * Revoking a token twice keeps the first `revokedAt`. The ID is not checked against issued tokens
    * (none are stored): an unknown ID is listed all the same. Throws `invalid_input` for an ID that is
    * not 1–256 printable characters, or that looks like a client secret or an access token (never
-   * repeated); rejects when the store has no token deny-list.
+   * repeated); throws `not_supported` when the store has no token deny-list.
    */
   revokeToken(tokenId: string): Promise<RevokedToken>;
   disableAccount(clientId: string): Promise<AccountStatus>;
@@ -77,7 +77,7 @@ export interface AdminApi extends SecretOperations, KeyOperations, FederatedOper
    * are for the server's `audience` again. Takes effect on every instance within 1 s: new tokens are
    * for the new list, and tokens issued for a resource taken off the list are refused. Throws
    * `invalid_input` for a resource that is not an absolute URI without fragment or a plain name;
-   * rejects when the store cannot hold resources (it lacks `setAccountResources`).
+   * throws `not_supported` when the store cannot hold resources (it lacks `setAccountResources`).
    */
   setResources(clientId: string, resources: readonly string[]): Promise<AccountResources>;
   /**
@@ -86,7 +86,7 @@ export interface AdminApi extends SecretOperations, KeyOperations, FederatedOper
    * `maxAccessTokenLifetime`, or `null` for the server's `tokenLifetime`; `dpopBoundAccessTokens`
    * requires DPoP-bound tokens (RFC 9449 §5.2). Takes effect on every instance within 1 s for new
    * tokens; tokens already issued keep their `exp`. Throws `invalid_input` for a value out of range;
-   * rejects when the store cannot hold a policy (it lacks `setAccountPolicy`).
+   * throws `not_supported` when the store cannot hold a policy (it lacks `setAccountPolicy`).
    *
    * @example
    * ```ts
@@ -188,7 +188,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
 
   const requireResourceStore = (): void => {
     if (typeof store.setAccountResources !== 'function') {
-      throw new Error('This account store cannot hold account resources: it lacks setAccountResources (see docs/writing-a-store.md)');
+      throw new AdminError('not_supported', 'This account store cannot hold account resources: it lacks setAccountResources (see docs/writing-a-store.md)');
     }
   };
 
@@ -196,7 +196,7 @@ export function buildAdminApi(context: AdminContext): AdminApi {
   const holdsPolicy = typeof store.setAccountPolicy === 'function';
   const requirePolicyStore = (): void => {
     if (!holdsPolicy) {
-      throw new Error('This account store cannot hold account token policies: it lacks setAccountPolicy (see docs/writing-a-store.md)');
+      throw new AdminError('not_supported', 'This account store cannot hold account token policies: it lacks setAccountPolicy (see docs/writing-a-store.md)');
     }
   };
 

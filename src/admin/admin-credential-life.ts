@@ -18,7 +18,7 @@ import {
   type NewCredentialRecords,
 } from '../store/credential-kinds.js';
 import type { AdminContext } from './admin-context.js';
-import { accountNotFound, credentialLimitReached, type AdminError, type LiveCredentials } from './admin-errors.js';
+import { accountNotFound, AdminError, credentialLimitReached, type LiveCredentials } from './admin-errors.js';
 
 /** The admin API's own helpers the credential flows share. */
 export interface CredentialOperationHelpers {
@@ -82,7 +82,7 @@ export function requireKindStore<K extends CredentialKindName>(context: AdminCon
   if (!supportsKind(store, kind)) {
     const { noun, storeMethods } = CREDENTIAL_KINDS[kind];
     const lacks = `${storeMethods.slice(0, -1).join(', ')} or ${String(storeMethods.at(-1))}`;
-    throw new Error(`This account store cannot hold ${noun}s: it lacks ${lacks} (see docs/writing-a-store.md)`);
+    throw new AdminError('not_supported', `This account store cannot hold ${noun}s: it lacks ${lacks} (see docs/writing-a-store.md)`);
   }
   return store as CredentialKindStores[K];
 }

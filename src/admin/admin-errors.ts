@@ -29,6 +29,8 @@ import { quotePresented } from '../credentials/redact-secrets.js';
  *     case 'key_already_registered':
  *     case 'federated_credential_already_registered':
  *       return 409
+ *     case 'not_supported':
+ *       return 501
  *   }
  * }
  * ```
@@ -42,7 +44,9 @@ export type AdminErrorCode =
   | 'key_already_registered'
   | 'federated_credential_not_found'
   | 'federated_credential_already_registered'
-  | 'credential_limit_reached';
+  | 'credential_limit_reached'
+  /** The account store cannot hold what was asked (a host's own store may leave optional features out; the message names what it lacks). */
+  | 'not_supported';
 
 /**
  * A refused admin operation. Store failures are not AdminErrors: they reject with the store's error.

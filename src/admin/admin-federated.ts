@@ -89,9 +89,10 @@ export interface FederatedOperations {
    * audience, JWK Set URL or claim condition; with `federated_credential_already_registered` when a live federated
    * credential of the account has the same issuer, subject and audience; and with
    * `credential_limit_reached` when the account already has `maxSecretsPerAccount` live credentials
-   * (secrets, keys and federated credentials together). Rejects when the store cannot hold federated
-   * credentials, or claim conditions (one that gives the credential back without them: it is revoked
-   * at once, so it never trusts more than asked).
+   * (secrets, keys and federated credentials together). Fails with `not_supported` when the store
+   * cannot hold federated credentials, or does not say it keeps claim conditions and some are given;
+   * rejects when a store gives the credential back without its conditions (it is revoked at once, so
+   * it never trusts more than asked).
    */
   addFederatedCredential(clientId: string, input: FederatedCredentialInput): Promise<CreatedFederatedCredential>;
   /**
@@ -202,7 +203,7 @@ export function buildFederatedOperations(context: AdminContext, helpers: Federat
         );
       }
       if (checked.claims !== undefined && context.config.store.keepsClaimConditions !== true) {
-        throw new Error(`${CANNOT_HOLD_CLAIMS}: it does not say keepsClaimConditions (see docs/writing-a-store.md)`);
+        throw new AdminError('not_supported', `${CANNOT_HOLD_CLAIMS}: it does not say keepsClaimConditions (see docs/writing-a-store.md)`);
       }
       const { account, record, stored } = await addCredential(context, helpers, clientId, {
         kind: 'federated',

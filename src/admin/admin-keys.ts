@@ -49,8 +49,8 @@ export interface KeyOperations {
    * message), a symmetric key or any other key or text that is not accepted; with
    * `key_already_registered` when the key is already one of the account's live keys; and with
    * `credential_limit_reached` when the account already has `maxSecretsPerAccount` live credentials
-   * (secrets, keys and federated credentials together). `expiry` says when the key stops working on
-   * its own, as for {@link AdminApi.addSecret}.
+   * (secrets, keys and federated credentials together); with `not_supported` when the store cannot
+   * hold keys. `expiry` says when the key stops working on its own, as for {@link AdminApi.addSecret}.
    */
   addKey(clientId: string, publicKey: PublicKeyInput, expiry?: CredentialExpiryInput): Promise<CreatedKey>;
   /**

@@ -30,7 +30,8 @@ export interface SecretOperations {
    * the server has no `maxCredentialLifetime`); fails with `secret_limit_reached` when the account
    * already has `maxSecretsPerAccount` live credentials (secrets, keys and federated credentials
    * together), and with `invalid_input` for an expiry that is malformed, past, or beyond the server's
-   * `maxCredentialLifetime` (or missing while that requires one).
+   * `maxCredentialLifetime` (or missing while that requires one), and with `not_supported` for an
+   * expiry the store cannot keep (it does not say `keepsCredentialExpiry`).
    */
   addSecret(clientId: string, expiry?: CredentialExpiryInput): Promise<CreatedSecret>;
   /** Revokes a secret and, with it, every token issued against it, on every instance within 1 s. */

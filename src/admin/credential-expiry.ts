@@ -137,7 +137,7 @@ export function resolveExpiry(input: CredentialExpiryInput | undefined, settings
   }
   if (at - now > MAX_EXPIRY_SECONDS * 1000) throw new AdminError('invalid_input', `${name} must lie within 3650 days`);
   if (!supportsCredentialExpiry(settings.store)) {
-    throw new Error('This account store cannot keep credential expiry: it lacks keepsCredentialExpiry (see docs/writing-a-store.md)');
+    throw new AdminError('not_supported', 'This account store cannot keep credential expiry: it lacks keepsCredentialExpiry (see docs/writing-a-store.md)');
   }
   return new Date(at);
 }

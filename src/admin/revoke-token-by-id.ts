@@ -54,7 +54,7 @@ export async function revokeTokenById(tokenId: string, parts: RevokeTokenParts):
     );
   }
   const { store } = config;
-  if (!store.revokeToken || !store.listRevokedTokens) throw new Error('This account store cannot revoke single tokens (it needs revokeToken and listRevokedTokens)');
+  if (!store.revokeToken || !store.listRevokedTokens) throw new AdminError('not_supported', 'This account store cannot revoke single tokens: it lacks revokeToken or listRevokedTokens (see docs/writing-a-store.md)');
   const revokedAt = config.now();
   // A token issued before now expires within the lifetime, and is admitted a clock tolerance longer.
   const record = { tokenId, clientId: null, revokedAt, expiresAt: new Date(revokedAt.getTime() + config.revokedTokenRetention * 1000) };

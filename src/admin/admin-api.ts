@@ -9,7 +9,7 @@ import type { AuditActor } from '../audit/audit-events.js';
 import { generateClientId } from '../credentials/generate-credentials.js';
 import type { AccountListFilter, AccountRecord } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
-import { supportsKind } from '../store/credential-kinds.js';
+import { supportsCredentialExpiry, supportsKind } from '../store/credential-kinds.js';
 import { AdminError, accountNotFound } from './admin-errors.js';
 import { checkAccountInput, checkPolicy, checkResources, type CreateAccountInput } from './admin-input.js';
 import type { AccountPolicyChange } from '../store/account-store.js';
@@ -129,16 +129,27 @@ export interface AdminApi extends SecretOperations, KeyOperations, FederatedOper
   readonly dpopAvailable?: boolean;
   /**
    * What the account store can hold besides accounts and secrets: public keys (`keys`), federated
-   * credentials (`federated`) and a per-account token policy (`accountPolicy`). A host's own store may
-   * leave those methods out (docs/writing-a-store.md); the operations that need them then reject. The
-   * self-service page offers only what the store can hold.
+   * credentials (`federated`), a per-account token policy (`accountPolicy`), account resources
+   * (`resources`), credential expiry (`credentialExpiry`), claim conditions of federated credentials
+   * (`claimConditions`) and single revoked tokens (`tokenRevocation`). A host's own store may leave
+   * those out (docs/writing-a-store.md); the operations that need them then fail with
+   * `not_supported`. The self-service page offers only what the store can hold.
    *
    * @example
    * ```ts
    * if (sa.admin.supports?.keys === false) console.log('this store holds secrets only')
+   * if (sa.admin.supports?.credentialExpiry === false) console.log('credentials cannot be given an expiry')
    * ```
    */
-  readonly supports?: { readonly keys: boolean; readonly federated: boolean; readonly accountPolicy: boolean };
+  readonly supports?: {
+    readonly keys: boolean;
+    readonly federated: boolean;
+    readonly accountPolicy: boolean;
+    readonly resources?: boolean;
+    readonly credentialExpiry?: boolean;
+    readonly claimConditions?: boolean;
+    readonly tokenRevocation?: boolean;
+  };
 }
 
 /**
@@ -286,7 +297,15 @@ export function buildAdminApi(context: AdminContext): AdminApi {
     ...(config.maxCredentialLifetime !== undefined && { maxCredentialLifetime: config.maxCredentialLifetime }),
     maxAccessTokenLifetime: config.maxAccessTokenLifetime,
     dpopAvailable: context.dpopDisabled !== true,
-    supports: { keys: supportsKind(store, 'key'), federated: supportsKind(store, 'federated'), accountPolicy: holdsPolicy },
+    supports: {
+      keys: supportsKind(store, 'key'),
+      federated: supportsKind(store, 'federated'),
+      accountPolicy: holdsPolicy,
+      resources: typeof store.setAccountResources === 'function',
+      credentialExpiry: supportsCredentialExpiry(store),
+      claimConditions: supportsKind(store, 'federated') && store.keepsClaimConditions === true,
+      tokenRevocation: typeof store.revokeToken === 'function' && typeof store.listRevokedTokens === 'function',
+    },
   };
 }
 

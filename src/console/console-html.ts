@@ -70,8 +70,8 @@ export function renderConsolePage(options: ResolvedConsoleRouterOptions, princip
   // The server's bounds: the page offers only the expiries and token lifetimes it accepts, and DPoP
   // only where the server can issue DPoP-bound tokens.
   const { maxCredentialLifetime: max, maxAccessTokenLifetime: maxToken, dpopAvailable, supports } = options.admin;
-  // What the store cannot hold (a host's own store may leave keys, federated credentials or policies out).
-  const lacks = supports ? (['keys', 'federated', 'accountPolicy'] as const).filter((what) => supports[what] === false) : [];
+  // What the store cannot hold (a host's own store may leave keys, federated credentials, policies or expiry out).
+  const lacks = supports ? (['keys', 'federated', 'accountPolicy', 'credentialExpiry'] as const).filter((what) => supports[what] === false) : [];
   const bounds =
     (Number.isSafeInteger(max) && max! > 0 ? ` data-max-credential-lifetime="${max}"` : '') +
     (Number.isSafeInteger(maxToken) && maxToken! > 0 ? ` data-max-access-token-lifetime="${maxToken}"` : '') +

@@ -36,6 +36,8 @@ function expectNotImplemented(res: request.Response, reason: RegExp): void {
 describe('a store without an optional feature', () => {
   it('admin API: refuses each feature with AdminError not_supported, naming what the store lacks', async () => {
     const admin = createAdminApi({ store: requiredOnly(), secretHashRounds: 4 });
+    // `supports` says so beforehand, for a UI that offers only what the store can hold.
+    expect(admin.supports).toEqual({ keys: false, federated: false, accountPolicy: false, resources: false, credentialExpiry: false, claimConditions: false, tokenRevocation: false });
     const { clientId } = await admin.createAccount({ name: 'legacy' });
     await expectAdminError(admin.createAccount({ name: 'x', resources: ['https://billing.example.com'] }), 'not_supported', /setAccountResources/);
     await expectAdminError(admin.setResources(clientId, ['https://billing.example.com']), 'not_supported', /setAccountResources/);
@@ -47,6 +49,7 @@ describe('a store without an optional feature', () => {
     await expectAdminError(admin.revokeToken('0f6a1c2e-58b4-4f59-9a57-2c1d6a1c9e3b'), 'not_supported', /revokeToken/);
 
     const claimless = createAdminApi({ store: new StoreWithoutClaims(), secretHashRounds: 4, issuer: 'https://auth.example.com' });
+    expect(claimless.supports).toMatchObject({ federated: true, claimConditions: false });
     const other = await claimless.createAccount({ name: 'deployer' });
     const claims = { repository_owner: 'acme' };
     await expectAdminError(claimless.addFederatedCredential(other.clientId, { issuer: GITHUB, subject: 'repo:acme/x:ref:refs/heads/main', claims }), 'not_supported', /keepsClaimConditions/);

@@ -66,15 +66,16 @@ describe.each([5, 4] as const)('createConsoleRouter in Express %i', (version) =>
     expect((await request(off.app).get('/console/').set('x-user', 'ada').expect(200)).text).toContain(' data-dpop="off"');
   });
 
-  it('tells the page what a host\'s own store cannot hold: keys, federated credentials, a token policy', async () => {
+  it('tells the page what a host\'s own store cannot hold: keys, federated credentials, a token policy, an expiry', async () => {
     const { app, admin } = consoleApp(version);
-    expect(admin.supports).toEqual({ keys: true, federated: true, accountPolicy: true });
+    const all = { keys: true, federated: true, accountPolicy: true, resources: true, credentialExpiry: true, claimConditions: true, tokenRevocation: true };
+    expect(admin.supports).toEqual(all);
     expect((await request(app).get('/console/').set('x-user', 'ada').expect(200)).text).not.toContain('data-store-lacks');
     // ForwardingStore has the required store methods only (docs/writing-a-store.md).
     const secretsOnly = createAdminApi({ store: new ForwardingStore(new MemoryAccountStore()), secretHashRounds: 4 });
-    expect(secretsOnly.supports).toEqual({ keys: false, federated: false, accountPolicy: false });
+    expect(secretsOnly.supports).toEqual(Object.fromEntries(Object.keys(all).map((what) => [what, false])));
     const lean = consoleApp(version, { admin: secretsOnly });
-    expect((await request(lean.app).get('/console/').set('x-user', 'ada').expect(200)).text).toContain(' data-store-lacks="keys federated accountPolicy"');
+    expect((await request(lean.app).get('/console/').set('x-user', 'ada').expect(200)).text).toContain(' data-store-lacks="keys federated accountPolicy credentialExpiry"');
   });
 
   it('tells the page which refusal texts the host gave, and only those', async () => {

@@ -234,13 +234,13 @@
   /**
    * A dialog with a form whose submission is one call; on success the dialog closes, then what `run`
    * returned, if anything, runs.
-   * @param {string} title @param {Node[]} fields @param {string} submit @param {(form: HTMLFormElement) => Promise<void | (() => void | Promise<void>)>} run
+   * @param {string} title @param {(Node | null)[]} fields (null: not offered) @param {string} submit @param {(form: HTMLFormElement) => Promise<void | (() => void | Promise<void>)>} run
    */
   function formDialog(title, fields, submit, run) {
     openDialog(title, (d, dialogAlert) => {
       const form = /** @type {HTMLFormElement} */ (h('form', { class: 'esa-form', novalidate: false }));
       form.append(
-        ...fields,
+        ...fields.filter((field) => field !== null),
         h(
           'div',
           { class: 'esa-buttons' },
@@ -282,10 +282,12 @@
   /**
    * The expiry of a new credential, sent as `expiresIn`: never, or one of a few lifetimes. When the
    * server bounds a credential's lifetime, only the shorter lifetimes and the longest allowed are
-   * offered (that one chosen), and never is not.
+   * offered (that one chosen), and never is not. None when the store cannot keep an expiry (and the
+   * server requires none): every credential then lives until revoked.
    * @param {string} [label]
    */
   function expiryField(label = S.expiryLabel) {
+    if (storeLacks.has('credentialExpiry') && limit === undefined) return null;
     const wrapper = field(label, { name: 'expiresIn' }, limit === undefined ? S.expiryHint : t('expiryLimitHint', { duration: limit }), 'select');
     const options =
       limit === undefined
@@ -302,7 +304,7 @@
   const accountPath = (/** @type {string} */ clientId) => `${API}/${encodeURIComponent(clientId)}`;
   /** `{ expiresIn }` as chosen, or nothing for never. @param {HTMLFormElement} form */
   const expiryOf = (form) => {
-    const expiresIn = valueOf(form, 'expiresIn');
+    const expiresIn = form.elements.namedItem('expiresIn') ? valueOf(form, 'expiresIn') : '';
     return expiresIn ? { expiresIn } : {};
   };
 

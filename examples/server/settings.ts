@@ -165,8 +165,9 @@ export function readSettings(env: NodeJS.ProcessEnv): ServerSettings {
   }
   const failures = integer(env, 'TOKEN_FAILURE_LIMIT', 10, 0, 1_000_000);
   const issuer = env.TOKEN_ISSUER?.trim() || undefined;
-  if (issuer !== undefined && !/^https?:\/\/[^\s]+$/.test(issuer)) {
-    throw new StartupError('TOKEN_ISSUER must be an http(s) URL, such as https://api.example.com');
+  // An issuer has no query or fragment (RFC 8414 §2): the metadata's endpoints are built by appending to it.
+  if (issuer !== undefined && (!/^https?:\/\/[^\s?#]+$/.test(issuer) || !URL.canParse(issuer))) {
+    throw new StartupError('TOKEN_ISSUER must be an http(s) URL without a query or fragment, such as https://api.example.com');
   }
   const admin = readAdminTokens(env);
   const tokenLifetime = integer(env, 'TOKEN_TTL_SECONDS', 3600, 1, 86_400);

@@ -27,3 +27,18 @@ describe('example server settings: ADMIN_TENANT_TOKENS', () => {
     expect(() => readSettings({ ADMIN_TENANT_TOKENS: 'token=' })).toThrow(/ADMIN_TENANT_TOKENS must be token=clientAccountId pairs/);
   });
 });
+
+describe('example server settings: TOKEN_ISSUER', () => {
+  it('keeps an http(s) URL, with or without a path', () => {
+    expect(readSettings({ TOKEN_ISSUER: 'https://api.example.com/t1' }).issuer).toBe('https://api.example.com/t1');
+  });
+
+  // An issuer has no query or fragment (RFC 8414 §2): with one, the metadata's token endpoint would be
+  // `https://api.example.com/?a=b/oauth/token`. A URL that does not parse stopped the server with "Invalid URL".
+  it.each(['https://api.example.com/?tenant=a', 'https://api.example.com/?', 'https://api.example.com/#top', 'http://[bad', 'https://'])(
+    'refuses %s, naming the variable',
+    (issuer) => {
+      expect(() => readSettings({ TOKEN_ISSUER: issuer })).toThrow(/^TOKEN_ISSUER must be an http\(s\) URL without a query or fragment/);
+    },
+  );
+});

@@ -1,10 +1,10 @@
 /**
  * A lock held while the example server checks for an empty store and provisions the demo account, so
  * that several instances starting at the same moment on one empty store provision one account between
- * them. SQLite instances share a host, so a lock file beside the database does; PostgreSQL instances
+ * them. SQLite instances share a host, so a lock on a file beside the database does; PostgreSQL instances
  * may run on different hosts, so a session advisory lock in the database does.
  */
-import { closeSync, openSync, statSync, unlinkSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import type { AccountStoreLocation } from 'express-service-accounts/sql';
 import pg from 'pg';
 
@@ -12,38 +12,42 @@ import pg from 'pg';
 export type ProvisioningLock = <T>(work: () => Promise<T>) => Promise<T>;
 
 const LOCK_WAIT_MS = 15_000;
-const STALE_LOCK_MS = 10_000; // a lock file this old was left by a crashed instance
 /** Advisory lock key: any constant pair; the second half is the schema, so schemas do not contend. */
 const ADVISORY_KEY = 'express-service-accounts example: demo account';
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
+/**
+ * An exclusive transaction on a small SQLite file beside the database: the operating system's file
+ * lock behind it is released when the holder ends it or dies (SIGTERM mid-provisioning, SIGKILL, a
+ * crash), so a lock is never left behind for the next start to wait out, and no waiter can take a
+ * lock another instance still holds. The file stays: deleting it while another instance waits on it
+ * would let a third lock a new file beside them.
+ */
 function lockFile(file: string): ProvisioningLock {
   return async (work) => {
     const deadline = Date.now() + LOCK_WAIT_MS;
-    for (;;) {
-      try {
-        closeSync(openSync(file, 'wx', 0o600));
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        try {
-          if (Date.now() - statSync(file).mtimeMs > STALE_LOCK_MS) unlinkSync(file);
-        } catch {
-          // released or removed meanwhile: try again
-        }
-        if (Date.now() > deadline) throw new Error(`Timed out waiting for the provisioning lock ${file}`);
-        await sleep(25);
-      }
-    }
+    const db = new Database(file);
     try {
-      return await work();
-    } finally {
-      try {
-        unlinkSync(file);
-      } catch {
-        // already gone
+      // Never block the event loop in SQLite's own wait: poll instead.
+      db.pragma('busy_timeout = 0');
+      for (;;) {
+        try {
+          db.exec('begin exclusive');
+          break;
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
+          if (Date.now() > deadline) throw new Error(`Timed out waiting for the provisioning lock ${file}`);
+          await sleep(25);
+        }
       }
+      try {
+        return await work();
+      } finally {
+        db.exec('commit');
+      }
+    } finally {
+      db.close();
     }
   };
 }

@@ -54,10 +54,9 @@ function lockFile(file: string): ProvisioningLock {
 
 function advisoryLock(connectionString: string, schema: string): ProvisioningLock {
   return async (work) => {
-    // The URL may carry ?schema=, which pg does not know; the lock needs no search_path anyway.
-    const url = new URL(connectionString);
-    url.searchParams.delete('schema');
-    const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
+    // As the store was given it, without ?schema= (parseAccountStoreUrl took it out): not always a WHATWG
+    // URL (`postgres://user@/db?host=/var/run/postgresql` names a socket folder), so never parsed here.
+    const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5000 });
     // A lost connection emits 'error', which would crash the server unhandled; the query fails instead.
     client.on('error', () => {});
     await client.connect();

@@ -1,7 +1,8 @@
 /**
  * The lock under which the example server provisions its demo account on a SQLite store: an instance
  * that dies holding it (stopped by SIGTERM mid-provisioning, killed, crashed) must not hold up the
- * next start, and nothing but the holder's own release or death may end it.
+ * next start, and nothing but the holder's own release or death may end it. On PostgreSQL: every store
+ * URL the store accepts.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -9,8 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { parseAccountStoreUrl } from 'express-service-accounts/sql';
 import { provisioningLock } from '../../examples/server/provisioning-lock.js';
 import { ROOT } from '../helpers/run-cli.js';
+import { withPostgres } from '../helpers/with-postgres.js';
 
 const root = mkdtempSync(join(tmpdir(), 'esa-example-lock-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -63,5 +66,16 @@ describe.skipIf(process.platform === 'win32')('example server provisioning lock 
     release();
     await Promise.all([first, second]);
     expect(events).toEqual(['first in', 'first out', 'second in']);
+  });
+});
+
+withPostgres('example server provisioning lock (PostgreSQL)', (postgresUrl) => {
+  describe('example server provisioning lock (PostgreSQL)', () => {
+    // The host given as `?host=` (how a socket folder is named), which the store accepts: it is no WHATWG URL.
+    it('takes its advisory lock with a store URL whose host is in the query', async () => {
+      const url = new URL(postgresUrl);
+      const store = parseAccountStoreUrl(`postgres://${url.username}@${url.pathname}?host=${url.hostname}&port=${url.port || '5432'}&schema=lock_test`);
+      expect(await provisioningLock(store)(async () => 'ran')).toBe('ran');
+    });
   });
 });

@@ -52,7 +52,9 @@ export function signingKeyFile(databaseFile: string): string {
 }
 
 function readKeyFile(file: string): string {
-  const mode = statSync(file).mode & 0o777;
+  const stats = statSync(file);
+  if (!stats.isFile()) throw new StartupError(`${file} is not a file; delete it to generate a new signing key`);
+  const mode = stats.mode & 0o777;
   if ((mode & 0o077) !== 0) {
     console.warn(`warning: ${file} is readable by others (mode ${mode.toString(8)}); restricting it to its owner`);
     chmodSync(file, 0o600);

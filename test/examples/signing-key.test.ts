@@ -4,10 +4,11 @@
  * the key file is 0600 and a folder created for it 0700, like the SQLite store's own files.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StartupError } from '../../examples/server/settings.js';
 import { resolveSigningKey, signingKeyFile } from '../../examples/server/signing-key.js';
 
 const root = mkdtempSync(join(tmpdir(), 'esa-example-key-'));
@@ -43,5 +44,25 @@ describe.skipIf(process.platform === 'win32')('example server signing key file (
     const existing = mkdtempSync(join(root, 'existing-'));
     resolveSigningKey(undefined, { kind: 'sqlite', filename: join(existing, 'service-accounts.db') });
     expect(existsSync(join(existing, '.gitignore'))).toBe(false);
+  });
+});
+
+describe.skipIf(process.platform === 'win32')('example server signing key file that cannot be used', () => {
+  // A folder (or anything but a file) where the key should be: one clear line naming it, and its mode left alone.
+  it('refuses something other than a file at the key path, naming it, without changing its mode', () => {
+    const filename = join(mkdtempSync(join(root, 'not-a-file-')), 'service-accounts.db');
+    mkdirSync(signingKeyFile(filename), { mode: 0o755 });
+    chmodSync(signingKeyFile(filename), 0o755);
+    expect(() => resolveSigningKey(undefined, { kind: 'sqlite', filename })).toThrow(
+      new StartupError(`${signingKeyFile(filename)} is not a file; delete it to generate a new signing key`),
+    );
+    expect(modeOf(signingKeyFile(filename))).toBe('755');
+  });
+
+  it('refuses an empty key file, naming it', () => {
+    const filename = join(mkdtempSync(join(root, 'empty-')), 'service-accounts.db');
+    writeFileSync(signingKeyFile(filename), '\n', { mode: 0o600 });
+    expect(() => resolveSigningKey(undefined, { kind: 'sqlite', filename })).toThrow(StartupError);
+    expect(() => resolveSigningKey(undefined, { kind: 'sqlite', filename })).toThrow(`${signingKeyFile(filename)} does not hold a signing key`);
   });
 });

@@ -70,7 +70,12 @@ export function createSqliteAccountStore(options: SqliteAccountStoreOptions): Sq
 async function openSqliteDatabase(filename: string, busyTimeoutMs: number): Promise<SqliteDatabase> {
   const BetterSqlite3 = await loadBetterSqlite3();
   if (filename !== ':memory:') await createPrivately(filename);
-  const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs });
+  let db: InstanceType<BetterSqlite3Constructor>;
+  try {
+    db = new BetterSqlite3(filename, { timeout: busyTimeoutMs });
+  } catch (error) {
+    throw explainOpenFailure(filename, error);
+  }
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // Switching to WAL takes an exclusive lock that a second process opening the same new file may
@@ -88,9 +93,28 @@ async function openSqliteDatabase(filename: string, busyTimeoutMs: number): Prom
     db.pragma('synchronous = NORMAL'); // safe with WAL: a power loss may lose the last commits, never corrupt
   } catch (error) {
     db.close();
-    throw error;
+    throw explainOpenFailure(filename, error);
   }
   return db;
+}
+
+/**
+ * SQLite's "unable to open database file" and "attempt to write a readonly database" name neither the
+ * file nor the cause (a file another user owns, a read-only folder or file system): said with both,
+ * keeping SQLite's code. Other errors (a busy database, retried by the caller) pass unchanged.
+ */
+function explainOpenFailure(filename: string, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^SQLITE_(CANTOPEN|READONLY|PERM)/.test(code)) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return Object.assign(
+    new Error(
+      `Cannot open the SQLite database ${filename}: ${reason}. This process must be able to read and write the file, ` +
+        'and to create files in its folder (SQLite keeps the -wal and -shm files beside it)',
+      { cause: error },
+    ),
+    { code },
+  );
 }
 
 /**

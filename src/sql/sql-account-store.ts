@@ -30,7 +30,7 @@ import { appendChange, readLatestSeq, readSince, type ChangeFeedTarget } from '.
 import { serializeScopes } from './records.js';
 import { insertRevokedToken, selectRevokedTokens } from './revoked-token-queries.js';
 import { type Database, migrateToLatest, type SqlDialectName } from './schema.js';
-import { runWriteTransaction } from './write-transaction.js';
+import { runWriteStatement, runWriteTransaction } from './write-transaction.js';
 import { SqlAssertionIds } from './sql-assertion-ids.js';
 import { defineCredentialMethods, openKindTables, type SqlCredentialMethods, type SqlKindTables } from './sql-credential-methods.js';
 import { secretValues } from './sql-credential-tables.js';
@@ -154,6 +154,7 @@ export class KyselyAccountStore implements SqlAccountStore {
       db: this.#db,
       dialect: this.#dialect,
       write: <T>(work: (trx: Kysely<Database>) => Promise<T>) => this.#write(work),
+      writeStatement: <T>(work: (db: Kysely<Database>) => Promise<T>) => this.#writeStatement(work),
       appendChange: (trx: Kysely<Database>, clientId: string) => this.#appendChange(trx, clientId),
     };
     this.#credentials = openKindTables(credentials);
@@ -269,7 +270,7 @@ export class KyselyAccountStore implements SqlAccountStore {
 
   /** Column `secrets.verified_digest`; bookkeeping like `recordSecretUse`, not on the change feed. */
   recordSecretDigest(clientId: string, secretId: string, digest: string): Promise<void> {
-    return this.#ready(() => recordSecretDigest(this.#db, clientId, secretId, digest));
+    return this.#ready(() => this.#writeStatement((db) => recordSecretDigest(db, clientId, secretId, digest)));
   }
 
   /** One upsert, atomic across processes; expired assertion IDs are swept at most once a minute. */
@@ -309,6 +310,10 @@ export class KyselyAccountStore implements SqlAccountStore {
 
   #write<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     return runWriteTransaction(this.#db, this.#dialect, work, this.#busyTimeoutMs);
+  }
+
+  #writeStatement<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    return runWriteStatement(this.#db, this.#dialect, work, this.#busyTimeoutMs);
   }
 
   async #exists(db: Kysely<Database>, clientId: string): Promise<boolean> {

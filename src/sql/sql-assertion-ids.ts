@@ -39,24 +39,24 @@ export class SqlAssertionIds {
   async consumeAssertionId(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
     const at = now.getTime();
     const digest = createHash('sha256').update(JSON.stringify([issuer, jti])).digest('base64url');
-    const result = await this.#context.db
-      .insertInto('used_assertion_ids')
-      .values({ digest, expires_at: expiresAt.getTime() })
-      .onConflict((conflict) =>
-        conflict
-          .column('digest')
-          .doUpdateSet({ expires_at: (eb) => eb.ref('excluded.expires_at') })
-          .where('used_assertion_ids.expires_at', '<=', at),
-      )
-      .executeTakeFirst();
+    const result = await this.#context.writeStatement((db) =>
+      db
+        .insertInto('used_assertion_ids')
+        .values({ digest, expires_at: expiresAt.getTime() })
+        .onConflict((conflict) =>
+          conflict
+            .column('digest')
+            .doUpdateSet({ expires_at: (eb) => eb.ref('excluded.expires_at') })
+            .where('used_assertion_ids.expires_at', '<=', at),
+        )
+        .executeTakeFirst(),
+    );
     if (at - this.#lastSweep >= ASSERTION_SWEEP_MS) {
       // Beside the request, not on its path: the request itself makes one write, and a failed sweep
       // is only tried again at the next one (expired rows count as absent meanwhile).
       this.#lastSweep = at;
-      this.#context.db
-        .deleteFrom('used_assertion_ids')
-        .where('expires_at', '<=', at)
-        .execute()
+      this.#context
+        .writeStatement((db) => db.deleteFrom('used_assertion_ids').where('expires_at', '<=', at).execute())
         .catch(() => {
           this.#lastSweep = 0;
         });

@@ -167,11 +167,13 @@ function revokeCredential<Row, R>(
  * `last_used_at` backwards when processes race.
  */
 async function recordCredentialUse(context: SqlCredentialsContext, table: CredentialTableName, clientId: string, id: string, at: Date): Promise<void> {
-  await context.db
-    .updateTable(table)
-    .set({ last_used_at: at.getTime() })
-    .where('client_id', '=', clientId)
-    .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
-    .execute();
+  await context.writeStatement((db) =>
+    db
+      .updateTable(table)
+      .set({ last_used_at: at.getTime() })
+      .where('client_id', '=', clientId)
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at.getTime())]))
+      .execute(),
+  );
 }

@@ -28,6 +28,7 @@ export interface SqliteAccountStoreOptions {
   readonly filename: string;
   /**
    * How long a write waits for another process's lock before failing (`busy_timeout`), in milliseconds.
+   * A write's wait never blocks the event loop: the write is tried again after short pauses.
    * @default 5000
    */
   readonly busyTimeoutMs?: number;

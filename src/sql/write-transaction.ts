@@ -1,7 +1,8 @@
 /**
  * @module write-transaction
- * How the SQL stores run a write: one transaction, on SQLite with the write lock taken up front and a
- * busy database retried, on PostgreSQL ended by the server when its client goes silent.
+ * How the SQL stores run a write: one transaction (or one bookkeeping statement), on SQLite with the
+ * write lock taken up front and a busy database waited for without blocking the event loop, on
+ * PostgreSQL ended by the server when its client goes silent.
  */
 import { type Kysely, sql } from 'kysely';
 import type { SqlDialectName } from './column-types.js';
@@ -17,10 +18,8 @@ const WRITE_TRANSACTION_IDLE_LIMIT_MS = 10_000;
 /**
  * Runs `work` in a write transaction. SQLite: `BEGIN IMMEDIATE` takes the write lock up front (a deferred
  * transaction that later writes can fail with `SQLITE_BUSY` without waiting), and a busy database is
- * retried with backoff while the connection's `busy_timeout` (`busyTimeoutMs` when the caller knows it,
- * else read from the connection), counted from the first attempt, lasts.
- * PostgreSQL: an ordinary transaction, which the server ends when it idles
- * {@link WRITE_TRANSACTION_IDLE_LIMIT_MS}.
+ * waited for as {@link runWriteStatement} says. PostgreSQL: an ordinary transaction, which the server
+ * ends when it idles {@link WRITE_TRANSACTION_IDLE_LIMIT_MS}.
  *
  * @example
  * ```ts
@@ -39,33 +38,72 @@ export async function runWriteTransaction<DB, T>(
       return work(trx);
     });
   }
+  return whileSqliteBusy(db, busyTimeoutMs, async (connection, budgetMs) => {
+    await withoutBusyWait(connection, budgetMs, () => sql`begin immediate`.execute(connection));
+    try {
+      const result = await work(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(connection).catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+/**
+ * Runs one writing statement outside a transaction (bookkeeping such as a credential's last use).
+ * PostgreSQL: as it is. SQLite: asked for without SQLite's own busy wait, which would block the event
+ * loop (the driver is synchronous) for as long as another process holds the write lock; a busy
+ * database is tried again after a pause, with the event loop free meanwhile, while the connection's
+ * `busy_timeout` (`busyTimeoutMs` when the caller knows it, else read from the connection), counted
+ * from the first try, lasts.
+ *
+ * @example
+ * ```ts
+ * await runWriteStatement(db, 'sqlite', (conn) => conn.deleteFrom('used_assertion_ids').where('expires_at', '<=', Date.now()).execute())
+ * ```
+ */
+export function runWriteStatement<DB, T>(db: Kysely<DB>, dialect: SqlDialectName, work: (connection: Kysely<DB>) => Promise<T>, busyTimeoutMs?: number): Promise<T> {
+  if (dialect === 'postgres') return work(db);
+  return whileSqliteBusy(db, busyTimeoutMs, (connection, budgetMs) => withoutBusyWait(connection, budgetMs, () => work(connection)));
+}
+
+/** Longest pause between two tries for a busy SQLite database's write lock. */
+const MAX_BUSY_PAUSE_MS = 100;
+
+/**
+ * Runs `attempt` on one connection, again after a pause (longer each time, up to
+ * {@link MAX_BUSY_PAUSE_MS}, as SQLite's own busy handler pauses) while it fails with `SQLITE_BUSY` and
+ * the budget lasts.
+ */
+async function whileSqliteBusy<DB, T>(db: Kysely<DB>, busyTimeoutMs: number | undefined, attempt: (connection: Kysely<DB>, budgetMs: number) => Promise<T>): Promise<T> {
   const started = Date.now();
-  // The connection's busy_timeout (read on the first attempt when not given): the whole write waits no longer than that.
-  let budgetMs = busyTimeoutMs ?? 0;
-  for (let attempt = 1; ; attempt++) {
+  // The connection's busy_timeout (read on the first try when not given): the whole write waits no longer than that.
+  let budgetMs = busyTimeoutMs;
+  for (let tries = 1; ; tries++) {
     try {
       return await db.connection().execute(async (connection) => {
-        if (attempt === 1 && busyTimeoutMs === undefined) budgetMs = await readBusyTimeout(connection);
-        await sql`begin immediate`.execute(connection);
-        try {
-          const result = await work(connection);
-          await sql`commit`.execute(connection);
-          return result;
-        } catch (error) {
-          await sql`rollback`.execute(connection).catch(() => undefined);
-          throw error;
-        }
+        budgetMs ??= await readBusyTimeout(connection);
+        return attempt(connection, budgetMs);
       });
     } catch (error) {
-      // Retried only within the budget: an attempt that already waited out busy_timeout (SQLite's busy
-      // handler blocks the event loop meanwhile) is final, so a held lock never costs eight such waits.
-      if (!isSqliteBusy(error) || attempt >= SQLITE_BUSY_ATTEMPTS || Date.now() - started + 25 * attempt >= budgetMs) throw error;
-      await delay(25 * attempt);
+      const remaining = (budgetMs ?? 0) - (Date.now() - started);
+      if (!isSqliteBusy(error) || remaining <= 0) throw error;
+      await delay(Math.min(25 * tries, MAX_BUSY_PAUSE_MS, remaining));
     }
   }
 }
 
-const SQLITE_BUSY_ATTEMPTS = 8;
+/** Runs `statement` with the connection's busy_timeout at 0 (fails at once on a held lock), then `budgetMs` again. */
+async function withoutBusyWait<DB, T>(connection: Kysely<DB>, budgetMs: number, statement: () => Promise<T>): Promise<T> {
+  await sql`pragma busy_timeout = 0`.execute(connection);
+  try {
+    return await statement();
+  } finally {
+    await sql.raw(`pragma busy_timeout = ${Math.floor(budgetMs)}`).execute(connection);
+  }
+}
 
 /** The connection's `busy_timeout` in milliseconds (0 when SQLite does not say). */
 async function readBusyTimeout<DB>(connection: Kysely<DB>): Promise<number> {

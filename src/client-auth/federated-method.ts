@@ -181,7 +181,7 @@ export class FederatedClientCheck {
     const { accounts, subjects } = this.parts;
     if (!couldBeTrusted(names)) return { failure: 'untrusted_token' };
     if (clientId !== undefined && !isClientIdLookup(clientId)) return { failure: 'unknown_client' };
-    const clientIds = clientId !== undefined ? [clientId] : await subjects.clientIds(names.issuer, names.subject);
+    const clientIds = clientId !== undefined ? [clientId] : await subjects.clientIds(names.issuer, names.subject, now);
     if (clientIds.length === 0) return { failure: 'untrusted_token' };
     // Several accounts trust this workload: the request must say which it acts as.
     if (clientIds.length > 1) return { failure: 'ambiguous_token' };
@@ -361,8 +361,12 @@ export class FederatedSubjects {
     parts.accounts.onInvalidate(() => this.forget());
   }
 
-  /** The client IDs (none, one, or two when ambiguous) of the accounts holding a live credential for exactly this pair. */
-  clientIds(issuer: string, subject: string): Promise<readonly string[]> {
+  /**
+   * The client IDs (none, one, or two when ambiguous) of the accounts holding a live credential for
+   * exactly this pair; of several, only those whose credential is not past its expiry at `at` (asked
+   * of the store again only then).
+   */
+  clientIds(issuer: string, subject: string, at?: Date): Promise<readonly string[]> {
     const key = `${issuer}\n${subject}`;
     const now = (this.parts.clock ?? performance).now();
     const remembered = this.#remembered.get(key);
@@ -371,12 +375,16 @@ export class FederatedSubjects {
     if (inflight) return inflight;
     const { store, storeTimeout, storeCalls, accounts } = this.parts;
     const ttl = accounts.ttl;
-    const lookup = callStore(() => store.findFederatedClients(issuer, subject, LOOKUP_LIMIT), storeTimeout, 'findFederatedClients', storeCalls).then(
-      (clientIds) => {
+    const find = (live?: Date): Promise<string[]> =>
+      callStore(() => store.findFederatedClients(issuer, subject, LOOKUP_LIMIT, live), storeTimeout, 'findFederatedClients', storeCalls);
+    // Expired credentials count only when all are: then the one account is named, and its check says
+    // `expired_credential`. When several accounts trust the pair, those past their expiry are left out.
+    const lookup = find()
+      .then((clientIds) => (clientIds.length > 1 && at !== undefined ? find(at).then((unexpired) => (unexpired.length > 0 ? unexpired : clientIds)) : clientIds))
+      .then((clientIds) => {
         if (this.#inflight.get(key) === lookup && clientIds.length > 0) this.#remembered.set(key, { clientIds, until: now + ttl });
         return clientIds;
-      },
-    );
+      });
     this.#inflight.set(key, lookup);
     const settle = (): void => {
       if (this.#inflight.get(key) === lookup) this.#inflight.delete(key);

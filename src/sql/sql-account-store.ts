@@ -87,7 +87,7 @@ export interface SqlAccountStore extends AccountStore {
   addFederatedCredential(clientId: string, credential: NewFederatedCredentialRecord, options: AddKeyOptions): Promise<AddFederatedCredentialResult>;
   revokeFederatedCredential(clientId: string, credentialId: string, at: Date): Promise<FederatedCredentialRecord | undefined>;
   recordFederatedCredentialUse(clientId: string, credentialId: string, at: Date): Promise<void>;
-  findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]>;
+  findFederatedClients(issuer: string, subject: string, limit: number, now?: Date): Promise<string[]>;
   /**
    * Calls `listener(clientId)` after every change by any process sharing the database, and
    * `listener('*')` when changes may have been missed. Resolves, once watching has started, to a
@@ -278,8 +278,8 @@ export class KyselyAccountStore implements SqlAccountStore {
     return this.#ready(() => this.#assertionIds.consumeAssertionId(issuer, jti, expiresAt, now));
   }
 
-  findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
-    return this.#ready(() => findFederatedClients(this.#db, issuer, subject, limit));
+  findFederatedClients(issuer: string, subject: string, limit: number, now?: Date): Promise<string[]> {
+    return this.#ready(() => findFederatedClients(this.#db, issuer, subject, limit, now));
   }
 
   /** Runs `work` once the migrations are applied. */

@@ -590,10 +590,12 @@ export interface AccountStore {
   /**
    * The client IDs of the accounts holding a live federated credential for exactly this issuer and
    * subject (whether or not the account is enabled), oldest account first, at most `limit` of them.
-   * Called on the token endpoint when an outside token comes without a `client_id`; back it with an
-   * index on (issuer, subject).
+   * When `now` is given, a credential past its `expiresAt` at `now` is left out like a revoked one (a
+   * store that ignores it makes a workload whose old credential expired, instead of being revoked,
+   * ambiguous while another account trusts it). Called on the token endpoint when an outside token
+   * comes without a `client_id`; back it with an index on (issuer, subject).
    */
-  findFederatedClients?(issuer: string, subject: string, limit: number): Promise<string[]>;
+  findFederatedClients?(issuer: string, subject: string, limit: number, now?: Date): Promise<string[]>;
 
   /**
    * Optional: calls `listener` with the client ID of every account that changes, including changes made

@@ -31,6 +31,7 @@ import {
   credentialsOf,
   federatedOf,
   findOfKind,
+  hasExpired,
   isLiveTwin,
   keysOf,
   type CredentialKindName,
@@ -175,10 +176,12 @@ export class MemoryAccountStore implements AccountStore {
     this.#recordUse('federated', clientId, credentialId, at);
   }
 
-  async findFederatedClients(issuer: string, subject: string, limit: number): Promise<string[]> {
+  async findFederatedClients(issuer: string, subject: string, limit: number, now?: Date): Promise<string[]> {
     // Exact comparison only: an outside token names one subject, never a pattern.
     const holders = [...this.#accounts.values()].filter((account) =>
-      federatedOf(account).some((c) => c.revokedAt === null && c.issuer === issuer && c.subject === subject),
+      federatedOf(account).some(
+        (c) => c.revokedAt === null && c.issuer === issuer && c.subject === subject && (now === undefined || !hasExpired(c, now.getTime())),
+      ),
     );
     // Oldest account first, then by client ID, as the SQL stores order them.
     holders.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));

@@ -102,5 +102,20 @@ export function describeCredentialExpiry(
       const listed = (await store.listAccounts()).find((a) => a.clientId === account.clientId);
       expect(listed?.federated?.find((c) => c.id === credential.id)?.expiresAt).toEqual(LATER);
     }));
+
+    // AccountStore.findFederatedClients: "When `now` is given, a credential past its `expiresAt` at `now`
+    // is left out like a revoked one".
+    it('findFederatedClients(issuer, subject, limit, now) leaves out credentials past their expiresAt at now', heldTest(expiryStore, async (store, testArguments) => {
+      if (!supportsFederatedCredentials(store)) return skipRunningTest(testArguments, 'the store has no federated credentials');
+      const trust = ids.federated();
+      const expired = await store.createAccount(ids.account({ createdAt: ids.time() }));
+      const live = await store.createAccount(ids.account({ createdAt: ids.time() }));
+      await store.addFederatedCredential(expired.clientId, { ...trust, id: ids.federatedId(), expiresAt: PAST }, cap(5));
+      await store.addFederatedCredential(live.clientId, { ...trust, id: ids.federatedId(), expiresAt: LATER }, cap(5));
+      expect(await store.findFederatedClients(trust.issuer, trust.subject, 10, new Date())).toEqual([live.clientId]);
+      // At an instant before either expiry, both; without now, expiry is not looked at.
+      expect(await store.findFederatedClients(trust.issuer, trust.subject, 10, new Date(PAST.getTime() - 1))).toEqual([expired.clientId, live.clientId]);
+      expect(await store.findFederatedClients(trust.issuer, trust.subject, 10)).toEqual([expired.clientId, live.clientId]);
+    }));
   });
 }

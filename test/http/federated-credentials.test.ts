@@ -107,6 +107,22 @@ describe('federated credentials at the token endpoint', () => {
     expect(whoami.body.clientId).toBe(second.clientId);
   });
 
+  // AccountStore.findFederatedClients: "a credential past its expiresAt at now is left out like a
+  // revoked one". A workload moved to another account by letting its old credential expire (instead of
+  // revoking it) is served by the new account, not refused as ambiguous.
+  it('a credential past its expiry does not make its subject ambiguous', async () => {
+    const t = await setUp();
+    const subject = 'system:serviceaccount:payments:moved';
+    const before = await t.sa.admin.createAccount({ name: 'before' });
+    await t.sa.admin.addFederatedCredential(before.clientId, { issuer: t.idp.issuer, subject, expiresIn: '60s' });
+    const after = await t.sa.admin.createAccount({ name: 'after' });
+    await t.sa.admin.addFederatedCredential(after.clientId, { issuer: t.idp.issuer, subject });
+    t.clock.advance(61);
+    const res = await t.post(await t.kubernetesToken({ subject })).expect(200);
+    const whoami = await request(t.app).get('/api/whoami').set('authorization', `Bearer ${res.body.access_token}`).expect(200);
+    expect(whoami.body.clientId).toBe(after.clientId);
+  });
+
   // "an attacker-chosen iss never causes a request"
   it('refuses a token of an issuer no credential trusts without a single request to that issuer', async () => {
     const t = await setUp();

@@ -40,7 +40,7 @@ export interface SigningKeyOptions {
   /** `HS256` (shared secret), `ES256` (P-256) or `RS256` (RSA ≥ 2048 bits). */
   alg: SigningAlgorithm;
   /**
-   * HS256: at least 32 bytes (a string is taken as its UTF-8 bytes). ES256/RS256: a PEM private key
+   * HS256: at least 32 random bytes (a string is taken as its UTF-8 bytes), never a PEM key. ES256/RS256: a PEM private key
    * (can sign) or public key (verifies only), or a `KeyObject`.
    */
   key: string | Buffer | KeyObject;
@@ -76,6 +76,7 @@ function encodeHeader(key: KeyringKey): string {
 }
 
 const MIN_HS256_BYTES = 32;
+const PEM_BOUNDARY = /-----BEGIN [A-Z0-9 ]+-----/;
 
 function resolveSecretKey(key: SigningKeyOptions['key'], name: string, fail: Fail): KeyObject {
   let secret: KeyObject;
@@ -89,6 +90,11 @@ function resolveSecretKey(key: SigningKeyOptions['key'], name: string, fail: Fai
   }
   const size = secret.symmetricKeySize ?? 0;
   if (size < MIN_HS256_BYTES) fail(name, `is ${size} bytes; HS256 needs at least ${MIN_HS256_BYTES} (RFC 7518 §3.2)`);
+  // A PEM key is no secret (its public part may even be in the JWK Set): anyone holding it could sign
+  // tokens. jsonwebtoken refuses it as an HMAC key for the same reason.
+  if (PEM_BOUNDARY.test(secret.export().toString('latin1'))) {
+    fail(name, 'is a PEM key: HS256 needs a random shared secret; give a PEM key with alg ES256 or RS256');
+  }
   return secret;
 }
 

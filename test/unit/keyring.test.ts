@@ -3,7 +3,7 @@
  * rotate without rejecting live tokens. HS256 and at least one asymmetric algorithm (ES256 or RS256)";
  * the JWKS holds "the public keys only".
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { createSecretKey, generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
 import { MemoryAccountStore, createServiceAccounts, type SigningKeyOptions } from '../../src/index.js';
@@ -97,6 +97,24 @@ describe('keyring', () => {
     // The classic confusion attack: HMAC-sign with the public key's PEM as the secret.
     const forged = jwt.sign(claims, TEST_HS256_KEY, { algorithm: 'HS256', header: { alg: 'HS256', typ: 'at+jwt', kid: config.keyring.signer.kid } });
     expect(() => verifyAccessToken(config, forged, now)).toThrow(/invalid/);
+  });
+
+  // jsonwebtoken refuses a PEM key as an HMAC secret ("secretOrPublicKey must be a symmetric key"):
+  // a public key is no secret, and here it may even be published in the JWK Set beside it.
+  it('refuses a PEM key given as an HS256 secret: tokens signed with the published public key are never accepted', () => {
+    const key = p256();
+    const cert = '-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n';
+    for (const pem of [key.publicPem, key.privatePem, Buffer.from(key.publicPem), cert]) {
+      expect(() => configWith({ alg: 'HS256', key: pem })).toThrow(/"signingKeys\[0\]\.key" is a PEM key: HS256 needs a random shared secret/);
+    }
+    expect(() => configWith({ alg: 'HS256', key: createSecretKey(Buffer.from(key.publicPem)) })).toThrow(/is a PEM key/);
+    // In a mixed keyring, whose JWK Set publishes that very public key.
+    expect(() =>
+      configWith([
+        { alg: 'ES256', key: key.privatePem },
+        { alg: 'HS256', key: key.publicPem, kid: 'shared' },
+      ]),
+    ).toThrow(/"signingKeys\[1\]\.key" is a PEM key/);
   });
 
   it('refuses keys of the wrong kind, naming the option', () => {

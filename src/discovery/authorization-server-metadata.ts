@@ -98,6 +98,12 @@ export interface StoreCapabilities {
   readonly dpopAlgorithms?: readonly string[] | undefined;
 }
 
+/** RFC 8414 §2: clients fetch each listed endpoint as it is, so a relative one would name nothing. */
+function isAbsoluteHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string' || !/^https?:\/\//i.test(value)) return false;
+  return URL.canParse(value);
+}
+
 /** The URL of a sibling endpoint of the token router: `.../token` → `.../{name}`, or `undefined`. */
 function siblingOf(tokenEndpoint: string, name: string): string | undefined {
   const match = /^(.*\/)token(\/?)$/.exec(tokenEndpoint);
@@ -115,6 +121,12 @@ function siblingOf(tokenEndpoint: string, name: string): string | undefined {
 export function buildAuthorizationServerMetadata(issuer: string, keyring: Keyring, options: MetadataOptions, store: StoreCapabilities = { keys: true, revocation: true }): AuthorizationServerMetadata {
   if (typeof options?.tokenEndpoint !== 'string' || options.tokenEndpoint === '') {
     throw new TypeError('authorizationServerMetadata needs { tokenEndpoint }: the URL of your token endpoint, such as https://api.example.com/oauth/token');
+  }
+  for (const name of ['tokenEndpoint', 'jwksUri', 'revocationEndpoint', 'introspectionEndpoint'] as const) {
+    const url = options[name];
+    if (url !== undefined && !isAbsoluteHttpUrl(url)) {
+      throw new TypeError(`authorizationServerMetadata: ${name} must be an absolute http(s) URL, got ${JSON.stringify(String(url)).slice(0, 200)}`);
+    }
   }
   // One client authenticator serves the three endpoints: the same methods and algorithms everywhere.
   // What the store cannot do is not advertised: without key credentials every assertion is refused,

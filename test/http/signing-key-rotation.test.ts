@@ -7,6 +7,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryAccountStore, type SigningKeyOptions } from '../../src/index.js';
 import { createTestApp } from '../helpers/create-app.js';
@@ -14,7 +15,7 @@ import { basicHeader, issueToken } from '../helpers/tokens.js';
 
 /** The keyring of each deploy the runbook asks for, in order, as the key names it uses (`old`, `new`). */
 function documentedSteps(): string[][] {
-  const text = readFileSync(new URL('../../docs/rotation.md', import.meta.url), 'utf8');
+  const text = readFileSync(join(__dirname, '..', '..', 'docs', 'rotation.md'), 'utf8');
   const section = /## Rotating the signing key\n([\s\S]*?)(?=\n## |$)/.exec(text)?.[1] ?? '';
   return [...section.matchAll(/`signingKeys: \[([a-z, ]+)\]`/g)].map((match) => match[1]!.split(',').map((name) => name.trim()));
 }

@@ -6,8 +6,12 @@
 import type { IncomingMessage } from 'node:http';
 import { fail, integer } from '../config-checks.js';
 
-/** Proof algorithms a server may accept: asymmetric only (RFC 9449 §4.2: never `none`, never a MAC). */
-export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'EdDSA'] as const;
+/**
+ * Proof algorithms a server may accept: asymmetric only (RFC 9449 §4.2: never `none`, never a MAC).
+ * `Ed25519` is the fully specified name of `EdDSA` with an Ed25519 key (RFC 9864), which newer clients
+ * (oauth4webapi) sign with.
+ */
+export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'EdDSA', 'Ed25519'] as const;
 
 /**
  * One algorithm a DPoP proof may be signed with.
@@ -16,8 +20,8 @@ export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS
  * ```ts
  * import type { DpopAlgorithm } from 'express-service-accounts'
  *
- * // Also accept Ed25519 proofs, beside the defaults.
- * const algorithms: DpopAlgorithm[] = ['ES256', 'PS256', 'EdDSA']
+ * // Also accept Ed25519 proofs, beside the defaults (under either name a client may sign with).
+ * const algorithms: DpopAlgorithm[] = ['ES256', 'PS256', 'EdDSA', 'Ed25519']
  * ```
  */
 export type DpopAlgorithm = (typeof DPOP_ALGORITHMS)[number];

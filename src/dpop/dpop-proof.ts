@@ -140,7 +140,7 @@ interface KnownHeader {
  * §3.1), built when the key is imported: a request pays the verify alone.
  */
 function verifierOf(alg: string, key: KeyObject): KnownHeader['verify'] {
-  const hash = alg === 'EdDSA' ? null : `sha${alg.slice(2)}`;
+  const hash = alg === 'EdDSA' || alg === 'Ed25519' ? null : `sha${alg.slice(2)}`;
   const options = alg.startsWith('ES')
     ? { key, dsaEncoding: 'ieee-p1363' as const }
     : alg.startsWith('PS')
@@ -160,7 +160,7 @@ function keyFits(alg: string, jwk: Record<string, unknown>): boolean {
   if (alg === 'ES256') return jwk.kty === 'EC' && jwk.crv === 'P-256';
   if (alg === 'ES384') return jwk.kty === 'EC' && jwk.crv === 'P-384';
   if (alg === 'ES512') return jwk.kty === 'EC' && jwk.crv === 'P-521';
-  if (alg === 'EdDSA') return jwk.kty === 'OKP' && jwk.crv === 'Ed25519';
+  if (alg === 'EdDSA' || alg === 'Ed25519') return jwk.kty === 'OKP' && jwk.crv === 'Ed25519';
   return jwk.kty === 'RSA';
 }
 

@@ -4,7 +4,7 @@
  * before the client's secret and not counted as a failed authentication; a proof is used once on
  * every instance sharing the store. Time comes from the injected TestClock.
  */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
@@ -59,6 +59,27 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
   it('the authorization server metadata lists dpop_signing_alg_values_supported with ES256', () => {
     const metadata = t.sa.authorizationServerMetadata({ tokenEndpoint: HTU });
     expect(metadata.dpop_signing_alg_values_supported).toEqual(['ES256', 'PS256']);
+  });
+
+  // RFC 9864: `Ed25519` is the fully specified name of EdDSA with an Ed25519 key, which oauth4webapi
+  // signs DPoP proofs with; accepted when the server lists it, refused (with the algs it takes) when not.
+  it('a proof signed with alg Ed25519 is accepted when dpop.algorithms lists Ed25519, refused when not', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const jwk = publicKey.export({ format: 'jwk' });
+    const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const proof = (jti: string) => {
+      const input = `${part({ typ: 'dpop+jwt', alg: 'Ed25519', jwk })}.${part({ htm: 'POST', htu: HTU, iat: now(), jti })}`;
+      return `${input}.${sign(null, Buffer.from(input), privateKey).toString('base64url')}`;
+    };
+    const refused = await tokenRequest(proof('first'));
+    expectOAuthError(refused, 400, 'invalid_dpop_proof');
+    expect(refused.body.error_description).toMatch(/ES256 PS256/);
+    t = make({ dpop: { ...DPOP, algorithms: ['ES256', 'Ed25519'] } });
+    account = await t.sa.admin.createAccount({ name: 'billing-sync' });
+    const res = await tokenRequest(proof('second'));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.token_type).toBe('DPoP');
+    expect(t.sa.authorizationServerMetadata({ tokenEndpoint: HTU }).dpop_signing_alg_values_supported).toEqual(['ES256', 'Ed25519']);
   });
 
   // RFC 9449 §4.3: every check of the proof; a failed one is 400 invalid_dpop_proof (§5).

@@ -226,9 +226,26 @@ export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omi
 export type EventInput<E> = DistributiveOmit<E, 'at'>;
 
 /**
+ * A frozen copy of an event's value: lists and objects copied and frozen, dates copied. An event's
+ * lists and dates are often the account record's own (its scopes, a credential's `expiresAt`), which
+ * the instance authorizes with: a hook that edits what it was given must not change them.
+ */
+function detached(value: unknown): unknown {
+  if (value instanceof Date) return new Date(value.getTime());
+  if (Array.isArray(value)) return Object.freeze(value.map(detached));
+  if (value !== null && typeof value === 'object') {
+    const copy: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) copy[key] = detached(member);
+    return Object.freeze(copy);
+  }
+  return value;
+}
+
+/**
  * Returns a function that stamps an event with `at` (the configured clock) and calls `hook` with it on
  * the next turn of the event loop, off the current call stack: a hook that throws, rejects or is slow
- * never breaks or delays a request. A no-op when there is no hook.
+ * never breaks or delays a request, and one that edits the event changes nothing but its own copy. A
+ * no-op when there is no hook.
  */
 export function createHookEmitter<E extends { readonly at: Date }>(
   hook: ((event: E) => void | Promise<void>) | undefined,
@@ -236,7 +253,7 @@ export function createHookEmitter<E extends { readonly at: Date }>(
 ): (event: EventInput<E>) => void {
   if (!hook) return () => {};
   return (input) => {
-    const event = Object.freeze({ ...input, at: now() }) as unknown as E;
+    const event = detached({ ...input, at: now() }) as E;
     setImmediate(() => {
       try {
         Promise.resolve(hook(event)).catch(() => {});

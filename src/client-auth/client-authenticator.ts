@@ -159,28 +159,40 @@ export class Attempts {
   /**
    * Refused (401 `invalid_client`, the reason, and for `claim_condition_failed` the claim's name, in
    * the audit event only). A counted attempt keeps its
-   * count; one that was not counted in advance is counted now, and answered 429 once past the limit.
+   * count; one that was not counted in advance is counted now, and answered 429 once past the limit
+   * (then audited as `rate_limited`, like every 429: one event per attempt, naming what it was answered).
    */
   fail(attempt: Attempt, reason: ClientAuthenticationFailure, account?: AccountRecord, claim?: string): void {
     const { limiter } = this;
-    this.#parts.audit({
-      type: 'client.authentication_failed',
-      reason,
-      ...auditFields(attempt, account),
-      ...(account ? { name: account.name } : {}),
-      ...(claim !== undefined && { claim }),
-    });
+    const refused = (): void => {
+      this.#parts.audit({
+        type: 'client.authentication_failed',
+        reason,
+        ...auditFields(attempt, account),
+        ...(account ? { name: account.name } : {}),
+        ...(claim !== undefined && { claim }),
+      });
+    };
     const error = new InvalidClientError(reason, { authorizationHeader: attempt.credentials.authorizationHeader });
-    if (attempt.reservation || !limiter) return attempt.done(error);
-    limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then((counted) => {
-      if (counted.retryAfter <= 0) return attempt.done(error);
-      this.#parts.telemetry.limiterRefused();
-      attempt.done(new TooManyRequestsError(counted.retryAfter));
-    }, attempt.done);
+    if (attempt.reservation || !limiter) {
+      refused();
+      return attempt.done(error);
+    }
+    limiter.reserve({ clientId: attempt.clientId, address: attempt.address }).then(
+      (counted) => {
+        if (counted.retryAfter > 0) return this.#refuse(attempt, counted.retryAfter, account);
+        refused();
+        attempt.done(error);
+      },
+      (err: unknown) => {
+        refused();
+        attempt.done(err);
+      },
+    );
   }
 
-  #refuse(attempt: Attempt, retryAfter: number): void {
-    this.#parts.audit({ type: 'client.authentication_failed', reason: 'rate_limited', ...auditFields(attempt) });
+  #refuse(attempt: Attempt, retryAfter: number, account?: AccountRecord): void {
+    this.#parts.audit({ type: 'client.authentication_failed', reason: 'rate_limited', ...auditFields(attempt, account), ...(account ? { name: account.name } : {}) });
     this.#parts.telemetry.limiterRefused();
     attempt.done(new TooManyRequestsError(retryAfter));
   }

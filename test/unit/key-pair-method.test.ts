@@ -167,6 +167,24 @@ describe('KeyPairMethod', () => {
     expect(t.failures()).toEqual([...Array(max).fill('wrong_audience'), 'rate_limited', 'rate_limited']);
   });
 
+  // docs/security.md: "A 429 response carries no WWW-Authenticate, and the audit hook receives
+  // client.authentication_failed with reason: 'rate_limited'": also a 429 given to an attempt that
+  // failed its check and found the limit reached when its failure was counted (concurrent attempts).
+  it('concurrent refused assertions past `max`: each 429 is audited rate_limited, once', async () => {
+    const max = 2;
+    const t = await setUp({ failureLimit: { max, windowSeconds: 3600 } });
+    const assertions = await Promise.all([1, 2, 3, 4].map(() => t.assertion({ claims: { aud: 'https://other.test' } })));
+    const settled = await Promise.all(assertions.map((assertion) => t.authenticate(assertion)));
+    expect(settled.filter((s) => s.error instanceof InvalidClientError)).toHaveLength(max);
+    expect(settled.filter((s) => s.error instanceof TooManyRequestsError)).toHaveLength(2);
+    expect(t.failures().sort()).toEqual(['rate_limited', 'rate_limited', 'wrong_audience', 'wrong_audience']);
+    // The account the assertion named is still named.
+    expect(t.audit.filter((e) => e.type === 'client.authentication_failed' && e.reason === 'rate_limited')).toEqual([
+      expect.objectContaining({ clientId: t.account.clientId, name: 'ledger-sync' }),
+      expect.objectContaining({ clientId: t.account.clientId, name: 'ledger-sync' }),
+    ]);
+  });
+
   it('a valid assertion leaves no count behind', async () => {
     const t = await setUp({ failureLimit: { max: 1, windowSeconds: 3600 } });
     for (let i = 0; i < 3; i++) expect(authenticatedAs(await t.authenticate(await t.assertion()))?.kind).toBe('key');

@@ -233,10 +233,9 @@ export type EventInput<E> = DistributiveOmit<E, 'at'>;
 function detached(value: unknown): unknown {
   if (value instanceof Date) return new Date(value.getTime());
   if (Array.isArray(value)) return Object.freeze(value.map(detached));
+  // Own data properties, whatever their names (a claim condition may be named `__proto__`).
   if (value !== null && typeof value === 'object') {
-    const copy: Record<string, unknown> = {};
-    for (const [key, member] of Object.entries(value)) copy[key] = detached(member);
-    return Object.freeze(copy);
+    return Object.freeze(Object.fromEntries(Object.entries(value).map(([key, member]) => [key, detached(member)])));
   }
   return value;
 }

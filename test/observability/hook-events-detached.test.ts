@@ -31,6 +31,18 @@ describe('an event handed to a hook', () => {
     expect(seen.filter((event) => event.type === 'token.issued').map((event) => event.type === 'token.issued' && event.scopes)).toEqual([['jobs:read'], ['jobs:read']]);
   });
 
+  it('federated_credential.created: the copy keeps every claim condition, one named __proto__ too', async () => {
+    const seen: AuditEvent[] = [];
+    const t = createTestApp({ onAudit: (event) => void seen.push(event) });
+    const account = await t.sa.admin.createAccount({ name: 'deployer' });
+    const claims = Object.fromEntries([['environment', 'production'], ['__proto__', 'y']]) as Record<string, string>;
+    await t.sa.admin.addFederatedCredential(account.clientId, { issuer: 'https://token.actions.githubusercontent.com', subject: 'repo:acme/api:environment:production', claims });
+    await flushHooks();
+    const created = seen.find((event) => event.type === 'federated_credential.created');
+    expect(created?.type === 'federated_credential.created' && Object.entries(created.claims ?? {})).toEqual([['environment', 'production'], ['__proto__', 'y']]);
+    expect(Object.isFrozen(created?.type === 'federated_credential.created' && created.claims)).toBe(true);
+  });
+
   it("credential.expiring: moving its expiresAt leaves the credential's expiry as it was", async () => {
     const t = createTestApp({
       onEvent: (event: OperationalEvent) => {

@@ -144,7 +144,10 @@ export interface ClientAuthenticationFailedEvent extends AuditBase {
    */
   readonly malformedClientId?: string;
   readonly name?: string;
-  /** The client address as Express sees it (respecting `trust proxy`). */
+  /**
+   * The client address as Express sees it (respecting `trust proxy`), when it is an IP address (with
+   * `trust proxy: true`, Express takes whatever the caller wrote first in X-Forwarded-For).
+   */
   readonly address?: string;
   /**
    * For `claim_condition_failed`: the name of the federated credential's claim condition the outside

@@ -27,6 +27,7 @@
  *
  * passport's strategies (token-endpoint/passport-adapter.ts) are thin adapters that call it.
  */
+import { isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure, type SecretChecksBusyError } from '../errors.js';
 import type { AuditEventInput } from '../audit/audit-events.js';
@@ -202,12 +203,13 @@ export class Attempts {
  * The client ID and address for a failure's audit event. The client ID is shown only when it has the
  * form of one (or named an account): a client that put its secret, or part of it, in the client ID
  * field must not find it there. An outside token sent without a client ID is audited under the
- * account it was found to name.
+ * account it was found to name. The address only when it is an IP address: behind `trust proxy: true`,
+ * Express's `req.ip` is whatever the caller wrote first in X-Forwarded-For.
  */
 function auditFields(attempt: Attempt, account?: AccountRecord): { clientId?: string; malformedClientId?: string; address?: string } {
   const clientId = attempt.clientId ?? account?.clientId;
   const { address } = attempt;
-  return { ...(clientId !== undefined ? presentedClientId(clientId, account !== undefined) : {}), ...(address !== undefined ? { address } : {}) };
+  return { ...(clientId !== undefined ? presentedClientId(clientId, account !== undefined) : {}), ...(address !== undefined && isIP(address) !== 0 ? { address } : {}) };
 }
 
 /** How often, at most, one credential's `lastUsedAt` is written. */

@@ -92,3 +92,30 @@ describe.each([4, 5] as const)('failure limiter and trust proxy, Express %i', (v
     expect((await from('198.51.100.1')).status).toBe(429);
   });
 });
+
+// docs/security.md: "an ID a caller typed is shown only when it has the form of an ID, and anything that
+// could be part of a secret is left out". Behind `trust proxy: true`, `req.ip` is the first entry of
+// X-Forwarded-For, whatever the caller wrote there: the audit event shows it only when it is an address.
+describe('the address of a client.authentication_failed audit event', () => {
+  const flushAudit = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+
+  it('is the forwarded address when it is an IP address, and left out when the caller wrote anything else', async () => {
+    const t = createTestApp({ failureLimit: false });
+    t.app.set('trust proxy', true);
+    const account = await t.sa.admin.createAccount({ name: 'forwarded' });
+    const live = await listen(t.app);
+    try {
+      const fields = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: WRONG };
+      await tokenRequest(live, fields, { 'x-forwarded-for': '203.0.113.7, 10.0.0.1' });
+      await tokenRequest(live, fields, { 'x-forwarded-for': `${account.secret.value}, 10.0.0.1` });
+      await tokenRequest(live, fields, { 'x-forwarded-for': 'not an address at all' });
+      await flushAudit();
+      const failures = t.events.filter((event) => event.type === 'client.authentication_failed');
+      expect(failures.map((event) => event.type === 'client.authentication_failed' && event.address)).toEqual(['203.0.113.7', undefined, undefined]);
+      expect(JSON.stringify(failures)).not.toContain(account.secret.value.slice(5, 30));
+    } finally {
+      await live.close();
+      await t.sa.close();
+    }
+  });
+});

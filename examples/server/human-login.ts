@@ -5,7 +5,7 @@
  * `hirerOrServiceAccount()` accept a signed-in person (session cookie) and a service account (bearer
  * token) alike; see docs/hirers-and-service-accounts.md.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import session from 'express-session';
 import { Passport } from 'passport';
@@ -31,7 +31,9 @@ const DEFAULT_CLIENT_ACCOUNT = 'acme';
  * /console/.
  */
 function standInHirer(name: string, clientAccountId: string): Hirer {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'hirer';
+  // Letters and digits of any script: Дмитрий and 李雷 are two people, not one `user_hirer`. A name
+  // with neither gets a digest of itself, so different names still get different IDs.
+  const slug = name.toLowerCase().replace(/[^\p{L}\p{M}\p{N}]+/gu, '-').replace(/^-|-$/g, '') || `hirer-${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
   return { id: `user_${slug}`, name, clientAccountId, roles: ['hirer'] };
 }
 

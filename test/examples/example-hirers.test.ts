@@ -75,6 +75,21 @@ describe('example server: a signed-in person and a service account on the same r
     expectOAuthError(res, 401, 'invalid_token', { challenge: /error="invalid_token"/ });
   });
 
+  // docs/hirers-and-service-accounts.md, "Attribution": "the type and ID tell two callers of the same
+  // name apart". Two people of different names are two IDs, in any script; the same name stays one.
+  it('gives people of different names different IDs, whatever their script', async () => {
+    const ids = new Map<string, string>();
+    for (const name of ['李雷', 'Дмитрий', 'Ελένη', '!!!', '???', 'Ada']) {
+      const res = await request(running.server).post('/login').send({ name }).expect(200);
+      ids.set(name, (res.body as { id: string }).id);
+    }
+    expect(new Set(ids.values()).size).toBe(ids.size);
+    expect(ids.get('Дмитрий')).toBe('user_дмитрий');
+    expect(ids.get('Ada')).toBe('user_ada');
+    const again = await request(running.server).post('/login').send({ name: '!!!' }).expect(200);
+    expect((again.body as { id: string }).id).toBe(ids.get('!!!'));
+  });
+
   it('refuses a login without a name', async () => {
     const res = await request(running.server).post('/login').type('form').send({}).expect(400);
     expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });

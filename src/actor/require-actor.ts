@@ -52,11 +52,11 @@ export interface RequireActorOptions {
    */
   authenticate?: RequestHandler | readonly RequestHandler[];
   /**
-   * Who your app's authentication says the person is, or `undefined` when nobody is signed in: then
-   * the request is answered 401 with a `Bearer` challenge, as `requireBearer()` answers a request
-   * without credentials.
+   * Who your app's authentication says the person is, or `undefined` (or `null`) when nobody is signed
+   * in: then the request is answered 401 with a `Bearer` challenge, as `requireBearer()` answers a
+   * request without credentials.
    */
-  user: (req: Request) => UserIdentity | undefined;
+  user: (req: Request) => UserIdentity | null | undefined;
   /**
    * Scope(s) a service account's token needs, exactly as `requireBearer({ scope })`. A person has no
    * scopes: their roles are your app's to check.
@@ -132,7 +132,7 @@ function checkOptions(options: RequireActorOptions): readonly RequestHandler[] {
 /** The actor of a person, from the identity the host's `user()` hook returned. */
 function userActor(identity: UserIdentity): Actor {
   if (typeof identity !== 'object' || identity === null || typeof identity.id !== 'string' || typeof identity.name !== 'string') {
-    throw new TypeError('requireActor: user() must return { id: string, name: string, ... } or undefined');
+    throw new TypeError('requireActor: user() must return { id: string, name: string, ... }, or undefined or null');
   }
   return Object.freeze({
     type: 'user',
@@ -210,7 +210,8 @@ export function createRequireActor(requireBearer: BearerCheck, realm: string, dp
           next,
           () => {
             const identity = user(req);
-            return identity === undefined ? undefined : userActor(identity);
+            // Nobody signed in: undefined, or null as passport's req.logout() leaves req.user.
+            return identity === undefined || identity === null ? undefined : userActor(identity);
           },
           () => sendOAuthError(res, new MissingTokenError(), realm, dpop),
         );

@@ -100,6 +100,7 @@ describe.each([5, 4] as const)('requireActor() with passport session login on Ex
     globalSession.use(passport.session());
     globalSession.get('/whoever', t.sa.requireActor({ user: hirers.user }), record('global.passed'));
     t.app.use('/api/global', globalSession);
+    t.app.get('/api/hirer/null-user', t.sa.requireActor({ user: () => null }), record('never'));
     t.app.get('/api/hirer/bad-hook', t.sa.requireActor({ user: () => ({ id: 42 }) as never }), record('never'));
     // A host with its own CSRF defence turns the cross-origin refusal off.
     t.app.post('/api/hirer/own-csrf', t.sa.requireActor({ ...hirers, crossOriginWrites: 'allow' }), record('own-csrf.passed'));
@@ -252,6 +253,14 @@ describe.each([5, 4] as const)('requireActor() with passport session login on Ex
   it("lets a host with its own CSRF defence allow cross-origin changes (crossOriginWrites: 'allow')", async () => {
     const ada = await signIn('u_ada');
     await ada.post('/api/hirer/own-csrf').set('Sec-Fetch-Site', 'cross-site').expect(201);
+  });
+
+  // Like the admin router's authorize(), a user() hook may say "nobody" with null (passport's
+  // req.logout() leaves req.user null): that is a 401 like undefined, not the host's 500.
+  it('treats null from user() as nobody signed in: 401 with the bare challenge', async () => {
+    const res = await request(t.app).get('/api/hirer/null-user');
+    expectOAuthError(res, 401, 'invalid_request', { challenge: 'Bearer realm="service-accounts", DPoP realm="service-accounts", algs="ES256 PS256"' });
+    expect(activity).toEqual([]);
   });
 
   it("passes an error of the host's authentication, or of its user() hook, to the host's error handlers", async () => {

@@ -25,12 +25,19 @@ type LoggedRequest = IncomingMessage & {
   id?: unknown;
   serviceAccount?: { name: string; clientId: string };
   actor?: { type: string; id: string; name: string };
+  /** The signed-in person of the stand-in login's session (passport), also on routes without requireActor(). */
+  user?: { id?: unknown; name?: unknown } | null;
 };
 
-/** Who made a protected request: the service account (requireBearer), or the signed-in person (requireActor). */
+/**
+ * Who made a protected request: the service account (requireBearer), or the signed-in person
+ * (requireActor, or the session on the self-service page, which reads the person without it).
+ */
 function callerOf(req: LoggedRequest): object {
   if (req.serviceAccount) return { serviceAccount: { name: req.serviceAccount.name, clientId: req.serviceAccount.clientId } };
   if (req.actor?.type === 'user') return { user: { name: req.actor.name, id: req.actor.id } };
+  const { user } = req;
+  if (req.actor === undefined && typeof user?.id === 'string' && typeof user.name === 'string') return { user: { name: user.name, id: user.id } };
   return {};
 }
 

@@ -90,6 +90,23 @@ describe('example server operability', { timeout: 120_000 }, () => {
     expect(server.output).not.toContain(cookie.split('=')[1]!);
   });
 
+  // docs/observability.md: "A protected request's line names ... the person signed in at the stand-in
+  // login". The self-service page is such a route: a person's change there is named on its line.
+  it("names the signed-in person on the line of a change at the self-service page", async () => {
+    const login = await fetch(`${server.url}/login`, { method: 'POST', body: new URLSearchParams({ name: 'Grace Hopper', clientAccount: 'acme' }) });
+    expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const created = await fetch(`${server.url}/console/api/service-accounts`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' },
+      body: '{"name":"grace-sync"}',
+    });
+    expect(created.status).toBe(201);
+    const path = '/console/api/service-accounts';
+    await vi.waitFor(() => expect(logLines(server).some((line) => line.req?.path === path)).toBe(true), { timeout: 5000 });
+    expect(logLines(server).find((l) => l.req?.path === path)).toMatchObject({ res: { statusCode: 201 }, user: { name: 'Grace Hopper', id: 'user_grace-hopper' } });
+  });
+
   it('GET /metrics (METRICS=1) exposes the counters after a token is issued and one is refused', async () => {
     await getToken(server.url, demo);
     expect((await requestToken(server.url, { clientId: demo.clientId, secret: withLastCharChanged(demo.secret) }, 'basic')).status).toBe(401);

@@ -12,7 +12,8 @@ import { Passport } from 'passport';
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Actor, CreatedAccount, RequireActorOptions } from '../../src/index.js';
-import { createTestApp } from '../helpers/create-app.js';
+import { createTestApp, TEST_ISSUER } from '../helpers/create-app.js';
+import { DpopKey } from '../helpers/dpop-proofs.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 import { issueToken } from '../helpers/tokens.js';
 
@@ -284,5 +285,32 @@ describe('requireActor() options', () => {
   it.each(cases)('throws a TypeError naming the option for %s', (_name, options, message) => {
     expect(() => sa.requireActor(options as never)).toThrow(TypeError);
     expect(() => sa.requireActor(options as never)).toThrow(message);
+  });
+});
+
+// RFC 9449 §7.1: "Authorization: DPoP <token>" with a proof whose htu is the request's URL. On a
+// requireActor() route in a mounted router the token goes down the bearer path as on requireBearer();
+// a DPoP-bound token presented as Bearer (§7.2) is refused whatever session cookie rides along.
+describe('requireActor() with a DPoP-bound token', () => {
+  it('admits it with its proof on a mounted router, and refuses it as a Bearer token beside a session cookie', async () => {
+    const t = createTestApp({ dpop: { origins: [TEST_ISSUER] } });
+    const account = await t.sa.admin.createAccount({ name: 'billing-sync', scopes: ['jobs:write'] });
+    const key = await DpopKey.create();
+    const iat = () => Math.floor(t.clock.now().getTime() / 1000);
+    const jobs = express5.Router();
+    jobs.post('/jobs', t.sa.requireActor({ user: () => ({ id: 'u_ada', name: 'Ada' }), scope: 'jobs:write' }), (req, res) => void res.status(201).json(req.actor));
+    t.app.use('/hirer', jobs);
+    const issued = await request(t.app)
+      .post('/oauth/token')
+      .type('form')
+      .set('DPoP', await key.proof({ htu: `${TEST_ISSUER}/oauth/token`, iat: iat() }))
+      .send({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value })
+      .expect(200);
+    const token = (issued.body as { access_token: string }).access_token;
+    const proof = await key.proof({ htm: 'POST', htu: `${TEST_ISSUER}/hirer/jobs`, iat: iat(), accessToken: token });
+    const admitted = await request(t.app).post('/hirer/jobs').set('Authorization', `DPoP ${token}`).set('DPoP', proof).expect(201);
+    expect(admitted.body).toMatchObject({ type: 'service_account', id: account.clientId, scopes: ['jobs:write'] });
+    const asBearer = await request(t.app).post('/hirer/jobs').set('Authorization', `Bearer ${token}`).set('Cookie', 'connect.sid=anything');
+    expectOAuthError(asBearer, 401, 'invalid_token', { challenge: /error="invalid_token"/ });
   });
 });

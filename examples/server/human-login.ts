@@ -103,7 +103,10 @@ export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandle
     res.set({
       'Content-Security-Policy': "default-src 'self'; script-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
       'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
+      // Not `no-referrer`: under it a browser sends the form's own POST with `Origin: null`, and over
+      // plain HTTP to a host name that is not loopback it sends no Sec-Fetch-Site either, so the
+      // sign-in would look like another site's. `same-origin` still gives other sites no referrer.
+      'Referrer-Policy': 'same-origin',
       'Cache-Control': 'no-store',
     });
     res.type('html').send(SIGN_IN_PAGE);
@@ -126,7 +129,10 @@ export function mountHumanLogin(app: Express, onSignIn: OnSignIn): RequestHandle
     req.login(hirer, (error) => {
       if (error) return next(error);
       // A browser's own form (a navigation) goes on to the console; scripts and curl get the hirer as JSON.
-      const navigation = req.headers['sec-fetch-mode'] === 'navigate';
+      // Without Fetch Metadata (plain HTTP to a host name that is not loopback), a navigation is the
+      // request that prefers HTML to JSON: a browser's form does, curl's `*/*` and fetch()'s do not.
+      const mode = req.headers['sec-fetch-mode'];
+      const navigation = mode === undefined ? req.accepts(['json', 'html']) === 'html' : mode === 'navigate';
       onSignIn(hirer).then(() => (navigation ? res.redirect(303, '/console/') : res.json(hirer)), next);
     });
   });

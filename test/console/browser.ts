@@ -48,7 +48,12 @@ export function useConsoleScene(prefix: string, env: Record<string, string> = {}
 
 /** Launches the browser. */
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  return launchBrowserWith([]);
+}
+
+/** Launches the browser with further command-line switches (such as `--host-resolver-rules`). */
+export function launchBrowserWith(args: readonly string[]): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', ...args] });
 }
 
 /**

@@ -37,14 +37,14 @@ export type SigningAlgorithm = 'HS256' | 'ES256' | 'RS256';
  * ```
  */
 export interface SigningKeyOptions {
-  /** `HS256` (shared secret), `ES256` (P-256) or `RS256` (RSA ≥ 2048 bits). */
+  /** `HS256` (shared secret), `ES256` (P-256) or `RS256` (RSA of 2048 to 8192 bits). */
   alg: SigningAlgorithm;
   /**
    * HS256: at least 32 random bytes (a string is taken as its UTF-8 bytes), never a PEM key. ES256/RS256: a PEM private key
    * (can sign) or public key (verifies only), or a `KeyObject`.
    */
   key: string | Buffer | KeyObject;
-  /** Key ID put in the token header. Default: derived from the key (RFC 7638 thumbprint for public keys). */
+  /** Key ID put in the token header, at most 256 characters. Default: derived from the key (RFC 7638 thumbprint for public keys). */
   kid?: string;
 }
 
@@ -76,6 +76,10 @@ function encodeHeader(key: KeyringKey): string {
 }
 
 const MIN_HS256_BYTES = 32;
+/** Largest RSA signing key: its 1 KiB signature, with the largest claims, keeps a token within the 8192 characters accepted. */
+const MAX_RSA_BITS = 8192;
+/** Longest `kid`: it is in every token's header. */
+const MAX_KID_LENGTH = 256;
 const PEM_BOUNDARY = /-----BEGIN [A-Z0-9 ]+-----/;
 
 function resolveSecretKey(key: SigningKeyOptions['key'], name: string, fail: Fail): KeyObject {
@@ -121,6 +125,8 @@ function resolveAsymmetricKey(
   if (options.alg === 'RS256' && (key.asymmetricKeyType !== 'rsa' || (details.modulusLength ?? 0) < 2048)) {
     fail(name, 'must be an RSA key of at least 2048 bits for RS256');
   }
+  // Its signature is a token's largest part: a larger key could make tokens too long to be accepted.
+  if (options.alg === 'RS256' && (details.modulusLength ?? 0) > MAX_RSA_BITS) fail(name, `must be an RSA key of at most ${MAX_RSA_BITS} bits for RS256`);
   return key.type === 'private'
     ? { verifyKey: createPublicKey(key), signKey: key }
     : { verifyKey: key, signKey: undefined };
@@ -160,7 +166,7 @@ export function createKeyring(
       resolved = { kid, alg: entry.alg, verifyKey, signKey };
       jwks.push({ ...jwk, kid, alg: entry.alg, use: 'sig' });
     }
-    if (typeof resolved.kid !== 'string' || resolved.kid === '') fail(`${name}.kid`, 'must be a non-empty string');
+    if (typeof resolved.kid !== 'string' || resolved.kid === '' || resolved.kid.length > MAX_KID_LENGTH) fail(`${name}.kid`, `must be a non-empty string of at most ${MAX_KID_LENGTH} characters`);
     if (keys.has(resolved.kid)) fail(`${name}.kid`, `duplicates kid "${resolved.kid}"`);
     keys.set(resolved.kid, resolved);
     if (!signer && resolved.signKey) signer = { ...resolved, signKey: resolved.signKey, encodedHeader: encodeHeader(resolved) };

@@ -3,7 +3,7 @@
  * rotate without rejecting live tokens. HS256 and at least one asymmetric algorithm (ES256 or RS256)";
  * the JWKS holds "the public keys only".
  */
-import { createSecretKey, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
 import { MemoryAccountStore, createServiceAccounts, type SigningKeyOptions } from '../../src/index.js';
@@ -125,5 +125,17 @@ describe('keyring', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     expect(() => configWith({ alg: 'RS256', key: rsa })).toThrow(/"signingKeys\[0\]\.key" must be an RSA key of at least 2048 bits/);
     expect(() => configWith({ alg: 'ES256', key: TEST_HS256_KEY })).toThrow(TypeError);
+  });
+
+  // A token is refused past 8192 characters (docs/require-bearer.md): the signature of an RSA key above
+  // 8192 bits, or a kid of thousands of characters, could make every token the server issues too long.
+  it('refuses an RSA key above 8192 bits and a kid longer than 256 characters, naming the option', () => {
+    // A verify-only public key of 8200 bits (a public modulus is not checked for primes: no slow key generation).
+    const n = randomBytes(1025);
+    n[0] = 0xff;
+    const huge = createPublicKey({ key: { kty: 'RSA', n: n.toString('base64url'), e: 'AQAB' }, format: 'jwk' });
+    expect(() => configWith([{ alg: 'HS256', key: TEST_HS256_KEY }, { alg: 'RS256', key: huge }])).toThrow(/"signingKeys\[1\]\.key" must be an RSA key of at most 8192 bits/);
+    expect(() => configWith({ alg: 'HS256', key: TEST_HS256_KEY, kid: 'k'.repeat(257) })).toThrow(/"signingKeys\[0\]\.kid" must be a non-empty string of at most 256 characters/);
+    expect(() => configWith({ alg: 'HS256', key: TEST_HS256_KEY, kid: 'k'.repeat(256) })).not.toThrow();
   });
 });

@@ -229,7 +229,11 @@ export class FeedLoop {
           break;
         }
         for (const row of rows) {
-          if (row.seq <= this.#last) continue;
+          if (row.seq <= this.#last) {
+            // The entry at #last, first read (after the start or a restart): from now on it is checked.
+            if (row.seq === this.#last) this.#lastEntry ??= row;
+            continue;
+          }
           this.#last = row.seq;
           this.#lastEntry = row;
           if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);

@@ -75,4 +75,30 @@ describe('ChangeFeed', () => {
     expect(seen).toEqual([]);
     await stop();
   });
+
+  // A database restored from a backup (or a standby that lacked the last commits) gives out the
+  // sequence numbers an instance has already read again: when the one it read last goes to another
+  // entry, the feed must notice, even when that instance has read no change since it started.
+  it("announces '*' when the entry it started at is given to another change before a poll sees it gone", async () => {
+    let rows: ChangeFeedEntry[] = [
+      { seq: 1, clientId: 'esa_first', changedAt: 1000 },
+      { seq: 2, clientId: 'esa_lost', changedAt: 2000 },
+    ];
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => Math.max(0, ...rows.map((r) => r.seq)),
+      readSince: async (after) => rows.filter((r) => r.seq > after),
+      pollIntervalMs: 200,
+      onError: () => {},
+    });
+    const seen: string[] = [];
+    const stop = await feed.watch((clientId) => seen.push(clientId));
+    await vi.advanceTimersByTimeAsync(450);
+    expect(seen).toEqual([]);
+
+    // Restored to a backup without entry 2; a revocation made since got number 2 again.
+    rows = [rows[0]!, { seq: 2, clientId: 'esa_revoked', changedAt: 3000 }];
+    await vi.advanceTimersByTimeAsync(450);
+    expect(seen.some((id) => id === 'esa_revoked' || id === ALL_ACCOUNTS)).toBe(true);
+    await stop();
+  });
 });

@@ -84,6 +84,9 @@ export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | unde
       return next();
     }
     if (dpop === undefined) return next();
+    // RFC 9449 §8: where nonces are required, every answer carries the next nonce, refusals included.
+    const nonce = dpop.proofs.nextNonce(config.now(), 400);
+    if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
     // The exchange's own refusals first (scope, RFC 6749 §5.2; resource, RFC 8707 §2), so a refused
     // request never uses up its proof (docs/dpop.md): the exchange decides the same again.
     const { account } = context.client;
@@ -198,9 +201,6 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
   return (context, next) => {
     const { grantType, scope, resource } = context.parameters;
     const jkt = context.dpopProof?.jkt;
-    // RFC 9449 §8: where nonces are required, every answer carries the next nonce.
-    const nonce = jkt !== undefined ? runtime.dpop?.proofs.nextNonce(config.now(), 400) : undefined;
-    if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
     token({ body: { grant_type: grantType, scope, resource, jkt }, [CLIENT_PROPERTY]: context.client }, context.res, next);
   };
 }

@@ -85,6 +85,26 @@ describe('DPoP nonces across two instances', () => {
     expect(issued.status, issued.text).toBe(200);
   });
 
+  // dpop.nonceSecret: "every answer carries the next one in `DPoP-Nonce`": a refused token request too,
+  // so the client's next proof has a nonce whatever was wrong with this one.
+  it('a token request refused for its scope or as a replay carries the next nonce', async () => {
+    const nonce = (await tokenRequest(a.app)).headers['dpop-nonce'] as string;
+    const scoped = await a.sa.admin.createAccount({ name: 'scoped', scopes: ['jobs:read'] });
+    const refused = await request(a.app)
+      .post('/oauth/token')
+      .type('form')
+      .set('DPoP', await key.proof({ htu: TOKEN_URL, iat: now(), nonce }))
+      .send({ grant_type: 'client_credentials', client_id: scoped.clientId, client_secret: scoped.secret.value, scope: 'jobs:write' });
+    expectOAuthError(refused, 400, 'invalid_scope');
+    expect(refused.headers['dpop-nonce']).toBe(nonce);
+    const proof = await key.proof({ htu: TOKEN_URL, iat: now(), nonce });
+    const send = () => request(a.app).post('/oauth/token').type('form').set('DPoP', proof).send({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret.value });
+    expect((await send()).status).toBe(200);
+    const replayed = await send();
+    expectOAuthError(replayed, 400, 'invalid_dpop_proof');
+    expect(replayed.headers['dpop-nonce']).toBe(nonce);
+  });
+
   it('a forged nonce is refused', async () => {
     const forged = await tokenRequest(a.app, `${Math.floor(now() / 60).toString(36)}.AAAAAAAAAAAAAAAAAAAAAA`);
     expectOAuthError(forged, 400, 'use_dpop_nonce');

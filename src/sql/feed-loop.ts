@@ -128,6 +128,8 @@ export class FeedLoop {
   #failing = false;
   #stopped = false;
   #pollTimer: NodeJS.Timeout | undefined;
+  /** A poll is scheduled and not yet started (none is running). */
+  #pollWaiting = false;
   #listenTimer: NodeJS.Timeout | undefined;
   #listenRetryMs = LISTEN_RETRY_MIN_MS;
   #stopListening: (() => Promise<void>) | undefined;
@@ -199,8 +201,20 @@ export class FeedLoop {
   #schedulePoll(): void {
     if (this.#stopped) return;
     // A chain of timeouts, not an interval: polls never overlap, and a slow database slows the loop.
-    this.#pollTimer = setTimeout(() => void this.#poll(), this.#options.pollIntervalMs);
+    this.#pollWaiting = true;
+    this.#pollTimer = setTimeout(() => {
+      this.#pollWaiting = false;
+      void this.#poll();
+    }, this.#options.pollIntervalMs);
     this.#pollTimer.unref();
+  }
+
+  /** Polls now instead of at the scheduled time, unless a poll is running (polls never overlap). */
+  #pollNow(): void {
+    if (this.#stopped || !this.#pollWaiting) return;
+    clearTimeout(this.#pollTimer);
+    this.#pollWaiting = false;
+    void this.#poll();
   }
 
   #stale(): void {
@@ -346,7 +360,13 @@ export class FeedLoop {
       this.#emit(payload); // not ours to dedupe: deliver as is, the poll may repeat it
       return;
     }
-    if (seq <= this.#last || this.#pushed.has(seq)) return;
+    if (seq <= this.#last) {
+      // Read already by the poll; or, after a database restore, a number given out again, which only
+      // the poll notices (the entry at #last is gone): it looks now rather than at its next turn.
+      this.#pollNow();
+      return;
+    }
+    if (this.#pushed.has(seq)) return;
     if (this.#pushed.size >= 10_000) this.#pushed.clear(); // bound memory; worst case a repeated call
     this.#pushed.add(seq);
     this.#emit(clientId);

@@ -3,9 +3,26 @@
  * IPv6 addresses read once, for the two places that judge a peer's address: the failure limiter
  * (which counts an IPv4-mapped address as the IPv4 address it maps) and the address policy of
  * outside issuers' documents (which judges every IPv6 address that carries an IPv4 address by the
- * IPv4 address it carries).
+ * IPv4 address it carries); and a client's address as a proxy may forward it, with a port.
  */
-import { isIPv6 } from 'node:net';
+import { isIP, isIPv6 } from 'node:net';
+
+/**
+ * The IP address an address names, without the port some proxies add to the X-Forwarded-For entries
+ * they write (`203.0.113.7:51234`, `[2001:db8::1]:443`); `undefined` when it names no IP address.
+ *
+ * @example
+ * ```ts
+ * ipAddressOf('203.0.113.7:51234') // '203.0.113.7'
+ * ipAddressOf('[2001:db8::1]:443') // '2001:db8::1'
+ * ipAddressOf('not an address') // undefined
+ * ```
+ */
+export function ipAddressOf(address: string): string | undefined {
+  if (isIP(address) !== 0) return address;
+  const host = /^\[([^\]]+)\]:\d{1,5}$/.exec(address)?.[1] ?? /^([\d.]+):\d{1,5}$/.exec(address)?.[1];
+  return host !== undefined && isIP(host) !== 0 ? host : undefined;
+}
 
 /**
  * The eight 16-bit groups of an IPv6 address in any valid notation (`::`, mixed `::ffff:1.2.3.4`),

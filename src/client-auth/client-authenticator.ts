@@ -27,13 +27,13 @@
  *
  * passport's strategies (token-endpoint/passport-adapter.ts) are thin adapters that call it.
  */
-import { isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { InvalidClientError, TooManyRequestsError, type ClientAuthenticationFailure, type SecretChecksBusyError } from '../errors.js';
 import type { AuditEventInput } from '../audit/audit-events.js';
 import type { OperationalEventInput } from '../observability/operational-events.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { presentedClientId } from '../credentials/redact-secrets.js';
+import { ipAddressOf } from '../ip-address.js';
 import type { AccountRecord, AccountStore } from '../store/account-store.js';
 import { CREDENTIAL_KINDS, findOfKind, type CredentialKindName } from '../store/credential-kinds.js';
 import { callStore, type CallObserver } from '../runtime/call-store.js';
@@ -203,14 +203,16 @@ export class Attempts {
  * The client ID and address for a failure's audit event. The client ID is shown only when it has the
  * form of one (or named an account): a client that put its secret, or part of it, in the client ID
  * field must not find it there. An outside token sent without a client ID is audited under the
- * account it was found to name. The address only when it is an IP address: behind `trust proxy: true`,
- * Express's `req.ip` is whatever the caller wrote first in X-Forwarded-For.
+ * account it was found to name. The address only when it is an IP address (a port some proxies add,
+ * `203.0.113.7:51234` or `[2001:db8::1]:443`, left out): behind `trust proxy: true`, Express's `req.ip`
+ * is whatever the caller wrote first in X-Forwarded-For.
  */
 function auditFields(attempt: Attempt, account?: AccountRecord): { clientId?: string; malformedClientId?: string; address?: string } {
   const clientId = attempt.clientId ?? account?.clientId;
-  const { address } = attempt;
-  return { ...(clientId !== undefined ? presentedClientId(clientId, account !== undefined) : {}), ...(address !== undefined && isIP(address) !== 0 ? { address } : {}) };
+  const address = attempt.address === undefined ? undefined : ipAddressOf(attempt.address);
+  return { ...(clientId !== undefined ? presentedClientId(clientId, account !== undefined) : {}), ...(address !== undefined ? { address } : {}) };
 }
+
 
 /** How often, at most, one credential's `lastUsedAt` is written. */
 export const CREDENTIAL_USE_WRITE_INTERVAL_MS = 60_000;

@@ -25,7 +25,7 @@
 import { createHash } from 'node:crypto';
 import { isIPv4 } from 'node:net';
 import type { ResolvedConfig } from '../config.js';
-import { dottedIPv4, ipv6Hextets, isIPv4Mapped } from '../ip-address.js';
+import { dottedIPv4, ipAddressOf, ipv6Hextets, isIPv4Mapped } from '../ip-address.js';
 import type { StoreUnavailableError } from '../errors.js';
 
 /** What an attempt is counted under. */
@@ -92,10 +92,12 @@ function keyOf(kind: 'c' | 'a', value: string, inMemory: boolean): string {
 /**
  * The limiter's key for a client address: an IPv4 address as it is; an IPv4-mapped IPv6 address as its
  * IPv4 address; any other IPv6 address (zone ID dropped) as its first `ipv6Prefix` bits, written
- * `2001:db8:0:0:0:0:0:0/64`; anything else (not an IP address) unchanged.
+ * `2001:db8:0:0:0:0:0:0/64`; an address with a port a proxy added (`203.0.113.7:51234`) as the
+ * address; anything else (not an IP address) unchanged.
  *
  * @example
  * ```ts
+ * limiterAddress('203.0.113.7:51234', 64)       // '203.0.113.7'
  * limiterAddress('::ffff:127.0.0.1', 64)        // '127.0.0.1'
  * limiterAddress('2001:db8::1', 64)             // '2001:db8:0:0:0:0:0:0/64'
  * limiterAddress('2001:db8::2:3:4:5', 64)       // the same /64: '2001:db8:0:0:0:0:0:0/64'
@@ -103,6 +105,9 @@ function keyOf(kind: 'c' | 'a', value: string, inMemory: boolean): string {
  */
 export function limiterAddress(address: string, ipv6Prefix: number): string {
   if (isIPv4(address)) return address;
+  // A port a proxy wrote into X-Forwarded-For would make every connection of one client a new address.
+  const bare = ipAddressOf(address);
+  if (bare !== undefined && bare !== address) return limiterAddress(bare, ipv6Prefix);
   const zone = address.indexOf('%');
   const hextets = ipv6Hextets(zone === -1 ? address : address.slice(0, zone));
   if (!hextets) return address;

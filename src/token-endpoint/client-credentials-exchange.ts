@@ -84,7 +84,8 @@ export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | unde
       return next();
     }
     if (dpop === undefined) return next();
-    // RFC 9449 §8: where nonces are required, every answer carries the next nonce, refusals included.
+    // RFC 9449 §8: where nonces are required, the answers after client authentication carry the next
+    // nonce, this step's refusals and the exchange's included.
     const nonce = dpop.proofs.nextNonce(config.now(), 400);
     if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
     // The exchange's own refusals first (scope, RFC 6749 §5.2; resource, RFC 8707 §2), so a refused

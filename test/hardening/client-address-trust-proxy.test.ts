@@ -109,9 +109,12 @@ describe('the address of a client.authentication_failed audit event', () => {
       await tokenRequest(live, fields, { 'x-forwarded-for': '203.0.113.7, 10.0.0.1' });
       await tokenRequest(live, fields, { 'x-forwarded-for': `${account.secret.value}, 10.0.0.1` });
       await tokenRequest(live, fields, { 'x-forwarded-for': 'not an address at all' });
+      // A port some proxies add (Azure App Service): the address without it.
+      await tokenRequest(live, fields, { 'x-forwarded-for': '203.0.113.8:51234' });
+      await tokenRequest(live, fields, { 'x-forwarded-for': '[2001:db8::1]:443' });
       await flushAudit();
       const failures = t.events.filter((event) => event.type === 'client.authentication_failed');
-      expect(failures.map((event) => event.type === 'client.authentication_failed' && event.address)).toEqual(['203.0.113.7', undefined, undefined]);
+      expect(failures.map((event) => event.type === 'client.authentication_failed' && event.address)).toEqual(['203.0.113.7', undefined, undefined, '203.0.113.8', '2001:db8::1']);
       expect(JSON.stringify(failures)).not.toContain(account.secret.value.slice(5, 30));
     } finally {
       await live.close();

@@ -31,6 +31,15 @@ describe('limiterAddress', () => {
     expect(limiterAddress('203.0.113.7', 64)).toBe('203.0.113.7');
   });
 
+  // Some proxies (Azure App Service) write the client's port into X-Forwarded-For: every connection of
+  // one client would otherwise be a new address, and the per-address limit would never be reached.
+  it('counts an address with a port a proxy added as the address', () => {
+    expect(limiterAddress('203.0.113.7:51234', 64)).toBe('203.0.113.7');
+    expect(limiterAddress('[2001:db8:1:2::1]:443', 64)).toBe('2001:db8:1:2:0:0:0:0/64');
+    expect(limiterAddress('[::ffff:127.0.0.1]:8080', 64)).toBe('127.0.0.1');
+    expect(limiterAddress('not an address:80', 64)).toBe('not an address:80');
+  });
+
   it('counts an IPv4-mapped IPv6 address as its IPv4 address, in either notation', () => {
     expect(limiterAddress('::ffff:127.0.0.1', 64)).toBe('127.0.0.1');
     expect(limiterAddress('::FFFF:7f00:1', 64)).toBe('127.0.0.1');

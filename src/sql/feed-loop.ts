@@ -77,6 +77,8 @@ export interface ChangeFeedOptions {
 export const ALL_ACCOUNTS = '*';
 
 const POLL_BATCH = 500;
+/** How many entries read by the poll are remembered to recognise their late pushes. */
+const READ_KEPT = 1000;
 /**
  * Longest a poll may wait for the database before it is abandoned (counted as a failure) and the next
  * one starts, on a fresh connection if the old one silently died.
@@ -125,6 +127,8 @@ export class FeedLoop {
   #lastEntry: ChangeFeedEntry | undefined;
   /** Sequence numbers above #last already delivered by push, so the poll does not repeat them. */
   readonly #pushed = new Set<number>();
+  /** The client ID of each entry the poll read lately (the last READ_KEPT), to tell a late push from a number given out again. */
+  readonly #read = new Map<number, string>();
   #failing = false;
   #stopped = false;
   #pollTimer: NodeJS.Timeout | undefined;
@@ -250,6 +254,8 @@ export class FeedLoop {
           }
           this.#last = row.seq;
           this.#lastEntry = row;
+          this.#read.set(row.seq, row.clientId);
+          if (this.#read.size > READ_KEPT) this.#read.delete(this.#read.keys().next().value!);
           if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);
         }
         complete = rows.length < POLL_BATCH;
@@ -297,6 +303,7 @@ export class FeedLoop {
     this.#last = latest;
     this.#lastEntry = undefined;
     this.#pushed.clear();
+    this.#read.clear();
     this.#emit(ALL_ACCOUNTS);
   }
 
@@ -361,9 +368,9 @@ export class FeedLoop {
       return;
     }
     if (seq <= this.#last) {
-      // Read already by the poll; or, after a database restore, a number given out again, which only
-      // the poll notices (the entry at #last is gone): it looks now rather than at its next turn.
-      this.#pollNow();
+      // Read already by the poll (the usual race), or, after a database restore, a number given out
+      // again, which only the poll notices (the entry at #last is gone): then it looks now.
+      if (this.#read.get(seq) !== clientId) this.#pollNow();
       return;
     }
     if (this.#pushed.has(seq)) return;

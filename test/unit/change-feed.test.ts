@@ -101,4 +101,46 @@ describe('ChangeFeed', () => {
     expect(seen.some((id) => id === 'esa_revoked' || id === ALL_ACCOUNTS)).toBe(true);
     await stop();
   });
+
+  // docs/stores.md: after a restore "changes made afterwards still take effect within the bound above".
+  // A pushed change numbered at or below what the poll read, naming another account than the entry the
+  // poll read there, is a number given out again: the feed polls at once (and so notices the restore)
+  // instead of at its next turn. A late push of an entry the poll already read changes nothing.
+  it('polls at once on a push of a number already read that names another account, and not on a late push', async () => {
+    let rows: ChangeFeedEntry[] = [];
+    let reads = 0;
+    let push: (payload: string) => void = () => {};
+    const feed = new ChangeFeed({
+      readLatestSeq: async () => Math.max(0, ...rows.map((r) => r.seq)),
+      readSince: async (after) => {
+        reads++;
+        return rows.filter((r) => r.seq > after);
+      },
+      pollIntervalMs: 200,
+      notifications: {
+        listen: async (onPayload) => {
+          push = onPayload;
+          return async () => {};
+        },
+      },
+      onError: () => {},
+    });
+    const seen: string[] = [];
+    const stop = await feed.watch((clientId) => seen.push(clientId));
+    rows = [{ seq: 1, clientId: 'esa_first', changedAt: 1000 }];
+    await vi.advanceTimersByTimeAsync(250); // one poll reads entry 1
+    expect(seen).toEqual(['esa_first']);
+    await vi.advanceTimersByTimeAsync(100); // 150 ms before the next poll
+    const before = reads;
+    push('1:esa_first'); // the poll was faster than the notification
+    await vi.advanceTimersByTimeAsync(1);
+    expect(reads).toBe(before);
+    // Restored to a backup without entry 1; a revocation made since got number 1 again.
+    rows = [{ seq: 1, clientId: 'esa_revoked', changedAt: 3000 }];
+    push('1:esa_revoked');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(reads).toBe(before + 1);
+    expect(seen).toContain(ALL_ACCOUNTS);
+    await stop();
+  });
 });

@@ -10,7 +10,8 @@
  * authenticated (its count given back, the credential's last use recorded), refused (401
  * `invalid_client`, counted; 429 once past the limit), or undecided (503: the store, the issuer's
  * keys or the bcrypt queue could not answer). The methods decide; the attempts decide nothing. The
- * rules both assertion kinds share are assertion-rules.ts's.
+ * rules both assertion kinds share are assertion-rules.ts's, and the bounded key-try loop they both
+ * use is key-tries.ts's.
  *
  * What follows a credential's use, for every kind alike (secret, public key, federated credential):
  * - its last use is recorded ({@link CredentialUseRecorder}) without a store write on every request:

@@ -6,33 +6,32 @@
  * federated credential for exactly that issuer and subject (or the one `client_id` names, which must
  * hold one). Only then are the issuer's keys looked up (federation/issuer-key-sets.ts), so a token
  * naming an issuer nobody trusts never causes a request; a few of them are tried on it (the bounded
- * key-try loop of assertion-rules.ts, {@link verifyIssuerToken}). The token must carry the credential's
+ * key-try loop of key-tries.ts, {@link verifyIssuerToken}, one budget for the token across its
+ * credentials). The token must carry the credential's
  * audience as its sole audience, be signed by the issuer, be within its lifetime and no longer-lived
  * than allowed, meet every claim condition of the credential (claim-conditions.ts), and, when it has
  * a `jti`, be used once (assertion-rules.ts).
  *
  * Checked against the failure limiter, not counted in advance, and every failure counted when
- * decided, as for key-pair assertions. Which accounts trust an issuer and subject is remembered
- * ({@link FederatedSubjects}).
+ * decided, as for key-pair assertions. Which accounts trust an issuer and subject is looked up and
+ * remembered in federated-subjects.ts; this file verifies the token for their credentials.
  */
 import { decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
-import type { KeyObject } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type { AssertionRefusal, ClientAuthenticationFailure } from '../errors.js';
 import { describeError } from '../observability/operational-events.js';
 import type { Runtime } from '../create-runtime.js';
 import type { AccountCache } from '../runtime/account-cache.js';
-import { callStore } from '../runtime/call-store.js';
-import type { CallObserver } from '../runtime/call-store.js';
 import type { AccountRecord, FederatedCredentialRecord } from '../store/account-store.js';
-import { federatedOf, hasExpired, supportsFederatedCredentials, type FederatedCredentialStore } from '../store/credential-kinds.js';
+import { federatedOf, hasExpired, supportsFederatedCredentials } from '../store/credential-kinds.js';
 import { FEDERATED_LIMITS, isFederatedUrlText } from '../federation/address-policy.js';
 import type { ResolvedFederationConfig } from '../federation/federation-options.js';
 import { IssuerKeySets, type FederatedKeySource, type KeySetVerification } from '../federation/issuer-key-sets.js';
 import { verifiableAlgorithms, type KeySet } from '../federation/key-set.js';
-import { claimRefusalOf, firstUse, hasUsableJti, keyAttemptOf, MAX_CANDIDATE_KEYS, timesRefusalOf, tryCandidateKeys, type AssertionReplayParts } from './assertion-rules.js';
+import { claimRefusalOf, firstUse, hasUsableJti, timesRefusalOf, type AssertionReplayParts } from './assertion-rules.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
 import { unmetClaimCondition } from './claim-conditions.js';
+import { FederatedSubjects } from './federated-subjects.js';
+import { keyAttemptOf, tryCandidateKeys, TokenKeyTries } from './key-tries.js';
 import { isClientIdLookup, isLookupValue, type AuthenticationDone, type FederatedCredentials, type FederatedTokenNames } from './presented-credentials.js';
 
 /**
@@ -80,42 +79,6 @@ export async function verifyIssuerToken(
     if (++keySetsGiven > 1) tries.refetched();
     return verifyWithKeySet(token, keySet, alg!, kid, verifyOptions, onRefused, tries);
   });
-}
-
-/**
- * The keys tried on one outside token, shared by every credential it is checked for (an account may
- * hold several for one issuer and subject, each with its own audience or JWK Set URL): a key that
- * did not make the signature for one credential is not checked again for another, and, whatever the
- * number of credentials and key sets, at most `MAX_CANDIDATE_KEYS` keys are found not to have made
- * it (twice that once the issuer's keys were fetched again). A key that made the signature is checked
- * again for each credential, whose claims differ: a few at most.
- *
- * @example
- * ```ts
- * const tries = new TokenKeyTries() // one per token, passed to verifyIssuerToken for each of its credentials
- * ```
- */
-export class TokenKeyTries {
-  readonly #unsigned = new WeakSet<KeyObject>();
-  #unsignedCount = 0;
-  #allowed = MAX_CANDIDATE_KEYS;
-
-  /** Whether `key` may be checked on the token: not already found not to have made the signature, and within the bound. */
-  mayTry(key: KeyObject): boolean {
-    return !this.#unsigned.has(key) && this.#unsignedCount < this.#allowed;
-  }
-
-  /** `key` did not make the token's signature. */
-  unsigned(key: KeyObject): void {
-    if (this.#unsigned.has(key)) return;
-    this.#unsigned.add(key);
-    this.#unsignedCount++;
-  }
-
-  /** The issuer's keys were fetched again for this token: as many more keys may be tried. */
-  refetched(): void {
-    this.#allowed = 2 * MAX_CANDIDATE_KEYS;
-  }
 }
 
 /** {@link verifyIssuerToken} with one of the issuer's key sets: the bounded loop over its candidate keys. */
@@ -323,88 +286,4 @@ export function createFederatedClientCheck(runtime: Runtime): FederatedClientChe
     issuerIdentifier: config.issuer,
     replays: { store, storeTimeout: config.storeTimeout, storeCalls, clockTolerance: config.clockTolerance },
   });
-}
-
-/** At most this many client IDs are asked for: two already make the pair ambiguous. */
-const LOOKUP_LIMIT = 2;
-
-type Remembered = { readonly clientIds: readonly string[]; readonly until: number };
-
-/**
- * Which accounts trust an outside token's issuer and subject: the store's `findFederatedClients`,
- * remembered for as long as account status is cached, and forgotten whenever any account changes
- * (a credential added to another account makes the pair ambiguous at once). Only answers that name an
- * account are remembered: a pair nobody trusts is asked of the store again, so a new credential works
- * on its first use. One per token endpoint.
- *
- * @example
- * ```ts
- * declare const parts: ConstructorParameters<typeof FederatedSubjects>[0] // the store, the account cache, the store timeout
- * const subjects = new FederatedSubjects(parts)
- * const [clientId, ambiguous] = await subjects.clientIds('https://token.actions.githubusercontent.com', 'repo:acme/api:ref:refs/heads/main')
- * ```
- */
-export class FederatedSubjects {
-  readonly #remembered = new LRUCache<string, Remembered>({ max: 10_000 });
-  readonly #inflight = new Map<string, Promise<readonly string[]>>();
-
-  constructor(
-    private readonly parts: {
-      readonly store: FederatedCredentialStore;
-      readonly accounts: AccountCache;
-      readonly storeTimeout: number;
-      readonly storeCalls?: CallObserver;
-      /** A monotonic millisecond clock. */
-      readonly clock?: { now(): number };
-    },
-  ) {
-    parts.accounts.onInvalidate(() => this.forget());
-  }
-
-  /**
-   * The client IDs (none, one, or two when ambiguous) of the accounts holding a live credential for
-   * exactly this pair; of several, only those whose credential is not past its expiry at `at` (asked
-   * of the store again only then).
-   */
-  clientIds(issuer: string, subject: string, at?: Date): Promise<readonly string[]> {
-    const key = `${issuer}\n${subject}`;
-    const now = (this.parts.clock ?? performance).now();
-    const remembered = this.#remembered.get(key);
-    if (remembered && remembered.until > now) return Promise.resolve(remembered.clientIds);
-    const inflight = this.#inflight.get(key);
-    if (inflight) return inflight;
-    const { store, storeTimeout, storeCalls, accounts } = this.parts;
-    const ttl = accounts.ttl;
-    const find = (live?: Date): Promise<string[]> =>
-      callStore(() => store.findFederatedClients(issuer, subject, LOOKUP_LIMIT, live), storeTimeout, 'findFederatedClients', storeCalls);
-    // Expired credentials count only when all are: then the one account is named, and its check says
-    // `expired_credential`. When several accounts trust the pair, those past their expiry are left out.
-    const lookup = find()
-      .then((clientIds) => (clientIds.length > 1 && at !== undefined ? find(at).then((unexpired) => (unexpired.length > 0 ? unexpired : clientIds)) : clientIds))
-      .then((clientIds) => {
-        if (this.#inflight.get(key) === lookup && clientIds.length > 0) this.#remembered.set(key, { clientIds, until: now + ttl });
-        return clientIds;
-      });
-    this.#inflight.set(key, lookup);
-    const settle = (): void => {
-      if (this.#inflight.get(key) === lookup) this.#inflight.delete(key);
-    };
-    lookup.then(settle, settle);
-    return lookup;
-  }
-
-  /**
-   * Forgets the remembered answer for one issuer and subject, or every one when none is named (an
-   * account changed), and detaches the lookups in flight for them.
-   */
-  forget(issuer?: string, subject?: string): void {
-    if (issuer !== undefined && subject !== undefined) {
-      const key = `${issuer}\n${subject}`;
-      this.#remembered.delete(key);
-      this.#inflight.delete(key);
-      return;
-    }
-    this.#remembered.clear();
-    this.#inflight.clear();
-  }
 }

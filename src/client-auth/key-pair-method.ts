@@ -7,7 +7,7 @@
  * `exp` (at most `maxLifetime` seconds ahead, plus the clock tolerance), a `jti`, `iat` and `nbf` when
  * present not in the future (assertion-rules.ts), signed by one of the account's registered public
  * keys with an algorithm of that key's type (at most `MAX_CANDIDATE_KEYS` of them tried: the bounded
- * key-try loop of assertion-rules.ts). `none`, HMAC and every other symmetric algorithm, and any `crit` header,
+ * key-try loop of key-tries.ts). `none`, HMAC and every other symmetric algorithm, and any `crit` header,
  * are refused. Then the account must be enabled, and the `jti` is recorded once in the store: a
  * replay, on this instance or any other sharing the store, is refused. A refusal names the rule that
  * failed (assertion-rules.ts), for the audit only.
@@ -27,14 +27,12 @@ import {
   firstUse,
   hasUsableJti,
   isAcceptedAudience,
-  keyAttemptOf,
-  tryCandidateKeys,
-  type KeyAttempt,
   timesRefusalOf,
   tokenEndpointAudienceOf,
   unverifiedRefusal,
   type AssertionReplayParts,
 } from './assertion-rules.js';
+import { keyAttemptOf, tryCandidateKeys, type KeyAttempt } from './key-tries.js';
 import type { AssertionRefusal } from '../errors.js';
 import type { TokenEndpointAudienceSetting } from '../token-endpoint-audience.js';
 import type { Attempt, Attempts } from './client-authenticator.js';
@@ -117,7 +115,7 @@ export class KeyAssertionChecker {
 
   /**
    * Verifies `assertion` against the account's keys whose type allows its `alg`, under the bounded
-   * key-try loop (assertion-rules.ts): the key its `kid` names (by key ID or thumbprint) when it names one, else
+   * key-try loop (key-tries.ts): the key its `kid` names (by key ID or thumbprint) when it names one, else
    * every such key, refused untried when more than `MAX_CANDIDATE_KEYS` live keys would be tried.
    * Live keys first; a revoked key only to tell the audit why (`revoked_key`), within the same budget.
    */

@@ -177,8 +177,8 @@ export class IssuerKeySets {
    * `Retry-After`) only when keys are needed and cannot be fetched.
    *
    * How many of a set's keys are tried on one token is `verifyWith`'s to bound: the federated method
-   * verifies only through the bounded key-try loop (`verifyIssuerToken` in
-   * client-auth/federated-method.ts), and a new caller must do the same.
+   * verifies only through the bounded key-try loop (client-auth/key-tries.ts, by `verifyIssuerToken`
+   * in client-auth/federated-method.ts), and a new caller must do the same.
    *
    * @example
    * ```ts

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type KeyLike } from 'jose';
 import * as jose from 'jose';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_CANDIDATE_KEYS } from '../../src/client-auth/assertion-rules.js';
+import { MAX_CANDIDATE_KEYS } from '../../src/client-auth/key-tries.js';
 import { FederatedKeysUnavailableError } from '../../src/errors.js';
 import { resolveFederation } from '../../src/federation/federation-options.js';
 import { MAX_KEYS_PER_SET } from '../../src/federation/key-set.js';

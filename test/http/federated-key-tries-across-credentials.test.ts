@@ -13,7 +13,7 @@ import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import * as jose from 'jose';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
-import { MAX_CANDIDATE_KEYS } from '../../src/client-auth/assertion-rules.js';
+import { MAX_CANDIDATE_KEYS } from '../../src/client-auth/key-tries.js';
 import { JWT_BEARER_ASSERTION_TYPE } from '../../src/client-auth/presented-credentials.js';
 import { createTestApp } from '../helpers/create-app.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidClientError, TooManyRequestsError } from '../../src/errors.js';
 import { KeyPairMethod } from '../../src/client-auth/key-pair-method.js';
 import { JWT_BEARER_ASSERTION_TYPE, presentedCredentials } from '../../src/client-auth/presented-credentials.js';
-import { MAX_CANDIDATE_KEYS } from '../../src/client-auth/assertion-rules.js';
+import { MAX_CANDIDATE_KEYS } from '../../src/client-auth/key-tries.js';
 import { authenticatedAs, closeClientAuthParts, createClientAuthParts, settle, type Settled } from '../helpers/client-auth-parts.js';
 import { newKeyPair, signAssertion, type AssertionOptions, type TestKeyPair } from '../helpers/client-assertions.js';
 import { TEST_ISSUER } from '../helpers/create-app.js';

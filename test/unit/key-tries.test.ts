@@ -1,11 +1,11 @@
 /**
  * The rule for trying keys on a signed token (the bounded key-try loop of
- * src/client-auth/assertion-rules.ts), counted by the calls of the attempt it is given: each call is
+ * src/client-auth/key-tries.ts), counted by the calls of the attempt it is given: each call is
  * one signature check. The rule: "try at most a small number of
  * candidate keys per token, and refuse a kid-less token when more than that match its algorithm".
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_CANDIDATE_KEYS, tryCandidateKeys, type CandidateRules, type KeyAttempt } from '../../src/client-auth/assertion-rules.js';
+import { MAX_CANDIDATE_KEYS, tryCandidateKeys, type CandidateRules, type KeyAttempt } from '../../src/client-auth/key-tries.js';
 
 interface Key {
   readonly id: string;

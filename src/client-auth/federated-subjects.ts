@@ -18,9 +18,10 @@ type Remembered = { readonly clientIds: readonly string[]; readonly until: numbe
 /**
  * Which accounts trust an outside token's issuer and subject: the store's `findFederatedClients`,
  * remembered for as long as account status is cached, and forgotten whenever any account changes
- * (a credential added to another account makes the pair ambiguous at once). Only answers that name an
- * account are remembered: a pair nobody trusts is asked of the store again, so a new credential works
- * on its first use. One per token endpoint.
+ * (a credential added to another account makes the pair ambiguous at once). Only answers that name
+ * exactly one account are remembered: a pair nobody trusts is asked of the store again, so a new
+ * credential works on its first use, and so is an ambiguous one, so it is served as soon as all but
+ * one of its credentials have expired. One per token endpoint.
  *
  * @example
  * ```ts
@@ -67,7 +68,7 @@ export class FederatedSubjects {
     const lookup = find()
       .then((clientIds) => (clientIds.length > 1 && at !== undefined ? find(at).then((unexpired) => (unexpired.length > 0 ? unexpired : clientIds)) : clientIds))
       .then((clientIds) => {
-        if (this.#inflight.get(key) === lookup && clientIds.length > 0) this.#remembered.set(key, { clientIds, until: now + ttl });
+        if (this.#inflight.get(key) === lookup && clientIds.length === 1) this.#remembered.set(key, { clientIds, until: now + ttl });
         return clientIds;
       });
     this.#inflight.set(key, lookup);

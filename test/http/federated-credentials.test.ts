@@ -123,6 +123,22 @@ describe('federated credentials at the token endpoint', () => {
     expect(whoami.body.clientId).toBe(after.clientId);
   });
 
+  // Same rule, when the pair was refused as ambiguous while both credentials were live: the refusal is
+  // not remembered past the old credential's expiry.
+  it('a subject refused as ambiguous is served once the other credential has expired', async () => {
+    const t = await setUp();
+    const subject = 'system:serviceaccount:payments:moving';
+    const before = await t.sa.admin.createAccount({ name: 'before' });
+    await t.sa.admin.addFederatedCredential(before.clientId, { issuer: t.idp.issuer, subject, expiresIn: '60s' });
+    const after = await t.sa.admin.createAccount({ name: 'after' });
+    await t.sa.admin.addFederatedCredential(after.clientId, { issuer: t.idp.issuer, subject });
+    await expectRefused(t, await t.post(await t.kubernetesToken({ subject })), 'ambiguous_token');
+    t.clock.advance(61);
+    const res = await t.post(await t.kubernetesToken({ subject })).expect(200);
+    const whoami = await request(t.app).get('/api/whoami').set('authorization', `Bearer ${res.body.access_token}`).expect(200);
+    expect(whoami.body.clientId).toBe(after.clientId);
+  });
+
   // "an attacker-chosen iss never causes a request"
   it('refuses a token of an issuer no credential trusts without a single request to that issuer', async () => {
     const t = await setUp();

@@ -9,7 +9,8 @@ import { FeedLoop, type ChangeFeedOptions } from './feed-loop.js';
 
 export { ALL_ACCOUNTS } from './feed-loop.js';
 
-export type { ChangeFeedEntry, ChangeFeedOptions, ChangeNotifications } from './feed-loop.js';
+export type { ChangeFeedEntry } from './feed-cursor.js';
+export type { ChangeFeedOptions, ChangeNotifications } from './feed-loop.js';
 export { POLL_DEADLINE_MS, POLL_GRACE_MS } from './feed-loop.js';
 
 /**

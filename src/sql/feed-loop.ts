@@ -3,27 +3,14 @@
  * One poll loop of the change feed plus its push channel, from start() to stop(): reads the feed every
  * `pollIntervalMs`, listens for pushes, announces `'*'` when changes may have been missed, and reports
  * how changes arrive (`push`, `polling`, `reconnecting`, `failing`), and starts over with `'*'` when
- * the entry it read last is gone (a restored database). It is the one place that tracks
- * that state: it reports it once when started, then only real changes, never one state twice in a row.
+ * its {@link FeedCursor} (feed-cursor.ts) finds the entry it read last gone (a restored database). It
+ * is the one place that tracks that state: it reports it once when started, then only real changes,
+ * never one state twice in a row.
  */
 import type { ChangeFeedState } from '../store/account-store.js';
 import { callStore } from '../runtime/call-store.js';
+import { FeedCursor, type ChangeFeedEntry } from './feed-cursor.js';
 import { FeedWatchdog } from './feed-watchdog.js';
-
-/**
- * One row of the change feed.
- *
- * @example
- * ```ts
- * const entry: ChangeFeedEntry = { seq: 42, clientId: 'esa_4fT0qLx2mZb8Rk1sVw7yNc3d' }
- * ```
- */
-export interface ChangeFeedEntry {
-  readonly seq: number;
-  readonly clientId: string;
-  /** When it was appended (ms): with `seq` and `clientId`, tells this entry from another given the same `seq`. */
-  readonly changedAt?: number;
-}
 
 /**
  * A push channel for changes, such as PostgreSQL `LISTEN`. Payloads are `"<seq>:<clientId>"`.
@@ -77,8 +64,6 @@ export interface ChangeFeedOptions {
 export const ALL_ACCOUNTS = '*';
 
 const POLL_BATCH = 500;
-/** How many entries read by the poll are remembered to recognise their late pushes. */
-const READ_KEPT = 1000;
 /**
  * Longest a poll may wait for the database before it is abandoned (counted as a failure) and the next
  * one starts, on a fresh connection if the old one silently died.
@@ -121,14 +106,8 @@ export class FeedLoop {
   #reported: ChangeFeedState | undefined;
   /** Whether the push channel is connected. */
   #pushing = false;
-  /** Highest sequence number delivered by the poll. */
-  #last = 0;
-  /** The entry at #last, once a poll has read it: a later poll checks that it is still there. */
-  #lastEntry: ChangeFeedEntry | undefined;
-  /** Sequence numbers above #last already delivered by push, so the poll does not repeat them. */
-  readonly #pushed = new Set<number>();
-  /** The client ID of each entry the poll read lately (the last READ_KEPT), to tell a late push from a number given out again. */
-  readonly #read = new Map<number, string>();
+  /** What has been read and pushed, and whether the next read or push agrees with it. */
+  readonly #cursor = new FeedCursor();
   #failing = false;
   #stopped = false;
   #pollTimer: NodeJS.Timeout | undefined;
@@ -152,7 +131,7 @@ export class FeedLoop {
   async start(): Promise<void> {
     // A deadline, so that a connection that went silent cannot hold the start (and every watcher
     // waiting on it) for as long as TCP takes to give up: the start fails, and the next watch retries.
-    this.#last = await callStore(() => this.#options.readLatestSeq(), START_DEADLINE_MS, 'change feed start');
+    this.#cursor.startAt(await callStore(() => this.#options.readLatestSeq(), START_DEADLINE_MS, 'change feed start'));
     if (this.#stopped) return;
     // The feed starts from that read, however long it took: nothing before it can have been missed,
     // so the watchdog's limit counts from now.
@@ -238,33 +217,22 @@ export class FeedLoop {
     let complete = false; // read up to the end of the feed, not stopped by MAX_BATCHES_PER_POLL
     try {
       for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !complete; batch++) {
-        // From the entry at #last on, to see that it is still there.
-        const rows = await callStore(() => this.#readSince(Math.max(this.#last - 1, 0)), POLL_DEADLINE_MS, 'change feed poll');
+        // From the entry read last on, to see that it is still there.
+        const rows = await callStore(() => this.#readSince(this.#cursor.readFrom), POLL_DEADLINE_MS, 'change feed poll');
         if (this.#stopped) return;
-        if (this.#lost(rows)) {
+        if (this.#cursor.lost(rows)) {
           await this.#restart();
           complete = true;
           break;
         }
-        for (const row of rows) {
-          if (row.seq <= this.#last) {
-            // The entry at #last, first read (after the start or a restart): from now on it is checked.
-            if (row.seq === this.#last) this.#lastEntry ??= row;
-            continue;
-          }
-          this.#last = row.seq;
-          this.#lastEntry = row;
-          this.#read.set(row.seq, row.clientId);
-          if (this.#read.size > READ_KEPT) this.#read.delete(this.#read.keys().next().value!);
-          if (!this.#pushed.delete(row.seq)) this.#emit(row.clientId);
-        }
+        for (const row of rows) if (this.#cursor.take(row)) this.#emit(row.clientId);
         complete = rows.length < POLL_BATCH;
       }
-      for (const seq of this.#pushed) if (seq <= this.#last) this.#pushed.delete(seq);
+      this.#cursor.settle();
     } catch (error) {
       complete = false;
       this.#options.onError(error);
-      // Changes are delayed (not lost: the poll resumes from #last), but caches must not trust
+      // Changes are delayed (not lost: the poll resumes where it was), but caches must not trust
       // themselves meanwhile. Once per outage.
       if (!this.#failing && !this.#stopped) this.#emit(ALL_ACCOUNTS);
       this.#failing = true;
@@ -278,32 +246,14 @@ export class FeedLoop {
   }
 
   /**
-   * Whether the entry at #last is gone, or another entry has its sequence number: the database was
-   * restored from a backup, or a standby that lacked the last transactions took over, and sequence
-   * numbers are given out again from below #last. New changes would be skipped as already read.
-   * (Entries older than an hour are deleted when a change is appended, so after an hour without
-   * changes this also answers true once: the feed then starts over for nothing worse than a `'*'`.)
-   */
-  #lost(rows: readonly ChangeFeedEntry[]): boolean {
-    if (this.#last === 0) return false;
-    const entry = rows.find((row) => row.seq === this.#last);
-    if (entry === undefined) return true;
-    const known = this.#lastEntry;
-    return known !== undefined && (known.clientId !== entry.clientId || known.changedAt !== entry.changedAt);
-  }
-
-  /**
-   * Starts the feed over from its current end, after {@link #lost}: every change up to there is
-   * announced as `'*'` (listeners drop everything and read anew), later ones as usual.
+   * Starts the feed over from its current end, after {@link FeedCursor.lost}: every change up to
+   * there is announced as `'*'` (listeners drop everything and read anew), later ones as usual.
    */
   async #restart(): Promise<void> {
     const latest = await callStore(() => this.#options.readLatestSeq(), POLL_DEADLINE_MS, 'change feed poll');
     if (this.#stopped) return;
-    this.#options.onError(new Error(`The change feed's entry ${this.#last} is gone (a database restored, or another server took over): reading it again from its end`));
-    this.#last = latest;
-    this.#lastEntry = undefined;
-    this.#pushed.clear();
-    this.#read.clear();
+    this.#options.onError(new Error(`The change feed's entry ${this.#cursor.last} is gone (a database restored, or another server took over): reading it again from its end`));
+    this.#cursor.startAt(latest);
     this.#emit(ALL_ACCOUNTS);
   }
 
@@ -367,15 +317,10 @@ export class FeedLoop {
       this.#emit(payload); // not ours to dedupe: deliver as is, the poll may repeat it
       return;
     }
-    if (seq <= this.#last) {
-      // Read already by the poll (the usual race), or, after a database restore, a number given out
-      // again, which only the poll notices (the entry at #last is gone): then it looks now.
-      if (this.#read.get(seq) !== clientId) this.#pollNow();
-      return;
-    }
-    if (this.#pushed.has(seq)) return;
-    if (this.#pushed.size >= 10_000) this.#pushed.clear(); // bound memory; worst case a repeated call
-    this.#pushed.add(seq);
-    this.#emit(clientId);
+    const verdict = this.#cursor.push(seq, clientId);
+    // A number the poll has passed but not read there: perhaps given out again after a database
+    // restore, which only the poll notices (the entry it read last is gone), so it looks now.
+    if (verdict === 'suspect') this.#pollNow();
+    else if (verdict === 'new') this.#emit(clientId);
   }
 }

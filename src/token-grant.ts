@@ -3,12 +3,24 @@
  * What an access token grants, written once for its users: its scopes (the RFC 6749 §3.3 grammar),
  * its audience (RFC 8707 resource indicators) and its lifetime. The syntax and bounds are checked by
  * the admin API's input check, the configuration and `requireBearer({ scope, audience })`; the choice
- * for one token, from what the client asked and what its account allows, is made by the token
- * endpoint's exchange ({@link grantScopes}, {@link chooseAudience}, {@link accessTokenLifetimeOf}).
+ * for one token ({@link TokenGrant}), from what the client asked and what its account allows, is made
+ * once by the token endpoint, after client authentication ({@link grantScopes}, {@link chooseAudience},
+ * {@link accessTokenLifetimeOf}).
  * Each caller decides which error a refused value becomes (`invalid_input`, `invalid_scope`,
  * `invalid_target`, a startup `TypeError`).
  */
 import { InvalidScopeError, InvalidTargetError } from './errors.js';
+
+/**
+ * What one access token grants, decided once per token request from what the client asked and what
+ * its account allows ({@link grantScopes}, {@link chooseAudience}).
+ */
+export interface TokenGrant {
+  /** The token's scopes; `undefined` for an account without scopes (unrestricted: no `scope` claim). */
+  readonly scopes: readonly string[] | undefined;
+  /** The token's audience; `undefined` for the server's `audience`. */
+  readonly audience: string | undefined;
+}
 
 // Scopes (RFC 6749 §3.3).
 

@@ -7,12 +7,15 @@
  * type, 403 for `invalid_grant`) never reach the client: the grant type is checked here first (400
  * `invalid_grant`, docs/errors.md).
  *
+ * The token's scopes and audience are decided once, after client authentication, by the grant step,
+ * which records them on the context for the exchange.
+ *
  * DPoP (RFC 9449 §5): the `DPoP` proof is checked before client authentication, so a bad proof costs
  * no secret check and is no authentication failure (400 `invalid_dpop_proof`, not counted by the
  * limiter); once the client is authenticated, an account that requires DPoP-bound tokens is refused
- * without a proof, and the proof's `jti` is recorded as used on every instance through the store
- * record client assertions use (`consumeAssertionId`), so the exchange can bind the token to the
- * proof's key.
+ * without a proof, and, once the scope and resource are allowed, the proof's `jti` is recorded as
+ * used on every instance through the store record client assertions use (`consumeAssertionId`), so
+ * the exchange can bind the token to the proof's key.
  */
 import oauth2orize from 'oauth2orize';
 import { InvalidDpopProofError, InvalidGrantError, ServerError } from '../errors.js';
@@ -21,7 +24,7 @@ import type { DpopRuntime } from '../dpop/dpop-runtime.js';
 import { replayOwnerOf } from '../dpop/dpop-replay.js';
 import { callStore } from '../runtime/call-store.js';
 import { collectExtraClaims, type ExtraClaimsError } from '../extra-token-claims.js';
-import { accessTokenLifetimeOf, chooseAudience, grantScopes } from '../token-grant.js';
+import { accessTokenLifetimeOf, chooseAudience, grantScopes, type TokenGrant } from '../token-grant.js';
 import type { AccountRecord } from '../store/account-store.js';
 import { signAccessToken } from '../access-tokens/access-token.js';
 import type { Runtime } from '../create-runtime.js';
@@ -63,16 +66,19 @@ export function createDpopProofStep(dpop: DpopRuntime, now: () => Date): Step {
 const PROOF_NAMESPACE = 'urn:ietf:params:oauth:dpop:';
 
 /**
- * The step after client authentication: refuses an account that requires DPoP-bound tokens when the
- * request has no proof, and, once the requested scope and resource are allowed, records the proof's
- * `jti` as used (a replay is `invalid_dpop_proof`).
+ * The step after client authentication that decides what the token grants, once: refuses an account
+ * that requires DPoP-bound tokens when the request has no proof, records the token's scopes and
+ * audience on the context (refused: `invalid_scope`, RFC 6749 §5.2; `invalid_target`, RFC 8707 §2),
+ * and only then records the proof's `jti` as used (a replay is `invalid_dpop_proof`), so a refused
+ * request never uses up its proof (docs/dpop.md).
  */
-export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | undefined): Step {
+export function createTokenGrantStep(runtime: Runtime, dpop: DpopRuntime | undefined): Step {
   const { config } = runtime;
   return (context, next) => {
     const proof = context.dpopProof;
+    const { account } = context.client;
     if (proof === undefined) {
-      if (context.client.account.dpopBoundAccessTokens === true) {
+      if (account.dpopBoundAccessTokens === true) {
         return next(
           new InvalidDpopProofError(
             dpop === undefined
@@ -81,22 +87,20 @@ export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | unde
           ),
         );
       }
-      return next();
+    } else if (dpop !== undefined) {
+      // RFC 9449 §8: where nonces are required, the answers after client authentication carry the next
+      // nonce, this step's refusals and the exchange's included.
+      const nonce = dpop.proofs.nextNonce(config.now(), 400);
+      if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
     }
-    if (dpop === undefined) return next();
-    // RFC 9449 §8: where nonces are required, the answers after client authentication carry the next
-    // nonce, this step's refusals and the exchange's included.
-    const nonce = dpop.proofs.nextNonce(config.now(), 400);
-    if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
-    // The exchange's own refusals first (scope, RFC 6749 §5.2; resource, RFC 8707 §2), so a refused
-    // request never uses up its proof (docs/dpop.md): the exchange decides the same again.
-    const { account } = context.client;
+    // RFC 8707 §2: the token is for the requested resource, when the account is allowed it.
+    const { scope, resource } = context.parameters;
     try {
-      grantScopes(account.scopes, context.parameters.scope);
-      chooseAudience(account.resources, context.parameters.resource, config.audience);
+      context.grant = { scopes: grantScopes(account.scopes, scope), audience: chooseAudience(account.resources, resource, config.audience) };
     } catch (err) {
       return next(err);
     }
+    if (proof === undefined || dpop === undefined) return next();
     const now = config.now();
     const store = config.store;
     const used =
@@ -116,15 +120,14 @@ export function createDpopBindingStep(runtime: Runtime, dpop: DpopRuntime | unde
 const CLIENT_PROPERTY = 'client';
 
 /**
- * What oauth2orize sees of a token request: the validated `grant_type` and `scope` (never its own
- * reading of the raw body) and the authenticated client. Like passport, it is given a view rather than
- * the host's request.
+ * What oauth2orize sees of a token request: the validated `grant_type`, what the token grants (decided
+ * by the grant step; no `scope` of its own to read, so it never parses one) and the authenticated
+ * client. Like passport, it is given a view rather than the host's request.
  */
 interface ExchangeView {
   readonly body: {
     readonly grant_type: string | undefined;
-    readonly scope: string | undefined;
-    readonly resource: string | undefined;
+    readonly grant: TokenGrant;
     /** Thumbprint of the key of the request's DPoP proof, when it had one: the token is bound to it. */
     readonly jkt: string | undefined;
   };
@@ -151,13 +154,12 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
     }
   };
 
-  // Four parameters: oauth2orize passes the view's body, whose `scope` is the validated string.
-  const issue = (client: AuthenticatedClient, _scopes: string[], body: ExchangeView['body'], done: oauth2orize.ExchangeDoneFunction): void => {
+  // Four parameters: oauth2orize passes the view's body, which carries the decided grant (it has no
+  // `scope` for oauth2orize to split, so `_scopes` is always undefined).
+  const issue = (client: AuthenticatedClient, _scopes: string[] | undefined, body: ExchangeView['body'], done: oauth2orize.ExchangeDoneFunction): void => {
     try {
       const { account, credential } = client;
-      const scopes = grantScopes(account.scopes, body.scope);
-      // RFC 8707 §2: the token is for the requested resource, when the account is allowed it.
-      const audience = chooseAudience(account.resources, body.resource, config.audience);
+      const { scopes, audience } = body.grant;
       const lifetime = accessTokenLifetimeOf(account, config);
       const extraClaimsJson = config.extraTokenClaims && extraClaimsFor(account, scopes, audience ?? config.audience);
       const now = config.now();
@@ -200,8 +202,7 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
   const token = server.token() as unknown as (view: ExchangeView, res: ServerResponse, next: (err?: unknown) => void) => void;
 
   return (context, next) => {
-    const { grantType, scope, resource } = context.parameters;
     const jkt = context.dpopProof?.jkt;
-    token({ body: { grant_type: grantType, scope, resource, jkt }, [CLIENT_PROPERTY]: context.client }, context.res, next);
+    token({ body: { grant_type: context.parameters.grantType, grant: context.grant, jkt }, [CLIENT_PROPERTY]: context.client }, context.res, next);
   };
 }

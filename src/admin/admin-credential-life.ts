@@ -81,7 +81,9 @@ export function requireKindStore<K extends CredentialKindName>(context: AdminCon
   const store = context.config.store;
   if (!supportsKind(store, kind)) {
     const { noun, storeMethods } = CREDENTIAL_KINDS[kind];
-    const lacks = `${storeMethods.slice(0, -1).join(', ')} or ${String(storeMethods.at(-1))}`;
+    // Only the methods it lacks: a store written with some of them is told which ones to add.
+    const missing = storeMethods.filter((method) => typeof store[method] !== 'function').map(String);
+    const lacks = missing.length === 1 ? missing[0] : `${missing.slice(0, -1).join(', ')} and ${String(missing.at(-1))}`;
     throw new AdminError('not_supported', `This account store cannot hold ${noun}s: it lacks ${lacks} (see docs/writing-a-store.md)`);
   }
   return store as CredentialKindStores[K];

@@ -55,6 +55,21 @@ describe('a store without an optional feature', () => {
     await expectAdminError(claimless.addFederatedCredential(other.clientId, { issuer: GITHUB, subject: 'repo:acme/x:ref:refs/heads/main', claims }), 'not_supported', /keepsClaimConditions/);
   });
 
+  it('admin API: a store with some of a kind\'s methods is told only those it lacks', async () => {
+    const memory = new MemoryAccountStore();
+    // Written with three of the four key methods: consumeAssertionId forgotten.
+    class KeysWithoutReplayCheck extends ForwardingStore {
+      addKey = memory.addKey.bind(memory);
+      revokeKey = memory.revokeKey.bind(memory);
+      recordKeyUse = memory.recordKeyUse.bind(memory);
+    }
+    const admin = createAdminApi({ store: new KeysWithoutReplayCheck(memory), secretHashRounds: 4 });
+    const { clientId } = await admin.createAccount({ name: 'partial' });
+    const refused = admin.addKey(clientId, publicPem());
+    await expectAdminError(refused, 'not_supported', /it lacks consumeAssertionId \(/);
+    await expect(refused).rejects.not.toThrow(/addKey|revokeKey|recordKeyUse/);
+  });
+
   it('admin router: answers 501 not-implemented with the reason, on every route that needs the feature', async () => {
     const { app } = createAdminRouterApp({ store: requiredOnly() });
     const api = adminClient(app);

@@ -407,8 +407,9 @@ export interface WatchOptions {
  */
 export interface AccountStore {
   /**
-   * Called once before first use (lazily, on the first request or admin call). Creates the schema,
-   * opens pools. Must be idempotent and safe when several processes call it at once.
+   * Called before first use (lazily, on the first request or admin call, or by `sa.ready()`), and
+   * again on the next use after it rejected. Creates the schema, opens pools. It gets at least 30 s
+   * (`storeTimeout` if longer). Must be idempotent and safe when several processes call it at once.
    */
   init?(): Promise<void>;
 
@@ -440,7 +441,8 @@ export interface AccountStore {
   createAccount(input: NewAccountRecord): Promise<AccountRecord>;
 
   /**
-   * Called on every token request and, through a short-lived cache, by the bearer check.
+   * Called by the token endpoint and the bearer check through each instance's cache of accounts (so
+   * not on every request: see `statusCacheTtl`), and by the admin API.
    * @returns the account with all its secrets (hashes included) and keys, or `undefined` when unknown.
    */
   findAccount(clientId: string): Promise<AccountRecord | undefined>;
@@ -483,8 +485,8 @@ export interface AccountStore {
   /**
    * Adds a secret (hash only) to an account, unless the account already has
    * `options.maxLiveCredentials` live (unrevoked) credentials, secrets, keys and federated credentials together. Counting the
-   * live credentials and inserting must be one atomic step with respect to every other `addSecret` and
-   * `addKey` on the same account, including calls from other processes sharing the store: of
+   * live credentials and inserting must be one atomic step with respect to every other `addSecret`,
+   * `addKey` and `addFederatedCredential` on the same account, including calls from other processes sharing the store: of
    * concurrent calls, exactly as many succeed as there is room for. In SQL, count and insert in one
    * transaction that first locks the account's row (`select ... for update`); elsewhere use the
    * store's own atomic operation (a Lua script in Redis, a conditional write). A refused call stores

@@ -27,7 +27,7 @@ export function describeSecretCap(
   ids: IdFactory,
   { it, expect }: Pick<AccountStoreTestApi, 'it' | 'expect'>,
 ): void {
-  it('addSecret resolves limit_reached and stores nothing when the account has maxLiveSecrets live secrets', async () => {
+  it('addSecret resolves limit_reached and stores nothing when the account has maxLiveCredentials live credentials', async () => {
     const store = currentStore();
     const account = await store.createAccount(ids.account());
     const second = ids.secret();

@@ -36,7 +36,7 @@ export interface ChangeNotifications {
  * @example
  * ```ts
  * declare const readLatestSeq: () => Promise<number>
- * declare const readSince: (after: number, limit: number) => Promise<ChangeFeedEntry[]>
+ * declare const readSince: ChangeFeedOptions['readSince']
  * const options: ChangeFeedOptions = { readLatestSeq, readSince, pollIntervalMs: 200, onError: console.error }
  * ```
  */

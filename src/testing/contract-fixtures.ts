@@ -30,30 +30,40 @@ const BOOKKEEPING_TURNS = 10;
 /**
  * Runs `changes` while bookkeeping races it: `keepBooks` (which starts some use recordings) is called
  * before the changes start, as soon as they have started, then once a turn while they last (at most
- * {@link BOOKKEEPING_TURNS} turns), and once after, so that some recordings read before the changes
- * are written and write after them, whatever the database's latency. A store that retries a
- * compare-and-set under contention is not starved: that is a few writers, as from a small fleet.
- * Resolves when the changes and every recording are done; rejects with the first failure.
+ * {@link BOOKKEEPING_TURNS} turns), so that some recordings read before the changes are written and
+ * write after them, whatever the database's latency. A store that retries a compare-and-set under
+ * contention is not starved: that is a few writers, as from a small fleet. When the changes and those
+ * recordings are done, `check` looks at the result; then `keepBooks` is called once more (recordings
+ * that read after the changes) and `check` looks again. Looking before those last recordings matters:
+ * they write the current state back and would hide a stale write that landed late. Rejects with the
+ * first failure.
  *
  * @example
  * ```ts
  * await raceBookkeeping(
  *   () => [store.recordSecretUse(clientId, secretId, new Date())],
  *   () => store.revokeSecret(clientId, secretId, new Date()),
+ *   async () => {
+ *     if (!(await store.findAccount(clientId))?.secrets[0]?.revokedAt) throw new Error('the revocation was undone')
+ *   },
  * )
  * ```
  */
-export async function raceBookkeeping(keepBooks: () => Promise<unknown>[], changes: () => Promise<unknown>): Promise<void> {
-  const bookkeeping: Promise<unknown>[] = [];
+export async function raceBookkeeping(keepBooks: () => Promise<unknown>[], changes: () => Promise<unknown>, check: () => Promise<void>): Promise<void> {
   // Handled from the start: a recording that fails while the changes still run is this race's failure,
   // reported below, not an unhandled rejection.
-  const keep = (): void => {
+  const keep = (into: Promise<unknown>[]): void => {
     for (const recording of keepBooks()) {
       recording.catch(() => undefined);
-      bookkeeping.push(recording);
+      into.push(recording);
     }
   };
-  keep();
+  const settle = async (all: Promise<unknown>[]): Promise<void> => {
+    const failed = (await Promise.allSettled(all)).find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+  const during: Promise<unknown>[] = [];
+  keep(during);
   let settled = false;
   const changed = changes();
   void changed.then(
@@ -62,12 +72,15 @@ export async function raceBookkeeping(keepBooks: () => Promise<unknown>[], chang
   );
   for (let turn = 0; !settled && turn < BOOKKEEPING_TURNS; turn++) {
     await null;
-    keep();
+    keep(during);
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
-  keep();
-  const failed = (await Promise.allSettled([changed, ...bookkeeping])).find((result) => result.status === 'rejected');
-  if (failed) throw failed.reason;
+  await settle([changed, ...during]);
+  await check();
+  const after: Promise<unknown>[] = [];
+  keep(after);
+  await settle(after);
+  await check();
 }
 
 /**

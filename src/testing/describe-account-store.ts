@@ -260,10 +260,12 @@ export function describeAccountStore(
           ...(store.recordSecretDigest ? [store.recordSecretDigest(account.clientId, secretId, `digest-${digests++}`)] : []),
         ],
         () => Promise.all([store.revokeSecret(account.clientId, secretId, at), store.setAccountEnabled(account.clientId, false)]),
+        async () => {
+          const found = await store.findAccount(account.clientId);
+          expect(found?.enabled).toBe(false);
+          expect(found?.secrets[0]?.revokedAt?.getTime()).toBe(at.getTime());
+        },
       );
-      const found = await store.findAccount(account.clientId);
-      expect(found?.enabled).toBe(false);
-      expect(found?.secrets[0]?.revokedAt?.getTime()).toBe(at.getTime());
     });
 
     it('returns copies: mutating a returned record does not change the store', async () => {

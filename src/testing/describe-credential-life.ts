@@ -203,10 +203,12 @@ export function describeCredentialLife<K extends CredentialKindName>(
     await raceBookkeeping(
       () => [kind.recordUse(account.clientId, credential.id, ids.time())],
       () => Promise.all([kind.revoke(account.clientId, credential.id, at), store.setAccountEnabled(account.clientId, false)]),
+      async () => {
+        const found = await store.findAccount(account.clientId);
+        expect(found?.enabled).toBe(false);
+        expect(held(found)?.[0]?.revokedAt?.getTime()).toBe(at.getTime());
+      },
     );
-    const found = await store.findAccount(account.clientId);
-    expect(found?.enabled).toBe(false);
-    expect(held(found)?.[0]?.revokedAt?.getTime()).toBe(at.getTime());
   }));
 
   it(`watch: the listener is called after ${add} and after ${revoke}`, heldTest(kindMethods, async (kind, testArguments) => {

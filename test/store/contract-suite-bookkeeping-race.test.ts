@@ -90,10 +90,18 @@ class DocumentAccountStore implements AccountStore {
     });
   }
 
+  /**
+   * @param slowBookkeeping a recording reads the account at once and writes it back a millisecond
+   *   later (a slow write): recordings started after the changes then write after the stale ones and
+   *   hide them, unless the suite looks before those later recordings run.
+   */
+  constructor(private readonly slowBookkeeping = false) {}
+
   /** Bookkeeping, so left unlocked: read the account, set the secret's lastUsedAt, write the account back. */
   async recordSecretUse(clientId: string, secretId: string, at: Date): Promise<void> {
-    const account = await this.#get(clientId);
+    const account = this.slowBookkeeping ? structuredClone(this.#documents.get(clientId)) : await this.#get(clientId);
     if (!account) return;
+    if (this.slowBookkeeping) await new Promise((resolve) => setTimeout(resolve, 1));
     await this.#put({ ...account, secrets: account.secrets.map((s) => (s.id === secretId ? { ...s, lastUsedAt: at } : s)) });
   }
 }
@@ -155,6 +163,13 @@ describe('the store contract suite', () => {
     expect(failed).toEqual(['recordSecretUse and recordSecretDigest racing revokeSecret and setAccountEnabled never undo them']);
   });
 
+  // A store whose stale write lands a millisecond late: recordings started once the changes are done
+  // write the revoked secret back after it, so a suite that looks only at the end sees it revoked.
+  it('refuses that store when its stale writes land late, before later recordings hide them', async () => {
+    const failed = await failedContractTests(() => new DocumentAccountStore(true));
+    expect(failed).toEqual(['recordSecretUse and recordSecretDigest racing revokeSecret and setAccountEnabled never undo them']);
+  });
+
   it('a recording that fails while the changes run fails the race, and leaves no unhandled rejection', async () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => void unhandled.push(reason);
@@ -162,7 +177,7 @@ describe('the store contract suite', () => {
     try {
       const failing = () => new Promise<void>((_resolve, reject) => setImmediate(() => reject(new Error('record failed'))));
       const slowChange = () => new Promise<void>((resolve) => setTimeout(resolve, 20));
-      await expect(raceBookkeeping(() => [failing()], slowChange)).rejects.toThrow('record failed');
+      await expect(raceBookkeeping(() => [failing()], slowChange, async () => undefined)).rejects.toThrow('record failed');
       await new Promise((resolve) => setImmediate(resolve));
     } finally {
       process.off('unhandledRejection', onUnhandled);

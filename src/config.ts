@@ -114,8 +114,8 @@ export interface ServiceAccountsOptions {
   maxAccessTokenLifetime?: number;
   /**
    * Adds claims to every access token: called on the token path, synchronously, with the account, the
-   * granted scopes and the token's resource (`aud`); returns a plain object of JSON values, or
-   * `undefined` for none. It may not set a registered claim (`iss`, `sub`, `aud`, `exp`, `iat`, `nbf`,
+   * granted scopes and the token's resource (`aud`), as a copy of its own (what it does to it never
+   * reaches the instance's account); returns a plain object of JSON values, or `undefined` for none. It may not set a registered claim (`iss`, `sub`, `aud`, `exp`, `iat`, `nbf`,
    * `jti`, `client_id`, `scope`, `cnf`, `secret_id`, ...) and its JSON may not exceed 1024 bytes: then,
    * or when it throws, the token request is answered 500 `server_error` (nothing of the hook's result
    * or error reaches the client) and `onEvent` receives `extra_claims.refused`. See docs/account-policy.md.

@@ -4,10 +4,13 @@
  * what the hook receives, the claims it may never set, the size bound, and the one check of what it
  * returned. The token endpoint turns a refusal into 500 `server_error` and an operational event.
  */
+import { detachedCopy } from './hook-copies.js';
 import type { AccountRecord } from './store/account-store.js';
 
 /**
- * What the `extraTokenClaims` hook is called with, once per issued token.
+ * What the `extraTokenClaims` hook is called with, once per issued token: a copy of its own, which
+ * the hook may keep or even edit; nothing it does to it reaches the instance's account or the
+ * token's scopes.
  *
  * @example
  * ```ts
@@ -19,7 +22,7 @@ import type { AccountRecord } from './store/account-store.js';
  * ```
  */
 export interface ExtraTokenClaimsInput {
-  /** The account the token is issued to, as the store holds it (its hashes included: never copy them into a claim). */
+  /** A copy of the account the token is issued to, as the store holds it (its hashes included: never copy them into a claim). */
   readonly account: AccountRecord;
   /** The granted scopes; `undefined` for an unrestricted account (one provisioned without scopes), whatever it asked for. */
   readonly scopes: readonly string[] | undefined;
@@ -88,7 +91,7 @@ export class ExtraClaimsError extends Error {
 }
 
 /**
- * Calls the hook and checks its result: `undefined` (no hook, or it returned `undefined` or `{}`), or
+ * Calls the hook with a copy of `input` and checks its result: `undefined` (no hook, or it returned `undefined` or `{}`), or
  * a plain object without registered claims whose JSON is at most {@link MAX_EXTRA_CLAIMS_BYTES},
  * returned as that JSON text (an object literal) for the signer to append.
  * @throws {ExtraClaimsError} when the hook throws or its result is refused.
@@ -104,7 +107,10 @@ export function collectExtraClaims(hook: ExtraTokenClaims | undefined, input: Ex
   if (hook === undefined) return undefined;
   let result: unknown;
   try {
-    result = hook(input);
+    // A copy, made only when there is a hook: the account is the cached one every later request of the
+    // client is authorized with, and the scopes may be its own list, which the token is signed with.
+    // Not frozen: freezing each object would cost more than the rest of the hook on this path.
+    result = hook(detachedCopy(input) as ExtraTokenClaimsInput);
   } catch (error) {
     throw new ExtraClaimsError('hook_threw', undefined, { cause: error });
   }

@@ -26,6 +26,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import type { ServerResponse } from 'node:http';
+import { frozenCopy } from '../hook-copies.js';
 
 /** Name and version under which instruments and spans are reported (the instrumentation scope). */
 export const INSTRUMENTATION_SCOPE = 'express-service-accounts';
@@ -226,21 +227,6 @@ export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omi
 export type EventInput<E> = DistributiveOmit<E, 'at'>;
 
 /**
- * A frozen copy of an event's value: lists and objects copied and frozen, dates copied. An event's
- * lists and dates are often the account record's own (its scopes, a credential's `expiresAt`), which
- * the instance authorizes with: a hook that edits what it was given must not change them.
- */
-function detached(value: unknown): unknown {
-  if (value instanceof Date) return new Date(value.getTime());
-  if (Array.isArray(value)) return Object.freeze(value.map(detached));
-  // Own data properties, whatever their names (a claim condition may be named `__proto__`).
-  if (value !== null && typeof value === 'object') {
-    return Object.freeze(Object.fromEntries(Object.entries(value).map(([key, member]) => [key, detached(member)])));
-  }
-  return value;
-}
-
-/**
  * Returns a function that stamps an event with `at` (the configured clock) and calls `hook` with it on
  * the next turn of the event loop, off the current call stack: a hook that throws, rejects or is slow
  * never breaks or delays a request, and one that edits the event changes nothing but its own copy. A
@@ -252,7 +238,8 @@ export function createHookEmitter<E extends { readonly at: Date }>(
 ): (event: EventInput<E>) => void {
   if (!hook) return () => {};
   return (input) => {
-    const event = detached({ ...input, at: now() }) as E;
+    // An event's lists and dates are often the account record's own (its scopes, a credential's `expiresAt`).
+    const event = frozenCopy({ ...input, at: now() }) as E;
     setImmediate(() => {
       try {
         Promise.resolve(hook(event)).catch(() => {});

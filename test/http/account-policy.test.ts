@@ -266,6 +266,28 @@ describe('extraTokenClaims', () => {
     }
   });
 
+  // The hook gets a copy of its own: what it does to its input cannot reach the account the instance
+  // authorizes with, nor the scopes of the token being issued, and does not fail the request.
+  it('cannot change what this or later token requests grant by editing its input', async () => {
+    const { t, operational } = withHook(({ account, scopes }) => {
+      const editable = account as unknown as { scopes: string[]; enabled: boolean; resources: string[]; secrets: unknown[] };
+      editable.scopes.push('admin');
+      editable.enabled = false;
+      editable.resources.push('https://evil.test');
+      editable.secrets.length = 0;
+      (scopes as string[]).push('admin');
+      return { plan: 'pro' };
+    });
+    const account = await t.sa.admin.createAccount({ name: 'acme', scopes: ['jobs:read'] });
+    expect((await issue(t, account)).payload).toMatchObject({ scope: 'jobs:read', aud: TEST_ISSUER, plan: 'pro' });
+    expect((await issue(t, account)).payload).toMatchObject({ scope: 'jobs:read', aud: TEST_ISSUER, plan: 'pro' });
+    const asked = await request(t.app).post('/oauth/token').set('Authorization', basicHeader(account.clientId, account.secret.value))
+      .type('form').send({ grant_type: 'client_credentials', scope: 'admin' });
+    expectOAuthError(asked, 400, 'invalid_scope');
+    expect(operational).toEqual([]);
+    expect(await t.sa.admin.getAccount(account.clientId)).toMatchObject({ scopes: ['jobs:read'], enabled: true, resources: [] });
+  });
+
   // Synchronous by design: an async function is refused at start-up rather than on every token request.
   it('refuses an async hook at start-up', () => {
     expect(() => createTestApp({ extraTokenClaims: (async () => ({ plan: 'x' })) as unknown as ServiceAccountsOptions['extraTokenClaims'] })).toThrow(/synchronous/);

@@ -72,15 +72,25 @@ export function collectBody(stream: BodyStream, limit: number, done: (err: Inval
 }
 
 /**
- * Whether an error comes from a host's body parser: those carry a `type` like `entity.parse.failed`,
- * or, for a body its `Content-Encoding` does not inflate, zlib's error with a 400 status and no type.
- * A hand-written parser's errors count too: `JSON.parse`'s `SyntaxError`, or an error with the status
- * 400 (http-errors' `status`/`statusCode`, which Express itself would answer with a 400).
+ * Whether an error a middleware before the router passed on is the client's fault, answered 400 (or
+ * 413) `invalid_request`: a 4xx in http-errors' `status` or `statusCode` (a body parser's 415 for an
+ * unsupported charset, its 403 from a failed `verify`, ...), a host body parser's `type` like
+ * `entity.parse.failed`, or `JSON.parse`'s `SyntaxError` from a hand-written parser. A 5xx is the
+ * host's own failure (body-parser's `stream.encoding.set`), answered 500 `server_error` as any other.
  */
 export function isBodyParserError(err: unknown): boolean {
-  const e = err as { type?: unknown; status?: unknown; statusCode?: unknown; code?: unknown } | null;
-  if (typeof e?.type === 'string' && /^(entity|request|charset|encoding|parameters|stream)\./.test(e.type)) return true;
-  return err instanceof SyntaxError || e?.status === 400 || e?.statusCode === 400;
+  const status = statusOf(err);
+  if (status !== undefined) return status >= 400 && status < 500;
+  const type = (err as { type?: unknown } | null)?.type;
+  if (typeof type === 'string' && /^(entity|request|charset|encoding|parameters|stream)\./.test(type)) return true;
+  return err instanceof SyntaxError;
+}
+
+/** An error's HTTP status as http-errors sets it (`status`, mirrored as `statusCode`). */
+function statusOf(err: unknown): number | undefined {
+  const e = err as { status?: unknown; statusCode?: unknown } | null;
+  const status = e?.status ?? e?.statusCode;
+  return typeof status === 'number' ? status : undefined;
 }
 
 /** zlib's errors name their cause in a `code` like `Z_DATA_ERROR` (or `ERR_BROTLI_...`, `ERR__ERROR_FORMAT_PADDING_1`). */
@@ -93,8 +103,8 @@ const unsupportedEncoding = (cause?: unknown): InvalidRequestError =>
 
 /** Maps a host body parser's error ({@link isBodyParserError}) to 413 (too large) or 400 `invalid_request`. */
 export function toBodyError(err: unknown): InvalidRequestError {
-  const e = err as { status?: number; type?: string };
-  if (e.status === 413 || e.type === 'entity.too.large' || e.type === 'parameters.too.many') return tooLarge(err);
+  const e = err as { type?: string };
+  if (statusOf(err) === 413 || e.type === 'entity.too.large' || e.type === 'parameters.too.many') return tooLarge(err);
   if (e.type === 'entity.parse.failed' || (e.type === undefined && err instanceof SyntaxError)) return notJson(err);
   if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported' || isZlibError(e as { code?: unknown })) return unsupportedEncoding(err);
   return new InvalidRequestError('The request body could not be read', { cause: err });

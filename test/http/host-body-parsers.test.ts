@@ -234,3 +234,57 @@ describe.each([4, 5] as const)('Express %i with a hand-written global parser tha
     await request(app).post('/oauth/token').set('Content-Type', 'application/json').send(JSON.stringify(form(account))).expect(200);
   });
 });
+
+describe.each([4, 5] as const)('Express %i: a host parser\'s failures other than 400 and 413', (version) => {
+  /** Reads the body and hands `failure` to next(), as a hand-written parser (or one of another library) would. */
+  const failingParser = (failure: Error) => (app: ReturnType<typeof express5>) =>
+    app.use((req, _res, next) => {
+      req.resume();
+      req.on('end', () => next(failure));
+    });
+  const failures: [string, () => Error][] = [
+    // http-errors' 415 with the charset it refused in its message (request data), without a body-parser type.
+    ['415 (status and statusCode)', () => Object.assign(new Error('unsupported charset "X-SECRET-CHARSET"'), { status: 415, statusCode: 415, expose: true })],
+    ['403 (statusCode only)', () => Object.assign(new Error('body signature X-SECRET-CHARSET does not match'), { statusCode: 403 })],
+    ['422 of an unknown type', () => Object.assign(new Error('X-SECRET-CHARSET'), { status: 422, type: 'multipart.invalid' })],
+  ];
+
+  // RFC 6749 §5.2: a request the server cannot read is the client's fault, 400 invalid_request, as for a
+  // host parser's 400; never a 500, and nothing of the parser's message, which may quote the request.
+  it.each(failures)('a %s is 400 invalid_request at /token, /revoke and /introspect, without its message', async (_name, failure) => {
+    const { app } = await appWith(version, failingParser(failure()));
+    for (const path of ['/token', '/revoke', '/introspect']) {
+      const res = await request(app).post(`/oauth${path}`).type('form').send('grant_type=client_credentials');
+      expectOAuthError(res, 400, 'invalid_request');
+      expect(res.text).not.toMatch(/SECRET/);
+    }
+  });
+
+  // body-parser's own 415s (an unsupported charset or Content-Encoding) are 400 invalid_request too.
+  it('express.json(): an unsupported charset or Content-Encoding is 400 invalid_request', async () => {
+    const { app } = await appWith(version, (host, express) => host.use(express.json()));
+    const latin1 = await request(app).post('/oauth/token').set('Content-Type', 'application/json; charset=x-secret-charset').send('{"grant_type":"client_credentials"}');
+    expectOAuthError(latin1, 400, 'invalid_request');
+    expect(latin1.text).not.toMatch(/SECRET/i);
+    const encoded = await request(app).post('/oauth/token').set('Content-Type', 'application/json').set('Content-Encoding', 'x-secret-coding').send('{"grant_type":"client_credentials"}');
+    expectOAuthError(encoded, 400, 'invalid_request');
+    expect(encoded.text).not.toMatch(/SECRET/i);
+  });
+
+  // A 5xx is the host's own fault, not the client's: here a middleware set the request's encoding
+  // before express.json(), which fails with body-parser's 500 `stream.encoding.set`.
+  it('a host parser\'s 5xx stays 500 server_error, without its message', async () => {
+    const { app } = await appWith(version, (host, express) => {
+      host.use((req, _res, next) => {
+        req.setEncoding('utf8');
+        next();
+      });
+      host.use(express.json());
+    });
+    for (const path of ['/token', '/revoke', '/introspect']) {
+      const res = await request(app).post(`/oauth${path}`).set('Content-Type', 'application/json').send('{"grant_type":"client_credentials"}');
+      expectOAuthError(res, 500, 'server_error');
+      expect(res.text).not.toMatch(/stream|encoding/);
+    }
+  });
+});

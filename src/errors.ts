@@ -511,7 +511,8 @@ export class MethodNotAllowedError extends OAuthError {
 }
 
 /**
- * 429 `too_many_requests` with `Retry-After` (seconds).
+ * 429 `too_many_requests` with `Retry-After` (seconds): a client past the `failureLimit`, or, on the
+ * token router's paths, a 429 of the host's own rate limiter mounted before it.
  *
  * @example
  * ```ts
@@ -526,8 +527,15 @@ export class MethodNotAllowedError extends OAuthError {
 export class TooManyRequestsError extends OAuthError {
   readonly code = 'too_many_requests';
   readonly status = 429;
-  constructor(readonly retryAfterSeconds: number) {
-    super('Too many failed client authentications; retry later');
+  /**
+   * @param retryAfterSeconds how long the client should wait (rounded up to whole seconds, at least 1)
+   * @param description the `error_description`; by default, too many failed client authentications
+   */
+  constructor(
+    readonly retryAfterSeconds: number,
+    description = 'Too many failed client authentications; retry later',
+  ) {
+    super(description);
   }
 
   override get headers(): Readonly<Record<string, string>> {

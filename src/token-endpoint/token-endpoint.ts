@@ -37,7 +37,8 @@ import {
 } from './request-guards.js';
 import { createRevocationStep } from './revocation-step.js';
 import { hasRepeatedAuthorization } from '../bearer/extract-bearer-token.js';
-import { isBodyParserError, readTokenBody, toBodyError } from './token-request-body.js';
+import { readTokenBody } from './token-request-body.js';
+import { hostErrorAnswer } from './host-errors.js';
 
 /** A framework-free middleware. */
 export type Middleware = (req: TokenHttpRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
@@ -107,7 +108,7 @@ export function createTokenRouter(routes: TokenRoutes, options: TokenRouterOptio
   const hostErrors: ErrorMiddleware = (err, req, res, next) => {
     if (!routeOf(routes, req.url)) return next(err);
     setNoStore(res);
-    render(isBodyParserError(err) ? toBodyError(err) : err, res);
+    render(hostErrorAnswer(err), res);
   };
   return [endpoint, hostErrors];
 }

@@ -27,7 +27,7 @@ import { InvalidRequestError, NOT_A_JSON_OBJECT_DESCRIPTION } from '../errors.js
 import type { TokenHttpRequest } from './request-guards.js';
 
 /** 413 `invalid_request`: the body is over the limit. */
-const tooLarge = (cause?: unknown): InvalidRequestError =>
+export const tooLarge = (cause?: unknown): InvalidRequestError =>
   new InvalidRequestError('The request body is too large', { status: 413, ...(cause !== undefined ? { cause } : {}) });
 
 /** What `collectBody` reads: a request stream (`IncomingMessage`). */
@@ -71,44 +71,12 @@ export function collectBody(stream: BodyStream, limit: number, done: (err: Inval
   stream.on('aborted', () => finish(new InvalidRequestError('The request was aborted')));
 }
 
-/**
- * Whether an error a middleware before the router passed on is the client's fault, answered 400 (or
- * 413) `invalid_request`: a 4xx in http-errors' `status` or `statusCode` (a body parser's 415 for an
- * unsupported charset, its 403 from a failed `verify`, ...), a host body parser's `type` like
- * `entity.parse.failed`, or `JSON.parse`'s `SyntaxError` from a hand-written parser. A 5xx is the
- * host's own failure (body-parser's `stream.encoding.set`), answered 500 `server_error` as any other.
- */
-export function isBodyParserError(err: unknown): boolean {
-  const status = statusOf(err);
-  if (status !== undefined) return status >= 400 && status < 500;
-  const type = (err as { type?: unknown } | null)?.type;
-  if (typeof type === 'string' && /^(entity|request|charset|encoding|parameters|stream)\./.test(type)) return true;
-  return err instanceof SyntaxError;
-}
-
-/** An error's HTTP status as http-errors sets it (`status`, mirrored as `statusCode`). */
-function statusOf(err: unknown): number | undefined {
-  const e = err as { status?: unknown; statusCode?: unknown } | null;
-  const status = e?.status ?? e?.statusCode;
-  return typeof status === 'number' ? status : undefined;
-}
-
-/** zlib's errors name their cause in a `code` like `Z_DATA_ERROR` (or `ERR_BROTLI_...`, `ERR__ERROR_FORMAT_PADDING_1`). */
-const isZlibError = (e: { code?: unknown }): boolean => typeof e.code === 'string' && /^(Z_|ERR_BROTLI|ERR__ERROR_FORMAT)/.test(e.code);
-
-const notJson = (cause?: unknown): InvalidRequestError =>
+/** 400 `invalid_request`: the body is not JSON. */
+export const notJson = (cause?: unknown): InvalidRequestError =>
   new InvalidRequestError('The request body is not valid JSON', cause !== undefined ? { cause } : {});
-const unsupportedEncoding = (cause?: unknown): InvalidRequestError =>
+/** 400 `invalid_request`: the body's charset is not UTF-8, or its `Content-Encoding` is not supported. */
+export const unsupportedEncoding = (cause?: unknown): InvalidRequestError =>
   new InvalidRequestError('The request body uses an unsupported charset or encoding', cause !== undefined ? { cause } : {});
-
-/** Maps a host body parser's error ({@link isBodyParserError}) to 413 (too large) or 400 `invalid_request`. */
-export function toBodyError(err: unknown): InvalidRequestError {
-  const e = err as { type?: string };
-  if (statusOf(err) === 413 || e.type === 'entity.too.large' || e.type === 'parameters.too.many') return tooLarge(err);
-  if (e.type === 'entity.parse.failed' || (e.type === undefined && err instanceof SyntaxError)) return notJson(err);
-  if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported' || isZlibError(e as { code?: unknown })) return unsupportedEncoding(err);
-  return new InvalidRequestError('The request body could not be read', { cause: err });
-}
 
 /**
  * Whether the request declares a body (a non-zero length, or chunked).

@@ -260,6 +260,24 @@ describe.each([4, 5] as const)('Express %i: a host parser\'s failures other than
     }
   });
 
+  // RFC 6585 §4: a host's rate limiter that refuses with http-errors' 429 (before the router reads
+  // anything) tells the client to wait: still 429 with its Retry-After, not 400 (a client told its
+  // request is malformed does not retry) nor 500.
+  it('a host middleware\'s 429 stays 429 too_many_requests with its Retry-After, without its message', async () => {
+    const limited = () => Object.assign(new Error('X-SECRET rate limit for 203.0.113.7'), { status: 429, statusCode: 429, expose: true, headers: { 'Retry-After': '17' } });
+    const { app } = await appWith(version, (host) => host.use((_req, _res, next) => next(limited())));
+    for (const path of ['/token', '/revoke', '/introspect']) {
+      const res = await request(app).post(`/oauth${path}`).type('form').send('grant_type=client_credentials');
+      expectOAuthError(res, 429, 'too_many_requests');
+      expect(res.headers['retry-after']).toBe('17');
+      expect(res.text).not.toMatch(/SECRET|203\.0/);
+    }
+    const { app: plain } = await appWith(version, (host) => host.use((_req, _res, next) => next(Object.assign(new Error('slow down'), { status: 429 }))));
+    const res = await request(plain).post('/oauth/token').type('form').send('grant_type=client_credentials');
+    expectOAuthError(res, 429, 'too_many_requests');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
   // body-parser's own 415s (an unsupported charset or Content-Encoding) are 400 invalid_request too.
   it('express.json(): an unsupported charset or Content-Encoding is 400 invalid_request', async () => {
     const { app } = await appWith(version, (host, express) => host.use(express.json()));

@@ -99,9 +99,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (held !== '') io.stdout(held);
     // Commander has already printed its message (or the help) through io.
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
-    const usage = error instanceof UsageError || (error instanceof AdminError && error.code === 'invalid_input');
-    // Messages quote what was typed only in an ID's form; a driver's message is not ours to trust.
-    io.stderr(`service-accounts: ${redactSecrets(usage ? inCliTerms((error as Error).message) : describeFailure(error))}\n`);
+    const refusedInput = error instanceof AdminError && error.code === 'invalid_input';
+    const usage = error instanceof UsageError || refusedInput;
+    // The admin API names its fields (`expiresIn`), a usage error of the CLI already says what was typed
+    // (`resources set: ...`). Messages quote what was typed only in an ID's form; a driver's message is not ours to trust.
+    const message = refusedInput ? inCliTerms(error.message) : usage ? (error as Error).message : describeFailure(error);
+    io.stderr(`service-accounts: ${redactSecrets(message)}\n`);
     return usage ? EXIT_USAGE : EXIT_FAILURE;
   }
 }

@@ -66,6 +66,8 @@ describe('service-accounts CLI: resources', { timeout: 60_000 }, () => {
       const run = await runCli(['resources', 'set', created.clientId, ...args, '--store', store]);
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
+      // It names the command typed, not an option: "resources set: ...", never "--resource set: ...".
+      expect(run.stderr).toBe('service-accounts: resources set: give --resource (one or more times) or --none, not both\n');
     }
   });
 });

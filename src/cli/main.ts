@@ -34,19 +34,21 @@ const OPTION_OF_FIELD: Readonly<Record<string, string>> = {
   audience: '--audience',
   jwksUri: '--jwks-uri',
   claims: '--claim',
+  publicKey: '--public-key',
 };
 
 /**
  * A refusal of the admin API as the CLI user typed it: `expiresIn must ...` becomes `--expires-in must ...`,
- * and `resources[1] must ...` becomes `--resource number 2 must ...`.
+ * `publicKey: that is ...` becomes `--public-key: that is ...`, and `resources[1] must ...` becomes
+ * `--resource number 2 must ...`.
  */
 function inCliTerms(message: string): string {
-  const match = /^([A-Za-z]+(?:\.[A-Za-z]+)?)(?:\[(\d+)\])? /.exec(message);
+  const match = /^([A-Za-z]+(?:\.[A-Za-z]+)?)(?:\[(\d+)\])?(?=[ :])/.exec(message);
   const field = match?.[1];
   const option = field === undefined || !Object.hasOwn(OPTION_OF_FIELD, field) ? undefined : OPTION_OF_FIELD[field];
   if (option === undefined) return message;
   const item = match![2] === undefined ? '' : ` number ${Number(match![2]) + 1}`;
-  return `${option}${item}${message.slice(match![0].length - 1)}`;
+  return `${option}${item}${message.slice(match![0].length)}`;
 }
 
 function oneLine(text: string): string {

@@ -124,6 +124,8 @@ describe('service-accounts key (SQLite)', { timeout: 60_000 }, () => {
       await runCli(['key', 'add', clientId, '--public-key', '-', '--store', store], { input: privatePem }),
     ]) {
       expectExit(run, 2, /private key.*public half/);
+      // It names the option typed, as every other refused value does, not the admin API's field.
+      expect(run.stderr).toMatch(/^service-accounts: --public-key: that is a private key/);
       for (const line of privatePem.split('\n').filter((l) => l.length > 16)) expect(run.stderr).not.toContain(line.slice(0, 16));
     }
     const listed = (await runCliJson<ListedKeys[]>(['list', '--store', store])).find((a) => a.clientId === clientId);
@@ -134,7 +136,7 @@ describe('service-accounts key (SQLite)', { timeout: 60_000 }, () => {
     const clientId = await newAccount(store);
     expectExit(await runCli(['key', 'add', clientId, '--public-key', join(dir, 'absent.pem'), '--store', store]), 2, /--public-key: cannot read .*absent\.pem: no such file/);
     expectExit(await runCli(['key', 'add', clientId, '--public-key', dir, '--store', store]), 2, /--public-key: cannot read .*: it is a folder/);
-    expectExit(await runCli(['key', 'add', clientId, '--public-key', writeFile('junk.txt', 'hello'), '--store', store]), 2, /expected a public key/);
+    expectExit(await runCli(['key', 'add', clientId, '--public-key', writeFile('junk.txt', 'hello'), '--store', store]), 2, /^service-accounts: --public-key: expected a public key/);
     const usage = [['key'], ['key', 'add', clientId], ['key', 'add', '--public-key', 'x.pem'], ['key', 'revoke', clientId], ['key', 'bogus']];
     for (const args of usage) {
       const run = await runCli([...args, '--store', store]);

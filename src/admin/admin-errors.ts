@@ -110,7 +110,23 @@ const PLACEHOLDER_LIKE = /^(?!.*esas_)(?!.*[0-9a-z]{12})[\x20-\x7e]{1,32}$/i;
  * ```
  */
 export function secretNotFound(clientId: string, secretId: unknown): AdminError {
-  return new AdminError('secret_not_found', `Service account ${clientId} has no secret with ID ${quotePresented(secretId, typeof secretId === 'string' && isSecretId(secretId))}`);
+  return credentialNotFound('secret_not_found', clientId, 'secret', secretId, isSecretId, 'secret IDs are 16 letters or digits, as list shows them');
+}
+
+/**
+ * A `..._not_found` error for a credential ID of an account. A well-formed ID is quoted; so is a
+ * placeholder left in a command (`SECRET_ID`, `esak_...`), which is then said not to be an ID, with the
+ * shape of one; anything else is shown only by its fingerprint, in case it is a secret.
+ */
+function credentialNotFound(code: AdminErrorCode, clientId: string, what: string, id: unknown, isId: (value: string) => boolean, shape: string): AdminError {
+  const message = `Service account ${clientId} has no ${what}`;
+  if (typeof id === 'string' && isId(id)) return new AdminError(code, `${message} with ID ${JSON.stringify(id)}`);
+  if (id === '') return new AdminError(code, `${message} with an empty ID (${shape})`);
+  if (typeof id === 'string' && PLACEHOLDER_LIKE.test(id)) {
+    return new AdminError(code, `${message} with ID ${JSON.stringify(id)}: it is not a ${what} ID (${shape})`);
+  }
+  const hidden = typeof id === 'string' ? ', not shown in case it is a secret' : '';
+  return new AdminError(code, `${message} with this ID, which is not one: ${quotePresented(id, false)}${hidden} (${shape})`);
 }
 
 /** Live credentials of an account, by kind. */
@@ -164,7 +180,7 @@ function liveText({ secrets, keys, federated }: LiveCredentials): string {
  * ```
  */
 export function keyNotFound(clientId: string, keyId: unknown): AdminError {
-  return new AdminError('key_not_found', `Service account ${clientId} has no key with ID ${quotePresented(keyId, typeof keyId === 'string' && isKeyId(keyId))}`);
+  return credentialNotFound('key_not_found', clientId, 'key', keyId, isKeyId, 'key IDs look like esak_ and 16 letters or digits, as list shows them');
 }
 
 /**
@@ -193,8 +209,8 @@ export function keyAlreadyRegistered(clientId: string, keyId?: string): AdminErr
  * ```
  */
 export function federatedCredentialNotFound(clientId: string, credentialId: unknown): AdminError {
-  const shown = quotePresented(credentialId, typeof credentialId === 'string' && isFederatedCredentialId(credentialId));
-  return new AdminError('federated_credential_not_found', `Service account ${clientId} has no federated credential with ID ${shown}`);
+  const shape = 'federated credential IDs look like esaf_ and 16 letters or digits, as list shows them';
+  return credentialNotFound('federated_credential_not_found', clientId, 'federated credential', credentialId, isFederatedCredentialId, shape);
 }
 
 /**

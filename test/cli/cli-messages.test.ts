@@ -71,6 +71,27 @@ describe('service-accounts CLI messages', { timeout: 60_000 }, () => {
     expect(run.stderr).not.toContain('0123456789');
   });
 
+  // The same for the second ID of `secret revoke`, `key revoke` and `federated revoke`: a placeholder
+  // left in (`SECRET_ID`, as the docs write it) is shown with the shape of the ID, not as "no secret
+  // with ID a malformed value (fingerprint ...)".
+  it.each([
+    ['secret', 'SECRET_ID', 'secret', 'secret IDs are 16 letters or digits, as list shows them'],
+    ['key', 'KEY_ID', 'key', 'key IDs look like esak_ and 16 letters or digits, as list shows them'],
+    ['federated', 'CREDENTIAL_ID', 'federated credential', 'federated credential IDs look like esaf_ and 16 letters or digits, as list shows them'],
+  ])('`%s revoke CLIENT_ID %s` names the placeholder and the shape of the ID', async (word, placeholder, what, shape) => {
+    const created = await runCli(['create', '--name', `revoke-${word}`, '--json', '--store', store]);
+    const { clientId } = JSON.parse(created.stdout) as { clientId: string };
+    const run = await runCli([word, 'revoke', clientId, placeholder, '--store', store]);
+    expect([run.code, run.stdout]).toEqual([1, '']);
+    expect(run.stderr).toBe(`service-accounts: Service account ${clientId} has no ${what} with ID "${placeholder}": it is not a ${what} ID (${shape})\n`);
+    const secretLike = await runCli([word, 'revoke', clientId, 'esas_0123456789abcdef_0123456789', '--store', store]);
+    expect(secretLike.code).toBe(1);
+    expect(secretLike.stderr).toMatch(
+      new RegExp(`^service-accounts: Service account ${clientId} has no ${what} with this ID, which is not one: a malformed value \\(fingerprint [0-9a-f]{8}\\), not shown in case it is a secret \\(`),
+    );
+    expect(secretLike.stderr).not.toContain('0123456789');
+  });
+
   // docs/cli.md: "The CLI never prints the store URL, not even in error messages."
   it('a store URL typed with a misspelt --store, or without it, is not echoed with its password', async () => {
     const url = 'postgres://admin:hunter2-secret@db.internal:5432/prod';

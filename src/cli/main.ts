@@ -48,7 +48,11 @@ function inCliTerms(message: string): string {
   const option = field === undefined || !Object.hasOwn(OPTION_OF_FIELD, field) ? undefined : OPTION_OF_FIELD[field];
   if (option === undefined) return message;
   const item = match![2] === undefined ? '' : ` number ${Number(match![2]) + 1}`;
-  return `${option}${item}${message.slice(match![0].length)}`;
+  const rest = message.slice(match![0].length);
+  // The admin API's way back to the default is `null`; the CLI's is to leave the option out (or
+  // `--default`), and the maximum is read from MAX_TOKEN_TTL_SECONDS here, as on the servers.
+  const said = field === 'accessTokenLifetime' ? rest.replace(/, or null for the server's tokenLifetime$/, ', read from MAX_TOKEN_TTL_SECONDS where the CLI runs') : rest;
+  return `${option}${item}${said}`;
 }
 
 function oneLine(text: string): string {

@@ -80,6 +80,13 @@ describe('service-accounts CLI: token policy', { timeout: 60_000 }, () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/from 1 to 7200/);
+    // In the CLI's terms: where the maximum comes from, and no `null` or option name of the admin API.
+    expect(run.stderr).toMatch(/MAX_TOKEN_TTL_SECONDS/);
+    expect(run.stderr).not.toMatch(/null|tokenLifetime/);
+    const set = await runCli(['token-lifetime', 'set', (await runCliJson<{ clientId: string }>(['create', '--name', 'short', '--store', store], { env })).clientId, '3h', '--store', store], { env });
+    expect([set.code, set.stdout]).toEqual([2, '']);
+    expect(set.stderr).toMatch(/from 1 to 7200.*MAX_TOKEN_TTL_SECONDS/);
+    expect(set.stderr).not.toMatch(/null|tokenLifetime/);
     const listed = await runCliJson<{ name: string }[]>(['list', '--store', store], { env });
     expect(listed.some((a) => a.name === 'too-long')).toBe(false);
   });

@@ -85,6 +85,10 @@ export interface ConsoleStrings {
   readonly kindSecret: string;
   readonly kindKey: string;
   readonly kindFederated: string;
+  /** Under a federated credential with an audience: the `aud` its issuer's tokens must carry. */
+  readonly federatedAudience: string;
+  /** Under a federated credential with claim conditions: the claims its issuer's tokens must carry, as `name = value` pairs. */
+  readonly federatedClaims: string;
   readonly addSecret: string;
   readonly addKey: string;
   readonly addFederated: string;
@@ -243,6 +247,8 @@ export const CONSOLE_STRINGS: ConsoleStrings = Object.freeze({
   kindSecret: 'Secret',
   kindKey: 'Public key',
   kindFederated: 'Federated',
+  federatedAudience: 'audience {audience}',
+  federatedClaims: 'only when {claims}',
   addSecret: 'Add a secret',
   addKey: 'Add a public key',
   addFederated: 'Add a federated credential',

@@ -451,6 +451,21 @@
     }
   }
 
+  /**
+   * What tells a federated credential apart: its issuer and subject, and the audience and claim
+   * conditions its issuer's tokens must also carry (two credentials of one issuer and subject differ
+   * only there).
+   * @param {any} credential
+   */
+  function federatedDetail(credential) {
+    const claims = credential.claims ? Object.entries(credential.claims).map(([name, value]) => `${name} = ${value}`) : [];
+    return [
+      h('span', { class: 'esa-hint', text: `${credential.issuer} · ${credential.subject}` }),
+      credential.audience ? h('span', { class: 'esa-hint', text: t('federatedAudience', { audience: credential.audience }) }) : null,
+      claims.length ? h('span', { class: 'esa-hint', text: t('federatedClaims', { claims: claims.join(', ') }) }) : null,
+    ];
+  }
+
   /** One row per credential, secrets first. @param {any} account */
   function credentialRows(account) {
     const now = Date.now();
@@ -463,14 +478,13 @@
     return all.map(([label, kind, credential]) => {
       const expired = credential.expiresAt && new Date(credential.expiresAt).getTime() <= now;
       const state = credential.revokedAt ? t('revokedAt', { date: when(credential.revokedAt) }) : expired ? S.expired : S.live;
-      const detail =
-        kind === 'federated' ? h('span', { class: 'esa-hint', text: `${credential.issuer} · ${credential.subject}` }) : kind === 'key' ? h('span', { class: 'esa-hint', text: credential.thumbprint }) : null;
+      const detail = kind === 'federated' ? federatedDetail(credential) : kind === 'key' ? [h('span', { class: 'esa-hint', text: credential.thumbprint })] : [];
       const cell = (/** @type {string} */ heading, /** @type {...(Node | string | null)} */ ...content) => h('td', { 'data-label': heading }, ...content);
       return h(
         'tr',
         { class: credential.revokedAt ? 'esa-revoked' : undefined },
         cell(S.kind, label),
-        cell(S.id, h('code', { text: credential.id }), detail),
+        cell(S.id, h('code', { text: credential.id }), ...detail),
         cell(S.created, when(credential.createdAt)),
         cell(S.lastUsed, credential.lastUsedAt ? when(credential.lastUsedAt) : S.never),
         cell(S.expires, credential.expiresAt ? when(credential.expiresAt) : S.noExpiry),

@@ -245,23 +245,24 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       const checked = checkPolicy(policy, config.maxAccessTokenLifetime);
       refuseUnusableDpop(checked.dpopBoundAccessTokens);
       requirePolicyStore();
-      await requireAccount(clientId);
+      const previous = await requireAccount(clientId);
       const account = await call('setAccountPolicy', () => store.setAccountPolicy!(clientId, checked));
       changed(clientId);
       if (!account) throw accountNotFound(clientId);
-      const after = { accessTokenLifetime: account.accessTokenLifetime ?? null, dpopBoundAccessTokens: account.dpopBoundAccessTokens ?? false };
-      audit({ type: 'account.policy_changed', clientId, name: account.name, ...after });
+      const after = policyOf(account);
+      audit({ type: 'account.policy_changed', clientId, name: account.name, ...after, before: policyOf(previous) });
       return { clientId, ...after };
     },
 
     async setResources(clientId, resources) {
       const checked = checkResources(resources);
       requireResourceStore();
-      await requireAccount(clientId);
+      const previous = await requireAccount(clientId);
       const account = await call('setAccountResources', () => store.setAccountResources!(clientId, checked));
       changed(clientId);
       if (!account) throw accountNotFound(clientId);
-      audit({ type: 'account.resources_changed', clientId, name: account.name, resources: checked });
+      const before = { resources: [...(previous.resources ?? [])] };
+      audit({ type: 'account.resources_changed', clientId, name: account.name, resources: checked, before });
       return { clientId, resources: [...(account.resources ?? checked)] };
     },
 
@@ -307,6 +308,11 @@ export function buildAdminApi(context: AdminContext): AdminApi {
       tokenRevocation: typeof store.revokeToken === 'function' && typeof store.listRevokedTokens === 'function',
     },
   };
+}
+
+/** An account's token policy as summaries and audit events show it (a store may leave the fields out). */
+function policyOf(account: AccountRecord): { accessTokenLifetime: number | null; dpopBoundAccessTokens: boolean } {
+  return { accessTokenLifetime: account.accessTokenLifetime ?? null, dpopBoundAccessTokens: account.dpopBoundAccessTokens ?? false };
 }
 
 /** The acting person as audit events carry it, or a `TypeError` (a host's bug) when it is not one. */

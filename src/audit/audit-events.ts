@@ -198,7 +198,7 @@ export interface AccountEvent extends ChangeBase {
 
 /**
  * The resources an account's tokens may be for (RFC 8707) were replaced: `resources` is the new list,
- * empty for none.
+ * empty for none, and `before.resources` the list it replaced.
  *
  * @example
  * ```ts
@@ -212,11 +212,14 @@ export interface AccountResourcesEvent extends ChangeBase {
   readonly clientId: string;
   readonly name: string;
   readonly resources: readonly string[];
+  /** The account's resources as read just before the change. */
+  readonly before: { readonly resources: readonly string[] };
 }
 
 /**
  * An account's token policy was changed: `accessTokenLifetime` (seconds; `null` for the server's
- * `tokenLifetime`) and `dpopBoundAccessTokens` (RFC 9449 §5.2) are the values after the change.
+ * `tokenLifetime`) and `dpopBoundAccessTokens` (RFC 9449 §5.2) are the values after the change, and
+ * `before` holds both as they were.
  *
  * @example
  * ```ts
@@ -232,6 +235,8 @@ export interface AccountPolicyEvent extends ChangeBase {
   readonly name: string;
   readonly accessTokenLifetime: number | null;
   readonly dpopBoundAccessTokens: boolean;
+  /** The account's policy as read just before the change. */
+  readonly before: { readonly accessTokenLifetime: number | null; readonly dpopBoundAccessTokens: boolean };
 }
 
 /**

@@ -161,6 +161,20 @@ describe('account token policy in the admin API', () => {
     ]);
   });
 
+  // An audit trail answers "what was it before?": who relaxed a DPoP requirement, from which lifetime.
+  it('audits each policy change with the policy before it and after it', async () => {
+    const t = createTestApp();
+    const created = await t.sa.admin.createAccount({ name: 'payouts', accessTokenLifetime: 900, dpopBoundAccessTokens: true });
+    await t.sa.admin.setPolicy(created.clientId, { dpopBoundAccessTokens: false });
+    await t.sa.admin.setPolicy(created.clientId, { accessTokenLifetime: 600 });
+    await new Promise((resolve) => setImmediate(resolve));
+    const changes = t.events.filter((event) => event.type === 'account.policy_changed');
+    expect(changes).toEqual([
+      expect.objectContaining({ accessTokenLifetime: 900, dpopBoundAccessTokens: false, before: { accessTokenLifetime: 900, dpopBoundAccessTokens: true } }),
+      expect.objectContaining({ accessTokenLifetime: 600, dpopBoundAccessTokens: false, before: { accessTokenLifetime: 900, dpopBoundAccessTokens: false } }),
+    ]);
+  });
+
   it('refuses an empty or unknown policy change, and an unknown account', async () => {
     const t = createTestApp();
     const account = await t.sa.admin.createAccount({ name: 'a' });

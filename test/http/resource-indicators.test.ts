@@ -167,6 +167,17 @@ describe('resource indicators (RFC 8707)', () => {
     expect(res.body).toMatchObject({ active: true, aud: REPORTS, client_id: both.clientId });
   });
 
+  // An audit trail answers "what was it before?": which API an account lost, or gained.
+  it('audits a change of resources with the list before it and after it', async () => {
+    await t.sa.admin.setResources(both.clientId, [BILLING]);
+    await t.sa.admin.setResources(both.clientId, []);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(t.events.filter((event) => event.type === 'account.resources_changed')).toEqual([
+      expect.objectContaining({ clientId: both.clientId, resources: [BILLING], before: { resources: [BILLING, REPORTS] } }),
+      expect.objectContaining({ clientId: both.clientId, resources: [], before: { resources: [BILLING] } }),
+    ]);
+  });
+
   it('the token.issued audit event names the audience', async () => {
     await tokenFor(billing);
     expect(t.events).toContainEqual(expect.objectContaining({ type: 'token.issued', clientId: billing.clientId, audience: BILLING }));

@@ -116,10 +116,13 @@ export const MAX_RESOURCE_LENGTH = 512;
 const PLAIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
 /** RFC 3986 §3.1 scheme, then the rest: printable ASCII without space, `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|`, `}` or `#`. */
 const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[!$%&'()*+,\-./0-9:;=?@A-Z[\]_a-z~]+$/;
+/** A `%` that does not start an RFC 3986 §2.1 pct-encoded octet (`%` and two hex digits). */
+const BARE_PERCENT = /%(?![0-9A-Fa-f]{2})/;
 
 /**
  * Whether `value` is a resource an account may be allowed: an absolute URI without a fragment
- * (RFC 8707 §2, such as `https://billing.example.com` or `urn:example:billing`), or a plain name
+ * (RFC 8707 §2, such as `https://billing.example.com` or `urn:example:billing`) nor user information
+ * (`user:password@`, RFC 3986 §3.2.1), whose every `%` starts a `%XX` octet, or a plain name
  * the host chooses (`billing-api`), at most {@link MAX_RESOURCE_LENGTH} characters. Compared as
  * written: no normalisation, so `https://a.example` and `https://a.example/` are two resources.
  *
@@ -128,16 +131,19 @@ const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[!$%&'()*+,\-./0-9:;=?@A-Z[\]_a-z
  * isResourceIndicator('https://billing.example.com/') // true
  * isResourceIndicator('billing-api')                  // true
  * isResourceIndicator('https://a.example/#part')      // false: a fragment (RFC 8707 §2)
+ * isResourceIndicator('https://user:pw@a.example')    // false: user information
  * isResourceIndicator('billing api')                  // false
  * ```
  */
 export function isResourceIndicator(value: unknown): value is string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_RESOURCE_LENGTH) return false;
   if (PLAIN_NAME.test(value)) return true;
-  if (!ABSOLUTE_URI.test(value)) return false;
+  if (!ABSOLUTE_URI.test(value) || BARE_PERCENT.test(value)) return false;
   try {
-    new URL(value);
-    return true;
+    // RFC 3986 §3.2.1: user information (a deprecated "user:password") has no place in an audience,
+    // which every token, listing and audit event shows.
+    const url = new URL(value);
+    return url.username === '' && url.password === '';
   } catch {
     return false;
   }

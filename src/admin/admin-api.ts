@@ -76,7 +76,7 @@ export interface AdminApi extends SecretOperations, KeyOperations, FederatedOper
    * Replaces the resources (RFC 8707) the account's tokens may be for; `[]` for none, so its tokens
    * are for the server's `audience` again. Takes effect on every instance within 1 s: new tokens are
    * for the new list, and tokens issued for a resource taken off the list are refused. Throws
-   * `invalid_input` for a resource that is not an absolute URI without fragment or a plain name;
+   * `invalid_input` for a resource that is not an absolute URI without fragment or user information, or a plain name;
    * throws `not_supported` when the store cannot hold resources (it lacks `setAccountResources`).
    */
   setResources(clientId: string, resources: readonly string[]): Promise<AccountResources>;

@@ -188,7 +188,7 @@ export function checkResources(value: unknown): string[] {
     if (!isResourceIndicator(resource)) {
       throw new AdminError(
         'invalid_input',
-        `resources[${i}] must be an absolute URI without fragment (RFC 8707) or a plain name (letters, digits, '.', '_', '~', '-'), at most ${MAX_RESOURCE_LENGTH} characters`,
+        `resources[${i}] must be an absolute URI without fragment (RFC 8707) or user information, or a plain name (letters, digits, '.', '_', '~', '-'), at most ${MAX_RESOURCE_LENGTH} characters`,
       );
     }
     rejectCredentialLookalike('resources', resource);

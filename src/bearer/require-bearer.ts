@@ -100,7 +100,7 @@ export interface RequireBearerOptions {
   /**
    * The API this route belongs to: a token whose `aud` is anything else is refused (401
    * `invalid_token`, "issued for another API"). A resource accounts may be allowed (docs/resources.md):
-   * an absolute URI without fragment, or a plain name.
+   * an absolute URI without fragment or user information, or a plain name.
    * @default the `audience` option of `createServiceAccounts` (the `aud` of tokens issued without a
    * resource), so routes that name none keep accepting exactly the tokens they accepted before.
    */
@@ -118,7 +118,7 @@ function parseAudienceOption(audience: RequireBearerOptions['audience'], serverA
   if (audience === undefined) return serverAudience;
   // The server's own audience is accepted as written (it is validated by createServiceAccounts).
   if (audience === serverAudience || isResourceIndicator(audience)) return audience;
-  throw new TypeError(`requireBearer: option "audience" must be an absolute URI without fragment or a plain name: ${JSON.stringify(audience)}`);
+  throw new TypeError(`requireBearer: option "audience" must be an absolute URI without fragment or user information, or a plain name: ${JSON.stringify(audience)}`);
 }
 
 function parseScopeOption(scope: RequireBearerOptions['scope']): readonly string[] {

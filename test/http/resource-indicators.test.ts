@@ -200,6 +200,19 @@ describe('resource indicators (RFC 8707)', () => {
     await expect(t.sa.admin.setResources(billing.clientId, ['https://a.example/#x'])).rejects.toMatchObject({ code: 'invalid_input' });
   });
 
+  // RFC 3986 §2.1: pct-encoded = "%" HEXDIG HEXDIG; §3.2.1: "user:password" in the userinfo is
+  // deprecated. A resource becomes every token's `aud`, readable by the client and each API it calls,
+  // and is shown in listings and audit events: a password in it would be published.
+  it('the admin API refuses a resource that is not a URI (a bare %) or carries user information', async () => {
+    for (const resource of ['https://a.example/%zz', 'https://a.example/100%', 'https://user:pass@a.example', 'https://user@a.example/']) {
+      await expect(t.sa.admin.setResources(billing.clientId, [resource]), resource).rejects.toMatchObject({ code: 'invalid_input' });
+    }
+    for (const resource of ['https://a.example/caf%C3%A9', 'mailto:billing@a.example', 'urn:example:billing']) {
+      await expect(t.sa.admin.setResources(billing.clientId, [resource]), resource).resolves.toEqual({ clientId: billing.clientId, resources: [resource] });
+    }
+    expect(() => t.sa.requireBearer({ audience: 'https://user:pass@a.example' })).toThrow(TypeError);
+  });
+
   it('refuses a bad audience option of requireBearer at start-up', () => {
     expect(() => t.sa.requireBearer({ audience: 'https://a.example/#x' })).toThrow(TypeError);
     expect(() => t.sa.requireBearer({ audience: 'two words' })).toThrow(TypeError);

@@ -163,7 +163,8 @@ export const NOT_A_JSON_OBJECT_DESCRIPTION = 'The request body must be a JSON ob
 export type AssertionRefusal =
   /**
    * A client assertion that is malformed or breaks a rule without a reason of its own below: not a JWT,
-   * an algorithm refused (`none`, HMAC) or a `crit` header, a `client_id` naming another client, no `jti`,
+   * an algorithm refused (`none`, HMAC) or a `crit` header, an `ES256` signature in ASN.1 DER form rather than
+   * the JWS form (RFC 7518 §3.4), a `client_id` naming another client, no `jti`,
    * no `exp`, more than 3 live keys of its type and no `kid` naming one; and an outside issuer's token
    * that does not verify (docs/federated-credentials.md).
    */

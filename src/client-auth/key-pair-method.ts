@@ -47,6 +47,18 @@ const OKP_ALGORITHMS = ['EdDSA', 'Ed25519'] as const;
 /** Every algorithm an assertion may be signed with, for the RFC 8414 metadata (asymmetric only). */
 export const ASSERTION_SIGNING_ALGORITHMS: readonly string[] = [...EC_ALGORITHMS, ...RSA_ALGORITHMS, ...OKP_ALGORITHMS];
 
+// RFC 7518 §3.4: an ES256 signature is R and S, 32 bytes each, concatenated: 86 base64url characters.
+const ES256_SIGNATURE_CHARACTERS = 86;
+
+/**
+ * Whether an ES256 assertion's signature has the JWS form. The ASN.1 DER form (70 to 72 bytes), which
+ * OpenSSL, Go's `ecdsa.SignASN1` and Java's `SHA256withECDSA` produce, is refused as malformed before
+ * any key is tried: no key could verify it, and trying them would audit it as an unknown key.
+ */
+function hasJwsSignatureForm(assertion: string, alg: string): boolean {
+  return alg !== 'ES256' || assertion.length - assertion.lastIndexOf('.') - 1 === ES256_SIGNATURE_CHARACTERS;
+}
+
 /** The algorithms a key of this type may sign with: its type pins them, so an attacker cannot pick another. */
 function algorithmsOf(key: PublicKeyJwk): readonly string[] {
   return key.kty === 'EC' ? EC_ALGORITHMS : key.kty === 'RSA' ? RSA_ALGORITHMS : OKP_ALGORITHMS;
@@ -131,6 +143,7 @@ export class KeyAssertionChecker {
     }
     // RFC 7515 §4.1.11: this server understands no header extension, so any `crit` is refused.
     if (typeof alg !== 'string' || crit !== undefined || !ASSERTION_SIGNING_ALGORITHMS.includes(alg)) return { failure: 'invalid_assertion' };
+    if (!hasJwsSignatureForm(assertion, alg)) return { failure: 'invalid_assertion' };
     const keys = (account.keys ?? []).filter((key) => algorithmsOf(key.publicKey).includes(alg));
     const named = (key: KeyRecord, id: string): boolean => key.id === id || key.thumbprint === id;
     // The rule a key that made the signature found broken (the search ends there): for the audit reason.

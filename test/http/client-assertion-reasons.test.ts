@@ -4,12 +4,14 @@
  * description as for a wrong secret. And `acceptTokenEndpointAudience` (docs/private-key-jwt.md#audience):
  * off by default; on, the token endpoint URL is accepted as the sole audience of an untyped assertion only.
  */
+import { randomUUID, sign, type KeyObject } from 'node:crypto';
 import express from 'express';
+import { base64url } from 'jose';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createServiceAccounts, MemoryAccountStore, type AuditEvent } from '../../src/index.js';
 import { createTestApp, TEST_HS256_KEY, TEST_ISSUER, TestClock } from '../helpers/create-app.js';
-import { assertionFields, newKeyPair, signAssertion, type AssertionOptions, type TestKeyPair } from '../helpers/client-assertions.js';
+import { assertionFields, newKeyPair, signAssertion, signRawEs256, type AssertionOptions, type TestKeyPair } from '../helpers/client-assertions.js';
 import { expectOAuthError } from '../helpers/expect-oauth-error.js';
 
 /** The audit hook runs off the request path (setImmediate): let it run. */
@@ -86,6 +88,21 @@ describe('a refused key-pair assertion names the rule it broke (audit only)', ()
     const [header, , signature] = (await t.assertion({ header: { kid: t.key.thumbprint } })).split('.');
     const payload = Buffer.from(JSON.stringify({ iss: t.account.clientId, sub: t.account.clientId, aud: TEST_ISSUER, exp: t.now() + 60, jti: 'altered' })).toString('base64url');
     await expectReason(t, await t.post(assertionFields(`${header}.${payload}.${signature}`)), 'bad_signature');
+  });
+
+  // RFC 7518 §3.4: an ES256 signature is R and S, 32 bytes each, concatenated. The ASN.1 DER form that
+  // OpenSSL, Go's ecdsa.SignASN1 and Java's Signature("SHA256withECDSA") produce is no JWS signature:
+  // refused as a malformed assertion, not as a key the account does not hold or a signature altered.
+  it('invalid_assertion: an ES256 signature in DER form, whether its kid names the key or not', async () => {
+    const t = await setUp();
+    const claims = { iss: t.account.clientId, sub: t.account.clientId, aud: TEST_ISSUER, exp: t.now() + 60 };
+    for (const header of [{ alg: 'ES256' }, { alg: 'ES256', kid: t.key.id }]) {
+      const input = `${base64url.encode(JSON.stringify(header))}.${base64url.encode(JSON.stringify({ ...claims, jti: randomUUID() }))}`;
+      const der = sign('sha256', Buffer.from(input), { key: t.pair.privateKey as KeyObject, dsaEncoding: 'der' });
+      await expectReason(t, await t.post(assertionFields(`${input}.${base64url.encode(der)}`)), 'invalid_assertion');
+    }
+    // The same key's signature in the JWS form passes.
+    await t.post(assertionFields(signRawEs256(t.pair, {}, { ...claims, jti: randomUUID() }))).expect(200);
   });
 
   it('a right assertion still passes, and 3600 s is the default longest lifetime', async () => {

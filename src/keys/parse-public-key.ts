@@ -74,6 +74,9 @@ export const PUBLIC_KEY_REFUSALS = {
   rsaSize: `an RSA key must have ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits`,
   rsaExponent: 'the RSA public exponent must be an odd number from 3 to 2^32 - 1 (usually 65537)',
   type: 'only EC P-256, RSA (2048 bits or more) and Ed25519 public keys are accepted',
+  rsaPss:
+    'an RSA-PSS key (id-RSASSA-PSS, as openssl genpkey -algorithm RSA-PSS makes) is not accepted: ' +
+    'generate a plain RSA key (openssl genpkey -algorithm RSA), which signs PS256 as well',
 } as const;
 
 /**
@@ -213,6 +216,9 @@ function checkKeyType(key: KeyObject): string | undefined {
     }
     case 'ed25519':
       return undefined;
+    // RFC 4055: its key restricts it to PSS; this server verifies RSA keys with RS* and PS* alike.
+    case 'rsa-pss':
+      return PUBLIC_KEY_REFUSALS.rsaPss;
     default:
       return PUBLIC_KEY_REFUSALS.type;
   }

@@ -139,6 +139,16 @@ describe('parsePublicKey', () => {
     expect(await refused({ ...(await exportJWK(ec.publicKey)), key_ops: ['encrypt'] })).toMatch(/another use/);
   });
 
+  // `openssl genpkey -algorithm RSA-PSS` makes an RSA key whose SPKI restricts it to PSS
+  // (id-RSASSA-PSS, RFC 4055). It is refused, but not as "not RSA": the refusal names the form and the
+  // plain RSA key to generate instead, which signs PS256 as well.
+  it('refuses an RSA-PSS-only key, saying to generate a plain RSA key for PS256', async () => {
+    const pss = generateKeyPairSync('rsa-pss', { modulusLength: 2048 }).publicKey;
+    const message = await refused(spki(pss));
+    expect(message).toBe(PUBLIC_KEY_REFUSALS.rsaPss);
+    expect(message).toMatch(/RSA-PSS.*-algorithm RSA.*PS256/);
+  });
+
   it('refuses what is not one readable public key', async () => {
     const unreadable = [
       '',

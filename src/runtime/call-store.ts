@@ -7,8 +7,9 @@
  * and end and keeps the dependency's health: the duration metric and a span of each store call, and
  * the state changes. The first failure after success is a `*.unavailable` event, the first success
  * after failure a `*.recovered` event, so an outage gives two events however many requests it fails.
- * A dependency that flaps is limited to {@link MAX_EVENTS_PER_MINUTE} events a minute; the state
- * itself is always current.
+ * A dependency that flaps is limited to {@link MAX_EVENTS_PER_MINUTE} events a minute (by the
+ * configured clock); a change the limit held back is told at the first call after it allows, when the
+ * dependency is still in that state, so the last event always says where it ended up.
  */
 import { performance } from 'node:perf_hooks';
 import { SpanStatusCode } from '@opentelemetry/api';
@@ -72,9 +73,15 @@ export class DependencyMonitor implements CallObserver {
   readonly #telemetry: Telemetry;
   readonly #emit: (event: OperationalEventInput) => void;
   readonly #now: () => Date;
+  /** Whether the dependency answers now (its last call succeeded). */
   #available = true;
-  #since: Date | undefined;
-  #error: string | undefined;
+  /** Whether the last event told it answers (no event yet: it does). */
+  #toldAvailable = true;
+  /** When the told `*.unavailable` event happened, for the recovery's `downtimeMs`. */
+  #toldSince: Date | undefined;
+  /** The call that began the current outage, and how it failed. */
+  #failure: { operation: string; error: string } | undefined;
+  /** When the events of the last minute were emitted (ms of the configured clock). */
   #recent: number[] = [];
 
   constructor(dependency: 'store' | 'limiter', telemetry: Telemetry, emit: (event: OperationalEventInput) => void, now: () => Date) {
@@ -97,36 +104,36 @@ export class DependencyMonitor implements CallObserver {
         if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: errorType(error) });
         span.end();
       }
-      if (failed) this.#failed(operation, error);
-      else if (!this.#available) this.#recovered();
+      if (failed && this.#available) this.#failure = { operation, error: describeError(error) };
+      this.#available = !failed;
+      // Tell the current state when it differs from the last one told: at once, or, when a flapping
+      // dependency used up the minute's events, at the first call after the limit allows, so the last
+      // event always matches where the dependency ended up.
+      if (this.#available !== this.#toldAvailable) this.#tell();
     };
   }
 
-  #failed(operation: string, error: unknown): void {
-    if (!this.#available) return;
-    this.#available = false;
-    this.#since = this.#now();
-    this.#error = describeError(error);
-    if (!this.#mayEmit()) return;
-    this.#emit(
-      this.#dependency === 'store'
-        ? { type: 'store.unavailable', dependency: 'store', operation, error: this.#error }
-        : { type: 'limiter.unavailable', dependency: 'limiter', operation, error: this.#error, failMode: 'closed' },
-    );
-  }
-
-  #recovered(): void {
-    const downtimeMs = this.#since ? this.#now().getTime() - this.#since.getTime() : 0;
-    this.#available = true;
-    this.#since = this.#now();
-    this.#error = undefined;
-    if (!this.#mayEmit()) return;
+  #tell(): void {
+    const now = this.#now();
+    if (!this.#mayEmit(now.getTime())) return;
+    this.#toldAvailable = this.#available;
+    if (!this.#available) {
+      this.#toldSince = now;
+      const { operation, error } = this.#failure!;
+      this.#emit(
+        this.#dependency === 'store'
+          ? { type: 'store.unavailable', dependency: 'store', operation, error }
+          : { type: 'limiter.unavailable', dependency: 'limiter', operation, error, failMode: 'closed' },
+      );
+      return;
+    }
+    const downtimeMs = this.#toldSince ? now.getTime() - this.#toldSince.getTime() : 0;
     this.#emit({ type: this.#dependency === 'store' ? 'store.recovered' : 'limiter.recovered', dependency: this.#dependency, downtimeMs });
   }
 
-  #mayEmit(): boolean {
-    const now = Date.now();
-    this.#recent = this.#recent.filter((t) => now - t < 60_000);
+  /** At most {@link MAX_EVENTS_PER_MINUTE} in any minute of the configured clock (a clock set back forgets the later ones). */
+  #mayEmit(now: number): boolean {
+    this.#recent = this.#recent.filter((t) => t <= now && now - t < 60_000);
     if (this.#recent.length >= MAX_EVENTS_PER_MINUTE) return false;
     this.#recent.push(now);
     return true;

@@ -177,6 +177,79 @@ describe('operational events', () => {
     await eventually(() => expect(events.length).toBe(MAX_EVENTS_PER_MINUTE));
   });
 
+  // docs/observability.md: a flapping dependency gives at most 6 events a minute (by the configured
+  // clock), and its last change is told once the limit allows: an outage that outlasts the flapping
+  // must not stay untold, and a recovery must not leave an unavailable event as the last word.
+  it("tells an outage that outlasts a flapping store once the minute's limit allows, at its next call", async () => {
+    const store = new UnreliableStore();
+    const { sa, events, clock } = await started({ store, statusCacheTtl: 0 });
+    await sa.ready();
+    // Down, up, down, up, down, up: six events, the limit. Then down once more, and it stays down.
+    for (let i = 0; i < 7; i++) {
+      store.mode = i % 2 === 0 ? 'fail' : 'ok';
+      await sa.health();
+      clock.advance(1); // a new probe each time
+    }
+    await nextTurn();
+    await eventually(() => expect(events).toHaveLength(MAX_EVENTS_PER_MINUTE));
+    expect(events.at(-1)!.type).toBe('store.recovered');
+    clock.advance(60);
+    await sa.health();
+    await eventually(() => expect(events).toHaveLength(MAX_EVENTS_PER_MINUTE + 1));
+    expect(events.at(-1)).toMatchObject({ type: 'store.unavailable', dependency: 'store', operation: 'health probe', error: expect.stringContaining('StoreUnavailableError') });
+    // Told once: further calls in the same state tell nothing more.
+    clock.advance(1);
+    await sa.health();
+    await nextTurn();
+    expect(events).toHaveLength(MAX_EVENTS_PER_MINUTE + 1);
+  });
+
+  it("tells a flapping store's recovery once the minute's limit allows, never leaving it told as unavailable", async () => {
+    const store = new UnreliableStore();
+    const { sa, events, clock } = await started({ store, statusCacheTtl: 0 });
+    await sa.ready();
+    // Six changes two seconds apart: the limit, reached at 10 s.
+    for (let i = 0; i < 6; i++) {
+      store.mode = i % 2 === 0 ? 'fail' : 'ok';
+      await sa.health();
+      clock.advance(2);
+    }
+    // At 60 s the first event has left the minute: a new outage is told; its end, a second later, is
+    // over the limit again and waits.
+    clock.advance(48);
+    store.mode = 'fail';
+    await sa.health();
+    await eventually(() => expect(events).toHaveLength(MAX_EVENTS_PER_MINUTE + 1));
+    expect(events.at(-1)!.type).toBe('store.unavailable');
+    clock.advance(1);
+    store.mode = 'ok';
+    await sa.health();
+    await nextTurn();
+    expect(events).toHaveLength(MAX_EVENTS_PER_MINUTE + 1);
+    // The store stays up; a minute on, its next call tells that it recovered.
+    clock.advance(60);
+    await sa.health();
+    await eventually(() => expect(events).toHaveLength(MAX_EVENTS_PER_MINUTE + 2));
+    expect(events.at(-1)).toMatchObject({ type: 'store.recovered', downtimeMs: 61_000 });
+    // Events alternate, so every unavailable event is followed by its recovery.
+    events.forEach((event, i) => expect(event.type).toBe(i % 2 === 0 ? 'store.unavailable' : 'store.recovered'));
+  });
+
+  it('measures downtime from the unavailable event that was told', async () => {
+    const store = new UnreliableStore();
+    const { sa, events, clock } = await started({ store, statusCacheTtl: 0 });
+    await sa.ready();
+    store.mode = 'fail';
+    await sa.health();
+    clock.advance(30);
+    await sa.health();
+    store.mode = 'ok';
+    clock.advance(30);
+    await sa.health();
+    await eventually(() => expect(events.map((e) => e.type)).toEqual(['store.unavailable', 'store.recovered']));
+    expect(events[1]).toMatchObject({ downtimeMs: 60_000 });
+  });
+
   it("tells each change of the store's change-feed state with the one before, and health shows the current one", async () => {
     const store = new StateReportingStore();
     const { sa, events } = await started({ store });

@@ -43,7 +43,7 @@ export interface HealthReport {
     readonly status: 'ok' | 'unavailable';
     /** How long the probe took (up to the deadline when it timed out). */
     readonly latencyMs: number;
-    /** Why it is unavailable: our error's name and message, and the class name and code of its cause. */
+    /** Why it is unavailable: our error's name and message, and the class name and code of its root cause (such as `Error ECONNREFUSED`). */
     readonly error?: string;
   };
   /**

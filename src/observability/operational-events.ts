@@ -245,14 +245,20 @@ export type OperationalEvent =
 /** An event before its timestamp is added. */
 export type OperationalEventInput = EventInput<OperationalEvent>;
 
+/** How far down a chain of causes {@link describeError} looks for the one that says what failed. */
+const MAX_CAUSE_DEPTH = 5;
+
 /**
- * One line for an error: its name and message, and of its cause only the class name and code (such as
- * `ECONNREFUSED` or a SQLSTATE), never the cause's own message, stack or properties, which may carry
- * connection details. Our own messages never carry a secret.
+ * One line for an error: its name and message, and of its root cause only the class name and code
+ * (such as `ECONNREFUSED` or a SQLSTATE), never the cause's own message, stack or properties, which
+ * may carry connection details. Our own messages never carry a secret. The root cause, not the direct
+ * one: a call that failed because the store's start-up failed wraps that failure, and only the
+ * driver's error at the bottom says what went wrong.
  */
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return 'unknown error';
-  const cause = error.cause;
+  let cause = error.cause;
+  for (let depth = 1; depth < MAX_CAUSE_DEPTH && cause instanceof Error && cause.cause instanceof Error; depth++) cause = cause.cause;
   let detail = '';
   if (cause instanceof Error) {
     const code = (cause as { code?: unknown }).code;

@@ -7,8 +7,8 @@
  * type, 403 for `invalid_grant`) never reach the client: the grant type is checked here first (400
  * `invalid_grant`, docs/errors.md).
  *
- * The token's scopes and audience are decided once, after client authentication, by the grant step,
- * which records them on the context for the exchange.
+ * The token's scopes and audience are decided once, after client authentication, by the exchange
+ * step, which hands them to oauth2orize with the client.
  *
  * DPoP (RFC 9449 §5): the `DPoP` proof is checked before client authentication, so a bad proof costs
  * no secret check and is no authentication failure (400 `invalid_dpop_proof`, not counted by the
@@ -65,63 +65,12 @@ export function createDpopProofStep(dpop: DpopRuntime, now: () => Date): Step {
 /** Namespace of proof IDs in the store's record of used assertion IDs, apart from every issuer's. */
 const PROOF_NAMESPACE = 'urn:ietf:params:oauth:dpop:';
 
-/**
- * The step after client authentication that decides what the token grants, once: refuses an account
- * that requires DPoP-bound tokens when the request has no proof, records the token's scopes and
- * audience on the context (refused: `invalid_scope`, RFC 6749 §5.2; `invalid_target`, RFC 8707 §2),
- * and only then records the proof's `jti` as used (a replay is `invalid_dpop_proof`), so a refused
- * request never uses up its proof (docs/dpop.md).
- */
-export function createTokenGrantStep(runtime: Runtime, dpop: DpopRuntime | undefined): Step {
-  const { config } = runtime;
-  return (context, next) => {
-    const proof = context.dpopProof;
-    const { account } = context.client;
-    if (proof === undefined) {
-      if (account.dpopBoundAccessTokens === true) {
-        return next(
-          new InvalidDpopProofError(
-            dpop === undefined
-              ? 'This client requires DPoP-bound tokens, which this server does not issue (DPoP is turned off)'
-              : 'This client must send a DPoP proof with its token requests',
-          ),
-        );
-      }
-    } else if (dpop !== undefined) {
-      // RFC 9449 §8: where nonces are required, the answers after client authentication carry the next
-      // nonce, this step's refusals and the exchange's included.
-      const nonce = dpop.proofs.nextNonce(config.now(), 400);
-      if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
-    }
-    // RFC 8707 §2: the token is for the requested resource, when the account is allowed it.
-    const { scope, resource } = context.parameters;
-    try {
-      context.grant = { scopes: grantScopes(account.scopes, scope), audience: chooseAudience(account.resources, resource, config.audience) };
-    } catch (err) {
-      return next(err);
-    }
-    if (proof === undefined || dpop === undefined) return next();
-    const now = config.now();
-    const store = config.store;
-    const used =
-      store.consumeAssertionId === undefined
-        ? Promise.resolve(dpop.replay.firstUse(replayOwnerOf(account), proof.jkt, proof.jti, now.getTime()))
-        : callStore(
-            () => store.consumeAssertionId!(`${PROOF_NAMESPACE}${proof.jkt}`, proof.jti, new Date(now.getTime() + dpop.proofs.replayWindowSeconds(400) * 1000), now),
-            config.storeTimeout,
-            'consumeAssertionId',
-            runtime.storeCalls,
-          );
-    used.then((first) => next(first ? undefined : new InvalidDpopProofError('The DPoP proof was already used: make a fresh proof, with a new jti, for every request')), next);
-  };
-}
-
 /** Where oauth2orize finds the client on the request it is given (`userProperty`). */
 const CLIENT_PROPERTY = 'client';
 
 /**
  * What oauth2orize sees of a token request: the validated `grant_type`, what the token grants (decided
- * by the grant step; no `scope` of its own to read, so it never parses one) and the authenticated
+ * before; no `scope` of its own to read, so it never parses one) and the authenticated
  * client. Like passport, it is given a view rather than the host's request.
  */
 interface ExchangeView {
@@ -135,10 +84,14 @@ interface ExchangeView {
 }
 
 /**
- * Returns the exchange step: oauth2orize's token middleware, as a thin adapter, with the client
- * credentials exchange registered; it is given a view of the context, never the host's request.
+ * Returns the exchange step, after client authentication: refuses an account that requires DPoP-bound
+ * tokens when the request has no proof, decides once what the token grants (refused:
+ * `invalid_scope`, RFC 6749 §5.2; `invalid_target`, RFC 8707 §2), only then records the proof's `jti`
+ * as used (a replay is `invalid_dpop_proof`), so a refused request never uses up its proof
+ * (docs/dpop.md), and issues the token through oauth2orize's token middleware, a thin adapter given
+ * a view of the context, never the host's request.
  */
-export function createClientCredentialsExchange(runtime: Runtime): Step {
+export function createClientCredentialsExchange(runtime: Runtime, dpop: DpopRuntime | undefined): Step {
   const { config } = runtime;
   const server = oauth2orize.createServer();
   const expiring = new ExpiringCredentialNotices(runtime.event);
@@ -202,7 +155,49 @@ export function createClientCredentialsExchange(runtime: Runtime): Step {
   const token = server.token() as unknown as (view: ExchangeView, res: ServerResponse, next: (err?: unknown) => void) => void;
 
   return (context, next) => {
-    const jkt = context.dpopProof?.jkt;
-    token({ body: { grant_type: context.parameters.grantType, grant: context.grant, jkt }, [CLIENT_PROPERTY]: context.client }, context.res, next);
+    const proof = context.dpopProof;
+    const { client } = context;
+    const { account } = client;
+    if (proof === undefined) {
+      if (account.dpopBoundAccessTokens === true) {
+        return next(
+          new InvalidDpopProofError(
+            dpop === undefined
+              ? 'This client requires DPoP-bound tokens, which this server does not issue (DPoP is turned off)'
+              : 'This client must send a DPoP proof with its token requests',
+          ),
+        );
+      }
+    } else if (dpop !== undefined) {
+      // RFC 9449 §8: where nonces are required, the answers after client authentication carry the next
+      // nonce, this step's refusals included.
+      const nonce = dpop.proofs.nextNonce(config.now(), 400);
+      if (nonce !== undefined) context.res.setHeader('DPoP-Nonce', nonce);
+    }
+    const { grantType, scope, resource } = context.parameters;
+    let grant: TokenGrant;
+    try {
+      // RFC 8707 §2: the token is for the requested resource, when the account is allowed it.
+      grant = { scopes: grantScopes(account.scopes, scope), audience: chooseAudience(account.resources, resource, config.audience) };
+    } catch (err) {
+      return next(err);
+    }
+    const view: ExchangeView = { body: { grant_type: grantType, grant, jkt: proof?.jkt }, [CLIENT_PROPERTY]: client };
+    if (proof === undefined || dpop === undefined) return token(view, context.res, next);
+    const now = config.now();
+    const store = config.store;
+    const used =
+      store.consumeAssertionId === undefined
+        ? Promise.resolve(dpop.replay.firstUse(replayOwnerOf(account), proof.jkt, proof.jti, now.getTime()))
+        : callStore(
+            () => store.consumeAssertionId!(`${PROOF_NAMESPACE}${proof.jkt}`, proof.jti, new Date(now.getTime() + dpop.proofs.replayWindowSeconds(400) * 1000), now),
+            config.storeTimeout,
+            'consumeAssertionId',
+            runtime.storeCalls,
+          );
+    used.then(
+      (first) => (first ? token(view, context.res, next) : next(new InvalidDpopProofError('The DPoP proof was already used: make a fresh proof, with a new jti, for every request'))),
+      next,
+    );
   };
 }

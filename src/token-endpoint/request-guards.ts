@@ -7,14 +7,12 @@
  * The request's context ({@link TokenRequestContext}, docs/token-endpoint.md) is the one object every
  * step receives. It holds only what the request carries: the request and response, the client's
  * address, the validated parameters (with the presented credentials, decoded once), the checked DPoP
- * proof, once client authentication succeeded, the client and, at the token endpoint, what its token
- * grants.
+ * proof and, once client authentication succeeded, the client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, InvalidTargetError, MethodNotAllowedError, NOT_A_JSON_OBJECT_DESCRIPTION } from '../errors.js';
 import { presentedCredentials, type AuthenticatedClient, type PresentedCredentials } from '../client-auth/presented-credentials.js';
 import type { CheckedProof } from '../dpop/dpop-proof.js';
-import type { TokenGrant } from '../token-grant.js';
 
 /** The parameters of a request after validation: every field a string or absent (only its endpoint's are read). */
 export interface TokenParameters {
@@ -73,7 +71,6 @@ function clientAddress(req: TokenHttpRequest): string | undefined {
 export class TokenRequestContext {
   #parameters: TokenParameters | undefined = undefined;
   #client: AuthenticatedClient | undefined = undefined;
-  #grant: TokenGrant | undefined = undefined;
 
   /**
    * The client's address as Express sees it (`req.ip`, which respects `trust proxy`), else the socket's.
@@ -109,19 +106,6 @@ export class TokenRequestContext {
 
   set client(value: AuthenticatedClient) {
     this.#client = value;
-  }
-
-  /**
-   * The token's scopes and audience, decided once after client authentication; throws if they have not
-   * been decided (a wiring bug: never an unrestricted token by default).
-   */
-  get grant(): TokenGrant {
-    if (!this.#grant) throw new Error('the token grant was not decided');
-    return this.#grant;
-  }
-
-  set grant(value: TokenGrant) {
-    this.#grant = value;
   }
 }
 

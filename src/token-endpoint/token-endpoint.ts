@@ -23,7 +23,7 @@ import { SecretVerifier } from '../secrets/secret-verifier.js';
 import { createClientAuthenticator } from '../client-auth/create-client-authenticator.js';
 import { createFailureLimiter } from '../client-auth/create-failure-limiter.js';
 import { createClientAuthentication } from './passport-adapter.js';
-import { createClientCredentialsExchange, createDpopProofStep, createTokenGrantStep, requireClientCredentialsGrant } from './client-credentials-exchange.js';
+import { createClientCredentialsExchange, createDpopProofStep, requireClientCredentialsGrant } from './client-credentials-exchange.js';
 import { createIntrospectionStep } from './introspection-step.js';
 import {
   createBrowserGuard,
@@ -180,8 +180,7 @@ export function createTokenEndpoint(runtime: Runtime): TokenEndpoint {
       validateTokenRequest,
       dpop ? [createDpopProofStep(dpop, config.now)] : [],
       requireClientCredentialsGrant,
-      createTokenGrantStep(runtime, dpop),
-      createClientCredentialsExchange(runtime),
+      createClientCredentialsExchange(runtime, dpop),
     ),
     '/revoke': guarded(
       validateTokenManagementRequest,

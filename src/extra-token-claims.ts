@@ -4,7 +4,6 @@
  * what the hook receives, the claims it may never set, the size bound, and the one check of what it
  * returned. The token endpoint turns a refusal into 500 `server_error` and an operational event.
  */
-import { detachedCopy } from './hook-copies.js';
 import type { AccountRecord } from './store/account-store.js';
 
 /**
@@ -88,6 +87,29 @@ export class ExtraClaimsError extends Error {
     super(`extraTokenClaims: ${reason}${claim === undefined ? '' : ` (${claim})`}`, options);
     this.name = 'ExtraClaimsError';
   }
+}
+
+/**
+ * A deep copy, not frozen, for a hook on the token path (`extraTokenClaims`), where freezing every
+ * object would cost more than the rest of the hook: lists and plain objects copied (own enumerable
+ * properties, a `__proto__` one included), dates copied, other values as they are. The hook may edit
+ * it; nothing it does reaches the original.
+ */
+function detachedCopy(value: unknown): unknown {
+  if (value instanceof Date) return new Date(value.getTime());
+  if (Array.isArray(value)) return value.map(detachedCopy);
+  if (value !== null && typeof value === 'object') {
+    const copy: Record<string, unknown> = { ...value };
+    for (const key of Object.keys(copy)) {
+      const member = copy[key];
+      if (member === null || typeof member !== 'object') continue;
+      // Assigning `__proto__` would set the prototype instead of the property.
+      if (key === '__proto__') Object.defineProperty(copy, key, { value: detachedCopy(member), writable: true, enumerable: true, configurable: true });
+      else copy[key] = detachedCopy(member);
+    }
+    return copy;
+  }
+  return value;
 }
 
 /**

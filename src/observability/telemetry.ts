@@ -26,7 +26,6 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import type { ServerResponse } from 'node:http';
-import { frozenCopy } from '../hook-copies.js';
 
 /** Name and version under which instruments and spans are reported (the instrumentation scope). */
 export const INSTRUMENTATION_SCOPE = 'express-service-accounts';
@@ -225,6 +224,20 @@ export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omi
 
 /** An event before the emitter stamps it with `at`. */
 export type EventInput<E> = DistributiveOmit<E, 'at'>;
+
+/**
+ * A frozen deep copy: lists and plain objects copied and frozen (own enumerable data properties,
+ * whatever their names: a claim condition may be named `__proto__`), dates copied, other values as
+ * they are.
+ */
+function frozenCopy(value: unknown): unknown {
+  if (value instanceof Date) return new Date(value.getTime());
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy));
+  if (value !== null && typeof value === 'object') {
+    return Object.freeze(Object.fromEntries(Object.entries(value).map(([key, member]) => [key, frozenCopy(member)])));
+  }
+  return value;
+}
 
 /**
  * Returns a function that stamps an event with `at` (the configured clock) and calls `hook` with it on

@@ -77,6 +77,8 @@ interface ExchangeView {
   readonly body: {
     readonly grant_type: string | undefined;
     readonly grant: TokenGrant;
+    /** The host's extra claims as JSON text (`extraTokenClaims`), when it has a hook and they are not empty. */
+    readonly extraClaimsJson: string | undefined;
     /** Thumbprint of the key of the request's DPoP proof, when it had one: the token is bound to it. */
     readonly jkt: string | undefined;
   };
@@ -114,7 +116,7 @@ export function createClientCredentialsExchange(runtime: Runtime, dpop: DpopRunt
       const { account, credential } = client;
       const { scopes, audience } = body.grant;
       const lifetime = accessTokenLifetimeOf(account, config);
-      const extraClaimsJson = config.extraTokenClaims && extraClaimsFor(account, scopes, audience ?? config.audience);
+      const { extraClaimsJson } = body;
       const now = config.now();
       const { token, claims } = signAccessToken(config, {
         clientId: account.clientId,
@@ -176,13 +178,16 @@ export function createClientCredentialsExchange(runtime: Runtime, dpop: DpopRunt
     }
     const { grantType, scope, resource } = context.parameters;
     let grant: TokenGrant;
+    let extraClaimsJson: string | undefined;
     try {
       // RFC 8707 §2: the token is for the requested resource, when the account is allowed it.
       grant = { scopes: grantScopes(account.scopes, scope), audience: chooseAudience(account.resources, resource, config.audience) };
+      // The host's claims too before a proof is used up: a request its hook fails keeps its proof.
+      extraClaimsJson = config.extraTokenClaims && extraClaimsFor(account, grant.scopes, grant.audience ?? config.audience);
     } catch (err) {
       return next(err);
     }
-    const view: ExchangeView = { body: { grant_type: grantType, grant, jkt: proof?.jkt }, [CLIENT_PROPERTY]: client };
+    const view: ExchangeView = { body: { grant_type: grantType, grant, extraClaimsJson, jkt: proof?.jkt }, [CLIENT_PROPERTY]: client };
     if (proof === undefined || dpop === undefined) return token(view, context.res, next);
     const now = config.now();
     const store = config.store;

@@ -195,6 +195,23 @@ describe.each([5, 4] as const)('DPoP at the token endpoint on Express %i', (vers
     expectOAuthError(await send({ scope: 'jobs:read' }), 400, 'invalid_dpop_proof');
   });
 
+  // Same rule for the host's extraTokenClaims hook: a request it fails (500) keeps its proof.
+  it('a token request whose extraTokenClaims hook fails does not use up its proof', async () => {
+    let fail = true;
+    t = make({ extraTokenClaims: () => {
+      if (fail) throw new Error('claims service down');
+      return { team: 'billing' };
+    } });
+    account = await t.sa.admin.createAccount({ name: 'reports' });
+    const proof = await key.proof({ htu: HTU, iat: now() });
+    expectOAuthError(await tokenRequest(proof), 500, 'server_error');
+    fail = false;
+    const res = await tokenRequest(proof);
+    expect(res.status, res.text).toBe(200);
+    expect(decodeToken(res.body.access_token).payload).toMatchObject({ team: 'billing', cnf: { jkt: key.jkt } });
+    expectOAuthError(await tokenRequest(proof), 400, 'invalid_dpop_proof');
+  });
+
   // With a store that cannot record used proofs (no consumeAssertionId), each instance remembers them in
   // its replay cache, where a client (a client account, or a service account without one) holds a tenth.
   it('over a store without consumeAssertionId, a client account that fills its share of the replay cache gets 503; another client account is served', async () => {
